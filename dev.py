@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Set up Berth's environment and run it.
+
+    python3 dev.py serve [berth serve options]   # demo server on an embedded SQLite file
+    python3 dev.py test [pytest options]          # the whole test suite
+
+The first run creates `.venv` and installs the exact versions pinned in `constraints.txt`;
+later runs reinstall only when `pyproject.toml` or `constraints.txt` changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".berth-installed"
+
+
+def _digest() -> str:
+    hasher = hashlib.sha256()
+    for name in ("pyproject.toml", "constraints.txt"):
+        hasher.update((ROOT / name).read_bytes())
+    return hasher.hexdigest()
+
+
+def ensure_environment() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"Berth needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    if not (BIN / "python").exists():
+        print("Creating .venv ...", flush=True)
+        venv.create(VENV, with_pip=True)
+    digest = _digest()
+    if STAMP.exists() and STAMP.read_text() == digest:
+        return
+    print("Installing Berth and its pinned dependencies into .venv ...", flush=True)
+    pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, "install", "-c", "constraints.txt", "-e", ".[dev]"], check=True, cwd=ROOT)
+    STAMP.write_text(digest)
+
+
+def main() -> None:
+    command, args = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
+    if command not in ("serve", "test"):
+        sys.exit(__doc__)
+    ensure_environment()
+    os.chdir(ROOT)
+    if command == "serve":
+        berth = str(BIN / "berth")
+        os.execv(berth, [berth, "serve", "--demo", *args])
+    python = str(BIN / "python")
+    os.execv(python, [python, "-m", "pytest", *args])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The ASGI application: settings -> services -> routes and middleware."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+
+from berth import __version__
+from berth.http.admin.api import router as admin_router
+from berth.http.errors import install_error_handlers
+from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
+from berth.http.octo.catalog import router as octo_catalog_router
+from berth.http.octo.common import bearer
+from berth.http.ops import router as ops_router
+from berth.logs import configure_logging
+from berth.services.container import Services, build_services
+from berth.settings import Settings
+
+
+def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
+    settings = settings or (services.settings if services else Settings())
+    configure_logging(settings.log_level, settings.log_format)
+    built = services or build_services(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if services is None:
+            await built.close()
+
+    app = FastAPI(
+        title="Berth",
+        version=__version__,
+        description="OCTO booking API for resellers (`/octo`) and the supplier's admin API (`/admin/api`).",
+        lifespan=lifespan,
+    )
+    app.state.services = built
+    install_error_handlers(app)
+    app.include_router(ops_router, tags=["operations"])
+    app.include_router(octo_catalog_router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
+    app.include_router(admin_router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
+    app.add_middleware(AuthMiddleware)
+    app.add_middleware(RequestContextMiddleware)
+    return app
+
+
+def app_from_environment() -> FastAPI:
+    """Factory for `uvicorn --factory` (each worker process builds its own services)."""
+    return create_app(Settings())

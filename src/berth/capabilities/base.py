@@ -1,0 +1,51 @@
+"""What a capability module is, and the view context every serializer receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from berth.domain.catalog import Option, Product, Supplier, Unit
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class View:
+    """How to serialize: the capabilities active on this request and the content language."""
+
+    capabilities: frozenset[str] = frozenset()
+    language: str | None = None
+
+    def has(self, capability_id: str) -> bool:
+        return capability_id in self.capabilities
+
+
+class Capability:
+    """A capability adds fields to objects built by `berth.views`. Hooks default to nothing."""
+
+    id: str = ""
+    revision: int = 1
+    dependencies: tuple[str, ...] = ()
+    docs: str | None = None
+
+    def supplier_fields(self, supplier: Supplier, out: JSON, view: View) -> None:
+        return None
+
+    def product_fields(self, product: Product, out: JSON, view: View) -> None:
+        return None
+
+    def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
+        return None
+
+    def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
+        return None
+
+    def describe(self) -> JSON:
+        return {
+            "id": self.id,
+            "revision": self.revision,
+            "required": False,
+            "dependencies": list(self.dependencies),
+            "docs": self.docs,
+        }

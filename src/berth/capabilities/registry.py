@@ -1,0 +1,33 @@
+"""The capabilities this server implements, and parsing of the `Octo-Capabilities` header."""
+
+from __future__ import annotations
+
+from berth.capabilities.base import Capability
+from berth.capabilities.content import ContentCapability
+from berth.capabilities.pricing import PricingCapability
+
+CAPABILITIES: tuple[Capability, ...] = (ContentCapability(), PricingCapability())
+BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
+ALIASES: dict[str, str] = {}
+
+
+def parse_capabilities(header: str | None) -> frozenset[str]:
+    """Split on commas, trim, resolve aliases, keep what we implement; ignore the rest."""
+    if not header:
+        return frozenset()
+    found = set()
+    for raw in header.split(","):
+        name = raw.strip()
+        name = ALIASES.get(name, name)
+        if name in BY_ID:
+            found.add(name)
+    return frozenset(found)
+
+
+def active(capabilities: frozenset[str]) -> list[Capability]:
+    """Active capability modules in registry order (their fields are added in this order)."""
+    return [c for c in CAPABILITIES if c.id in capabilities]
+
+
+def header_value(capabilities: frozenset[str]) -> str:
+    return ", ".join(c.id for c in active(capabilities))

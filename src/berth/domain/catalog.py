@@ -1,0 +1,625 @@
+"""The supplier's catalogue: supplier, products, options, units, schedules and prices.
+
+These models are both the in-memory catalogue and the schema of the catalogue file that
+`berth catalog import` reads (camelCase keys, unknown keys rejected).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from enum import StrEnum
+from typing import Annotated
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
+CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+Identifier = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:\-]+$")]
+LanguageTag = Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]
+Amount = Annotated[int, Field(ge=0)]
+
+
+class CatalogModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class AvailabilityType(StrEnum):
+    START_TIME = "START_TIME"
+    OPENING_HOURS = "OPENING_HOURS"
+
+
+class UnitType(StrEnum):
+    ADULT = "ADULT"
+    YOUTH = "YOUTH"
+    CHILD = "CHILD"
+    INFANT = "INFANT"
+    FAMILY = "FAMILY"
+    SENIOR = "SENIOR"
+    STUDENT = "STUDENT"
+    MILITARY = "MILITARY"
+    OTHER = "OTHER"
+
+
+class DeliveryFormat(StrEnum):
+    PDF_URL = "PDF_URL"
+    QRCODE = "QRCODE"
+    CODE128 = "CODE128"
+    PKPASS_URL = "PKPASS_URL"
+    AZTECCODE = "AZTECCODE"
+
+
+class DeliveryMethod(StrEnum):
+    VOUCHER = "VOUCHER"
+    TICKET = "TICKET"
+
+
+class RedemptionMethod(StrEnum):
+    DIGITAL = "DIGITAL"
+    PRINT = "PRINT"
+    MANIFEST = "MANIFEST"
+
+
+class ContactField(StrEnum):
+    firstName = "firstName"
+    lastName = "lastName"
+    emailAddress = "emailAddress"
+    phoneNumber = "phoneNumber"
+    country = "country"
+    notes = "notes"
+    locales = "locales"
+    allowMarketing = "allowMarketing"
+    postalCode = "postalCode"
+
+
+class DurationUnit(StrEnum):
+    minute = "minute"
+    hour = "hour"
+    day = "day"
+
+
+class PricingPer(StrEnum):
+    BOOKING = "BOOKING"
+    UNIT = "UNIT"
+
+
+class Weekday(StrEnum):
+    MON = "MON"
+    TUE = "TUE"
+    WED = "WED"
+    THU = "THU"
+    FRI = "FRI"
+    SAT = "SAT"
+    SUN = "SUN"
+
+
+WEEKDAYS: tuple[Weekday, ...] = tuple(Weekday)
+
+
+class FeatureType(StrEnum):
+    INCLUSION = "INCLUSION"
+    EXCLUSION = "EXCLUSION"
+    HIGHLIGHT = "HIGHLIGHT"
+    PREBOOKING_INFORMATION = "PREBOOKING_INFORMATION"
+    PREARRIVAL_INFORMATION = "PREARRIVAL_INFORMATION"
+    REDEMPTION_INSTRUCTION = "REDEMPTION_INSTRUCTION"
+    ACCESSIBILITY_INFORMATION = "ACCESSIBILITY_INFORMATION"
+    ADDITIONAL_INFORMATION = "ADDITIONAL_INFORMATION"
+    BOOKING_TERM = "BOOKING_TERM"
+    CANCELLATION_TERM = "CANCELLATION_TERM"
+
+
+class MediaType(StrEnum):
+    JPEG = "image/jpeg"
+    PNG = "image/png"
+    MP4 = "video/mp4"
+    AVI = "video/avi"
+    YOUTUBE = "external/youtube"
+    VIMEO = "external/vimeo"
+
+
+class MediaRel(StrEnum):
+    LOGO = "LOGO"
+    COVER = "COVER"
+    GALLERY = "GALLERY"
+
+
+class LocationType(StrEnum):
+    START = "START"
+    ITINERARY_ITEM = "ITINERARY_ITEM"
+    POINT_OF_INTEREST = "POINT_OF_INTEREST"
+    ADMISSION_INCLUDED = "ADMISSION_INCLUDED"
+    END = "END"
+    REDEMPTION = "REDEMPTION"
+
+
+class CommentaryFormat(StrEnum):
+    IN_PERSON = "IN_PERSON"
+    RECORDED_AUDIO = "RECORDED_AUDIO"
+    WRITTEN = "WRITTEN"
+    OTHER = "OTHER"
+
+
+class CategoryLabel(StrEnum):
+    ADVENTURE = "adventure"
+    ANIMALS_AND_WILDLIFE = "animals-and-wildlife"
+    ATTRACTIONS = "attractions"
+    BIKE_TOURS = "bike-tours"
+    BOAT_TOURS = "boat-tours"
+    BUS_TOURS = "bus-tours"
+    CITY_TOURS = "city-tours"
+    CLASSES_AND_WORKSHOPS = "classes-and-workshops"
+    CONCERTS_AND_SHOWS = "concerts-and-shows"
+    CULTURE_AND_HISTORY = "culture-and-history"
+    DAY_TRIPS = "day-trips"
+    FAMILY_FRIENDLY = "family-friendly"
+    FOOD_AND_DRINK = "food-and-drink"
+    GUIDED_TOURS = "guided-tours"
+    MUSEUMS = "museums"
+    OUTDOOR_ACTIVITIES = "outdoor-activities"
+    PRIVATE_TOURS = "private-tours"
+    SIGHTSEEING = "sightseeing"
+    SKIP_THE_LINE = "skip-the-line"
+    SPORTS = "sports"
+    THEME_PARKS = "theme-parks"
+    TRANSFERS = "transfers"
+    WALKING_TOURS = "walking-tours"
+    WATER_ACTIVITIES = "water-activities"
+    NIGHTLIFE = "nightlife"
+    WELLNESS = "wellness"
+    SHOPPING = "shopping"
+    SEASONAL = "seasonal"
+    ROMANTIC = "romantic"
+    LUXURY = "luxury"
+    ACCESSIBLE = "accessible"
+    EDUCATIONAL = "educational"
+    ART = "art"
+    NATURE = "nature"
+
+
+# --- content (octo/content), per language --------------------------------------------------
+
+
+class Feature(CatalogModel):
+    short_description: str | None = None
+    type: FeatureType
+
+
+class Faq(CatalogModel):
+    question: str
+    answer: str
+
+
+class Media(CatalogModel):
+    src: Annotated[str, Field(pattern=r"^https?://\S+$")]
+    type: MediaType
+    rel: MediaRel
+    title: str | None = None
+    caption: str | None = None
+    copyright: str | None = None
+
+
+class PostalAddress(CatalogModel):
+    street_address: str | None = None
+    address_locality: str | None = None
+    address_region: str | None = None
+    postal_code: str | None = None
+    address_country: str | None = None
+    post_office_box_number: str | None = None
+
+
+class PlaceIdentifiers(CatalogModel):
+    google_place_id: str | None = None
+    apple_place_id: str | None = None
+    tripadvisor_location_id: str | None = None
+    yelp_place_id: str | None = None
+    facebook_place_id: str | None = None
+    foursquare_place_id: str | None = None
+    baidu_place_id: str | None = None
+    amap_place_id: str | None = None
+
+
+class Place(CatalogModel):
+    latitude: Annotated[float, Field(ge=-90, le=90)]
+    longitude: Annotated[float, Field(ge=-180, le=180)]
+    postal_address: PostalAddress = PostalAddress()
+    identifiers: PlaceIdentifiers = PlaceIdentifiers()
+    same_as: tuple[str, ...] = ()
+
+
+class Location(CatalogModel):
+    title: str | None = None
+    short_description: str | None = None
+    types: tuple[LocationType, ...] = ()
+    minutes_to: Annotated[int, Field(ge=0)] | None = None
+    minutes_at: Annotated[int, Field(ge=0)] | None = None
+    place: Place
+
+
+class Commentary(CatalogModel):
+    format: CommentaryFormat
+    language: LanguageTag
+
+
+class Content(CatalogModel):
+    """Marketing content of a product or option in one language."""
+
+    title: str | None = None
+    short_description: str | None = None
+    description: str | None = None
+    features: tuple[Feature, ...] = ()
+    faqs: tuple[Faq, ...] = ()
+    media: tuple[Media, ...] = ()
+    locations: tuple[Location, ...] = ()
+    category_labels: tuple[CategoryLabel, ...] = ()
+    commentary: tuple[Commentary, ...] = ()
+
+
+class UnitContent(CatalogModel):
+    title: str | None = None
+    short_description: str | None = None
+    features: tuple[Feature, ...] = ()
+
+
+class SupplierContent(CatalogModel):
+    short_description: str | None = None
+    media: tuple[Media, ...] = ()
+
+
+# --- prices (octo/pricing) -----------------------------------------------------------------
+
+
+class Tax(CatalogModel):
+    name: Annotated[str, Field(min_length=1)]
+    retail: Amount
+    original: Amount
+    net: Amount | None = None
+
+
+class Price(CatalogModel):
+    """A price in one currency, in minor units; `from`/`until` limit it to travel dates."""
+
+    currency: CurrencyCode
+    retail: Amount
+    original: Amount | None = None
+    net: Amount | None = None
+    currency_precision: Annotated[int, Field(ge=0, le=4)] = 2
+    included_taxes: tuple[Tax, ...] = ()
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+
+    @property
+    def original_or_retail(self) -> int:
+        return self.retail if self.original is None else self.original
+
+    def applies_on(self, day: date) -> bool:
+        return (self.valid_from is None or self.valid_from <= day) and (
+            self.valid_until is None or day <= self.valid_until
+        )
+
+
+# --- units, options, schedules, products ---------------------------------------------------
+
+
+class UnitRestrictions(CatalogModel):
+    min_age: Annotated[int, Field(ge=0)] = 0
+    max_age: Annotated[int, Field(ge=0)] = 100
+    id_required: bool = False
+    min_quantity: Annotated[int, Field(ge=0)] | None = None
+    max_quantity: Annotated[int, Field(ge=1)] | None = None
+    pax_count: Annotated[int, Field(ge=0)] = 1
+    accompanied_by: tuple[Identifier, ...] = ()
+    min_height: int | None = None
+    max_height: int | None = None
+    height_unit: str | None = None
+    min_weight: int | None = None
+    max_weight: int | None = None
+    weight_unit: str | None = None
+
+
+class Unit(CatalogModel):
+    id: Identifier
+    internal_name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    type: UnitType
+    restrictions: UnitRestrictions = UnitRestrictions()
+    required_contact_fields: tuple[ContactField, ...] = ()
+    prices: tuple[Price, ...] = ()
+    content: dict[LanguageTag, UnitContent] = {}
+
+
+class OptionRestrictions(CatalogModel):
+    min_units: Annotated[int, Field(ge=0)] | None = None
+    max_units: Annotated[int, Field(ge=1)] | None = None
+
+
+class OpeningHours(CatalogModel):
+    opens: ClockTime = Field(alias="from")
+    closes: ClockTime = Field(alias="to")
+
+
+class Schedule(CatalogModel):
+    """When an option operates: weekdays within a date range, with start times or opening hours.
+
+    `capacity` is the number of places per slot (in pax); `null` means freesale (no limit).
+    """
+
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+    weekdays: tuple[Weekday, ...] = WEEKDAYS
+    start_times: tuple[ClockTime, ...] = ()
+    opening_hours: tuple[OpeningHours, ...] = ()
+    capacity: Annotated[int, Field(ge=0)] | None
+
+    def applies_on(self, day: date) -> bool:
+        return (
+            (self.valid_from is None or self.valid_from <= day)
+            and (self.valid_until is None or day <= self.valid_until)
+            and WEEKDAYS[day.weekday()] in self.weekdays
+        )
+
+
+class CapacityOverride(CatalogModel):
+    """A different capacity for one date (all its slots, or the one at `startTime`)."""
+
+    date: date
+    start_time: ClockTime | None = None
+    capacity: Annotated[int, Field(ge=0)] | None
+
+
+class Option(CatalogModel):
+    id: Identifier
+    default: bool = False
+    internal_name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    duration_minutes: Annotated[int, Field(ge=1, le=60 * 24 * 31)] = 60
+    cancellation_cutoff_amount: Annotated[int, Field(ge=0)] = 0
+    cancellation_cutoff_unit: DurationUnit = DurationUnit.hour
+    sales_cutoff_minutes: Annotated[int, Field(ge=0)] = 0
+    required_contact_fields: tuple[ContactField, ...] = ()
+    restrictions: OptionRestrictions = OptionRestrictions()
+    units: Annotated[tuple[Unit, ...], Field(min_length=1)]
+    booking_prices: tuple[Price, ...] = ()
+    schedules: tuple[Schedule, ...] = ()
+    closed_dates: tuple[date, ...] = ()
+    capacity_overrides: tuple[CapacityOverride, ...] = ()
+    content: dict[LanguageTag, Content] = {}
+
+    def unit(self, unit_id: str) -> Unit | None:
+        return next((u for u in self.units if u.id == unit_id), None)
+
+    @property
+    def local_start_times(self) -> list[str]:
+        return sorted({t for s in self.schedules for t in s.start_times})
+
+
+class Product(CatalogModel):
+    id: Identifier
+    internal_name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    locale: LanguageTag = "en-GB"
+    time_zone: str
+    allow_freesale: bool = False
+    instant_confirmation: bool = True
+    instant_delivery: bool = True
+    availability_required: bool = True
+    availability_type: AvailabilityType
+    delivery_formats: Annotated[tuple[DeliveryFormat, ...], Field(min_length=1)]
+    delivery_methods: Annotated[tuple[DeliveryMethod, ...], Field(min_length=1)]
+    redemption_method: RedemptionMethod = RedemptionMethod.DIGITAL
+    pricing_per: PricingPer = PricingPer.UNIT
+    default_currency: CurrencyCode | None = None
+    options: Annotated[tuple[Option, ...], Field(min_length=1)]
+    content: dict[LanguageTag, Content] = {}
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_time_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown IANA time zone {value!r}") from None
+        return value
+
+    def option(self, option_id: str) -> Option | None:
+        return next((o for o in self.options if o.id == option_id), None)
+
+    @property
+    def default_option(self) -> Option:
+        return next((o for o in self.options if o.default), self.options[0])
+
+    @property
+    def currencies(self) -> list[str]:
+        """Every currency the product is priced in, the default one first."""
+        found: list[str] = []
+        for option in self.options:
+            for price in option.booking_prices:
+                if price.currency not in found:
+                    found.append(price.currency)
+            for unit in option.units:
+                for price in unit.prices:
+                    if price.currency not in found:
+                        found.append(price.currency)
+        if self.default_currency:
+            found = [self.default_currency] + [c for c in found if c != self.default_currency]
+        return found
+
+    @property
+    def currency(self) -> str | None:
+        currencies = self.currencies
+        return currencies[0] if currencies else None
+
+    @property
+    def languages(self) -> list[str]:
+        found = [self.locale]
+        for tag in self.content:
+            if tag not in found:
+                found.append(tag)
+        return found
+
+
+class SupplierContact(CatalogModel):
+    website: str | None = None
+    email: str | None = None
+    telephone: str | None = None
+    address: str | None = None
+
+
+class Supplier(CatalogModel):
+    id: Identifier
+    name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    contact: SupplierContact = SupplierContact()
+    content: dict[LanguageTag, SupplierContent] = {}
+
+
+class Catalog(CatalogModel):
+    supplier: Supplier
+    products: tuple[Product, ...] = ()
+
+    def product(self, product_id: str) -> Product | None:
+        return next((p for p in self.products if p.id == product_id), None)
+
+    @property
+    def languages(self) -> list[str]:
+        found: list[str] = []
+        for product in self.products:
+            for tag in product.languages:
+                if tag not in found:
+                    found.append(tag)
+        for tag in self.supplier.content:
+            if tag not in found:
+                found.append(tag)
+        return found
+
+
+Path = tuple[str | int, ...]
+_TIME = re.compile(r"^(\d\d):(\d\d)$")
+
+
+def _minutes(clock: str) -> int:
+    match = _TIME.match(clock)
+    assert match is not None
+    return int(match.group(1)) * 60 + int(match.group(2))
+
+
+def catalog_problems(catalog: Catalog) -> list[tuple[Path, str]]:
+    """Rules that span fields: unique ids, references between units, schedules that fit the
+    product's availability type, prices that cover every unit. Paths use the file's keys."""
+    problems: list[tuple[Path, str]] = []
+    seen_products: set[str] = set()
+    for p_index, product in enumerate(catalog.products):
+        p_path: Path = ("products", p_index)
+        if product.id in seen_products:
+            problems.append(((*p_path, "id"), f"duplicate product id {product.id!r}"))
+        seen_products.add(product.id)
+        if sum(1 for o in product.options if o.default) > 1:
+            problems.append(((*p_path, "options"), "more than one option is marked default"))
+        if product.content and product.locale not in product.content:
+            problems.append(
+                ((*p_path, "content"), f"content must include the product locale {product.locale!r}")
+            )
+        currencies = product.currencies
+        priced = {price.currency for o in product.options for price in o.booking_prices} | {
+            price.currency for o in product.options for u in o.units for price in u.prices
+        }
+        if product.default_currency and product.default_currency not in priced:
+            problems.append(((*p_path, "defaultCurrency"), "no price is given in this currency"))
+        seen_options: set[str] = set()
+        for o_index, option in enumerate(product.options):
+            o_path: Path = (*p_path, "options", o_index)
+            if option.id in seen_options:
+                problems.append(((*o_path, "id"), f"duplicate option id {option.id!r}"))
+            seen_options.add(option.id)
+            problems.extend(_option_problems(product, option, o_path, currencies))
+    return problems
+
+
+def _option_problems(
+    product: Product, option: Option, o_path: Path, currencies: list[str]
+) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    r = option.restrictions
+    if r.min_units is not None and r.max_units is not None and r.min_units > r.max_units:
+        problems.append(((*o_path, "restrictions"), "minUnits is greater than maxUnits"))
+    unit_ids = [u.id for u in option.units]
+    seen_units: set[str] = set()
+    for u_index, unit in enumerate(option.units):
+        u_path: Path = (*o_path, "units", u_index)
+        if unit.id in seen_units:
+            problems.append(((*u_path, "id"), f"duplicate unit id {unit.id!r}"))
+        seen_units.add(unit.id)
+        ur = unit.restrictions
+        if ur.min_quantity is not None and ur.max_quantity is not None and ur.min_quantity > ur.max_quantity:
+            problems.append(((*u_path, "restrictions"), "minQuantity is greater than maxQuantity"))
+        if ur.min_age > ur.max_age:
+            problems.append(((*u_path, "restrictions"), "minAge is greater than maxAge"))
+        for a_index, other in enumerate(ur.accompanied_by):
+            if other not in unit_ids or other == unit.id:
+                problems.append(
+                    (
+                        (*u_path, "restrictions", "accompaniedBy", a_index),
+                        f"{other!r} is not another unit of option {option.id!r}",
+                    )
+                )
+        if product.pricing_per is PricingPer.UNIT:
+            problems.extend(_price_problems(unit.prices, (*u_path, "prices"), currencies))
+    if product.pricing_per is PricingPer.BOOKING:
+        problems.extend(_price_problems(option.booking_prices, (*o_path, "bookingPrices"), currencies))
+    for s_index, schedule in enumerate(option.schedules):
+        s_path: Path = (*o_path, "schedules", s_index)
+        problems.extend(_schedule_problems(product.availability_type, schedule, s_path))
+    return problems
+
+
+def _price_problems(prices: tuple[Price, ...], path: Path, currencies: list[str]) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    if currencies and not prices:
+        return [(path, "prices are required: the product is priced in " + ", ".join(currencies))]
+    covered = {p.currency for p in prices}
+    for currency in currencies:
+        if currency not in covered:
+            problems.append((path, f"no price in {currency}, which other prices of the product use"))
+    for index, price in enumerate(prices):
+        if price.original is not None and price.original < price.retail:
+            problems.append(((*path, index, "original"), "original must not be lower than retail"))
+        if price.valid_from and price.valid_until and price.valid_from > price.valid_until:
+            problems.append(((*path, index), "'from' is after 'until'"))
+    return problems
+
+
+def _schedule_problems(kind: AvailabilityType, schedule: Schedule, path: Path) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    if schedule.valid_from and schedule.valid_until and schedule.valid_from > schedule.valid_until:
+        problems.append((path, "'from' is after 'until'"))
+    if not schedule.weekdays:
+        problems.append(((*path, "weekdays"), "at least one weekday is required"))
+    if kind is AvailabilityType.START_TIME:
+        if not schedule.start_times:
+            problems.append(((*path, "startTimes"), "a START_TIME product needs start times"))
+        if schedule.opening_hours:
+            problems.append(
+                ((*path, "openingHours"), "a START_TIME product has start times, not opening hours")
+            )
+        if len(set(schedule.start_times)) != len(schedule.start_times):
+            problems.append(((*path, "startTimes"), "start times repeat"))
+    else:
+        if not schedule.opening_hours:
+            problems.append(((*path, "openingHours"), "an OPENING_HOURS product needs opening hours"))
+        if schedule.start_times:
+            problems.append(
+                ((*path, "startTimes"), "an OPENING_HOURS product has opening hours, not start times")
+            )
+        previous_close = -1
+        for h_index, hours in enumerate(schedule.opening_hours):
+            opens, closes = _minutes(hours.opens), _minutes(hours.closes)
+            if opens >= closes:
+                problems.append(((*path, "openingHours", h_index), "'from' must be before 'to'"))
+            if opens < previous_close:
+                problems.append(
+                    ((*path, "openingHours", h_index), "opening hours overlap or are out of order")
+                )
+            previous_close = closes
+    return problems

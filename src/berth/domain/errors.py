@@ -1,0 +1,79 @@
+"""OCTO errors raised by domain and service code; the HTTP layer renders them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class OctoError(Exception):
+    """An OCTO error: machine `code`, human `message` and echoed fields such as `productId`."""
+
+    code = "INTERNAL_SERVER_ERROR"
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.code, "errorMessage": self.message, **self.extra}
+
+
+class BadRequest(OctoError):
+    code = "BAD_REQUEST"
+
+
+class Unauthorized(OctoError):
+    code = "UNAUTHORIZED"
+
+
+class Forbidden(OctoError):
+    code = "FORBIDDEN"
+
+
+class UnprocessableEntity(OctoError):
+    code = "UNPROCESSABLE_ENTITY"
+
+
+class NotFound(OctoError):
+    code = "NOT_FOUND"
+
+
+class InvalidProductId(OctoError):
+    code = "INVALID_PRODUCT_ID"
+
+    def __init__(self, product_id: Any) -> None:
+        super().__init__(f"The product {product_id!r} does not exist", productId=product_id)
+
+
+class InvalidOptionId(OctoError):
+    code = "INVALID_OPTION_ID"
+
+    def __init__(self, option_id: Any, product_id: str) -> None:
+        super().__init__(
+            f"The option {option_id!r} is not an option of product {product_id!r}", optionId=option_id
+        )
+
+
+class InvalidUnitId(OctoError):
+    code = "INVALID_UNIT_ID"
+
+    def __init__(self, unit_id: Any, option_id: str) -> None:
+        super().__init__(f"The unit {unit_id!r} is not a unit of option {option_id!r}", unitId=unit_id)
+
+
+class InvalidAvailabilityId(OctoError):
+    code = "INVALID_AVAILABILITY_ID"
+
+    def __init__(self, availability_id: Any, message: str | None = None) -> None:
+        super().__init__(
+            message or f"The availability {availability_id!r} does not exist for this option",
+            availabilityId=availability_id,
+        )
+
+
+class InvalidBookingUuid(OctoError):
+    code = "INVALID_BOOKING_UUID"
+
+    def __init__(self, uuid: Any, message: str | None = None) -> None:
+        super().__init__(message or f"The booking {uuid!r} does not exist", uuid=uuid)

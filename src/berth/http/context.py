@@ -1,0 +1,31 @@
+"""What the auth middleware learns about a request, handed to the routes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from berth.capabilities.base import View
+from berth.domain.connections import Connection
+from berth.services.catalog import CatalogSnapshot
+from berth.services.container import Services
+
+
+@dataclass(frozen=True)
+class OctoRequest:
+    connection: Connection
+    view: View
+    snapshot: CatalogSnapshot
+
+
+def octo_request(request: Request) -> OctoRequest:
+    octo = request.scope["state"]["octo"]
+    assert isinstance(octo, OctoRequest)
+    return octo
+
+
+def services(request: Request) -> Services:
+    found = request.app.state.services
+    assert isinstance(found, Services)
+    return found

@@ -1,0 +1,94 @@
+"""Every failure becomes an OCTO error body; the HTTP status of each code lives here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+
+from berth.capabilities.registry import header_value
+from berth.domain.errors import BadRequest, NotFound, OctoError
+from berth.http.responses import json_response
+
+log = structlog.get_logger("berth.http")
+
+# OCTO clients and the conformance validator expect 400 for every OCTO error but the internal
+# one (OCTO.md §2.2); NOT_FOUND is only for unknown routes.
+STATUS_BY_CODE: dict[str, int] = {"INTERNAL_SERVER_ERROR": 500, "NOT_FOUND": 404}
+DEFAULT_ERROR_STATUS = 400
+
+
+def error_response(error: OctoError, capabilities: frozenset[str] = frozenset()) -> Response:
+    return json_response(
+        error.body(),
+        status_code=STATUS_BY_CODE.get(error.code, DEFAULT_ERROR_STATUS),
+        headers={"Octo-Capabilities": header_value(capabilities)},
+    )
+
+
+def _capabilities(request: Request) -> frozenset[str]:
+    found = request.scope.get("state", {}).get("capabilities")
+    return found if isinstance(found, frozenset) else frozenset()
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    parts = [str(part) for part in loc if part not in ("body", "query", "path", "header")]
+    return ".".join(parts)
+
+
+def validation_message(errors: list[Any]) -> str:
+    messages = []
+    for error in errors:
+        kind = error.get("type")
+        field = _field(tuple(error.get("loc", ())))
+        if kind == "json_invalid":
+            detail = (error.get("ctx") or {}).get("error", "")
+            return (
+                f"The request body is not valid JSON ({detail})"
+                if detail
+                else "The request body is not valid JSON"
+            )
+        if kind == "missing" and not field:
+            messages.append("The request body is required")
+        elif kind == "missing":
+            messages.append(f"{field} is required")
+        elif kind == "extra_forbidden":
+            messages.append(f"{field} is not a known field")
+        else:
+            messages.append(f"{field}: {error.get('msg')}" if field else str(error.get("msg")))
+    return "; ".join(messages) or "The request is not valid"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(OctoError)
+    async def _octo(request: Request, exc: OctoError) -> Response:
+        return error_response(exc, _capabilities(request))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        return error_response(BadRequest(validation_message(list(exc.errors()))), _capabilities(request))
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 404:
+            error: OctoError = NotFound(f"There is no route {request.method} {request.url.path}")
+            return error_response(error, _capabilities(request))
+        if exc.status_code == 405:
+            response = json_response(
+                BadRequest(f"{request.method} is not allowed on {request.url.path}").body(),
+                status_code=405,
+                headers=exc.headers,
+            )
+            return response
+        return json_response(BadRequest(str(exc.detail)).body(), status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error", path=request.url.path)
+        return error_response(
+            OctoError("An unexpected error occurred; it has been logged"), _capabilities(request)
+        )

@@ -1,0 +1,141 @@
+"""Pure ASGI middleware: request ids and access logs, trailing slashes, authentication.
+
+Authentication runs here, before routing and body parsing, so a request without a valid key
+gets UNAUTHORIZED even when its body is also malformed (OCTO checks auth first).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+import uuid
+from typing import Any
+
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from berth.capabilities.base import View
+from berth.capabilities.registry import parse_capabilities
+from berth.domain.errors import Forbidden, OctoError, Unauthorized
+from berth.domain.languages import choose_language
+from berth.http.context import OctoRequest
+from berth.http.errors import error_response
+from berth.services.container import Services
+
+log = structlog.get_logger("berth.access")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class RequestContextMiddleware:
+    """Binds a request id to the logs, echoes it as `X-Request-Id`, logs one line per request,
+    and serves `/octo/products/` as `/octo/products` (the core spec writes some paths with a
+    trailing slash)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        if len(path) > 1 and path.endswith("/"):
+            scope = dict(scope)
+            scope["path"] = path.rstrip("/") or "/"
+            scope["raw_path"] = scope["path"].encode()
+        request_id = _header(scope, b"x-request-id") or uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            log.info(
+                "request",
+                method=scope["method"],
+                path=scope["path"],
+                status=status,
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                connection=scope.get("state", {}).get("connection_id"),
+            )
+            structlog.contextvars.clear_contextvars()
+
+
+class AuthMiddleware:
+    """`/octo/*` needs a reseller's API key; `/admin/api/*` needs the admin token."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        state: dict[str, Any] = scope.setdefault("state", {})
+        services: Services = scope["app"].state.services
+        error: OctoError | None = None
+        if path == "/octo" or path.startswith("/octo/"):
+            capabilities = parse_capabilities(_header(scope, b"octo-capabilities"))
+            state["capabilities"] = capabilities
+            error = await self._authenticate_reseller(scope, state, services, capabilities)
+        elif path == "/admin/api" or path.startswith("/admin/api/"):
+            error = self._authenticate_admin(scope, services)
+        if error is not None:
+            await error_response(error, state.get("capabilities", frozenset()))(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    def _bearer(scope: Scope) -> str | OctoError:
+        header = _header(scope, b"authorization")
+        if not header:
+            return Unauthorized("Send your API key in the header 'Authorization: Bearer <API key>'")
+        scheme, _, token = header.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            return Unauthorized("The Authorization header must be 'Bearer <API key>'")
+        return token
+
+    async def _authenticate_reseller(
+        self, scope: Scope, state: dict[str, Any], services: Services, capabilities: frozenset[str]
+    ) -> OctoError | None:
+        token = self._bearer(scope)
+        if isinstance(token, OctoError):
+            return token
+        found = await services.connections.authenticate(token)
+        if found is None:
+            return Unauthorized("The API key is not valid or has been revoked")
+        connection, catalog_version = found
+        snapshot = await services.catalog.snapshot(catalog_version)
+        language = choose_language(_header(scope, b"accept-language"), snapshot.catalog.languages)
+        state["connection_id"] = connection.id
+        state["octo"] = OctoRequest(
+            connection=connection, view=View(capabilities=capabilities, language=language), snapshot=snapshot
+        )
+        return None
+
+    def _authenticate_admin(self, scope: Scope, services: Services) -> OctoError | None:
+        token = self._bearer(scope)
+        if isinstance(token, OctoError):
+            return token
+        expected = services.settings.admin_token
+        if expected is None:
+            return Forbidden("The admin API is disabled: set BERTH_ADMIN_TOKEN to enable it")
+        if not secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):
+            return Unauthorized("The admin token is not valid")
+        return None

@@ -1,0 +1,55 @@
+"""GET /supplier, /products, /products/{productId}, /capabilities."""
+
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter, Depends
+from starlette.responses import Response
+
+from berth.capabilities.registry import CAPABILITIES
+from berth.domain.errors import InvalidProductId
+from berth.http.context import OctoRequest, octo_request, services
+from berth.http.octo.common import octo_response
+from berth.http.octo.schemas import ERROR_RESPONSES, CapabilityOut, ProductOut, SupplierOut
+from berth.services.container import Services
+from berth.views.catalog import product_view, supplier_view
+
+router = APIRouter(responses=ERROR_RESPONSES)
+
+
+@router.get("/supplier", response_model=SupplierOut, summary="The supplier behind this endpoint")
+async def get_supplier(
+    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+) -> Response:
+    supplier = octo.snapshot.catalog.supplier
+    return octo_response(octo, supplier_view(supplier, svc.settings.octo_endpoint, octo.view))
+
+
+@router.get("/products", response_model=list[ProductOut], summary="Every product on sale")
+async def list_products(octo: OctoRequest = Depends(octo_request)) -> Response:
+    key = ("products", octo.view)
+    encoded = octo.snapshot.memo.get(key)
+    if encoded is None:
+        encoded = orjson.dumps([product_view(p, octo.view) for p in octo.snapshot.catalog.products])
+        octo.snapshot.memo[key] = encoded
+    return octo_response(octo, encoded=encoded)
+
+
+@router.get("/products/{productId}", response_model=ProductOut, summary="One product")
+async def get_product(productId: str, octo: OctoRequest = Depends(octo_request)) -> Response:
+    key = ("product", productId, octo.view)
+    encoded = octo.snapshot.memo.get(key)
+    if encoded is None:
+        product = octo.snapshot.catalog.product(productId)
+        if product is None:
+            raise InvalidProductId(productId)
+        encoded = orjson.dumps(product_view(product, octo.view))
+        octo.snapshot.memo[key] = encoded
+    return octo_response(octo, encoded=encoded)
+
+
+@router.get(
+    "/capabilities", response_model=list[CapabilityOut], summary="Capabilities this server implements"
+)
+async def list_capabilities(octo: OctoRequest = Depends(octo_request)) -> Response:
+    return octo_response(octo, [c.describe() for c in CAPABILITIES])

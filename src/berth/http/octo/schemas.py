@@ -1,0 +1,142 @@
+"""Response shapes for the OpenAPI document. Routes return pre-encoded JSON built by
+`berth.views`; these models describe it (capability fields are optional: they appear only
+when their capability is requested)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class OctoErrorBody(BaseModel):
+    error: str = Field(description="Machine code, e.g. INVALID_PRODUCT_ID")
+    errorMessage: str
+    productId: str | None = None
+    optionId: str | None = None
+    unitId: str | None = None
+    availabilityId: str | None = None
+    uuid: str | None = None
+
+
+class SupplierContactOut(BaseModel):
+    website: str | None
+    email: str | None
+    telephone: str | None
+    address: str | None
+
+
+class SupplierOut(BaseModel):
+    id: str
+    name: str
+    endpoint: str
+    contact: SupplierContactOut
+    shortDescription: str | None = Field(default=None, description="octo/content")
+    media: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+
+
+class TaxOut(BaseModel):
+    name: str
+    retail: int
+    original: int
+    net: int | None
+
+
+class PricingOut(BaseModel):
+    original: int
+    retail: int
+    net: int | None
+    currency: str
+    currencyPrecision: int
+    includedTaxes: list[TaxOut]
+
+
+class UnitRestrictionsOut(BaseModel):
+    minAge: int
+    maxAge: int
+    idRequired: bool
+    minQuantity: int | None
+    maxQuantity: int | None
+    paxCount: int
+    accompaniedBy: list[str]
+
+
+class UnitOut(BaseModel):
+    id: str
+    internalName: str
+    reference: str | None
+    type: str
+    restrictions: UnitRestrictionsOut
+    requiredContactFields: list[str]
+    pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
+    title: str | None = Field(default=None, description="octo/content")
+    shortDescription: str | None = Field(default=None, description="octo/content")
+    features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+
+
+class OptionRestrictionsOut(BaseModel):
+    minUnits: int | None
+    maxUnits: int | None
+
+
+class ContentFields(BaseModel):
+    title: str | None = Field(default=None, description="octo/content")
+    shortDescription: str | None = Field(default=None, description="octo/content")
+    description: str | None = Field(default=None, description="octo/content")
+    features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    faqs: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    media: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    locations: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    categoryLabels: list[str] | None = Field(default=None, description="octo/content")
+    durationMinutesFrom: int | None = Field(default=None, description="octo/content")
+    durationMinutesTo: int | None = Field(default=None, description="octo/content")
+    commentary: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+
+
+class OptionOut(ContentFields):
+    id: str
+    default: bool
+    internalName: str
+    reference: str | None
+    availabilityLocalStartTimes: list[str]
+    cancellationCutoff: str
+    cancellationCutoffAmount: int
+    cancellationCutoffUnit: str
+    requiredContactFields: list[str]
+    restrictions: OptionRestrictionsOut
+    units: list[UnitOut]
+    pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer BOOKING")
+
+
+class ProductOut(ContentFields):
+    id: str
+    internalName: str
+    reference: str | None
+    locale: str
+    timeZone: str
+    allowFreesale: bool
+    instantConfirmation: bool
+    instantDelivery: bool
+    availabilityRequired: bool
+    availabilityType: str
+    deliveryFormats: list[str]
+    deliveryMethods: list[str]
+    redemptionMethod: str
+    options: list[OptionOut]
+    defaultCurrency: str | None = Field(default=None, description="octo/pricing")
+    availableCurrencies: list[str] | None = Field(default=None, description="octo/pricing")
+    pricingPer: str | None = Field(default=None, description="octo/pricing")
+
+
+class CapabilityOut(BaseModel):
+    id: str
+    revision: int
+    required: bool
+    dependencies: list[str]
+    docs: str | None
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": OctoErrorBody, "description": "An OCTO error (every error code but the internal one)"},
+    500: {"model": OctoErrorBody, "description": "INTERNAL_SERVER_ERROR"},
+}

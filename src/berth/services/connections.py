@@ -1,0 +1,70 @@
+"""Reseller connections: create (the key is shown once), list, revoke, authenticate."""
+
+from __future__ import annotations
+
+import uuid
+
+from berth.domain.connections import Connection, hash_api_key, key_hint, new_api_key
+from berth.domain.errors import BadRequest, NotFound
+from berth.services.clock import Clock
+from berth.store import connections_repo
+from berth.store.database import Database
+
+
+class ConnectionService:
+    def __init__(self, database: Database, clock: Clock) -> None:
+        self._db = database
+        self._clock = clock
+
+    async def create(self, name: str, api_key: str | None = None) -> tuple[Connection, str]:
+        """A new connection and its API key, which is not stored and cannot be shown again."""
+        name = name.strip()
+        if not name:
+            raise BadRequest("A connection needs a name")
+        key = api_key or new_api_key()
+        connection = Connection(
+            id=str(uuid.uuid4()), name=name, key_hint=key_hint(key), created_at=self._clock(), revoked_at=None
+        )
+        async with self._db.transaction(write=True) as conn:
+            if await connections_repo.find_connection(conn, name) is not None:
+                raise BadRequest(f"A connection named {name!r} already exists")
+            await connections_repo.insert_connection(conn, connection, hash_api_key(key))
+        return connection, key
+
+    async def ensure(self, name: str, api_key: str) -> Connection:
+        """The connection with this fixed key, created if missing (used by the demo)."""
+        async with self._db.transaction(write=True) as conn:
+            existing = await connections_repo.find_by_key_hash(conn, hash_api_key(api_key))
+            if existing is not None:
+                return existing
+            connection = Connection(
+                id=str(uuid.uuid4()),
+                name=name,
+                key_hint=key_hint(api_key),
+                created_at=self._clock(),
+                revoked_at=None,
+            )
+            await connections_repo.insert_connection(conn, connection, hash_api_key(api_key))
+            return connection
+
+    async def list(self) -> list[Connection]:
+        async with self._db.transaction(write=False) as conn:
+            return await connections_repo.list_connections(conn)
+
+    async def revoke(self, id_or_name: str) -> Connection:
+        async with self._db.transaction(write=True) as conn:
+            connection = await connections_repo.find_connection(conn, id_or_name)
+            if connection is None:
+                raise NotFound(f"No connection with id or name {id_or_name!r}")
+            await connections_repo.revoke_connection(conn, connection.id, self._clock())
+            revoked = await connections_repo.find_connection(conn, connection.id)
+        assert revoked is not None
+        return revoked
+
+    async def authenticate(self, api_key: str) -> tuple[Connection, int] | None:
+        """The active connection for this key and the current catalogue version, or None."""
+        async with self._db.transaction(write=False) as conn:
+            found = await connections_repo.authenticate(conn, hash_api_key(api_key))
+        if found is None or not found[0].active:
+            return None
+        return found

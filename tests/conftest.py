@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from berth.app import create_app
+from berth.services.container import Services, build_services
+from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
+from berth.settings import Settings
+from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate, backend_name
+
+KEY_A = "demo-reseller-a"
+KEY_B = "demo-reseller-b"
+
+
+def pytest_report_header() -> str:
+    return f"berth test database: {backend_name()}"
+
+
+@pytest.fixture(scope="session")
+def test_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqliteTemplate | PostgresDatabase]:
+    database: SqliteTemplate | PostgresDatabase
+    if POSTGRES_URL:
+        database = PostgresDatabase(POSTGRES_URL)
+    else:
+        database = SqliteTemplate(tmp_path_factory.mktemp("template"))
+    yield database
+    database.close()
+
+
+@pytest.fixture
+async def database_url(
+    test_database: SqliteTemplate | PostgresDatabase, tmp_path: Path
+) -> AsyncIterator[str]:
+    url = test_database.fresh(tmp_path)
+    yield url
+    if isinstance(test_database, PostgresDatabase):
+        await test_database.truncate()
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, admin_token=DEMO_ADMIN_TOKEN, log_level="WARNING")
+
+
+@pytest.fixture
+async def services(settings: Settings) -> AsyncIterator[Services]:
+    built = build_services(settings)
+    yield built
+    await built.close()
+
+
+@pytest.fixture
+async def demo(services: Services) -> Services:
+    await load_demo(services)
+    return services
+
+
+@pytest.fixture
+def app(services: Services) -> FastAPI:
+    return create_app(services=services)
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as http:
+        yield http
+
+
+def auth(key: str = KEY_A, capabilities: str | None = None, **extra: str) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {key}", **extra}
+    if capabilities is not None:
+        headers["Octo-Capabilities"] = capabilities
+    return headers
+
+
+ADMIN = {"Authorization": f"Bearer {DEMO_ADMIN_TOKEN}"}

@@ -1,0 +1,156 @@
+"""Authentication, connection isolation and the OCTO error body on every failure path."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from berth.services.container import Services
+from tests.conftest import ADMIN, auth
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({}, "Send your API key in the header 'Authorization: Bearer <API key>'"),
+        ({"Authorization": "Basic abc"}, "The Authorization header must be 'Bearer <API key>'"),
+        ({"Authorization": "Bearer"}, "The Authorization header must be 'Bearer <API key>'"),
+        ({"Authorization": "Bearer not-a-key"}, "The API key is not valid or has been revoked"),
+    ],
+)
+async def test_missing_or_bad_key(
+    client: httpx.AsyncClient, demo: Services, headers: dict[str, str], message: str
+) -> None:
+    for path in ("/octo/supplier", "/octo/products", "/octo/products/thames-sightseeing", "/octo/nowhere"):
+        response = await client.get(path, headers={**headers, "Octo-Capabilities": "octo/pricing"})
+        assert response.status_code == 400
+        assert response.headers["content-type"] == "application/json"
+        assert response.json() == {"error": "UNAUTHORIZED", "errorMessage": message}
+        assert response.headers["Octo-Capabilities"] == "octo/pricing"
+
+
+async def test_revoked_key_stops_at_once(client: httpx.AsyncClient, demo: Services) -> None:
+    connection, key = await demo.connections.create("Short-lived reseller")
+    assert (await client.get("/octo/supplier", headers=auth(key))).status_code == 200
+    await demo.connections.revoke(connection.id)
+    response = await client.get("/octo/supplier", headers=auth(key))
+    assert response.status_code == 400
+    assert response.json()["error"] == "UNAUTHORIZED"
+
+
+async def test_keys_are_stored_hashed(demo: Services) -> None:
+    from sqlalchemy import select
+
+    from berth.store.tables import connections
+
+    _, key = await demo.connections.create("Hash check")
+    async with demo.database.transaction(write=False) as conn:
+        stored = [tuple(row) for row in await conn.execute(select(connections))]
+    assert stored and not any(key in str(value) for row in stored for value in row)
+
+
+async def test_each_key_resolves_to_its_own_connection(client: httpx.AsyncClient, demo: Services) -> None:
+    """The mechanism every later isolation rule stands on: a key maps to exactly one
+    connection, and the request context carries that connection and no other."""
+    from fastapi import Depends
+
+    from berth.http.context import OctoRequest, octo_request
+
+    app: FastAPI = client._transport.app  # type: ignore[attr-defined]
+
+    @app.get("/octo/_whoami")
+    async def whoami(octo: OctoRequest = Depends(octo_request)) -> dict[str, str]:
+        return {"name": octo.connection.name}
+
+    a = await client.get("/octo/_whoami", headers=auth("demo-reseller-a"))
+    b = await client.get("/octo/_whoami", headers=auth("demo-reseller-b"))
+    assert a.json() == {"name": "Demo reseller A"}
+    assert b.json() == {"name": "Demo reseller B"}
+
+
+async def test_unknown_route_and_method(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.get("/octo/no/such/route", headers=auth())
+    assert response.status_code == 404
+    assert response.json() == {
+        "error": "NOT_FOUND",
+        "errorMessage": "There is no route GET /octo/no/such/route",
+    }
+    response = await client.delete("/octo/supplier", headers=auth())
+    assert response.status_code == 405
+    assert response.json()["error"] == "BAD_REQUEST"
+    response = await client.get("/nothing-here")
+    assert response.status_code == 404 and response.json()["error"] == "NOT_FOUND"
+
+
+async def test_admin_requires_token(client: httpx.AsyncClient, demo: Services) -> None:
+    assert (await client.get("/admin/api/connections")).json()["error"] == "UNAUTHORIZED"
+    wrong = await client.get("/admin/api/connections", headers={"Authorization": "Bearer demo-reseller-a"})
+    assert wrong.status_code == 400 and wrong.json()["error"] == "UNAUTHORIZED"
+    assert (await client.get("/admin/api/connections", headers=ADMIN)).status_code == 200
+
+
+async def test_admin_disabled_without_token(demo: Services) -> None:
+    from berth.app import create_app
+
+    demo.settings.admin_token = None
+    transport = httpx.ASGITransport(app=create_app(services=demo))
+    async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as http:
+        response = await http.get("/admin/api/connections", headers=ADMIN)
+    assert response.json()["error"] == "FORBIDDEN"
+
+
+async def test_malformed_json_and_wrong_types(client: httpx.AsyncClient, demo: Services) -> None:
+    headers = {**ADMIN, "Content-Type": "application/json"}
+    response = await client.post("/admin/api/connections", content=b'{"name": ', headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"] == "BAD_REQUEST"
+    assert response.json()["errorMessage"].startswith("The request body is not valid JSON")
+    response = await client.post("/admin/api/connections", json={"name": 42}, headers=ADMIN)
+    assert response.json() == {"error": "BAD_REQUEST", "errorMessage": "name: Input should be a valid string"}
+    response = await client.post("/admin/api/connections", json={}, headers=ADMIN)
+    assert response.json() == {"error": "BAD_REQUEST", "errorMessage": "name is required"}
+    response = await client.post("/admin/api/connections", json={"name": "x", "colour": 1}, headers=ADMIN)
+    assert response.json() == {"error": "BAD_REQUEST", "errorMessage": "colour is not a known field"}
+    response = await client.post("/admin/api/connections", headers=ADMIN)
+    assert response.json() == {"error": "BAD_REQUEST", "errorMessage": "The request body is required"}
+    assert [c["name"] for c in (await client.get("/admin/api/connections", headers=ADMIN)).json()] == [
+        "Demo reseller A",
+        "Demo reseller B",
+    ]
+
+
+async def test_auth_is_checked_before_the_body(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.post(
+        "/admin/api/connections", content=b"{broken", headers={"Content-Type": "application/json"}
+    )
+    assert response.json()["error"] == "UNAUTHORIZED"
+
+
+async def test_admin_connections_lifecycle(client: httpx.AsyncClient, demo: Services) -> None:
+    created = (await client.post("/admin/api/connections", json={"name": "Tickets4U"}, headers=ADMIN)).json()
+    key = created["apiKey"]
+    assert key.startswith("berth_") and created["connection"]["keyHint"] == "…" + key[-4:]
+    assert (await client.get("/octo/supplier", headers=auth(key))).status_code == 200
+    duplicate = await client.post("/admin/api/connections", json={"name": "Tickets4U"}, headers=ADMIN)
+    assert duplicate.json()["error"] == "BAD_REQUEST"
+    revoked = await client.post(f"/admin/api/connections/{created['connection']['id']}/revoke", headers=ADMIN)
+    assert revoked.json()["active"] is False
+    assert (await client.get("/octo/supplier", headers=auth(key))).json()["error"] == "UNAUTHORIZED"
+    missing = await client.post("/admin/api/connections/nope/revoke", headers=ADMIN)
+    assert missing.status_code == 404 and missing.json()["error"] == "NOT_FOUND"
+
+
+async def test_internal_errors_are_json(client: httpx.AsyncClient, demo: Services) -> None:
+    app: FastAPI = client._transport.app  # type: ignore[attr-defined]
+
+    @app.get("/octo/_boom")
+    async def boom() -> None:
+        raise RuntimeError("kaboom")
+
+    response = await client.get("/octo/_boom", headers=auth())
+    assert response.status_code == 500
+    assert response.json() == {
+        "error": "INTERNAL_SERVER_ERROR",
+        "errorMessage": "An unexpected error occurred; it has been logged",
+    }

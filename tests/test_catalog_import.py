@@ -1,0 +1,168 @@
+"""Catalogue files: validation with line numbers, all-or-nothing import, export round trip."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from berth.domain.catalog_document import CatalogFileError, catalog_to_yaml, parse_catalog
+from berth.services.container import Services
+from berth.services.demo import demo_catalog_text
+from tests.conftest import ADMIN, auth
+
+MINIMAL = """\
+supplier:
+  id: acme
+  name: Acme Tours
+products:
+  - id: walk
+    internalName: City walk
+    timeZone: Europe/London
+    availabilityType: START_TIME
+    deliveryFormats: [QRCODE]
+    deliveryMethods: [TICKET]
+    options:
+      - id: DEFAULT
+        internalName: Walk
+        schedules:
+          - startTimes: ["10:00", "14:30"]
+            capacity: 12
+        units:
+          - id: adult
+            internalName: Adult
+            type: ADULT
+"""
+
+
+def problems_of(text: str) -> list[str]:
+    with pytest.raises(CatalogFileError) as caught:
+        parse_catalog(text)
+    return [str(p) for p in caught.value.problems]
+
+
+def test_minimal_catalogue_and_clock_times_stay_strings() -> None:
+    catalog = parse_catalog(MINIMAL)
+    option = catalog.products[0].options[0]
+    assert option.local_start_times == ["10:00", "14:30"]
+
+
+def test_problems_name_line_and_path() -> None:
+    broken = (
+        MINIMAL.replace("timeZone: Europe/London", "timeZone: Europe/Atlantis")
+        .replace("capacity: 12", "capacity: -1")
+        .replace("type: ADULT", "type: GROWNUP")
+    )
+    assert problems_of(broken) == [
+        "line 7: products[0].timeZone: Value error, unknown IANA time zone 'Europe/Atlantis'",
+        "line 16: products[0].options[0].schedules[0].capacity: Input should be greater than or equal to 0",
+        "line 20: products[0].options[0].units[0].type: Input should be 'ADULT', 'YOUTH', 'CHILD', "
+        "'INFANT', 'FAMILY', 'SENIOR', 'STUDENT', 'MILITARY' or 'OTHER'",
+    ]
+
+
+def test_unknown_keys_and_cross_field_rules() -> None:
+    assert problems_of(MINIMAL.replace("    options:", "    colour: red\n    options:")) == [
+        "line 11: products[0].colour: Extra inputs are not permitted"
+    ]
+    opening_hours = MINIMAL.replace("availabilityType: START_TIME", "availabilityType: OPENING_HOURS")
+    assert problems_of(opening_hours) == [
+        "line 15: products[0].options[0].schedules[0].openingHours: an OPENING_HOURS product needs opening hours",
+        "line 15: products[0].options[0].schedules[0].startTimes: an OPENING_HOURS product has opening hours, "
+        "not start times",
+    ]
+    accompanied = MINIMAL.replace(
+        "type: ADULT", "type: CHILD\n            restrictions: {accompaniedBy: [adult2]}"
+    )
+    assert problems_of(accompanied) == [
+        "line 21: products[0].options[0].units[0].restrictions.accompaniedBy[0]: "
+        "'adult2' is not another unit of option 'DEFAULT'"
+    ]
+    twice = MINIMAL + MINIMAL[MINIMAL.index("  - id: walk") :]
+    assert problems_of(twice) == ["line 21: products[1].id: duplicate product id 'walk'"]
+
+
+def test_yaml_syntax_and_shape_errors() -> None:
+    assert problems_of("supplier: [unclosed") == [
+        "line 1: (root): not valid YAML: expected ',' or ']', but got '<stream end>'"
+    ]
+    assert problems_of("") == ["file: (root): the file is empty"]
+    assert problems_of("- just\n- a list\n") == [
+        "line 1: (root): the file must be a mapping with 'supplier' and 'products'"
+    ]
+    assert problems_of("supplier: {id: a, name: b}\nsupplier: {id: c, name: d}\n") == [
+        "line 2: supplier: duplicate key"
+    ]
+
+
+def test_prices_must_cover_every_currency() -> None:
+    priced = MINIMAL.replace(
+        "            type: ADULT\n",
+        "            type: ADULT\n            prices: [{currency: EUR, retail: 100}]\n"
+        "          - id: child\n            internalName: Child\n            type: CHILD\n"
+        "            prices: [{currency: GBP, retail: 50, original: 40}]\n",
+    )
+    assert problems_of(priced) == [
+        "line 21: products[0].options[0].units[0].prices: no price in GBP, which other prices of the product use",
+        "line 25: products[0].options[0].units[1].prices: no price in EUR, which other prices of the product use",
+        "line 25: products[0].options[0].units[1].prices[0].original: original must not be lower than retail",
+    ]
+
+
+def test_demo_catalogue_round_trips_through_export() -> None:
+    catalog = parse_catalog(demo_catalog_text())
+    assert parse_catalog(catalog_to_yaml(catalog)) == catalog
+
+
+async def test_broken_import_writes_nothing(client: httpx.AsyncClient, demo: Services) -> None:
+    before = (await client.get("/admin/api/catalog", headers=ADMIN)).text
+    version = (await demo.catalog.snapshot()).version
+    broken = demo_catalog_text().replace("capacity: 300", "capacity: many")
+    response = await client.put("/admin/api/catalog", content=broken.encode(), headers=ADMIN)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "BAD_REQUEST"
+    assert body["errorMessage"] == "The catalogue file has 1 problem(s); nothing was imported"
+    assert body["problems"][0]["path"] == "products[1].options[0].schedules[0].capacity"
+    assert body["problems"][0]["line"] > 1
+    assert (await client.get("/admin/api/catalog", headers=ADMIN)).text == before
+    assert (await demo.catalog.snapshot()).version == version
+
+
+async def test_import_replaces_and_archives(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.put("/admin/api/catalog", content=MINIMAL.encode(), headers=ADMIN)
+    assert response.status_code == 200
+    assert response.json()["products"] == 1
+    products = (await client.get("/octo/products", headers=auth())).json()
+    assert [p["id"] for p in products] == ["walk"]
+    assert (await client.get("/octo/supplier", headers=auth())).json()["name"] == "Acme Tours"
+    from berth.store.catalog_repo import load_archived_product
+
+    async with demo.database.transaction(write=False) as conn:
+        archived = await load_archived_product(conn, "thames-sightseeing")
+    assert archived is not None and archived.internal_name == "Thames sightseeing cruise"
+
+
+async def test_catalogue_change_reaches_another_process(services: Services, demo: Services) -> None:
+    """Two service containers on one database stand for two API processes: a write through
+    one is seen by the other through the catalogue version, with no restart."""
+    from berth.services.container import build_services
+
+    other = build_services(services.settings)
+    try:
+        assert len((await other.catalog.snapshot()).catalog.products) == 3
+        await services.catalog.import_text(MINIMAL)
+        found = await other.connections.authenticate("demo-reseller-a")
+        assert found is not None
+        snapshot = await other.catalog.snapshot(found[1])
+        assert [p.id for p in snapshot.catalog.products] == ["walk"]
+    finally:
+        await other.close()
+
+
+async def test_demo_load_is_idempotent(demo: Services) -> None:
+    from berth.services.demo import load_demo
+
+    version = (await demo.catalog.snapshot()).version
+    await load_demo(demo)
+    assert (await demo.catalog.snapshot()).version == version
+    assert len(await demo.connections.list()) == 2

@@ -1,0 +1,155 @@
+"""GET /supplier, /products, /products/{id}, /capabilities, with and without capabilities."""
+
+from __future__ import annotations
+
+import httpx
+
+from berth.services.container import Services
+from tests.conftest import auth
+
+CONTENT_PRODUCT_KEYS = {
+    "title", "shortDescription", "description", "features", "faqs", "media", "locations",
+    "categoryLabels", "durationMinutesFrom", "durationMinutesTo", "commentary",
+}  # fmt: skip
+PRICING_PRODUCT_KEYS = {"defaultCurrency", "availableCurrencies", "pricingPer"}
+
+
+async def test_supplier_core_fields(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.get("/octo/supplier", headers=auth())
+    assert response.status_code == 200
+    body = response.json()
+    assert body == {
+        "id": "harbourside",
+        "name": "Harbourside Adventures",
+        "endpoint": "http://127.0.0.1:8000/octo",
+        "contact": {
+            "website": "https://harbourside.example",
+            "email": "bookings@harbourside.example",
+            "telephone": "+442079460000",
+            "address": "1 Harbour Walk, London SE1 9PP, United Kingdom",
+        },
+    }
+    assert response.headers["Octo-Capabilities"] == ""
+
+
+async def test_supplier_content(client: httpx.AsyncClient, demo: Services) -> None:
+    body = (await client.get("/octo/supplier", headers=auth(capabilities="octo/content"))).json()
+    assert body["shortDescription"].startswith("Boat tours")
+    assert body["media"][0]["rel"] == "LOGO"
+
+
+async def test_products_without_capabilities_are_plain_core(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    response = await client.get("/octo/products", headers=auth())
+    assert response.status_code == 200
+    products = response.json()
+    assert [p["id"] for p in products] == ["thames-sightseeing", "tower-of-stories", "sunset-kayak"]
+    for product in products:
+        assert not (CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS) & product.keys()
+        for option in product["options"]:
+            assert "pricingFrom" not in option and "title" not in option
+            for unit in option["units"]:
+                assert "pricingFrom" not in unit and "title" not in unit
+    tour = products[0]
+    assert tour["timeZone"] == "Europe/London"
+    assert tour["availabilityType"] == "START_TIME"
+    assert tour["options"][0]["availabilityLocalStartTimes"] == ["10:00", "12:00", "14:00", "16:00"]
+    assert tour["options"][0]["default"] is True and tour["options"][1]["default"] is False
+    assert tour["options"][0]["cancellationCutoff"] == "24 hours"
+    child = tour["options"][0]["units"][1]
+    assert child["restrictions"]["accompaniedBy"] == ["adult"]
+    museum = products[1]
+    assert museum["availabilityType"] == "OPENING_HOURS"
+    assert museum["options"][0]["availabilityLocalStartTimes"] == []
+
+
+async def test_products_with_content_and_pricing(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.get("/octo/products", headers=auth(capabilities="octo/content, octo/pricing"))
+    assert response.status_code == 200
+    assert response.headers["Octo-Capabilities"] == "octo/content, octo/pricing"
+    assert response.headers["Content-Language"] == "en-GB"
+    assert response.headers["Available-Languages"] == "en-GB, de-DE"
+    assert response.headers["Octo-Available-Languages"] == "en-GB, de-DE"
+    tour, museum, kayak = response.json()
+    assert tour.keys() >= CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS
+    assert tour["title"] == "Thames Sightseeing Cruise"
+    assert tour["durationMinutesFrom"] == 60 and tour["durationMinutesTo"] == 90
+    assert tour["defaultCurrency"] == "EUR" and tour["availableCurrencies"] == ["EUR", "GBP"]
+    assert tour["pricingPer"] == "UNIT"
+    adult = tour["options"][0]["units"][0]
+    assert adult["title"] == "Adult"
+    assert adult["pricingFrom"] == [
+        {
+            "original": 2800, "retail": 2500, "net": 2000, "currency": "EUR", "currencyPrecision": 2,
+            "includedTaxes": [{"name": "VAT", "retail": 417, "original": 467, "net": 333}],
+        },
+        {
+            "original": 2200, "retail": 2200, "net": 1760, "currency": "GBP", "currencyPrecision": 2,
+            "includedTaxes": [{"name": "VAT", "retail": 367, "original": 367, "net": 293}],
+        },
+    ]  # fmt: skip
+    assert "pricingFrom" not in tour["options"][0]
+    assert kayak["pricingPer"] == "BOOKING"
+    assert kayak["options"][0]["pricingFrom"][0]["retail"] == 24000
+    assert "pricingFrom" not in kayak["options"][0]["units"][0]
+    assert museum["options"][0]["title"] == "General admission"
+
+
+async def test_only_requested_capability_applies(client: httpx.AsyncClient, demo: Services) -> None:
+    tour = (
+        await client.get("/octo/products/thames-sightseeing", headers=auth(capabilities="octo/pricing"))
+    ).json()
+    assert tour.keys() >= PRICING_PRODUCT_KEYS
+    assert not CONTENT_PRODUCT_KEYS & tour.keys()
+
+
+async def test_unknown_capabilities_are_ignored(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.get(
+        "/octo/products/thames-sightseeing", headers=auth(capabilities="octo/unknown, ,octo/content")
+    )
+    assert response.headers["Octo-Capabilities"] == "octo/content"
+    assert "title" in response.json()
+
+
+async def test_accept_language_selects_translation(client: httpx.AsyncClient, demo: Services) -> None:
+    headers = auth(capabilities="octo/content", **{"Accept-Language": "fr;q=0.9, de;q=0.8, en;q=0.1"})
+    response = await client.get("/octo/products/thames-sightseeing", headers=headers)
+    assert response.headers["Content-Language"] == "de-DE"
+    body = response.json()
+    assert body["title"] == "Sightseeing-Bootsfahrt auf der Themse"
+    assert body["options"][0]["units"][0]["title"] == "Erwachsene"
+    # A product without that translation falls back to its own locale.
+    museum = (await client.get("/octo/products/tower-of-stories", headers=headers)).json()
+    assert museum["title"] == "Tower of Stories"
+
+
+async def test_single_product_and_trailing_slash(client: httpx.AsyncClient, demo: Services) -> None:
+    listed = (await client.get("/octo/products/", headers=auth())).json()
+    one = await client.get("/octo/products/tower-of-stories/", headers=auth())
+    assert one.status_code == 200
+    assert one.json() == listed[1]
+
+
+async def test_unknown_product(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.get("/octo/products/no-such-tour", headers=auth())
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "INVALID_PRODUCT_ID",
+        "errorMessage": "The product 'no-such-tour' does not exist",
+        "productId": "no-such-tour",
+    }
+
+
+async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> None:
+    response = await client.get("/octo/capabilities", headers=auth())
+    assert response.status_code == 200
+    ids = [c["id"] for c in response.json()]
+    assert ids == ["octo/content", "octo/pricing"]
+    assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
+
+
+async def test_empty_berth_serves_a_default_supplier(client: httpx.AsyncClient, services: Services) -> None:
+    await services.connections.ensure("Only", "only-key")
+    assert (await client.get("/octo/products", headers=auth("only-key"))).json() == []
+    assert (await client.get("/octo/supplier", headers=auth("only-key"))).json()["id"] == "berth"

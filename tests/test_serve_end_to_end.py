@@ -1,0 +1,72 @@
+"""`berth serve --demo` as a real process on a real port, the way the README starts it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "BERTH_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'berth.db'}",
+        "BERTH_LOG_LEVEL": "WARNING",
+    }
+    env.pop("BERTH_ADMIN_TOKEN", None)
+    berth = Path(sys.executable).with_name("berth")
+    process = subprocess.Popen(
+        [str(berth), "serve", "--demo", "--port", str(port), "--workers", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = process.stdout.read().decode() if process.stdout else ""
+                raise AssertionError(f"berth serve did not start:\n{output}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_demo_server_answers_resellers_and_admin(server: str) -> None:
+    plain = httpx.get(server + "/octo/products", headers={"Authorization": "Bearer demo-reseller-a"})
+    assert plain.status_code == 200
+    assert "title" not in plain.json()[0] and "defaultCurrency" not in plain.json()[0]
+    rich = httpx.get(
+        server + "/octo/products",
+        headers={"Authorization": "Bearer demo-reseller-a", "Octo-Capabilities": "octo/content,octo/pricing"},
+    )
+    assert rich.json()[0]["title"] == "Thames Sightseeing Cruise"
+    assert rich.json()[0]["options"][0]["units"][0]["pricingFrom"][0]["currency"] == "EUR"
+    assert httpx.get(
+        server + "/octo/supplier", headers={"Authorization": "Bearer demo-reseller-b"}
+    ).is_success
+    admin = httpx.get(server + "/admin/api/connections", headers={"Authorization": "Bearer demo-admin"})
+    assert [c["name"] for c in admin.json()] == ["Demo reseller A", "Demo reseller B"]
