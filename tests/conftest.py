@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -47,9 +48,31 @@ def settings(database_url: str) -> Settings:
     return Settings(database_url=database_url, admin_token=DEMO_ADMIN_TOKEN, log_level="WARNING")
 
 
+class Clock:
+    """The time source the services read; tests move it forward to pass cutoffs and expiries."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+# A Monday in British Summer Time, far enough ahead of the demo's fixed dates.
+START = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
+
+
 @pytest.fixture
-async def services(settings: Settings) -> AsyncIterator[Services]:
-    built = build_services(settings)
+def clock() -> Clock:
+    return Clock(START)
+
+
+@pytest.fixture
+async def services(settings: Settings, clock: Clock) -> AsyncIterator[Services]:
+    built = build_services(settings, clock)
     yield built
     await built.close()
 

@@ -117,6 +117,7 @@ async def test_malformed_json_and_wrong_types(client: httpx.AsyncClient, demo: S
     assert [c["name"] for c in (await client.get("/admin/api/connections", headers=ADMIN)).json()] == [
         "Demo reseller A",
         "Demo reseller B",
+        "Harbourside box office",
     ]
 
 

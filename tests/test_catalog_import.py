@@ -81,6 +81,13 @@ def test_unknown_keys_and_cross_field_rules() -> None:
     assert problems_of(twice) == ["line 21: products[1].id: duplicate product id 'walk'"]
 
 
+def test_url_delivery_formats_are_refused() -> None:
+    assert problems_of(MINIMAL.replace("deliveryFormats: [QRCODE]", "deliveryFormats: [QRCODE, PDF_URL]")) == [
+        "line 9: products[0].deliveryFormats[1]: PDF_URL is not supported yet: Berth issues codes "
+        "(QRCODE, CODE128, AZTECCODE)"
+    ]
+
+
 def test_yaml_syntax_and_shape_errors() -> None:
     assert problems_of("supplier: [unclosed") == [
         "line 1: (root): not valid YAML: expected ',' or ']', but got '<stream end>'"
@@ -161,8 +168,34 @@ async def test_catalogue_change_reaches_another_process(services: Services, demo
 
 async def test_demo_load_is_idempotent(demo: Services) -> None:
     from berth.services.demo import load_demo
+    from berth.store.bookings_repo import BookingFilter
 
     version = (await demo.catalog.snapshot()).version
+    catalog = (await demo.catalog.snapshot()).catalog
+    bookings_before = await demo.bookings.search(catalog, BookingFilter(), 100, 0)
     await load_demo(demo)
     assert (await demo.catalog.snapshot()).version == version
-    assert len(await demo.connections.list()) == 2
+    assert len(await demo.connections.list()) == 3
+    assert await demo.bookings.search(catalog, BookingFilter(), 100, 0) == bookings_before
+
+
+async def test_demo_kayak_is_sold_out_on_some_upcoming_departures(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    body = {
+        "productId": "sunset-kayak",
+        "optionId": "DEFAULT",
+        "localDateStart": "2026-06-02",
+        "localDateEnd": "2026-06-29",
+    }
+    slots = (await client.post("/octo/availability", json=body, headers=auth())).json()
+    open_slots = [s for s in slots if s["status"] != "CLOSED"]
+    assert [s["status"] for s in open_slots[:6]] == [
+        "SOLD_OUT",
+        "SOLD_OUT",
+        "AVAILABLE",
+        "AVAILABLE",
+        "AVAILABLE",
+        "SOLD_OUT",
+    ]
+    assert all(s["vacancies"] == 0 and s["capacity"] == 6 for s in open_slots if s["status"] == "SOLD_OUT")

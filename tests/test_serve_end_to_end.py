@@ -69,4 +69,8 @@ def test_demo_server_answers_resellers_and_admin(server: str) -> None:
         server + "/octo/supplier", headers={"Authorization": "Bearer demo-reseller-b"}
     ).is_success
     admin = httpx.get(server + "/admin/api/connections", headers={"Authorization": "Bearer demo-admin"})
-    assert [c["name"] for c in admin.json()] == ["Demo reseller A", "Demo reseller B"]
+    assert [c["name"] for c in admin.json()] == [
+        "Demo reseller A",
+        "Demo reseller B",
+        "Harbourside box office",
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -9,24 +10,35 @@ from fastapi import Depends, FastAPI
 
 from berth import __version__
 from berth.http.admin.api import router as admin_router
+from berth.http.admin.bookings import router as admin_bookings_router
 from berth.http.errors import install_error_handlers
 from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
+from berth.http.octo.availability import router as octo_availability_router
+from berth.http.octo.bookings import router as octo_bookings_router
 from berth.http.octo.catalog import router as octo_catalog_router
 from berth.http.octo.common import bearer
 from berth.http.ops import router as ops_router
 from berth.logs import configure_logging
+from berth.services.background import sweep_expired_holds
 from berth.services.container import Services, build_services
 from berth.settings import Settings
 
 
-def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, services: Services | None = None, *, run_background: bool = True
+) -> FastAPI:
     settings = settings or (services.settings if services else Settings())
     configure_logging(settings.log_level, settings.log_format)
     built = services or build_services(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        sweeper = asyncio.create_task(sweep_expired_holds(built, stop)) if run_background else None
         yield
+        stop.set()
+        if sweeper is not None:
+            await sweeper
         if services is None:
             await built.close()
 
@@ -39,8 +51,10 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.state.services = built
     install_error_handlers(app)
     app.include_router(ops_router, tags=["operations"])
-    app.include_router(octo_catalog_router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
-    app.include_router(admin_router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
+    for router in (octo_catalog_router, octo_availability_router, octo_bookings_router):
+        app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
+    for router in (admin_router, admin_bookings_router):
+        app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
     app.add_middleware(AuthMiddleware)
     app.add_middleware(RequestContextMiddleware)
     return app

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from rich.table import Table
 
 from berth.domain.catalog_document import CatalogFileError
 from berth.domain.errors import OctoError
+from berth.services.background import sweep_expired_holds
 from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
@@ -81,6 +83,21 @@ def serve(
         log_level="warning",
         access_log=False,
     )
+
+
+@app.command()
+def worker() -> None:
+    """Run background work alone (expired holds now): for deployments with many API processes."""
+
+    async def work(services: Services) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signal_number, stop.set)
+        console.print("Berth worker running; Ctrl-C stops it.")
+        await sweep_expired_holds(services, stop)
+
+    _run(work)
 
 
 @app.command("demo")

@@ -19,6 +19,11 @@ class Settings(BaseSettings):
     default_expiration_minutes: int = Field(default=30, ge=1)
     max_expiration_minutes: int = Field(default=1440, ge=1)
     max_range_days: int = Field(default=366, ge=1)
+    expiry_sweep_seconds: float = Field(default=5.0, gt=0, description="How often expired holds are swept")
+    debug_disable_slot_lock: bool = Field(
+        default=False,
+        description="DEBUG ONLY: check capacity outside the slot lock. Exists so a test can show the race it closes.",
+    )
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
 

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product, Supplier, Unit
+
+if TYPE_CHECKING:
+    from berth.services.availability import CalendarDay, SlotAvailability
+    from berth.services.bookings import BookingDetails
 
 JSON = dict[str, Any]
 
@@ -39,6 +44,18 @@ class Capability:
         return None
 
     def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
+        return None
+
+    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+        return None
+
+    def calendar_fields(self, day: CalendarDay, out: JSON, view: View) -> None:
+        return None
+
+    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+        return None
+
+    def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
         return None
 
     def describe(self) -> JSON:

@@ -1,10 +1,20 @@
-"""octo/pricing: currencies on products, `pricingFrom` on options (per booking) or units."""
+"""octo/pricing: currencies on products, `pricingFrom` on options (per booking) or units,
+prices on availability, calendar days and bookings, in the requested currency."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import date
+from typing import TYPE_CHECKING
+
 from berth.capabilities.base import JSON, Capability, View
+from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Price, PricingPer, Product, Unit
-from berth.domain.pricing import lowest_prices
+from berth.domain.pricing import lowest_prices, price_on
+
+if TYPE_CHECKING:
+    from berth.services.availability import CalendarDay, SlotAvailability
+    from berth.services.bookings import BookingDetails
 
 
 def pricing_json(price: Price) -> JSON:
@@ -19,6 +29,47 @@ def pricing_json(price: Price) -> JSON:
             for tax in price.included_taxes
         ],
     }
+
+
+def total_json(prices: Sequence[Price], currency: str, precision: int = 2) -> JSON:
+    """The sum of several prices, taxes added up by name; `net` is null if any part lacks one."""
+    taxes: dict[str, JSON] = {}
+    for price in prices:
+        for tax in price.included_taxes:
+            entry = taxes.setdefault(tax.name, {"name": tax.name, "retail": 0, "original": 0, "net": 0})
+            entry["retail"] += tax.retail
+            entry["original"] += tax.original
+            entry["net"] = None if tax.net is None or entry["net"] is None else entry["net"] + tax.net
+    nets = [p.net for p in prices]
+    return {
+        "original": sum(p.original_or_retail for p in prices),
+        "retail": sum(p.retail for p in prices),
+        "net": None if any(n is None for n in nets) else sum(n for n in nets if n is not None),
+        "currency": currency,
+        "currencyPrecision": prices[0].currency_precision if prices else precision,
+        "includedTaxes": list(taxes.values()),
+    }
+
+
+def _unit_prices(option: Option, currency: str, day: date) -> list[tuple[Unit, Price]]:
+    found = []
+    for unit in option.units:
+        price = price_on(unit.prices, currency, day)
+        if price is not None:
+            found.append((unit, price))
+    return found
+
+
+def _requested_prices(
+    option: Option, units: Sequence[tuple[str, int]], currency: str, day: date
+) -> list[Price]:
+    prices = []
+    for unit_id, quantity in units:
+        unit = option.unit(unit_id)
+        price = price_on(unit.prices, currency, day) if unit else None
+        if price is not None:
+            prices.extend([price] * quantity)
+    return prices
 
 
 class PricingCapability(Capability):
@@ -39,3 +90,68 @@ class PricingCapability(Capability):
     def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
         if product.pricing_per is PricingPer.UNIT:
             out["pricingFrom"] = [pricing_json(p) for p in lowest_prices(unit.prices, product.currencies)]
+
+    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+        if item.currency is None:
+            return
+        day = item.slot.local_date
+        if item.product.pricing_per is PricingPer.BOOKING:
+            price = price_on(item.option.booking_prices, item.currency, day)
+            if price is not None:
+                out["pricing"] = pricing_json(price)
+            return
+        out["unitPricing"] = [
+            {"unitId": unit.id, **pricing_json(price)}
+            for unit, price in _unit_prices(item.option, item.currency, day)
+        ]
+        out["pricing"] = total_json(
+            _requested_prices(item.option, item.units, item.currency, day), item.currency
+        )
+
+    def calendar_fields(self, day: CalendarDay, out: JSON, view: View) -> None:
+        if day.currency is None:
+            return
+        if day.product.pricing_per is PricingPer.BOOKING:
+            out["unitPricingFrom"] = []
+            price = price_on(day.option.booking_prices, day.currency, day.local_date)
+            if price is not None:
+                out["pricingFrom"] = pricing_json(price)
+            return
+        unit_prices = _unit_prices(day.option, day.currency, day.local_date)
+        out["unitPricingFrom"] = [{"unitId": unit.id, **pricing_json(price)} for unit, price in unit_prices]
+        if day.units:
+            out["pricingFrom"] = total_json(
+                _requested_prices(day.option, day.units, day.currency, day.local_date), day.currency
+            )
+        elif unit_prices:
+            out["pricingFrom"] = pricing_json(min((p for _, p in unit_prices), key=lambda p: p.retail))
+
+    def _booking_day(self, details: BookingDetails) -> date:
+        booking = details.booking
+        return booking.local_date or booking.created_at.date()
+
+    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+        booking = details.booking
+        if booking.currency is None:
+            return
+        day = self._booking_day(details)
+        if details.product.pricing_per is PricingPer.BOOKING:
+            price = price_on(details.option.booking_prices, booking.currency, day)
+            prices = [price] if price is not None else []
+        else:
+            prices = []
+            for item in booking.unit_items:
+                unit = details.option.unit(item.unit_id)
+                unit_price = price_on(unit.prices, booking.currency, day) if unit else None
+                if unit_price is not None:
+                    prices.append(unit_price)
+        out["pricing"] = total_json(prices, booking.currency)
+
+    def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
+        booking = details.booking
+        if booking.currency is None or details.product.pricing_per is not PricingPer.UNIT:
+            return
+        unit = details.option.unit(item.unit_id)
+        price = price_on(unit.prices, booking.currency, self._booking_day(details)) if unit else None
+        if price is not None:
+            out["pricing"] = pricing_json(price)

@@ -51,6 +51,10 @@ class DeliveryFormat(StrEnum):
     AZTECCODE = "AZTECCODE"
 
 
+# Formats whose value is a URL to a document Berth would have to serve (PDF, Apple Wallet pass).
+URL_FORMATS = frozenset({DeliveryFormat.PDF_URL, DeliveryFormat.PKPASS_URL})
+
+
 class DeliveryMethod(StrEnum):
     VOUCHER = "VOUCHER"
     TICKET = "TICKET"
@@ -517,6 +521,14 @@ def catalog_problems(catalog: Catalog) -> list[tuple[Path, str]]:
         seen_products.add(product.id)
         if sum(1 for o in product.options if o.default) > 1:
             problems.append(((*p_path, "options"), "more than one option is marked default"))
+        for f_index, delivery_format in enumerate(product.delivery_formats):
+            if delivery_format in URL_FORMATS:
+                problems.append(
+                    (
+                        (*p_path, "deliveryFormats", f_index),
+                        f"{delivery_format.value} is not supported yet: Berth issues codes (QRCODE, CODE128, AZTECCODE)",
+                    )
+                )
         if product.content and product.locale not in product.content:
             problems.append(
                 ((*p_path, "content"), f"content must include the product locale {product.locale!r}")

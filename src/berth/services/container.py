@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from berth.services.availability import AvailabilityService
+from berth.services.bookings import BookingService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
@@ -17,6 +19,8 @@ class Services:
     database: Database
     catalog: CatalogService
     connections: ConnectionService
+    availability: AvailabilityService
+    bookings: BookingService
 
     async def close(self) -> None:
         await self.database.dispose()
@@ -29,4 +33,6 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         database=database,
         catalog=CatalogService(database, clock),
         connections=ConnectionService(database, clock),
+        availability=AvailabilityService(database, settings, clock),
+        bookings=BookingService(database, settings, clock),
     )

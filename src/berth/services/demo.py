@@ -1,14 +1,23 @@
-"""Demo data: the packaged catalogue and two reseller connections with fixed keys."""
+"""Demo data: the packaged catalogue, two reseller connections with fixed keys, and the box
+office's own bookings that sell out some upcoming kayak departures."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from importlib import resources
+from zoneinfo import ZoneInfo
 
+from berth.domain.bookings import Contact
 from berth.domain.catalog_document import parse_catalog
+from berth.services.availability import AvailabilityQuery
+from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput
 from berth.services.container import Services
 
 DEMO_CONNECTIONS = (("Demo reseller A", "demo-reseller-a"), ("Demo reseller B", "demo-reseller-b"))
 DEMO_ADMIN_TOKEN = "demo-admin"
+BOX_OFFICE = ("Harbourside box office", "demo-box-office-not-for-resellers")
+SOLD_OUT_PRODUCT = "sunset-kayak"
+SOLD_OUT_DEPARTURES = (0, 1, 5)  # which of the next upcoming departures are sold out
 
 
 def demo_catalog_text() -> str:
@@ -16,9 +25,56 @@ def demo_catalog_text() -> str:
 
 
 async def load_demo(services: Services) -> None:
-    """Idempotent: the catalogue is written only when it differs, connections only when missing."""
+    """Idempotent: the catalogue is written only when it differs, connections only when
+    missing, and sold-out departures are filled only where places are left."""
     catalog = parse_catalog(demo_catalog_text())
     if (await services.catalog.snapshot()).catalog != catalog:
         await services.catalog.replace(catalog)
     for name, key in DEMO_CONNECTIONS:
         await services.connections.ensure(name, key)
+    await _sell_out_upcoming_departures(services)
+
+
+async def _sell_out_upcoming_departures(services: Services) -> None:
+    box_office = await services.connections.ensure(*BOX_OFFICE)
+    catalog = (await services.catalog.snapshot()).catalog
+    product = catalog.product(SOLD_OUT_PRODUCT)
+    if product is None:
+        return
+    today = services.bookings.now().astimezone(ZoneInfo(product.time_zone)).date()
+    query = AvailabilityQuery(
+        product_id=product.id,
+        option_id=product.default_option.id,
+        local_date_start=today + timedelta(days=1),
+        local_date_end=today + timedelta(days=28),
+    )
+    upcoming = [
+        item for item in await services.availability.check(catalog, query) if item.state.status != "CLOSED"
+    ]
+    guest = Contact(
+        values={
+            "firstName": "Box",
+            "lastName": "Office",
+            "emailAddress": "boxoffice@harbourside.example",
+            "phoneNumber": "+442079460000",
+        }
+    )
+    for index in SOLD_OUT_DEPARTURES:
+        if index >= len(upcoming) or not upcoming[index].state.vacancies:
+            continue
+        item = upcoming[index]
+        reservation = ReserveInput(
+            product_id=product.id,
+            option_id=item.option.id,
+            availability_id=item.slot.id,
+            unit_items=tuple(
+                UnitItemInput(item.option.units[0].id) for _ in range(item.state.vacancies or 0)
+            ),
+            reseller_reference="BOX-OFFICE",
+        )
+        held = await services.bookings.reserve(catalog, box_office.id, reservation)
+        confirmed = await services.bookings.confirm(
+            catalog, box_office.id, held.booking.uuid, ConfirmInput(guest)
+        )
+        if confirmed.booking.status == "PENDING":
+            await services.bookings.accept(catalog, confirmed.booking.id)

@@ -140,3 +140,115 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": OctoErrorBody, "description": "An OCTO error (every error code but the internal one)"},
     500: {"model": OctoErrorBody, "description": "INTERNAL_SERVER_ERROR"},
 }
+
+
+class OpeningHoursOut(BaseModel):
+    from_: str = Field(alias="from")
+    to: str
+
+
+class UnitPricingOut(PricingOut):
+    unitId: str
+
+
+class AvailabilityOut(BaseModel):
+    id: str
+    localDateTimeStart: str
+    localDateTimeEnd: str
+    utcCutoffAt: str
+    allDay: bool
+    available: bool
+    status: str = Field(description="AVAILABLE, LIMITED, SOLD_OUT, FREESALE or CLOSED")
+    vacancies: int | None
+    capacity: int | None
+    maxUnits: int | None
+    openingHours: list[OpeningHoursOut]
+    productId: str | None = Field(default=None, description="batch rows only")
+    optionId: str | None = Field(default=None, description="batch rows only")
+    unitPricing: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+
+
+class CalendarDayOut(BaseModel):
+    localDate: str
+    available: bool
+    status: str
+    vacancies: int | None
+    capacity: int | None
+    openingHours: list[OpeningHoursOut]
+    productId: str | None = Field(default=None, description="batch rows only")
+    optionId: str | None = Field(default=None, description="batch rows only")
+    unitPricingFrom: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
+    pricingFrom: PricingOut | None = Field(default=None, description="octo/pricing")
+
+
+class ContactOut(BaseModel):
+    fullName: str | None
+    firstName: str | None
+    lastName: str | None
+    emailAddress: str | None
+    phoneNumber: str | None
+    postalCode: str | None
+    country: str | None
+    notes: str | None
+    locales: list[str]
+    allowMarketing: bool | None = None
+
+
+class DeliveryOptionOut(BaseModel):
+    deliveryFormat: str
+    deliveryValue: str
+
+
+class TicketOut(BaseModel):
+    redemptionMethod: str
+    utcRedeemedAt: str | None
+    deliveryOptions: list[DeliveryOptionOut]
+
+
+class CancellationOut(BaseModel):
+    refund: str
+    reason: str | None
+    utcCancelledAt: str
+
+
+class UnitItemOut(BaseModel):
+    uuid: str
+    resellerReference: str | None
+    supplierReference: str | None
+    unitId: str
+    unit: UnitOut | None = None
+    status: str
+    utcRedeemedAt: str | None
+    contact: ContactOut
+    ticket: TicketOut | None
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
+
+
+class BookingOut(BaseModel):
+    id: str
+    uuid: str
+    testMode: bool
+    resellerReference: str | None
+    supplierReference: str | None
+    status: str = Field(description="ON_HOLD, CONFIRMED, EXPIRED, CANCELLED, REDEEMED, PENDING or REJECTED")
+    utcCreatedAt: str
+    utcUpdatedAt: str | None
+    utcExpiresAt: str | None
+    utcRedeemedAt: str | None
+    utcConfirmedAt: str | None
+    productId: str
+    product: ProductOut
+    optionId: str
+    option: OptionOut
+    cancellable: bool
+    cancellation: CancellationOut | None
+    freesale: bool
+    availabilityId: str | None
+    availability: AvailabilityOut | None
+    contact: ContactOut
+    notes: str | None
+    deliveryMethods: list[str]
+    voucher: TicketOut | None
+    unitItems: list[UnitItemOut]
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")

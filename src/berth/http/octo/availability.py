@@ -1,0 +1,87 @@
+"""POST /availability, /availability/calendar and their batch forms."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Body, Depends
+from pydantic import Field
+from starlette.responses import Response
+
+from berth.domain.errors import OctoError
+from berth.http.context import OctoRequest, octo_request, services
+from berth.http.octo.common import octo_response
+from berth.http.octo.requests import AvailabilityBody, CalendarBody
+from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
+from berth.services.container import Services
+from berth.views.availability import availability_view, calendar_view
+
+router = APIRouter(responses=ERROR_RESPONSES)
+T = TypeVar("T")
+BATCH_LIMIT = 100
+
+
+async def _numbered(index: int, work: Awaitable[T]) -> T:
+    """Await one request of a batch; its errors say which request failed."""
+    try:
+        return await work
+    except OctoError as exc:
+        exc.message = f"Request [{index}]: {exc.message}"
+        raise
+
+
+@router.post("/availability", response_model=list[AvailabilityOut], summary="Check availability")
+async def check_availability(
+    body: AvailabilityBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+) -> Response:
+    items = await svc.availability.check(octo.snapshot.catalog, body.query())
+    return octo_response(octo, [availability_view(item, octo.view) for item in items])
+
+
+@router.post("/availability/calendar", response_model=list[CalendarDayOut], summary="Availability per day")
+async def availability_calendar(
+    body: CalendarBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+) -> Response:
+    days = await svc.availability.calendar(octo.snapshot.catalog, body.query())
+    return octo_response(octo, [calendar_view(day, octo.view) for day in days])
+
+
+@router.post(
+    "/availability/batch",
+    response_model=list[AvailabilityOut],
+    summary="Several availability checks; one flat list of rows, each with productId and optionId",
+)
+async def check_availability_batch(
+    body: Annotated[list[AvailabilityBody], Body(), Field(min_length=1, max_length=BATCH_LIMIT)],
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    rows: list[dict[str, Any]] = []
+    for index, request in enumerate(body):
+        items = await _numbered(index, svc.availability.check(octo.snapshot.catalog, request.query()))
+        rows.extend(
+            {"productId": item.product.id, "optionId": item.option.id, **availability_view(item, octo.view)}
+            for item in items
+        )
+    return octo_response(octo, rows)
+
+
+@router.post(
+    "/availability/calendar/batch",
+    response_model=list[CalendarDayOut],
+    summary="Several calendars; one flat list of days, each with productId and optionId",
+)
+async def availability_calendar_batch(
+    body: Annotated[list[CalendarBody], Body(), Field(min_length=1, max_length=BATCH_LIMIT)],
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    rows: list[dict[str, Any]] = []
+    for index, request in enumerate(body):
+        days = await _numbered(index, svc.availability.calendar(octo.snapshot.catalog, request.query()))
+        rows.extend(
+            {"productId": day.product.id, "optionId": day.option.id, **calendar_view(day, octo.view)}
+            for day in days
+        )
+    return octo_response(octo, rows)

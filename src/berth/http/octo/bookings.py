@@ -1,0 +1,145 @@
+"""The booking routes: reserve, get, list, update, confirm, extend, cancel."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from fastapi import APIRouter, Body, Depends, Header, Query
+from starlette.responses import Response
+
+from berth.domain.errors import BadRequest, InvalidBookingUuid
+from berth.http.context import OctoRequest, octo_request, services
+from berth.http.octo.common import octo_response
+from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
+from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
+from berth.services.bookings import BookingDetails
+from berth.services.container import Services
+from berth.store.bookings_repo import BookingFilter
+from berth.views.bookings import booking_view, bookings_view
+
+router = APIRouter(responses=ERROR_RESPONSES)
+
+
+def _one(octo: OctoRequest, svc: Services, details: BookingDetails) -> Response:
+    return octo_response(octo, booking_view(details, octo.view))
+
+
+def _known_uuid(uuid: str) -> str:
+    if not is_uuid(uuid):
+        raise InvalidBookingUuid(uuid, f"{uuid!r} is not a booking uuid")
+    return uuid
+
+
+@router.post("/bookings", response_model=BookingOut, summary="Reserve: hold places (ON_HOLD)")
+async def reserve(
+    body: ReserveBody,
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+    octo_env: str | None = Header(default=None, alias="Octo-Env"),
+) -> Response:
+    details = await svc.bookings.reserve(
+        octo.snapshot.catalog,
+        octo.connection.id,
+        body.reservation(),
+        test_mode=(octo_env or "").lower() == "test",
+    )
+    return _one(octo, svc, details)
+
+
+@router.get("/bookings", response_model=list[BookingOut], summary="Find your bookings")
+async def list_bookings(
+    resellerReference: str | None = Query(default=None, max_length=1000),
+    supplierReference: str | None = Query(default=None, max_length=100),
+    localDate: date | None = None,
+    localDateStart: date | None = None,
+    localDateEnd: date | None = None,
+    productId: str | None = Query(default=None, max_length=200),
+    optionId: str | None = Query(default=None, max_length=200),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    if (localDateStart is None) != (localDateEnd is None):
+        raise BadRequest("localDateStart and localDateEnd must be sent together")
+    if not (resellerReference or supplierReference or localDate or localDateStart):
+        raise BadRequest(
+            "Filter by resellerReference, supplierReference, localDate, or localDateStart with localDateEnd"
+        )
+    where = BookingFilter(
+        connection_id=octo.connection.id,
+        reseller_reference=resellerReference,
+        supplier_reference=supplierReference,
+        date_from=localDate or localDateStart,
+        date_to=localDate or localDateEnd,
+        product_id=productId,
+        option_id=optionId,
+    )
+    found = await svc.bookings.find(octo.snapshot.catalog, where)
+    return octo_response(octo, bookings_view(found, octo.view))
+
+
+@router.get("/bookings/{uuid}", response_model=BookingOut, summary="One of your bookings")
+async def get_booking(
+    uuid: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+) -> Response:
+    return _one(
+        octo, svc, await svc.bookings.get(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid))
+    )
+
+
+@router.patch("/bookings/{uuid}", response_model=BookingOut, summary="Change a booking before its cutoff")
+async def update_booking(
+    uuid: str, body: UpdateBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+) -> Response:
+    details = await svc.bookings.update(
+        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update()
+    )
+    return _one(octo, svc, details)
+
+
+@router.post("/bookings/{uuid}/confirm", response_model=BookingOut, summary="Confirm a held booking")
+async def confirm_booking(
+    uuid: str, body: ConfirmBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+) -> Response:
+    details = await svc.bookings.confirm(
+        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.confirmation()
+    )
+    return _one(octo, svc, details)
+
+
+@router.post("/bookings/{uuid}/extend", response_model=BookingOut, summary="Extend a hold")
+async def extend_booking(
+    uuid: str,
+    body: ExtendBody | None = Body(default=None),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    minutes = body.expirationMinutes if body else None
+    details = await svc.bookings.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
+    return _one(octo, svc, details)
+
+
+async def _cancel(uuid: str, body: CancelBody | None, octo: OctoRequest, svc: Services) -> Response:
+    # `force` is the supplier's override of the cutoff; from a reseller it is ignored.
+    reason = body.reason if body else None
+    details = await svc.bookings.cancel(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), reason)
+    return _one(octo, svc, details)
+
+
+@router.post("/bookings/{uuid}/cancel", response_model=BookingOut, summary="Cancel before the cutoff")
+async def cancel_booking(
+    uuid: str,
+    body: CancelBody | None = Body(default=None),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    return await _cancel(uuid, body, octo, svc)
+
+
+@router.delete("/bookings/{uuid}", response_model=BookingOut, summary="Cancel (alias of POST …/cancel)")
+async def delete_booking(
+    uuid: str,
+    body: CancelBody | None = Body(default=None),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    return await _cancel(uuid, body, octo, svc)

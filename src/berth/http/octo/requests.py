@@ -1,0 +1,203 @@
+"""Request bodies of the OCTO routes. Unknown fields are ignored (clients send extras);
+wrong types are BAD_REQUEST, naming the field."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from berth.domain.bookings import CONTACT_KEYS, Contact
+from berth.services.availability import AvailabilityQuery
+from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput, UpdateInput
+
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+Text = Annotated[str, Field(max_length=1000)]
+Identifier = Annotated[str, Field(max_length=200)]
+
+
+def is_uuid(value: str) -> bool:
+    return bool(_UUID.match(value))
+
+
+def _must_be_uuid(value: str) -> str:
+    if not is_uuid(value):
+        raise ValueError("must be a UUID")
+    return value
+
+
+ClientUuid = Annotated[str, AfterValidator(_must_be_uuid)]
+
+
+class Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class UnitQuantity(Lenient):
+    id: Identifier
+    quantity: Annotated[int, Field(ge=0, le=1000)]
+
+
+class AvailabilityBody(Lenient):
+    productId: Identifier | None = None
+    optionId: Identifier | None = None
+    localDate: date | None = None
+    localDateStart: date | None = None
+    localDateEnd: date | None = None
+    availabilityIds: Annotated[list[Identifier], Field(max_length=500)] | None = None
+    units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
+    currency: Annotated[str, Field(max_length=3)] | None = None
+
+    def query(self) -> AvailabilityQuery:
+        return AvailabilityQuery(
+            product_id=self.productId,
+            option_id=self.optionId,
+            local_date=self.localDate,
+            local_date_start=self.localDateStart,
+            local_date_end=self.localDateEnd,
+            availability_ids=tuple(self.availabilityIds) if self.availabilityIds is not None else None,
+            units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
+            currency=self.currency,
+        )
+
+
+class CalendarBody(Lenient):
+    productId: Identifier | None = None
+    optionId: Identifier | None = None
+    localDateStart: date | None = None
+    localDateEnd: date | None = None
+    units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
+    currency: Annotated[str, Field(max_length=3)] | None = None
+
+    def query(self) -> AvailabilityQuery:
+        return AvailabilityQuery(
+            product_id=self.productId,
+            option_id=self.optionId,
+            local_date_start=self.localDateStart,
+            local_date_end=self.localDateEnd,
+            units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
+            currency=self.currency,
+        )
+
+
+class ContactBody(Lenient):
+    fullName: Text | None = None
+    firstName: Text | None = None
+    lastName: Text | None = None
+    emailAddress: Text | None = None
+    phoneNumber: Text | None = None
+    postalCode: Text | None = None
+    country: Text | None = None
+    notes: Text | None = None
+    locales: Annotated[list[Annotated[str, Field(max_length=35)]], Field(max_length=20)] | None = None
+    allowMarketing: bool | None = None
+
+    def contact(self) -> Contact:
+        sent = self.model_fields_set
+        return Contact(
+            values={key: getattr(self, key) for key in CONTACT_KEYS if key in sent},
+            locales=tuple(self.locales or ()),
+            allow_marketing=self.allowMarketing,
+        )
+
+
+def _contact(body: ContactBody | None) -> Contact | None:
+    return body.contact() if body is not None else None
+
+
+class UnitItemBody(Lenient):
+    unitId: Identifier
+    uuid: ClientUuid | None = None
+    resellerReference: Text | None = None
+    contact: ContactBody | None = None
+
+    def item(self) -> UnitItemInput:
+        return UnitItemInput(
+            unit_id=self.unitId,
+            uuid=self.uuid,
+            reseller_reference=self.resellerReference,
+            contact=_contact(self.contact),
+        )
+
+
+UnitItems = Annotated[list[UnitItemBody], Field(max_length=200)]
+
+
+def _items(items: list[UnitItemBody] | None) -> tuple[UnitItemInput, ...] | None:
+    return tuple(i.item() for i in items) if items is not None else None
+
+
+class _BookingFields(Lenient):
+    """What a reservation and an update both carry."""
+
+    productId: Identifier | None = None
+    optionId: Identifier | None = None
+    availabilityId: Identifier | None = None
+    expirationMinutes: int | None = None
+    unitItems: UnitItems | None = None
+    notes: Text | None = None
+    resellerReference: Text | None = None
+    contact: ContactBody | None = None
+
+
+class ReserveBody(_BookingFields):
+    uuid: ClientUuid | None = None
+    currency: Annotated[str, Field(max_length=3)] | None = None
+
+    def reservation(self) -> ReserveInput:
+        return ReserveInput(
+            product_id=self.productId,
+            option_id=self.optionId,
+            unit_items=_items(self.unitItems),
+            uuid=self.uuid,
+            availability_id=self.availabilityId,
+            expiration_minutes=self.expirationMinutes,
+            notes=self.notes,
+            reseller_reference=self.resellerReference,
+            contact=_contact(self.contact),
+            currency=self.currency,
+        )
+
+
+class UpdateBody(_BookingFields):
+    emailReceipt: bool | None = None
+
+    def update(self) -> UpdateInput:
+        return UpdateInput(
+            product_id=self.productId,
+            option_id=self.optionId,
+            availability_id=self.availabilityId,
+            unit_items=_items(self.unitItems),
+            expiration_minutes=self.expirationMinutes,
+            notes=self.notes,
+            reseller_reference=self.resellerReference,
+            contact=_contact(self.contact),
+            sent=frozenset(self.model_fields_set),
+        )
+
+
+class ConfirmBody(Lenient):
+    contact: ContactBody
+    resellerReference: Text | None = None
+    unitItems: UnitItems | None = None
+    emailReceipt: bool | None = None
+    notes: Text | None = None
+
+    def confirmation(self) -> ConfirmInput:
+        return ConfirmInput(
+            contact=self.contact.contact(),
+            reseller_reference=self.resellerReference,
+            unit_items=_items(self.unitItems) if self.unitItems else None,
+            notes=self.notes,
+        )
+
+
+class ExtendBody(Lenient):
+    expirationMinutes: int | None = None
+
+
+class CancelBody(Lenient):
+    reason: Text | None = None
+    force: bool | None = None

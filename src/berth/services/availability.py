@@ -1,0 +1,151 @@
+"""Availability checks and calendars: slots from the cached schedule, held places from one
+aggregate query per option and range, whatever the range's length."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from berth.domain.availability import SlotState, day_state, slot_state
+from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
+from berth.domain.errors import BadRequest, InvalidAvailabilityId
+from berth.domain.slots import Slot, slot_for_id, slots_between
+from berth.services.clock import Clock
+from berth.settings import Settings
+from berth.store import bookings_repo
+from berth.store.database import Database
+
+
+@dataclass(frozen=True)
+class AvailabilityQuery:
+    product_id: str | None
+    option_id: str | None
+    local_date: date | None = None
+    local_date_start: date | None = None
+    local_date_end: date | None = None
+    availability_ids: tuple[str, ...] | None = None
+    units: tuple[tuple[str, int], ...] | None = None
+    currency: str | None = None
+
+
+@dataclass(frozen=True)
+class SlotAvailability:
+    product: Product
+    option: Option
+    slot: Slot
+    state: SlotState
+    units: tuple[tuple[str, int], ...]
+    currency: str | None
+
+
+@dataclass(frozen=True)
+class CalendarDay:
+    product: Product
+    option: Option
+    local_date: date
+    slots: tuple[Slot, ...]
+    state: SlotState
+    units: tuple[tuple[str, int], ...]
+    currency: str | None
+
+
+def today_in(product: Product, now: datetime) -> date:
+    return now.astimezone(ZoneInfo(product.time_zone)).date()
+
+
+class AvailabilityService:
+    def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
+        self._db = database
+        self._settings = settings
+        self._clock = clock
+
+    def _range(self, product: Product, start: date, end: date) -> None:
+        if end < start:
+            raise BadRequest(f"localDateEnd {end} is before localDateStart {start}")
+        days = (end - start).days + 1
+        if days > self._settings.max_range_days:
+            raise BadRequest(
+                f"The range covers {days} days; at most {self._settings.max_range_days} are allowed"
+            )
+        today = today_in(product, self._clock())
+        if end < today:
+            raise BadRequest(f"The dates requested are in the past (today is {today} in {product.time_zone})")
+
+    async def held(
+        self, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    ) -> dict[str, int]:
+        if not slots:
+            return {}
+        first = min(s.start for s in slots).astimezone(UTC)
+        last = max(s.start for s in slots).astimezone(UTC)
+        async with self._db.transaction(write=False) as conn:
+            return await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+
+    async def check(self, catalog: Catalog, query: AvailabilityQuery) -> list[SlotAvailability]:
+        product = find_product(catalog, query.product_id)
+        option = find_option(product, query.option_id)
+        selectors = [
+            query.local_date is not None,
+            query.local_date_start is not None or query.local_date_end is not None,
+            query.availability_ids is not None,
+        ]
+        if sum(selectors) != 1:
+            raise BadRequest(
+                "Send exactly one of localDate, localDateStart with localDateEnd, or availabilityIds"
+            )
+        currency = find_currency(product, query.currency)
+        pax, units = requested_units(option, query.units or ())
+        requested = pax if query.units else None
+        if query.availability_ids is not None:
+            slots = []
+            for availability_id in query.availability_ids:
+                slot = slot_for_id(product, option, availability_id)
+                if slot is None:
+                    raise InvalidAvailabilityId(availability_id)
+                slots.append(slot)
+        else:
+            if query.local_date is not None:
+                start = end = query.local_date
+            elif query.local_date_start is None or query.local_date_end is None:
+                raise BadRequest("localDateStart and localDateEnd must be sent together")
+            else:
+                start, end = query.local_date_start, query.local_date_end
+            self._range(product, start, end)
+            slots = slots_between(product, option, start, end)
+        now = self._clock()
+        held = await self.held(product, option, slots, now)
+        return [
+            SlotAvailability(
+                product, option, slot, slot_state(slot, held.get(slot.id, 0), now, requested), units, currency
+            )
+            for slot in slots
+        ]
+
+    async def calendar(self, catalog: Catalog, query: AvailabilityQuery) -> list[CalendarDay]:
+        product = find_product(catalog, query.product_id)
+        option = find_option(product, query.option_id)
+        if query.local_date_start is None or query.local_date_end is None:
+            raise BadRequest("localDateStart and localDateEnd are required")
+        start, end = query.local_date_start, query.local_date_end
+        self._range(product, start, end)
+        currency = find_currency(product, query.currency)
+        pax, units = requested_units(option, query.units or ())
+        requested = pax if query.units else None
+        slots = slots_between(product, option, start, end)
+        now = self._clock()
+        held = await self.held(product, option, slots, now)
+        by_day: dict[date, list[Slot]] = {}
+        for slot in slots:
+            by_day.setdefault(slot.local_date, []).append(slot)
+        days = []
+        for offset in range((end - start).days + 1):
+            day = start + timedelta(days=offset)
+            day_slots = by_day.get(day, [])
+            states = [slot_state(s, held.get(s.id, 0), now, requested) for s in day_slots]
+            days.append(
+                CalendarDay(product, option, day, tuple(day_slots), day_state(states), units, currency)
+            )
+        return days

@@ -1,0 +1,27 @@
+"""Background work: sweeping expired holds (run by `berth worker`, and inside `berth serve`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from berth.services.container import Services
+
+log = structlog.get_logger("berth.worker")
+
+
+async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
+    """Until `stop` is set: mark due holds EXPIRED every `expiry_sweep_seconds`. Reads never
+    count an expired hold anyway; this makes the stored status catch up."""
+    interval = services.settings.expiry_sweep_seconds
+    while not stop.is_set():
+        try:
+            expired = await services.bookings.expire_due()
+            if expired:
+                log.info("expired holds", count=expired)
+        except Exception:  # a failed sweep is retried on the next tick; the loop must not die
+            log.exception("expiry sweep failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval)

@@ -1,0 +1,275 @@
+"""Bookings, the places they hold, slot locks and booking history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
+
+from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem
+from berth.store.tables import booking_events, bookings, slot_locks
+
+
+def _utc(value: datetime | None) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
+
+
+def _parse_utc(value: str | None) -> datetime | None:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S%z") if value else None
+
+
+def _row_values(booking: Booking) -> dict[str, Any]:
+    return {
+        "id": booking.id,
+        "connection_id": booking.connection_id,
+        "uuid": booking.uuid,
+        "test_mode": booking.test_mode,
+        "status": booking.status.value,
+        "product_id": booking.product_id,
+        "option_id": booking.option_id,
+        "availability_id": booking.availability_id,
+        "slot_start": booking.slot_start,
+        "local_date": booking.local_date.isoformat() if booking.local_date else None,
+        "pax": booking.pax,
+        "reseller_reference": booking.reseller_reference,
+        "supplier_reference": booking.supplier_reference,
+        "notes": booking.notes,
+        "contact": booking.contact.to_document(),
+        "unit_items": [item.to_document() for item in booking.unit_items],
+        "currency": booking.currency,
+        "freesale": booking.freesale,
+        "request_fingerprint": booking.request_fingerprint,
+        "created_at": booking.created_at,
+        "updated_at": booking.updated_at,
+        "expires_at": booking.expires_at,
+        "confirmed_at": booking.confirmed_at,
+        "redeemed_at": booking.redeemed_at,
+        "cancellation": (
+            {
+                "refund": booking.cancellation.refund,
+                "reason": booking.cancellation.reason,
+                "at": _utc(booking.cancellation.at),
+            }
+            if booking.cancellation
+            else None
+        ),
+        "rejection": (
+            {"reason": booking.rejection_reason, "at": _utc(booking.rejected_at)}
+            if booking.rejected_at
+            else None
+        ),
+    }
+
+
+def _booking(row: Any) -> Booking:
+    cancellation = row.cancellation
+    rejection = row.rejection
+    cancelled_at = _parse_utc(cancellation["at"]) if cancellation else None
+    return Booking(
+        id=row.id,
+        uuid=row.uuid,
+        connection_id=row.connection_id,
+        test_mode=row.test_mode,
+        status=BookingStatus(row.status),
+        product_id=row.product_id,
+        option_id=row.option_id,
+        availability_id=row.availability_id,
+        slot_start=row.slot_start,
+        local_date=date.fromisoformat(row.local_date) if row.local_date else None,
+        pax=row.pax,
+        reseller_reference=row.reseller_reference,
+        supplier_reference=row.supplier_reference,
+        notes=row.notes,
+        contact=Contact.from_document(row.contact),
+        unit_items=tuple(UnitItem.from_document(item) for item in row.unit_items),
+        currency=row.currency,
+        freesale=row.freesale,
+        request_fingerprint=row.request_fingerprint,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        expires_at=row.expires_at,
+        confirmed_at=row.confirmed_at,
+        redeemed_at=row.redeemed_at,
+        cancellation=(
+            Cancellation(refund=cancellation["refund"], reason=cancellation["reason"], at=cancelled_at)
+            if cancellation and cancelled_at
+            else None
+        ),
+        rejection_reason=rejection["reason"] if rejection else None,
+        rejected_at=_parse_utc(rejection["at"]) if rejection else None,
+    )
+
+
+async def insert_booking(conn: AsyncConnection, booking: Booking) -> None:
+    await conn.execute(insert(bookings).values(**_row_values(booking)))
+
+
+async def save_booking(conn: AsyncConnection, booking: Booking) -> None:
+    values = _row_values(booking)
+    del values["id"]
+    await conn.execute(update(bookings).where(bookings.c.id == booking.id).values(**values))
+
+
+async def get_by_uuid(conn: AsyncConnection, connection_id: str, uuid: str) -> Booking | None:
+    row = (
+        await conn.execute(
+            select(bookings).where(bookings.c.connection_id == connection_id, bookings.c.uuid == uuid)
+        )
+    ).first()
+    return None if row is None else _booking(row)
+
+
+async def get_by_id(conn: AsyncConnection, booking_id: str) -> Booking | None:
+    row = (await conn.execute(select(bookings).where(bookings.c.id == booking_id))).first()
+    return None if row is None else _booking(row)
+
+
+@dataclass(frozen=True)
+class BookingFilter:
+    connection_id: str | None = None
+    reseller_reference: str | None = None
+    supplier_reference: str | None = None
+    reference: str | None = None  # either reference (admin search)
+    date_from: date | None = None
+    date_to: date | None = None
+    product_id: str | None = None
+    option_id: str | None = None
+    status: str | None = None
+
+
+async def find_bookings(
+    conn: AsyncConnection, where: BookingFilter, *, limit: int | None = None, offset: int = 0
+) -> tuple[list[Booking], int]:
+    """Bookings matching every given filter, by travel date then creation, and the total count."""
+    clauses: list[ColumnElement[bool]] = []
+    if where.connection_id is not None:
+        clauses.append(bookings.c.connection_id == where.connection_id)
+    if where.reseller_reference is not None:
+        clauses.append(bookings.c.reseller_reference == where.reseller_reference)
+    if where.supplier_reference is not None:
+        clauses.append(bookings.c.supplier_reference == where.supplier_reference)
+    if where.reference is not None:
+        clauses.append(
+            or_(
+                bookings.c.reseller_reference == where.reference,
+                bookings.c.supplier_reference == where.reference.upper(),
+                bookings.c.uuid == where.reference,
+            )
+        )
+    if where.date_from is not None:
+        clauses.append(bookings.c.local_date >= where.date_from.isoformat())
+    if where.date_to is not None:
+        clauses.append(bookings.c.local_date <= where.date_to.isoformat())
+    if where.product_id is not None:
+        clauses.append(bookings.c.product_id == where.product_id)
+    if where.option_id is not None:
+        clauses.append(bookings.c.option_id == where.option_id)
+    if where.status is not None:
+        clauses.append(bookings.c.status == where.status)
+    condition = and_(*clauses) if clauses else None
+    query = select(bookings).order_by(bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
+    counting = select(func.count()).select_from(bookings)
+    if condition is not None:
+        query = query.where(condition)
+        counting = counting.where(condition)
+    if limit is not None:
+        query = query.limit(limit).offset(offset)
+    rows = (await conn.execute(query)).all()
+    total = len(rows) if limit is None else int(await conn.scalar(counting) or 0)
+    return [_booking(row) for row in rows], total
+
+
+def _holding(now: datetime) -> ColumnElement[bool]:
+    return and_(
+        bookings.c.test_mode.is_(False),
+        or_(
+            bookings.c.status.in_([s.value for s in HOLDING]),
+            and_(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at > now),
+        ),
+    )
+
+
+async def held_places(
+    conn: AsyncConnection,
+    product_id: str,
+    option_id: str,
+    first: datetime,
+    last: datetime,
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> dict[str, int]:
+    """Places held per availability id for slots starting in [first, last]: one query."""
+    query = (
+        select(bookings.c.availability_id, func.sum(bookings.c.pax))
+        .where(
+            bookings.c.product_id == product_id,
+            bookings.c.option_id == option_id,
+            bookings.c.slot_start >= first,
+            bookings.c.slot_start <= last,
+            _holding(now),
+        )
+        .group_by(bookings.c.availability_id)
+    )
+    if excluding is not None:
+        query = query.where(bookings.c.id != excluding)
+    return {row[0]: int(row[1]) for row in await conn.execute(query)}
+
+
+async def lock_slots(conn: AsyncConnection, keys: Iterable[tuple[str, str, str]]) -> None:
+    """Take the PostgreSQL row lock of each slot, creating the row on first use. Keys are
+    locked in sorted order so two writers touching the same two slots cannot deadlock.
+    (On SQLite the write transaction already holds the database's only write lock.)"""
+    if conn.dialect.name != "postgresql":
+        return
+    for product_id, option_id, availability_id in sorted(set(keys)):
+        key = {"product_id": product_id, "option_id": option_id, "availability_id": availability_id}
+        await conn.execute(pg_insert(slot_locks).values(**key).on_conflict_do_nothing())
+        await conn.execute(
+            select(slot_locks.c.product_id)
+            .where(
+                slot_locks.c.product_id == product_id,
+                slot_locks.c.option_id == option_id,
+                slot_locks.c.availability_id == availability_id,
+            )
+            .with_for_update()
+        )
+
+
+async def lock_booking(conn: AsyncConnection, booking_id: str) -> None:
+    """Serialise writers of one booking (PostgreSQL row lock; SQLite's write lock does it)."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(select(bookings.c.id).where(bookings.c.id == booking_id).with_for_update())
+
+
+async def due_holds(conn: AsyncConnection, now: datetime, limit: int) -> list[Booking]:
+    query = (
+        select(bookings)
+        .where(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at <= now)
+        .order_by(bookings.c.expires_at)
+        .limit(limit)
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    return [_booking(row) for row in await conn.execute(query)]
+
+
+async def add_event(
+    conn: AsyncConnection, booking_id: str, at: datetime, kind: str, actor: str, detail: dict[str, Any]
+) -> None:
+    await conn.execute(
+        insert(booking_events).values(booking_id=booking_id, at=at, kind=kind, actor=actor, detail=detail)
+    )
+
+
+async def events_of(conn: AsyncConnection, booking_id: str) -> list[dict[str, Any]]:
+    rows = await conn.execute(
+        select(booking_events).where(booking_events.c.booking_id == booking_id).order_by(booking_events.c.id)
+    )
+    return [{"at": _utc(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail} for row in rows]
