@@ -1,0 +1,158 @@
+"""What the benchmark measures: routes as data, and the targets of issue 4.
+
+A route is one row of the results table. run.py drives it with wrk for `--duration` seconds,
+against the baseline and against Berth in turn, with the same method, path, headers and Lua
+script. To add a route, append a `Route` to `ROUTES` (see the commented examples at the end
+of this file and benchmarks/README.md) and, when issue 4 gives it one, a target to `TARGETS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+LUA_DIR = Path(__file__).resolve().parent / "lua"
+
+# Ratio targets from issue 4 (2-core machine): the route's best requests/s divided by the
+# best requests/s of the baseline in the same run must reach at least this much. Keyed by
+# route name; targets of routes not in ROUTES yet wait here for them.
+TARGETS: dict[str, float] = {
+    "supplier": 0.5,
+    "products": 0.35,
+    "availability-1d": 0.15,
+    "calendar-30d": 0.05,
+    "booking-reserve": 0.03,
+}
+
+# Issue 4: RSS of every uvicorn worker at most this many MB (after 10,000 bookings).
+RSS_TARGET_MB = 150.0
+
+RESELLER = {"Authorization": "Bearer demo-reseller-a"}
+CONTENT_PRICING = {**RESELLER, "Octo-Capabilities": "octo/content, octo/pricing"}
+
+
+@dataclass(frozen=True)
+class BenchContext:
+    """What a route's hooks get: the Berth under test and its database."""
+
+    mode: str  # "sqlite" or "postgres"
+    base_url: str  # Berth under test, e.g. http://127.0.0.1:41234
+    database_url: str  # the fresh database Berth runs on; checks may read it directly
+    workdir: Path  # a temporary directory of this mode's run
+    client: httpx.AsyncClient  # base_url set, no default headers
+
+    async def reseller_get(self, path: str, headers: Mapping[str, str] = RESELLER) -> Any:
+        answer = await self.client.get(path, headers=dict(headers))
+        answer.raise_for_status()
+        return answer.json()
+
+    async def reseller_post(self, path: str, body: Any, headers: Mapping[str, str] = RESELLER) -> Any:
+        answer = await self.client.post(path, json=body, headers=dict(headers))
+        answer.raise_for_status()
+        return answer.json()
+
+
+@dataclass(frozen=True)
+class RouteRun:
+    """What a check hook gets after Berth's measured rounds of its route."""
+
+    requests: int  # requests answered in Berth's measured rounds (warm-up excluded)
+    statuses: Mapping[str, int]  # by status and OCTO error code, when the script counts them
+    collected: list[str]  # values the script collected with bench.collect(), e.g. booking uuids
+
+
+# setup(context) -> the JSON body to send (replaces Route.body), or None to keep Route.body.
+# It runs once per database mode, before the route's first round.
+SetupHook = Callable[[BenchContext], Awaitable[Any]]
+# check(context, run) -> problems found (empty: all good). It runs after Berth's rounds.
+CheckHook = Callable[[BenchContext, RouteRun], Awaitable[list[str]]]
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str  # short, unique; `--only NAME` selects it; TARGETS is keyed by it
+    method: str
+    path: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    # JSON body of a POST, written to a file that the Lua script reads (BERTH_BENCH_BODY_FILE).
+    body: Any = None
+    # Lua file under benchmarks/lua/. Default: none for GET, post.lua (same body every request)
+    # otherwise; booking.lua fills "{{uuid}}" afresh per request; reserve_confirm.lua is a flow.
+    script: str | None = None
+    setup: SetupHook | None = None
+    check: CheckHook | None = None
+    # Non-2xx answers that are expected, keyed as the script counts them ("409", or
+    # "400 UNPROCESSABLE_ENTITY"): they do not count against the route (e.g. sold out).
+    expected_errors: frozenset[str] = frozenset()
+
+    @property
+    def target(self) -> float | None:
+        return TARGETS.get(self.name)
+
+    def script_path(self) -> Path | None:
+        if self.script is not None:
+            return LUA_DIR / self.script
+        if self.method.upper() != "GET":
+            return LUA_DIR / "post.lua"
+        return None
+
+
+ROUTES: list[Route] = [
+    Route("supplier", "GET", "/octo/supplier", headers=RESELLER),
+    Route("products", "GET", "/octo/products", headers=CONTENT_PRICING),
+]
+
+
+# ---------------------------------------------------------------------------------------
+# Examples for the routes issue 4 adds next. Uncomment once the endpoint exists, adjust the
+# bodies to what Berth answers, and move them into ROUTES.
+#
+# import datetime as dt
+#
+# def _tomorrow() -> str:
+#     return (dt.date.today() + dt.timedelta(days=1)).isoformat()
+#
+# async def _first_option(ctx: BenchContext) -> dict[str, str]:
+#     products = await ctx.reseller_get("/octo/products")
+#     return {"productId": products[0]["id"], "optionId": products[0]["options"][0]["id"]}
+#
+# async def _availability_one_day(ctx: BenchContext) -> Any:
+#     return {**await _first_option(ctx), "localDateStart": _tomorrow(), "localDateEnd": _tomorrow()}
+#
+# def _calendar(days: int) -> SetupHook:
+#     async def setup(ctx: BenchContext) -> Any:
+#         start = dt.date.today() + dt.timedelta(days=1)
+#         end = start + dt.timedelta(days=days - 1)
+#         return {**await _first_option(ctx), "localDateStart": start.isoformat(),
+#                 "localDateEnd": end.isoformat(), "units": [{"id": "adult", "quantity": 1}]}
+#     return setup
+#
+# async def _reservation(ctx: BenchContext) -> Any:
+#     # booking.lua replaces every "{{uuid}}" with a fresh UUID on each request.
+#     option = await _first_option(ctx)
+#     slots = await ctx.reseller_post("/octo/availability", {**option, "localDateStart": _tomorrow(),
+#                                                           "localDateEnd": _tomorrow()})
+#     return {"uuid": "{{uuid}}", **option, "availabilityId": slots[0]["id"],
+#             "unitItems": [{"uuid": "{{uuid}}", "unitId": "adult"}]}
+#
+# async def _no_oversell(ctx: BenchContext, run: RouteRun) -> list[str]:
+#     # Read the database directly (berth.store.database.Database(ctx.database_url)):
+#     # units held per slot <= capacity, and every uuid in run.collected exists.
+#     return []
+#
+# ROUTES += [
+#     Route("availability-1d", "POST", "/octo/availability", RESELLER, setup=_availability_one_day),
+#     Route("calendar-30d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(30)),
+#     Route("calendar-365d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(365)),
+#     Route("booking-reserve", "POST", "/octo/bookings", RESELLER, setup=_reservation,
+#           script="booking.lua", check=_no_oversell,
+#           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # sold out: adjust to Berth's
+#     Route("booking-flow", "POST", "/octo/bookings", RESELLER, setup=_reservation,
+#           script="reserve_confirm.lua", check=_no_oversell,
+#           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),
+# ]
+# ---------------------------------------------------------------------------------------

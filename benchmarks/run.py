@@ -1,0 +1,789 @@
+"""Berth's benchmark: how fast each hot route is, as a ratio to a bare Starlette baseline
+measured on the same machine in the same run.
+
+    .venv/bin/python benchmarks/run.py [--duration 5] [--rounds 2] [--only supplier] ...
+
+For each database mode (SQLite, and PostgreSQL when BERTH_BENCH_POSTGRES_URL is set) it
+starts `berth serve --demo` on a fresh database, then drives every route in routes.py with
+wrk, alternating baseline and Berth rounds, and prints a table (also written to
+benchmarks/results/<UTC timestamp>.json). See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from loadgen import WrkResult, compose_script, ensure_wrk, run_wrk, wrk_version
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from routes import ROUTES, RSS_TARGET_MB, TARGETS, BenchContext, Route, RouteRun
+from servers import (
+    BenchError,
+    ServerProcess,
+    free_port,
+    postgres_database,
+    postgres_version,
+    redact,
+    sqlite_database,
+)
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+RESULTS_DIR = BENCH_DIR / "results"
+MODES = ("sqlite", "postgres")
+POSTGRES_ENV = "BERTH_BENCH_POSTGRES_URL"
+
+
+# --- options -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    duration: int
+    connections: int
+    threads: int
+    workers: int
+    rounds: int
+    warmup: int
+    only: tuple[str, ...]
+    modes: tuple[str, ...]
+    env: dict[str, str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "duration_s": self.duration,
+            "connections": self.connections,
+            "threads": self.threads,
+            "workers": self.workers,
+            "rounds": self.rounds,
+            "warmup_s": self.warmup,
+            "only": list(self.only),
+            "modes": list(self.modes),
+            "env": self.env,
+        }
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _not_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, not {value}")
+    return value
+
+
+def parse_options(argv: Sequence[str]) -> Options:
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/run.py",
+        description="Benchmark Berth against a bare Starlette baseline on the same machine, same run.",
+    )
+    parser.add_argument("--duration", type=_positive, default=5, help="seconds per round (default 5)")
+    parser.add_argument("--connections", type=_positive, default=32, help="wrk connections (default 32)")
+    parser.add_argument("--threads", type=_positive, default=2, help="wrk threads (default 2)")
+    parser.add_argument(
+        "--workers", type=_positive, default=2, help="uvicorn workers, both servers (default 2)"
+    )
+    parser.add_argument(
+        "--rounds", type=_positive, default=2, help="measured rounds per server and route (default 2)"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=_not_negative,
+        default=1,
+        help="unmeasured seconds per server and route first (default 1)",
+    )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="ROUTE", help="run only this route (repeatable)"
+    )
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="database modes, comma-separated (default sqlite,postgres)"
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="BERTH_NAME=VALUE",
+        help="extra setting for the Berth server (repeatable)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the routes and their targets, then exit")
+    args = parser.parse_args(argv)
+
+    if args.list:
+        for route in ROUTES:
+            target = f"≥ {route.target}x" if route.target is not None else "no target"
+            print(f"{route.name:20} {route.method:5} {route.path:32} {target}")
+        raise SystemExit(0)
+
+    known = {route.name for route in ROUTES}
+    unknown = [name for name in args.only if name not in known]
+    if unknown:
+        parser.error(f"unknown route(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    modes = tuple(mode.strip() for mode in args.modes.split(",") if mode.strip())
+    bad = [mode for mode in modes if mode not in MODES]
+    if bad or not modes:
+        parser.error(f"--modes takes a comma-separated list of {', '.join(MODES)}")
+    if args.connections < args.threads:
+        parser.error("--connections must be at least --threads")
+    env: dict[str, str] = {}
+    for item in args.env:
+        name, sep, value = item.partition("=")
+        if not sep or not name.startswith("BERTH_"):
+            parser.error(f"--env takes BERTH_NAME=VALUE, not {item!r}")
+        if name == "BERTH_DATABASE_URL":
+            parser.error(f"the bench picks the database itself (fresh SQLite, or {POSTGRES_ENV})")
+        env[name] = value
+    return Options(
+        duration=args.duration,
+        connections=args.connections,
+        threads=args.threads,
+        workers=args.workers,
+        rounds=args.rounds,
+        warmup=args.warmup,
+        only=tuple(args.only),
+        modes=modes,
+        env=env,
+    )
+
+
+# --- outcomes ------------------------------------------------------------------------------
+
+
+@dataclass
+class RouteOutcome:
+    route: Route
+    baseline: list[WrkResult] = field(default_factory=list)
+    berth: list[WrkResult] = field(default_factory=list)
+    rss_mb: dict[int, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # from the route's check hook
+    error: str | None = None  # the route could not be measured
+
+    @staticmethod
+    def _best(results: list[WrkResult]) -> WrkResult | None:
+        return max(results, key=lambda result: result.requests_per_s, default=None)
+
+    @property
+    def best_berth(self) -> WrkResult | None:
+        return self._best(self.berth)
+
+    @property
+    def best_baseline(self) -> WrkResult | None:
+        return self._best(self.baseline)
+
+    @property
+    def ratio(self) -> float | None:
+        berth, baseline = self.best_berth, self.best_baseline
+        if berth is None or baseline is None or baseline.requests_per_s <= 0:
+            return None
+        return berth.requests_per_s / baseline.requests_per_s
+
+    @property
+    def non_2xx(self) -> int:
+        return sum(result.non_2xx for result in self.berth)
+
+    @property
+    def expected_errors(self) -> int:
+        return sum(
+            count
+            for result in self.berth
+            for key, count in result.statuses.items()
+            if key in self.route.expected_errors
+        )
+
+    @property
+    def unexpected_non_2xx(self) -> int:
+        return max(self.non_2xx - self.expected_errors, 0)
+
+    @property
+    def socket_errors(self) -> int:
+        return sum(result.socket_error_count for result in self.berth)
+
+    @property
+    def healthy(self) -> bool:
+        return (
+            self.error is None
+            and not self.problems
+            and self.unexpected_non_2xx == 0
+            and self.socket_errors == 0
+            and self.best_berth is not None
+        )
+
+    @property
+    def met(self) -> bool | None:
+        target, ratio = self.route.target, self.ratio
+        if target is None:
+            return None
+        return self.healthy and ratio is not None and ratio >= target
+
+    @property
+    def statuses(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for result in self.berth:
+            for key, count in result.statuses.items():
+                totals[key] = totals.get(key, 0) + count
+        return totals
+
+    def as_json(self) -> dict[str, Any]:
+        berth, baseline = self.best_berth, self.best_baseline
+        return {
+            "route": self.route.name,
+            "method": self.route.method,
+            "path": self.route.path,
+            "headers": dict(self.route.headers),
+            "script": self.route.script or ("post.lua" if self.route.script_path() else None),
+            "target_ratio": self.route.target,
+            "requests_per_s": round(berth.requests_per_s, 1) if berth else None,
+            "p50_ms": round(berth.latency_ms["p50"], 3) if berth else None,
+            "p99_ms": round(berth.latency_ms["p99"], 3) if berth else None,
+            "baseline_requests_per_s": round(baseline.requests_per_s, 1) if baseline else None,
+            "ratio": round(self.ratio, 4) if self.ratio is not None else None,
+            "ratio_of_medians": _ratio_of_medians(self),
+            "met": self.met,
+            "non_2xx": self.non_2xx,
+            "unexpected_non_2xx": self.unexpected_non_2xx,
+            "socket_errors": self.socket_errors,
+            "statuses": self.statuses,
+            "rss_mb_per_worker": {str(pid): round(size, 1) for pid, size in self.rss_mb.items()},
+            "check_problems": self.problems,
+            "error": self.error,
+            "rounds": {
+                "baseline": [result.as_json() for result in self.baseline],
+                "berth": [result.as_json() for result in self.berth],
+            },
+        }
+
+
+def _ratio_of_medians(outcome: RouteOutcome) -> float | None:
+    if not outcome.berth or not outcome.baseline:
+        return None
+    baseline = statistics.median(result.requests_per_s for result in outcome.baseline)
+    if baseline <= 0:
+        return None
+    return round(statistics.median(result.requests_per_s for result in outcome.berth) / baseline, 4)
+
+
+@dataclass
+class ModeOutcome:
+    mode: str
+    database: str | None = None
+    skipped: str | None = None
+    error: str | None = None
+    routes: list[RouteOutcome] = field(default_factory=list)
+    rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the last route
+
+    def as_json(self) -> dict[str, Any]:
+        largest = max(self.rss_mb.values(), default=None)
+        return {
+            "mode": self.mode,
+            "database": self.database,
+            "skipped": self.skipped,
+            "error": self.error,
+            "rss_mb_per_worker": {str(pid): round(size, 1) for pid, size in self.rss_mb.items()},
+            "rss_target_mb": RSS_TARGET_MB,
+            "rss_met": None if largest is None else largest <= RSS_TARGET_MB,
+            "routes": [outcome.as_json() for outcome in self.routes],
+        }
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+def _tool(name: str) -> str:
+    beside = Path(sys.executable).with_name(name)
+    for candidate in (beside, REPO / ".venv" / "bin" / name):
+        if candidate.exists():
+            return str(candidate)
+    found = shutil.which(name)
+    if found is None:
+        raise BenchError(f"`{name}` not found: run `python3 dev.py test` once to create .venv")
+    return found
+
+
+def _clean_env() -> dict[str, str]:
+    """Our environment without BERTH_* settings, so nothing leaks into the servers."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("BERTH_")}
+
+
+class Bench:
+    def __init__(self, options: Options, console: Console) -> None:
+        self.options = options
+        self.console = console
+        self.routes = [route for route in ROUTES if not options.only or route.name in options.only]
+        self.modes: list[ModeOutcome] = []
+        self.facts: dict[str, Any] = {}
+        self.baseline_rss: dict[int, float] = {}
+        self.started = dt.datetime.now(dt.UTC)
+        self.completed = False
+        self.wrk = ""
+        self.progress: Progress | None = None
+        self.task: Any = None
+
+    def say(self, message: str) -> None:
+        (self.progress.console if self.progress else self.console).print(message, highlight=False)
+
+    def _advance(self, description: str | None = None) -> None:
+        if self.progress is not None:
+            if description is None:
+                self.progress.advance(self.task)
+            else:
+                self.progress.update(self.task, description=description)
+
+    async def run(self, workdir: Path) -> None:
+        self.wrk = ensure_wrk(self.say)
+        postgres_url = os.environ.get(POSTGRES_ENV)
+        self.facts = await machine_facts(self.wrk, postgres_url if "postgres" in self.options.modes else None)
+        wanted: list[str] = []
+        skipped: dict[str, ModeOutcome] = {}
+        for mode in self.options.modes:
+            if mode == "postgres" and not postgres_url:
+                skipped[mode] = ModeOutcome(mode, skipped=f"set {POSTGRES_ENV}")
+                self.console.print(
+                    f"[yellow]PostgreSQL mode skipped: set {POSTGRES_ENV} "
+                    "(e.g. postgresql://postgres@127.0.0.1:5432/test)[/yellow]"
+                )
+            else:
+                wanted.append(mode)
+        per_route = self.options.rounds * 2 + (2 if self.options.warmup else 0)
+        steps = len(wanted) * len(self.routes) * per_route
+        seconds = (
+            len(wanted)
+            * len(self.routes)
+            * (self.options.rounds * 2 * self.options.duration + (2 * self.options.warmup))
+        )
+        self.console.print(
+            f"{len(self.routes)} route(s) x {len(wanted)} mode(s); load alone takes about {seconds} s "
+            f"({self.options.rounds} round(s) of {self.options.duration} s per server and route, "
+            f"{self.options.connections} connections, {self.options.threads} wrk threads, "
+            f"{self.options.workers} workers)"
+        )
+
+        port = free_port()
+        baseline = ServerProcess(
+            "baseline",
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "baseline_app:app",
+                "--app-dir",
+                str(BENCH_DIR),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(self.options.workers),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ],
+            _clean_env(),
+            port,
+            workdir / "baseline.log",
+        )
+        columns = (
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=self.console, transient=True) as progress:
+            self.progress = progress
+            self.task = progress.add_task("starting the baseline", total=steps)
+            try:
+                baseline.start()
+                await baseline.wait_healthy("/healthz")
+                for mode in self.options.modes:
+                    if mode in skipped:
+                        self.modes.append(skipped[mode])
+                        continue
+                    outcome = ModeOutcome(mode)
+                    self.modes.append(outcome)
+                    try:
+                        await self.run_mode(outcome, baseline, workdir / mode)
+                    except BenchError as exc:
+                        outcome.error = str(exc)
+                        self.say(f"[red]{mode}: {exc}[/red]")
+                        baseline.ensure_alive()
+                self.baseline_rss = baseline.worker_rss_mb()
+                self.completed = True
+            finally:
+                self.progress = None
+                baseline.stop()
+
+    async def run_mode(self, outcome: ModeOutcome, baseline: ServerProcess, workdir: Path) -> None:
+        _make_dir(workdir)
+        if outcome.mode == "sqlite":
+            database = sqlite_database(workdir)
+        else:
+            database = postgres_database(os.environ[POSTGRES_ENV])
+        self._advance(f"{outcome.mode}: creating a fresh database")
+        async with database as database_url:
+            outcome.database = redact(database_url)
+            port = free_port()
+            env = {
+                **_clean_env(),
+                "BERTH_DATABASE_URL": database_url,
+                "BERTH_LOG_LEVEL": "WARNING",
+                "BERTH_PUBLIC_URL": f"http://127.0.0.1:{port}",
+                **self.options.env,
+            }
+            argv = [
+                _tool("berth"),
+                "serve",
+                "--demo",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(self.options.workers),
+            ]
+            server = ServerProcess(f"berth ({outcome.mode})", argv, env, port, workdir / "berth.log")
+            self._advance(f"{outcome.mode}: starting berth serve --demo")
+            try:
+                server.start()
+                await server.wait_healthy("/healthz")
+                async with httpx.AsyncClient(base_url=server.base_url, timeout=60) as client:
+                    context = BenchContext(outcome.mode, server.base_url, database_url, workdir, client)
+                    for route in self.routes:
+                        route_outcome = RouteOutcome(route)
+                        outcome.routes.append(route_outcome)
+                        await self.run_route(route_outcome, context, baseline, server)
+                outcome.rss_mb = server.worker_rss_mb()
+            finally:
+                server.stop()
+
+    async def run_route(
+        self, outcome: RouteOutcome, context: BenchContext, baseline: ServerProcess, server: ServerProcess
+    ) -> None:
+        route = outcome.route
+        options, mode, workdir = self.options, context.mode, context.workdir
+        per_route = options.rounds * 2 + (2 if options.warmup else 0)
+        done_before = self.progress.tasks[0].completed if self.progress else 0
+        try:
+            body = route.body
+            if route.setup is not None:
+                self._advance(f"{mode} · {route.name}: setup")
+                prepared = await route.setup(context)
+                body = prepared if prepared is not None else body
+            env: dict[str, str] = {}
+            if body is not None:
+                body_file = workdir / f"{route.name}.body"
+                body_file.write_text(body if isinstance(body, str) else json.dumps(body))
+                env["BERTH_BENCH_BODY_FILE"] = str(body_file)
+            elif route.method.upper() != "GET" and route.script is None:
+                raise BenchError(f"route {route.name} is a {route.method} without a body")
+            script = compose_script(route.script_path(), workdir / f"{route.name}.lua")
+            targets = (("baseline", baseline), ("berth", server))
+
+            async def load(who: str, server_: ServerProcess, seconds: int, collect: Path | None) -> WrkResult:
+                result = await run_wrk(
+                    self.wrk,
+                    server_.base_url + route.path,
+                    script=script,
+                    headers=route.headers,
+                    duration=seconds,
+                    connections=options.connections,
+                    threads=options.threads,
+                    env=env,
+                    collect_file=collect,
+                )
+                server_.ensure_alive()
+                self._advance()
+                return result
+
+            if options.warmup:
+                for who, target in targets:
+                    self._advance(f"{mode} · {route.name} · {who} warm-up")
+                    await load(who, target, options.warmup, None)
+            for index in range(1, options.rounds + 1):
+                for who, target in targets:
+                    self._advance(f"{mode} · {route.name} · {who} round {index}/{options.rounds}")
+                    collect = workdir / f"{route.name}-{index}.collected" if who == "berth" else None
+                    result = await load(who, target, options.duration, collect)
+                    (outcome.berth if who == "berth" else outcome.baseline).append(result)
+                    self.say(_round_line(mode, route.name, who, index, options.rounds, result))
+            outcome.rss_mb = server.worker_rss_mb()
+            if route.check is not None:
+                self._advance(f"{mode} · {route.name}: check")
+                run = RouteRun(
+                    requests=sum(result.requests for result in outcome.berth),
+                    statuses=outcome.statuses,
+                    collected=[value for result in outcome.berth for value in result.collected],
+                )
+                try:
+                    outcome.problems = list(await route.check(context, run))
+                except Exception as exc:
+                    outcome.problems = [f"check failed: {type(exc).__name__}: {exc}"]
+                for problem in outcome.problems:
+                    self.say(f"[red]{mode} · {route.name}: {problem}[/red]")
+        except asyncio.CancelledError:
+            outcome.error = "interrupted"
+            raise
+        except Exception as exc:  # a route's failure (its hooks included) ends only the route
+            outcome.error = str(exc) if isinstance(exc, BenchError) else f"{type(exc).__name__}: {exc}"
+            # ...unless a server died: that ends the mode (Berth) or the run (baseline).
+            server.ensure_alive()
+            baseline.ensure_alive()
+            self.say(f"[red]{mode} · {route.name} failed: {outcome.error}[/red]")
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done_before + per_route)
+
+    # --- report ----------------------------------------------------------------------------
+
+    def results_json(self) -> dict[str, Any]:
+        return {
+            "started_at": self.started.isoformat(timespec="seconds"),
+            "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "completed": self.completed,
+            "options": self.options.as_json(),
+            "machine": self.facts,
+            "method": {
+                "ratio": "best Berth requests/s ÷ best baseline requests/s of the same route, same run",
+                "latency": "p50 and p99 of Berth's best round",
+                "non_2xx": "Berth answers with status >= 400, all measured rounds",
+                "rss": "VmRSS of each uvicorn worker process after the route's rounds",
+            },
+            "targets": {"ratios": TARGETS, "rss_mb_per_worker": RSS_TARGET_MB},
+            "baseline": {
+                "app": "benchmarks/baseline_app.py (Starlette, pre-encoded JSON)",
+                "rss_mb_per_worker": {str(pid): round(size, 1) for pid, size in self.baseline_rss.items()},
+            },
+            "modes": [mode.as_json() for mode in self.modes],
+        }
+
+    def write_results(self) -> Path:
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        path = RESULTS_DIR / f"{self.started:%Y%m%dT%H%M%SZ}.json"
+        path.write_text(json.dumps(self.results_json(), indent=2) + "\n")
+        return path
+
+    def table(self) -> Table:
+        options = self.options
+        table = Table(
+            title=f"Berth vs baseline · {options.workers} workers · {options.connections} connections · "
+            f"{options.rounds} x {options.duration} s rounds",
+            caption=(
+                "requests/s, p50, p99: Berth's best round · non-2xx: status ≥ 400 over all Berth rounds · "
+                "ratio: best Berth ÷ best baseline requests/s, same route, same run · "
+                f"RSS: each worker after the route (target ≤ {RSS_TARGET_MB:.0f} MB)"
+            ),
+        )
+        for name, justify in (
+            ("mode", "left"),
+            ("route", "left"),
+            ("req/s", "right"),
+            ("p50 ms", "right"),
+            ("p99 ms", "right"),
+            ("non-2xx", "right"),
+            ("sock err", "right"),
+            ("base req/s", "right"),
+            ("ratio", "right"),
+            ("target", "right"),
+            ("met", "center"),
+            ("RSS MB/worker", "right"),
+        ):
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for mode in self.modes:
+            if mode.skipped or (mode.error and not mode.routes):
+                reason = "skipped" if mode.skipped else "failed"  # the reason was printed above
+                table.add_row(mode.mode, f"[yellow]{reason}[/yellow]", *[""] * 10)
+                continue
+            for outcome in mode.routes:
+                table.add_row(mode.mode, *_row(outcome))
+            table.add_section()
+        return table
+
+
+def _make_dir(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _round_line(mode: str, route: str, who: str, index: int, rounds: int, result: WrkResult) -> str:
+    line = (
+        f"{mode:8} {route:18} {who:8} round {index}/{rounds}: {result.requests_per_s:>9,.0f} req/s  "
+        f"p50 {result.latency_ms['p50']:7.2f} ms  p99 {result.latency_ms['p99']:7.2f} ms"
+    )
+    if result.non_2xx:
+        line += f"  [red]{result.non_2xx} non-2xx[/red]"
+    if result.socket_error_count:
+        line += f"  [red]{result.socket_error_count} socket errors[/red]"
+    return line
+
+
+def _rss_text(sizes: dict[int, float]) -> str:
+    if not sizes:
+        return "—"
+    values = sorted(sizes.values())
+    text = (
+        " / ".join(f"{value:.0f}" for value in values)
+        if len(values) <= 3
+        else f"{values[0]:.0f}-{values[-1]:.0f}"
+    )
+    return f"[red]{text}[/red]" if values[-1] > RSS_TARGET_MB else text
+
+
+def _row(outcome: RouteOutcome) -> list[str]:
+    route = outcome.route
+    target = f"≥ {route.target:g}x" if route.target is not None else "—"
+    if outcome.error is not None:
+        label = "interrupted" if outcome.error == "interrupted" else "failed"
+        return [
+            route.name,
+            f"[red]{label}[/red]",
+            *[""] * 6,
+            target,
+            "[red]no[/red]" if route.target else "—",
+            "",
+        ]
+    berth, baseline, ratio = outcome.best_berth, outcome.best_baseline, outcome.ratio
+    non_2xx = str(outcome.non_2xx)
+    if outcome.unexpected_non_2xx:
+        non_2xx = f"[red]{non_2xx}[/red]"
+    elif outcome.non_2xx:
+        non_2xx = f"{non_2xx} (expected)"
+    sock = f"[red]{outcome.socket_errors}[/red]" if outcome.socket_errors else "0"
+    met = {None: "—", True: "[green]yes[/green]", False: "[red]no[/red]"}[outcome.met]
+    if outcome.problems:
+        met = f"[red]no: {len(outcome.problems)} check problem(s)[/red]"
+    elif outcome.unexpected_non_2xx:
+        met = "[red]no: non-2xx[/red]"
+    elif outcome.socket_errors:
+        met = "[red]no: socket errors[/red]"
+    return [
+        route.name,
+        f"{berth.requests_per_s:,.0f}" if berth else "—",
+        f"{berth.latency_ms['p50']:.2f}" if berth else "—",
+        f"{berth.latency_ms['p99']:.2f}" if berth else "—",
+        non_2xx,
+        sock,
+        f"{baseline.requests_per_s:,.0f}" if baseline else "—",
+        f"{ratio:.3f}x" if ratio is not None else "—",
+        target,
+        met,
+        _rss_text(outcome.rss_mb),
+    ]
+
+
+# --- machine facts -------------------------------------------------------------------------
+
+
+def _first_line(path: str, prefix: str) -> str | None:
+    with contextlib.suppress(OSError):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(prefix):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+def _git(*args: str) -> str | None:
+    with contextlib.suppress(OSError):
+        done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            return done.stdout.strip()
+    return None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+async def machine_facts(wrk: str, postgres_url: str | None) -> dict[str, Any]:
+    status = _git("status", "--porcelain")
+    return {
+        "nproc": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "cpu_model": _first_line("/proc/cpuinfo", "model name"),
+        "memory": _first_line("/proc/meminfo", "MemTotal"),
+        "kernel": platform.release(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
+        "wrk": wrk_version(wrk),
+        "postgres_server": await postgres_version(postgres_url) if postgres_url else None,
+        "packages": {
+            name: _version(name) for name in ("berth", "uvicorn", "starlette", "fastapi", "sqlalchemy")
+        },
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(status) if status is not None else None,
+    }
+
+
+# --- entry point ---------------------------------------------------------------------------
+
+
+async def _main(bench: Bench) -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    with tempfile.TemporaryDirectory(prefix="berth-bench-") as workdir:
+        await bench.run(Path(workdir))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parse_options(sys.argv[1:] if argv is None else argv)
+    # Not a terminal (CI, a log file): wide enough that the table keeps one line per row.
+    console = Console(width=None if sys.stdout.isatty() else 170)
+    bench = Bench(options, console)
+    started = time.monotonic()
+    status = 0
+    try:
+        asyncio.run(_main(bench))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        console.print("[yellow]Interrupted: servers stopped, bench databases dropped.[/yellow]")
+        status = 130
+    except BenchError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        status = 1
+    if bench.modes:
+        table = bench.table()
+        # Never elide figures: in a narrow terminal the rows wrap rather than lose digits.
+        console.print(table, width=max(console.width, console.measure(table).maximum))
+        if bench.baseline_rss:
+            console.print(f"Baseline RSS per worker: {_rss_text(bench.baseline_rss)} MB", highlight=False)
+        path = bench.write_results()
+        console.print(f"Results written to {path.relative_to(REPO)} in {time.monotonic() - started:.0f} s")
+    failed = any(mode.error or any(not outcome.healthy for outcome in mode.routes) for mode in bench.modes)
+    if status == 0 and failed:
+        status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
