@@ -45,7 +45,13 @@ async def database_url(
 
 @pytest.fixture
 def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, admin_token=DEMO_ADMIN_TOKEN, log_level="WARNING")
+    return Settings(
+        database_url=database_url,
+        admin_token=DEMO_ADMIN_TOKEN,
+        log_level="WARNING",
+        webhook_allow_private_targets=True,
+        retry_schedule="60,120,240",
+    )
 
 
 class Clock:

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from berth.services.background import sweep_expired_holds
+from berth.background import sweep_expired_holds
 from berth.services.container import Services
 from tests.bookings_helpers import GUEST, confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, Clock, auth

@@ -31,7 +31,7 @@ async def test_missing_or_bad_key(
 
 
 async def test_revoked_key_stops_at_once(client: httpx.AsyncClient, demo: Services) -> None:
-    connection, key = await demo.connections.create("Short-lived reseller")
+    connection, key, _ = await demo.connections.create("Short-lived reseller")
     assert (await client.get("/octo/supplier", headers=auth(key))).status_code == 200
     await demo.connections.revoke(connection.id)
     response = await client.get("/octo/supplier", headers=auth(key))
@@ -44,7 +44,7 @@ async def test_keys_are_stored_hashed(demo: Services) -> None:
 
     from berth.store.tables import connections
 
-    _, key = await demo.connections.create("Hash check")
+    _, key, _ = await demo.connections.create("Hash check")
     async with demo.database.transaction(write=False) as conn:
         stored = [tuple(row) for row in await conn.execute(select(connections))]
     assert stored and not any(key in str(value) for row in stored for value in row)

@@ -82,7 +82,9 @@ def test_unknown_keys_and_cross_field_rules() -> None:
 
 
 def test_url_delivery_formats_are_refused() -> None:
-    assert problems_of(MINIMAL.replace("deliveryFormats: [QRCODE]", "deliveryFormats: [QRCODE, PDF_URL]")) == [
+    assert problems_of(
+        MINIMAL.replace("deliveryFormats: [QRCODE]", "deliveryFormats: [QRCODE, PDF_URL]")
+    ) == [
         "line 9: products[0].deliveryFormats[1]: PDF_URL is not supported yet: Berth issues codes "
         "(QRCODE, CODE128, AZTECCODE)"
     ]

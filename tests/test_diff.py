@@ -16,7 +16,11 @@ documents = st.recursive(
 
 
 def test_booking_confirmation_diff() -> None:
-    before = {"status": "ON_HOLD", "utcExpiresAt": "2026-06-01T08:30:00Z", "unitItems": [{"status": "ON_HOLD"}]}
+    before = {
+        "status": "ON_HOLD",
+        "utcExpiresAt": "2026-06-01T08:30:00Z",
+        "unitItems": [{"status": "ON_HOLD"}],
+    }
     after = {"status": "CONFIRMED", "utcExpiresAt": None, "unitItems": [{"status": "CONFIRMED"}], "x/y": 1}
     assert diff(before, after) == [
         {"op": "replace", "path": "/status", "was": "ON_HOLD", "value": "CONFIRMED"},

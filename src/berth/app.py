@@ -9,24 +9,26 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from berth import __version__
+from berth.background import run_background
 from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
+from berth.http.admin.pages import router as backoffice_router
+from berth.http.admin.webhooks import metrics_router
+from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.errors import install_error_handlers
 from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
 from berth.http.octo.availability import router as octo_availability_router
 from berth.http.octo.bookings import router as octo_bookings_router
 from berth.http.octo.catalog import router as octo_catalog_router
 from berth.http.octo.common import bearer
+from berth.http.octo.webhooks import router as octo_webhooks_router
 from berth.http.ops import router as ops_router
 from berth.logs import configure_logging
-from berth.services.background import sweep_expired_holds
 from berth.services.container import Services, build_services
 from berth.settings import Settings
 
 
-def create_app(
-    settings: Settings | None = None, services: Services | None = None, *, run_background: bool = True
-) -> FastAPI:
+def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
     settings = settings or (services.settings if services else Settings())
     configure_logging(settings.log_level, settings.log_format)
     built = services or build_services(settings)
@@ -34,11 +36,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = asyncio.Event()
-        sweeper = asyncio.create_task(sweep_expired_holds(built, stop)) if run_background else None
+        worker = asyncio.create_task(run_background(built, stop)) if built.settings.run_worker else None
         yield
         stop.set()
-        if sweeper is not None:
-            await sweeper
+        if worker is not None:
+            await worker
         if services is None:
             await built.close()
 
@@ -51,10 +53,12 @@ def create_app(
     app.state.services = built
     install_error_handlers(app)
     app.include_router(ops_router, tags=["operations"])
-    for router in (octo_catalog_router, octo_availability_router, octo_bookings_router):
+    app.include_router(metrics_router, tags=["operations"])
+    for router in (octo_catalog_router, octo_availability_router, octo_bookings_router, octo_webhooks_router):
         app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
-    for router in (admin_router, admin_bookings_router):
+    for router in (admin_router, admin_bookings_router, admin_webhooks_router):
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
+    app.include_router(backoffice_router)
     app.add_middleware(AuthMiddleware)
     app.add_middleware(RequestContextMiddleware)
     return app

@@ -15,9 +15,9 @@ import uvicorn
 from rich.console import Console
 from rich.table import Table
 
+from berth.background import run_background
 from berth.domain.catalog_document import CatalogFileError
 from berth.domain.errors import OctoError
-from berth.services.background import sweep_expired_holds
 from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
@@ -87,7 +87,8 @@ def serve(
 
 @app.command()
 def worker() -> None:
-    """Run background work alone (expired holds now): for deployments with many API processes."""
+    """Run the background work alone (expiry, webhook fan-out and delivery), e.g. next to API
+    processes started with BERTH_RUN_WORKER=false."""
 
     async def work(services: Services) -> None:
         stop = asyncio.Event()
@@ -95,7 +96,7 @@ def worker() -> None:
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signal_number, stop.set)
         console.print("Berth worker running; Ctrl-C stops it.")
-        await sweep_expired_holds(services, stop)
+        await run_background(services, stop)
 
     _run(work)
 
@@ -151,12 +152,16 @@ def catalog_export() -> None:
 def connection_create(name: str) -> None:
     """Create a reseller connection and print its API key (shown only this once)."""
 
-    async def work(services: Services) -> tuple[str, str]:
-        connection, key = await services.connections.create(name)
-        return connection.id, key
+    async def work(services: Services) -> tuple[str, str, str]:
+        connection, key, secret = await services.connections.create(name)
+        return connection.id, key, secret
 
-    connection_id, key = _run(work)
+    connection_id, key, secret = _run(work)
     console.print(f"Connection [bold]{name}[/bold] created (id {connection_id}).")
+    console.print(
+        "Webhook signing secret (shown once; Standard Webhooks, verify `webhook-signature` with it):"
+    )
+    print(secret)
     console.print("API key (shown once, store it now):")
     print(key)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from berth.domain.webhooks import parse_schedule
 
 
 class Settings(BaseSettings):
@@ -24,8 +26,26 @@ class Settings(BaseSettings):
         default=False,
         description="DEBUG ONLY: check capacity outside the slot lock. Exists so a test can show the race it closes.",
     )
+    retry_schedule: str = Field(
+        default="5,60,300,1800,7200,18000,36000,43200,43200,43200,43200,43200",
+        description="Seconds between delivery attempts (about 3.3 days in all by default)",
+    )
+    webhook_allow_private_targets: bool = Field(
+        default=False, description="Allow webhook and mapping URLs on loopback or private networks"
+    )
+    delivery_concurrency: int = Field(default=20, ge=1, description="Deliveries sent at once per worker")
+    delivery_poll_seconds: float = Field(
+        default=1.0, gt=0, description="How often an idle worker looks for work"
+    )
+    run_worker: bool = Field(default=True, description="Run the background worker inside `berth serve`")
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
+
+    @field_validator("retry_schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        parse_schedule(value)
+        return value
 
     @property
     def octo_endpoint(self) -> str:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from berth.domain.availability import SlotState, day_state, slot_state
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
@@ -56,6 +58,14 @@ def today_in(product: Product, now: datetime) -> date:
     return now.astimezone(ZoneInfo(product.time_zone)).date()
 
 
+async def _held_in(
+    conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+) -> dict[str, int]:
+    first = min(s.start for s in slots).astimezone(UTC)
+    last = max(s.start for s in slots).astimezone(UTC)
+    return await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+
+
 class AvailabilityService:
     def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
         self._db = database
@@ -79,10 +89,21 @@ class AvailabilityService:
     ) -> dict[str, int]:
         if not slots:
             return {}
-        first = min(s.start for s in slots).astimezone(UTC)
-        last = max(s.start for s in slots).astimezone(UTC)
         async with self._db.transaction(write=False) as conn:
-            return await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+            return await _held_in(conn, product, option, slots, now)
+
+    async def states_in(
+        self, conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot]
+    ) -> list[SlotAvailability]:
+        """The slots as they stand now, read inside the caller's transaction."""
+        now = self._clock()
+        held = await _held_in(conn, product, option, slots, now)
+        return [
+            SlotAvailability(
+                product, option, slot, slot_state(slot, held.get(slot.id, 0), now), (), product.currency
+            )
+            for slot in slots
+        ]
 
     async def check(self, catalog: Catalog, query: AvailabilityQuery) -> list[SlotAvailability]:
         product = find_product(catalog, query.product_id)

@@ -43,7 +43,9 @@ from berth.domain.errors import (
 )
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_utc
+from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
+from berth.services.events import ChangeObserver
 from berth.settings import Settings
 from berth.store import bookings_repo, catalog_repo
 from berth.store.bookings_repo import BookingFilter
@@ -127,6 +129,27 @@ def fingerprint(data: ReserveInput) -> str:
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+SlotKey = tuple[str, str, str]
+
+
+def _slot_key(booking: Booking) -> SlotKey:
+    return (booking.product_id, booking.option_id, booking.availability_id or "")
+
+
+def _moved_places(before: Booking | None, after: Booking, now: datetime) -> list[SlotKey]:
+    """The slots whose held places differ between the two versions of a booking."""
+
+    def holding(booking: Booking | None) -> tuple[SlotKey, int] | None:
+        if booking is None or booking.availability_id is None or not booking.holds_places(now):
+            return None
+        return _slot_key(booking), booking.pax
+
+    old, new = holding(before), holding(after)
+    if old == new:
+        return []
+    return list(dict.fromkeys(held[0] for held in (old, new) if held is not None))
+
+
 def _merge_contact(old: Contact, new: Contact) -> Contact:
     return Contact(
         values={**old.values, **new.values},
@@ -136,10 +159,19 @@ def _merge_contact(old: Contact, new: Contact) -> Contact:
 
 
 class BookingService:
-    def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        clock: Clock,
+        catalogs: CatalogService,
+        observer: ChangeObserver,
+    ) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
+        self._catalogs = catalogs
+        self._observer = observer
 
     def now(self) -> datetime:
         return self._clock()
@@ -250,14 +282,15 @@ class BookingService:
         return product
 
     async def _details(
-        self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking]
+        self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
     ) -> list[BookingDetails]:
-        """Serializable details for bookings, with one held-places query per option."""
+        """Serializable details for bookings, with one held-places query per option. Bookings
+        are shown as they stand now (a passed hold as EXPIRED) unless `exact`."""
         now = self._clock()
         resolved: list[tuple[Booking, Product, Option, Slot | None]] = []
         groups: dict[tuple[str, str], list[Slot]] = {}
         for raw in bookings:
-            booking = as_of(raw, now)
+            booking = raw if exact else as_of(raw, now)
             product = await self._product(conn, catalog, booking.product_id)
             option = product.option(booking.option_id) or product.default_option
             slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
@@ -286,6 +319,9 @@ class BookingService:
     async def _one(self, conn: AsyncConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
         return (await self._details(conn, catalog, [booking]))[0]
 
+    async def _exactly(self, conn: AsyncConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
+        return (await self._details(conn, catalog, [booking], exact=True))[0]
+
     async def _owned(self, conn: AsyncConnection, connection_id: str, uuid: str, now: datetime) -> Booking:
         """The connection's booking, locked for this transaction, as it stands at `now`."""
         booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
@@ -294,17 +330,31 @@ class BookingService:
         await bookings_repo.lock_booking(conn, booking.id)
         return as_of(booking, now)
 
-    async def _record(
+    async def _changed(
         self,
         conn: AsyncConnection,
-        booking: Booking,
+        catalog: Catalog,
+        before: Booking | None,
+        after: Booking,
         kind: str,
         actor: str,
         detail: dict[str, Any] | None = None,
+        slots: Sequence[SlotKey] | None = None,
     ) -> None:
+        """Record a step in the booking's history and announce it: a booking_update for every
+        change of an existing booking, an availability_update for each slot whose held places
+        changed."""
+        now = self._clock()
         await bookings_repo.add_event(
-            conn, booking.id, self._clock(), kind, actor, {"status": booking.status.value, **(detail or {})}
+            conn, after.id, now, kind, actor, {"status": after.status.value, **(detail or {})}
         )
+        if before is not None:
+            await self._observer.booking_changed(
+                conn, lambda b: self._exactly(conn, catalog, b), before, after
+            )
+        moved = _moved_places(before, after, now) if slots is None else slots
+        if moved:
+            await self._observer.slots_changed(conn, moved)
 
     # --- reseller operations ---------------------------------------------------------------
 
@@ -354,8 +404,14 @@ class BookingService:
                 if slot is not None and not test_mode:
                     await self._take_places(conn, product, option, slot, pax, now, held_before=held_before)
                 await bookings_repo.insert_booking(conn, booking)
-                await self._record(
-                    conn, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
+                await self._changed(
+                    conn,
+                    catalog,
+                    None,
+                    booking,
+                    "reserved",
+                    RESELLER,
+                    {"availabilityId": booking.availability_id},
                 )
                 return await self._one(conn, catalog, booking)
         except IntegrityError:
@@ -423,8 +479,9 @@ class BookingService:
             if missing:
                 raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
             status = BookingStatus.CONFIRMED if product.instant_confirmation else BookingStatus.PENDING
+            held = booking
             booking = replace(
-                booking,
+                held,
                 status=status,
                 contact=data.contact,
                 reseller_reference=data.reseller_reference
@@ -438,7 +495,7 @@ class BookingService:
                 updated_at=now,
             )
             await bookings_repo.save_booking(conn, booking)
-            await self._record(conn, booking, "confirmed", RESELLER)
+            await self._changed(conn, catalog, held, booking, "confirmed", RESELLER)
             return await self._one(conn, catalog, booking)
 
     async def update(
@@ -510,7 +567,9 @@ class BookingService:
                 updated_at=now,
             )
             await bookings_repo.save_booking(conn, updated)
-            await self._record(conn, updated, "updated", RESELLER, {"fields": sorted(data.sent)})
+            await self._changed(
+                conn, catalog, booking, updated, "updated", RESELLER, {"fields": sorted(data.sent)}
+            )
             return await self._one(conn, catalog, updated)
 
     async def extend(
@@ -533,10 +592,18 @@ class BookingService:
                 raise UnprocessableEntity(
                     f"The hold already lasts the longest allowed ({self._settings.max_expiration_minutes} minutes)"
                 )
-            booking = replace(booking, expires_at=expires_at, updated_at=now)
-            await bookings_repo.save_booking(conn, booking)
-            await self._record(conn, booking, "extended", RESELLER, {"utcExpiresAt": format_utc(expires_at)})
-            return await self._one(conn, catalog, booking)
+            extended = replace(booking, expires_at=expires_at, updated_at=now)
+            await bookings_repo.save_booking(conn, extended)
+            await self._changed(
+                conn,
+                catalog,
+                booking,
+                extended,
+                "extended",
+                RESELLER,
+                {"utcExpiresAt": format_utc(expires_at)},
+            )
+            return await self._one(conn, catalog, extended)
 
     async def cancel(
         self,
@@ -562,22 +629,17 @@ class BookingService:
             allowed = is_cancellable(booking, None if force else cutoff, now)
             if not allowed:
                 raise UnprocessableEntity(self._not_changeable(booking, cutoff, "cancelled"))
-            booking = replace(
+            cancelled = replace(
                 booking,
                 status=BookingStatus.CANCELLED,
                 cancellation=Cancellation(refund="FULL", reason=reason, at=now),
                 expires_at=None,
                 updated_at=now,
             )
-            await bookings_repo.save_booking(conn, booking)
-            await self._record(
-                conn,
-                booking,
-                "cancelled",
-                SUPPLIER if connection_id is None else RESELLER,
-                {"reason": reason},
-            )
-            return await self._one(conn, catalog, booking)
+            await bookings_repo.save_booking(conn, cancelled)
+            actor = SUPPLIER if connection_id is None else RESELLER
+            await self._changed(conn, catalog, booking, cancelled, "cancelled", actor, {"reason": reason})
+            return await self._one(conn, catalog, cancelled)
 
     @staticmethod
     def _not_changeable(booking: Booking, cutoff: datetime | None, verb: str) -> str:
@@ -591,12 +653,15 @@ class BookingService:
     async def expire_due(self, batch: int = 500) -> int:
         """Mark holds whose time has passed EXPIRED (reads already treat them so)."""
         now = self._clock()
+        catalog = (await self._catalogs.snapshot()).catalog
         async with self._db.transaction(write=True) as conn:
             due = await bookings_repo.due_holds(conn, now, batch)
             for stored in due:
                 expired = as_of(stored, now)
                 await bookings_repo.save_booking(conn, expired)
-                await self._record(conn, expired, "expired", SYSTEM)
+                # The places came free when the hold ran out; announce the slot now.
+                freed = [] if stored.test_mode or stored.availability_id is None else [_slot_key(stored)]
+                await self._changed(conn, catalog, stored, expired, "expired", SYSTEM, slots=freed)
         return len(due)
 
     # --- supplier operations ---------------------------------------------------------------
@@ -639,10 +704,10 @@ class BookingService:
                 raise UnprocessableEntity(
                     f"Booking {booking_id!r} is {booking.status.value}; only {expected.value} bookings can be {kind}"
                 )
-            booking = replace(change(booking, now), updated_at=now)
-            await bookings_repo.save_booking(conn, booking)
-            await self._record(conn, booking, kind, SUPPLIER)
-            return await self._one(conn, catalog, booking)
+            changed = replace(change(booking, now), updated_at=now)
+            await bookings_repo.save_booking(conn, changed)
+            await self._changed(conn, catalog, booking, changed, kind, SUPPLIER)
+            return await self._one(conn, catalog, changed)
 
     async def redeem(self, catalog: Catalog, booking_id: str) -> BookingDetails:
         return await self._supplier_transition(

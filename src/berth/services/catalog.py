@@ -15,6 +15,7 @@ from typing import Any
 from berth.domain.catalog import Catalog, Product, Supplier
 from berth.domain.catalog_document import catalog_to_yaml, parse_catalog
 from berth.services.clock import Clock
+from berth.services.events import ChangeObserver
 from berth.store import catalog_repo
 from berth.store.database import Database
 
@@ -32,6 +33,8 @@ class CatalogService:
     def __init__(self, database: Database, clock: Clock) -> None:
         self._db = database
         self._clock = clock
+        # Set by the composition root: the webhook fan-out needs this service too.
+        self.observer: ChangeObserver | None = None
         self._snapshot = CatalogSnapshot(-1, EMPTY_CATALOG)
         self._reload_lock = asyncio.Lock()
 
@@ -51,7 +54,11 @@ class CatalogService:
 
     async def replace(self, catalog: Catalog) -> int:
         async with self._db.transaction(write=True) as conn:
-            return await catalog_repo.save_catalog(conn, catalog, self._clock())
+            _, before = await catalog_repo.load_catalog(conn)
+            version = await catalog_repo.save_catalog(conn, catalog, self._clock())
+            if self.observer is not None:
+                await self.observer.catalog_changed(conn, before or EMPTY_CATALOG, catalog)
+            return version
 
     async def import_text(self, text: str) -> tuple[Catalog, int]:
         """Parse and store a catalogue file; raises CatalogFileError and stores nothing if bad."""

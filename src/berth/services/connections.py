@@ -6,8 +6,9 @@ import uuid
 
 from berth.domain.connections import Connection, hash_api_key, key_hint, new_api_key
 from berth.domain.errors import BadRequest, NotFound
+from berth.domain.webhooks import new_signing_secret
 from berth.services.clock import Clock
-from berth.store import connections_repo
+from berth.store import connections_repo, webhooks_repo
 from berth.store.database import Database
 
 
@@ -16,12 +17,14 @@ class ConnectionService:
         self._db = database
         self._clock = clock
 
-    async def create(self, name: str, api_key: str | None = None) -> tuple[Connection, str]:
-        """A new connection and its API key, which is not stored and cannot be shown again."""
+    async def create(self, name: str) -> tuple[Connection, str, str]:
+        """A new connection, its API key (not stored: it cannot be shown again) and the secret
+        that signs its webhook deliveries."""
         name = name.strip()
         if not name:
             raise BadRequest("A connection needs a name")
-        key = api_key or new_api_key()
+        key = new_api_key()
+        secret = new_signing_secret()
         connection = Connection(
             id=str(uuid.uuid4()), name=name, key_hint=key_hint(key), created_at=self._clock(), revoked_at=None
         )
@@ -29,13 +32,22 @@ class ConnectionService:
             if await connections_repo.find_connection(conn, name) is not None:
                 raise BadRequest(f"A connection named {name!r} already exists")
             await connections_repo.insert_connection(conn, connection, hash_api_key(key))
-        return connection, key
+            await webhooks_repo.add_signing_secret(conn, connection.id, secret, connection.created_at, None)
+        return connection, key, secret
 
-    async def ensure(self, name: str, api_key: str) -> Connection:
-        """The connection with this fixed key, created if missing (used by the demo)."""
+    async def ensure(self, name: str, api_key: str, signing_secret: str | None = None) -> Connection:
+        """The connection with this fixed key (and signing secret), created if missing: for the
+        demo's documented connections."""
+        secret = signing_secret or new_signing_secret()
         async with self._db.transaction(write=True) as conn:
             existing = await connections_repo.find_by_key_hash(conn, hash_api_key(api_key))
             if existing is not None:
+                if signing_secret and not await webhooks_repo.has_signing_secret(
+                    conn, existing.id, signing_secret
+                ):
+                    await webhooks_repo.add_signing_secret(
+                        conn, existing.id, signing_secret, self._clock(), None
+                    )
                 return existing
             connection = Connection(
                 id=str(uuid.uuid4()),
@@ -45,6 +57,7 @@ class ConnectionService:
                 revoked_at=None,
             )
             await connections_repo.insert_connection(conn, connection, hash_api_key(api_key))
+            await webhooks_repo.add_signing_secret(conn, connection.id, secret, connection.created_at, None)
             return connection
 
     async def list(self) -> list[Connection]:
@@ -60,6 +73,13 @@ class ConnectionService:
             revoked = await connections_repo.find_connection(conn, connection.id)
         assert revoked is not None
         return revoked
+
+    async def get(self, id_or_name: str) -> Connection:
+        async with self._db.transaction(write=False) as conn:
+            connection = await connections_repo.find_connection(conn, id_or_name)
+        if connection is None:
+            raise NotFound(f"No connection with id or name {id_or_name!r}")
+        return connection
 
     async def authenticate(self, api_key: str) -> tuple[Connection, int] | None:
         """The active connection for this key and the current catalogue version, or None."""

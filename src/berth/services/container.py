@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from berth.delivery.fanout import WebhookFanout
+from berth.delivery.worker import DeliveryWorker
 from berth.services.availability import AvailabilityService
 from berth.services.bookings import BookingService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
 
@@ -21,18 +24,29 @@ class Services:
     connections: ConnectionService
     availability: AvailabilityService
     bookings: BookingService
+    webhooks: WebhookService
+    fanout: WebhookFanout
+    delivery: DeliveryWorker
 
     async def close(self) -> None:
+        await self.delivery.close()
         await self.database.dispose()
 
 
 def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     database = Database(settings.database_url)
+    catalog = CatalogService(database, clock)
+    availability = AvailabilityService(database, settings, clock)
+    fanout = WebhookFanout(database, settings, clock, catalog, availability)
+    catalog.observer = fanout
     return Services(
         settings=settings,
         database=database,
-        catalog=CatalogService(database, clock),
+        catalog=catalog,
         connections=ConnectionService(database, clock),
-        availability=AvailabilityService(database, settings, clock),
-        bookings=BookingService(database, settings, clock),
+        availability=availability,
+        bookings=BookingService(database, settings, clock, catalog, fanout),
+        webhooks=WebhookService(database, settings, clock),
+        fanout=fanout,
+        delivery=DeliveryWorker(database, settings, clock, fanout),
     )

@@ -9,11 +9,16 @@ from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Contact
 from berth.domain.catalog_document import parse_catalog
+from berth.domain.webhooks import fixed_signing_secret
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput
 from berth.services.container import Services
 
-DEMO_CONNECTIONS = (("Demo reseller A", "demo-reseller-a"), ("Demo reseller B", "demo-reseller-b"))
+# (name, API key, webhook signing secret): documented in the README, for trying things out.
+DEMO_CONNECTIONS = (
+    ("Demo reseller A", "demo-reseller-a", fixed_signing_secret("demo-reseller-a-signing-secret")),
+    ("Demo reseller B", "demo-reseller-b", fixed_signing_secret("demo-reseller-b-signing-secret")),
+)
 DEMO_ADMIN_TOKEN = "demo-admin"
 BOX_OFFICE = ("Harbourside box office", "demo-box-office-not-for-resellers")
 SOLD_OUT_PRODUCT = "sunset-kayak"
@@ -30,8 +35,8 @@ async def load_demo(services: Services) -> None:
     catalog = parse_catalog(demo_catalog_text())
     if (await services.catalog.snapshot()).catalog != catalog:
         await services.catalog.replace(catalog)
-    for name, key in DEMO_CONNECTIONS:
-        await services.connections.ensure(name, key)
+    for name, key, secret in DEMO_CONNECTIONS:
+        await services.connections.ensure(name, key, secret)
     await _sell_out_upcoming_departures(services)
 
 

@@ -121,3 +121,86 @@ booking_events = Table(
     Column("actor", String(64), nullable=False),
     Column("detail", JSONDocument, nullable=False),
 )
+
+# Signing secrets of each connection's webhook deliveries. Rotation adds a new secret and
+# gives the old one an `expires_at`: until then deliveries carry both signatures.
+signing_secrets = Table(
+    "signing_secrets",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False, index=True),
+    Column("secret", String(100), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+)
+
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False, index=True),
+    Column("event", String(32), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("capabilities", JSONDocument, nullable=False),
+    Column("use_contact_language", Boolean, nullable=False),
+    Column("headers", JSONDocument, nullable=False),
+    Column("retry_on_error", Boolean, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("disabled_at", UTCDateTime, nullable=True),
+    Column("disabled_reason", String(200), nullable=True),
+)
+
+# Changes whose deliveries go to every connection (availability, products) are written here in
+# the transaction that made them; the worker fans them out after commit.
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("event", String(32), nullable=False),
+    Column("subject", JSONDocument, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("claimed_until", UTCDateTime, nullable=True),
+)
+
+# One row per message to one receiver. `id` is the Standard Webhooks message id (stable across
+# retries). `sequence` orders the messages of one subject to one target: writers of a subject
+# are serialised (row lock, or the single outbox fan-out), so insert order is commit order.
+deliveries = Table(
+    "deliveries",
+    metadata,
+    Column("sequence", Integer, primary_key=True, autoincrement=True),
+    Column("id", String(40), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("webhook_id", String(36), ForeignKey("webhooks.id", ondelete="SET NULL"), nullable=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("target_key", String(80), nullable=False),
+    Column("subject_key", String(200), nullable=False),
+    Column("event", String(32), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("headers", JSONDocument, nullable=False),
+    Column("payload", JSONDocument, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("retry_on_error", Boolean, nullable=False),
+    Column("retry_forever", Boolean, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("delivered_at", UTCDateTime, nullable=True),
+    Index("ix_deliveries_due", "status", "next_attempt_at"),
+    Index("ix_deliveries_order", "target_key", "subject_key", "sequence"),
+    Index("ix_deliveries_webhook", "webhook_id", "created_at"),
+)
+
+delivery_attempts = Table(
+    "delivery_attempts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("delivery_id", String(40), ForeignKey("deliveries.id"), nullable=False, index=True),
+    Column("attempted_at", UTCDateTime, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("error", String(500), nullable=True),
+    Column("latency_ms", Integer, nullable=False),
+    Column("response_excerpt", Text, nullable=True),
+)

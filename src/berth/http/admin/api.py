@@ -36,6 +36,7 @@ class ConnectionOut(BaseModel):
 class ConnectionCreated(BaseModel):
     connection: ConnectionOut
     apiKey: str = Field(description="Shown once: only its hash is stored")
+    signingSecret: str = Field(description="Signs this connection's webhook deliveries (Standard Webhooks)")
 
 
 def connection_json(connection: Connection) -> dict[str, Any]:
@@ -56,8 +57,8 @@ async def list_connections(svc: Services = Depends(services)) -> Response:
 
 @router.post("/connections", response_model=ConnectionCreated)
 async def create_connection(body: ConnectionCreate, svc: Services = Depends(services)) -> Response:
-    connection, key = await svc.connections.create(body.name)
-    return json_response({"connection": connection_json(connection), "apiKey": key})
+    connection, key, secret = await svc.connections.create(body.name)
+    return json_response({"connection": connection_json(connection), "apiKey": key, "signingSecret": secret})
 
 
 @router.post("/connections/{connectionId}/revoke", response_model=ConnectionOut)

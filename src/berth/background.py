@@ -1,4 +1,5 @@
-"""Background work: sweeping expired holds (run by `berth worker`, and inside `berth serve`)."""
+"""Background work, run by `berth worker` and (unless switched off) inside `berth serve`:
+sweeping expired holds, fanning out changes and delivering webhooks."""
 
 from __future__ import annotations
 
@@ -25,3 +26,8 @@ async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
             log.exception("expiry sweep failed")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)
+
+
+async def run_background(services: Services, stop: asyncio.Event) -> None:
+    """Every background loop, until `stop` is set."""
+    await asyncio.gather(sweep_expired_holds(services, stop), services.delivery.run(stop))

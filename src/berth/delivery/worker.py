@@ -1,0 +1,189 @@
+"""The delivery worker: claims due deliveries, signs them (Standard Webhooks), POSTs them,
+records every attempt and schedules retries.
+
+At-least-once: a delivery is marked sent only after its receiver answered 2XX. A worker
+that dies mid-send leaves a lease that runs out, and another worker sends it again with the
+same message id. A lease outlives the send timeout, so no two workers send one message at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+import httpx
+import orjson
+import structlog
+from standardwebhooks.webhooks import Webhook as Signer
+
+from berth.delivery.fanout import WebhookFanout
+from berth.domain.errors import OctoError
+from berth.domain.webhooks import next_retry_delay, parse_schedule
+from berth.services.clock import Clock
+from berth.services.targets import check_delivery_url
+from berth.settings import Settings
+from berth.store import deliveries_repo, webhooks_repo
+from berth.store.database import Database
+from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, Delivery
+
+log = structlog.get_logger("berth.delivery")
+
+SEND_TIMEOUT = 10.0
+LEASE = timedelta(seconds=60)
+EXCERPT_BYTES = 2048
+USER_AGENT = "Berth-Webhooks/1"
+RESERVED_HEADERS = {"content-type", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"}
+
+
+def _retry_after(response: httpx.Response, now: datetime) -> float | None:
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        try:
+            return max((parsedate_to_datetime(value) - now).total_seconds(), 0.0)
+        except (TypeError, ValueError):
+            return None
+
+
+class DeliveryWorker:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        clock: Clock,
+        fanout: WebhookFanout,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self._db = database
+        self._settings = settings
+        self._clock = clock
+        self._fanout = fanout
+        self._schedule = parse_schedule(settings.retry_schedule)
+        self._client = client or httpx.AsyncClient(timeout=SEND_TIMEOUT, follow_redirects=False)
+        self._concurrency = asyncio.Semaphore(settings.delivery_concurrency)
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Fan out and deliver until `stop` is set; sleep when idle until woken or polled."""
+        wakeup = self._fanout.wakeup
+        while not stop.is_set():
+            try:
+                busy = await self._fanout.fan_out() + await self.deliver_due()
+            except Exception:  # keep the loop alive; the failed batch is retried on the next tick
+                log.exception("delivery loop failed")
+                busy = 0
+            if busy:
+                continue
+            wakeup.clear()
+            waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(wakeup.wait())]
+            await asyncio.wait(
+                waiters, timeout=self._settings.delivery_poll_seconds, return_when=asyncio.FIRST_COMPLETED
+            )
+            for waiter in waiters:
+                waiter.cancel()
+
+    async def deliver_due(self, batch: int = 50) -> int:
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            claimed = await deliveries_repo.claim_due(conn, now, now + LEASE, batch)
+        if claimed:
+            await asyncio.gather(*(self._send(delivery) for delivery in claimed))
+        return len(claimed)
+
+    async def _send(self, delivery: Delivery) -> None:
+        async with self._concurrency:
+            started = time.perf_counter()
+            status_code: int | None = None
+            error: str | None = None
+            excerpt: str | None = None
+            retry_after: float | None = None
+            try:
+                await check_delivery_url(delivery.url, self._settings.webhook_allow_private_targets)
+                body, headers = await self._signed(delivery)
+                response = await self._client.post(delivery.url, content=body, headers=headers)
+                status_code = response.status_code
+                excerpt = response.content[:EXCERPT_BYTES].decode("utf-8", "replace")
+                retry_after = _retry_after(response, self._clock())
+                if response.is_redirect:
+                    error = (
+                        f"redirected to {response.headers.get('location', '?')}; redirects are not followed"
+                    )
+            except OctoError as exc:
+                error = exc.message
+            except httpx.TimeoutException:
+                error = f"no answer within {SEND_TIMEOUT:.0f} s"
+            except httpx.HTTPError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            latency_ms = round((time.perf_counter() - started) * 1000)
+            await self._record(delivery, status_code, error, latency_ms, excerpt, retry_after)
+
+    async def _signed(self, delivery: Delivery) -> tuple[bytes, dict[str, str]]:
+        now = self._clock()
+        async with self._db.transaction(write=False) as conn:
+            secrets = await webhooks_repo.live_signing_secrets(conn, delivery.connection_id, now)
+        body = orjson.dumps(delivery.payload)
+        text = body.decode()
+        signatures = " ".join(Signer(secret).sign(delivery.id, now, text) for secret in secrets)
+        headers = {k: v for k, v in delivery.headers.items() if k.lower() not in RESERVED_HEADERS}
+        headers.update(
+            {
+                "Content-Type": "application/json",
+                "User-Agent": USER_AGENT,
+                "webhook-id": delivery.id,
+                "webhook-timestamp": str(int(now.timestamp())),
+            }
+        )
+        if signatures:
+            headers["webhook-signature"] = signatures
+        return body, headers
+
+    async def _record(
+        self,
+        delivery: Delivery,
+        status_code: int | None,
+        error: str | None,
+        latency_ms: int,
+        excerpt: str | None,
+        retry_after: float | None,
+    ) -> None:
+        now = self._clock()
+        attempts = delivery.attempts + 1
+        ok = error is None and status_code is not None and 200 <= status_code < 300
+        gone = status_code == 410 and delivery.kind == "webhook"
+        next_at: datetime | None = None
+        if ok:
+            status = DELIVERED
+        elif gone or not (delivery.retry_on_error or delivery.retry_forever):
+            status = FAILED
+        else:
+            delay = next_retry_delay(
+                self._schedule, attempts, random.random(), retry_after, delivery.retry_forever
+            )
+            status = FAILED if delay is None else PENDING
+            next_at = None if delay is None else now + timedelta(seconds=delay)
+        async with self._db.transaction(write=True) as conn:
+            await deliveries_repo.record_attempt(
+                conn, delivery.id, now, status_code, error, latency_ms, excerpt
+            )
+            await deliveries_repo.finish(conn, delivery.id, status, attempts, next_at, now if ok else None)
+            if gone and delivery.webhook_id is not None:
+                await webhooks_repo.disable_webhook(
+                    conn, delivery.webhook_id, now, "the receiver answered 410 Gone"
+                )
+        log.info(
+            "delivery attempt",
+            delivery=delivery.id,
+            url=delivery.url,
+            status_code=status_code,
+            error=error,
+            outcome=status,
+            attempt=attempts,
+        )

@@ -1,0 +1,27 @@
+"""What services announce when they change something resellers may subscribe to. The webhook
+fan-out implements it; services only call it, inside their own transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from berth.domain.bookings import Booking
+from berth.domain.catalog import Catalog
+
+if TYPE_CHECKING:
+    from berth.services.bookings import BookingDetails
+
+Describe = Callable[[Booking], Awaitable["BookingDetails"]]
+
+
+class ChangeObserver(Protocol):
+    async def booking_changed(
+        self, conn: AsyncConnection, describe: Describe, before: Booking, after: Booking
+    ) -> None: ...
+
+    async def slots_changed(self, conn: AsyncConnection, slots: Sequence[tuple[str, str, str]]) -> None: ...
+
+    async def catalog_changed(self, conn: AsyncConnection, before: Catalog, after: Catalog) -> None: ...

@@ -1,0 +1,264 @@
+"""The outbox, deliveries and their attempts: what the delivery worker claims and records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, func, insert, or_, select, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.orm import aliased
+
+from berth.store.tables import deliveries, delivery_attempts, outbox
+
+PENDING = "pending"
+SENDING = "sending"
+DELIVERED = "delivered"
+FAILED = "failed"
+UNFINISHED = (PENDING, SENDING)
+_FANOUT_LOCK = 0x6F7574626F78  # "outbox": one fan-out at a time keeps per-subject order
+
+
+@dataclass(frozen=True)
+class Delivery:
+    id: str
+    sequence: int
+    kind: str
+    webhook_id: str | None
+    connection_id: str
+    target_key: str
+    subject_key: str
+    event: str
+    url: str
+    headers: dict[str, str]
+    payload: dict[str, Any]
+    status: str
+    retry_on_error: bool
+    retry_forever: bool
+    attempts: int
+    created_at: datetime
+    next_attempt_at: datetime | None
+    delivered_at: datetime | None
+
+
+def _delivery(row: Any) -> Delivery:
+    return Delivery(
+        id=row.id,
+        sequence=row.sequence,
+        kind=row.kind,
+        webhook_id=row.webhook_id,
+        connection_id=row.connection_id,
+        target_key=row.target_key,
+        subject_key=row.subject_key,
+        event=row.event,
+        url=row.url,
+        headers=dict(row.headers),
+        payload=row.payload,
+        status=row.status,
+        retry_on_error=row.retry_on_error,
+        retry_forever=row.retry_forever,
+        attempts=row.attempts,
+        created_at=row.created_at,
+        next_attempt_at=row.next_attempt_at,
+        delivered_at=row.delivered_at,
+    )
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    id: str
+    kind: str
+    webhook_id: str | None
+    connection_id: str
+    target_key: str
+    subject_key: str
+    event: str
+    url: str
+    headers: dict[str, str]
+    payload: dict[str, Any]
+    retry_on_error: bool
+    retry_forever: bool = False
+
+
+async def add_delivery(conn: AsyncConnection, new: NewDelivery, now: datetime) -> None:
+    await conn.execute(
+        insert(deliveries).values(
+            id=new.id,
+            kind=new.kind,
+            webhook_id=new.webhook_id,
+            connection_id=new.connection_id,
+            target_key=new.target_key,
+            subject_key=new.subject_key,
+            event=new.event,
+            url=new.url,
+            headers=new.headers,
+            payload=new.payload,
+            status=PENDING,
+            retry_on_error=new.retry_on_error,
+            retry_forever=new.retry_forever,
+            attempts=0,
+            created_at=now,
+            next_attempt_at=now,
+        )
+    )
+
+
+async def add_outbox(conn: AsyncConnection, event: str, subject: dict[str, Any], now: datetime) -> None:
+    await conn.execute(insert(outbox).values(event=event, subject=subject, created_at=now))
+
+
+async def take_outbox(conn: AsyncConnection, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
+    """The oldest outbox rows, for one fan-out at a time (the caller deletes them when done).
+    Returns nothing when another process holds the fan-out."""
+    if conn.dialect.name == "postgresql":
+        got = await conn.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _FANOUT_LOCK})
+        if not got:
+            return []
+    rows = await conn.execute(
+        select(outbox.c.id, outbox.c.event, outbox.c.subject).order_by(outbox.c.id).limit(limit)
+    )
+    return [(row.id, row.event, row.subject) for row in rows]
+
+
+async def drop_outbox(conn: AsyncConnection, ids: list[int]) -> None:
+    if ids:
+        await conn.execute(delete(outbox).where(outbox.c.id.in_(ids)))
+
+
+async def claim_due(
+    conn: AsyncConnection, now: datetime, lease_until: datetime, limit: int
+) -> list[Delivery]:
+    """Due deliveries whose subject has no earlier unfinished delivery to the same target,
+    leased to this worker until `lease_until` (a crashed worker's lease simply runs out)."""
+    earlier = aliased(deliveries)
+    blocked = (
+        select(earlier.c.sequence)
+        .where(
+            earlier.c.target_key == deliveries.c.target_key,
+            earlier.c.subject_key == deliveries.c.subject_key,
+            earlier.c.sequence < deliveries.c.sequence,
+            earlier.c.status.in_(UNFINISHED),
+        )
+        .exists()
+    )
+    due = or_(
+        and_(deliveries.c.status == PENDING, deliveries.c.next_attempt_at <= now),
+        and_(deliveries.c.status == SENDING, deliveries.c.lease_until <= now),
+    )
+    query = select(deliveries).where(due, ~blocked).order_by(deliveries.c.sequence).limit(limit)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True, of=deliveries)
+    claimed = [_delivery(row) for row in await conn.execute(query)]
+    if claimed:
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.id.in_([d.id for d in claimed]))
+            .values(status=SENDING, lease_until=lease_until)
+        )
+    return claimed
+
+
+async def record_attempt(
+    conn: AsyncConnection,
+    delivery_id: str,
+    at: datetime,
+    status_code: int | None,
+    error: str | None,
+    latency_ms: int,
+    excerpt: str | None,
+) -> None:
+    await conn.execute(
+        insert(delivery_attempts).values(
+            delivery_id=delivery_id,
+            attempted_at=at,
+            status_code=status_code,
+            error=error[:500] if error else None,
+            latency_ms=latency_ms,
+            response_excerpt=excerpt,
+        )
+    )
+
+
+async def finish(
+    conn: AsyncConnection,
+    delivery_id: str,
+    status: str,
+    attempts: int,
+    next_attempt_at: datetime | None,
+    delivered_at: datetime | None,
+) -> None:
+    await conn.execute(
+        update(deliveries)
+        .where(deliveries.c.id == delivery_id)
+        .values(
+            status=status,
+            attempts=attempts,
+            next_attempt_at=next_attempt_at,
+            delivered_at=delivered_at,
+            lease_until=None,
+        )
+    )
+
+
+async def get_delivery(conn: AsyncConnection, delivery_id: str) -> Delivery | None:
+    row = (await conn.execute(select(deliveries).where(deliveries.c.id == delivery_id))).first()
+    return None if row is None else _delivery(row)
+
+
+async def list_deliveries(
+    conn: AsyncConnection, *, webhook_id: str | None = None, target_key: str | None = None, status: str | None = None,
+    since: datetime | None = None, limit: int = 50, offset: int = 0,
+) -> tuple[list[Delivery], int]:  # fmt: skip
+    clauses = []
+    if webhook_id is not None:
+        clauses.append(deliveries.c.webhook_id == webhook_id)
+    if target_key is not None:
+        clauses.append(deliveries.c.target_key == target_key)
+    if status is not None:
+        clauses.append(deliveries.c.status == status)
+    if since is not None:
+        clauses.append(deliveries.c.created_at >= since)
+    condition = and_(*clauses) if clauses else and_(True)
+    rows = await conn.execute(
+        select(deliveries).where(condition).order_by(deliveries.c.sequence.desc()).limit(limit).offset(offset)
+    )
+    total = int(await conn.scalar(select(func.count()).select_from(deliveries).where(condition)) or 0)
+    return [_delivery(row) for row in rows], total
+
+
+async def attempts_of(conn: AsyncConnection, delivery_id: str) -> list[dict[str, Any]]:
+    rows = await conn.execute(
+        select(delivery_attempts)
+        .where(delivery_attempts.c.delivery_id == delivery_id)
+        .order_by(delivery_attempts.c.id)
+    )
+    return [
+        {
+            "attemptedAt": row.attempted_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "statusCode": row.status_code,
+            "error": row.error,
+            "latencyMs": row.latency_ms,
+            "responseExcerpt": row.response_excerpt,
+        }
+        for row in rows
+    ]
+
+
+async def requeue(conn: AsyncConnection, delivery_ids: list[str], now: datetime) -> None:
+    """Send again (a redelivery keeps the message id, so receivers can de-duplicate)."""
+    if delivery_ids:
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.id.in_(delivery_ids))
+            .values(status=PENDING, next_attempt_at=now, lease_until=None, attempts=0)
+        )
+
+
+async def counts_by_status(conn: AsyncConnection) -> dict[tuple[str, str], int]:
+    rows = await conn.execute(
+        select(deliveries.c.kind, deliveries.c.status, func.count()).group_by(
+            deliveries.c.kind, deliveries.c.status
+        )
+    )
+    return {(row[0], row[1]): int(row[2]) for row in rows}

@@ -1,0 +1,138 @@
+"""Webhooks and the connections' signing secrets."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from berth.domain.webhooks import Webhook, WebhookEvent
+from berth.store.tables import signing_secrets, webhooks
+
+
+def _webhook(row: Any) -> Webhook:
+    return Webhook(
+        id=row.id,
+        connection_id=row.connection_id,
+        event=WebhookEvent(row.event),
+        url=row.url,
+        capabilities=tuple(row.capabilities),
+        use_contact_language=row.use_contact_language,
+        headers=dict(row.headers),
+        retry_on_error=row.retry_on_error,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        disabled_at=row.disabled_at,
+        disabled_reason=row.disabled_reason,
+    )
+
+
+def _values(webhook: Webhook) -> dict[str, Any]:
+    return {
+        "connection_id": webhook.connection_id,
+        "event": webhook.event.value,
+        "url": webhook.url,
+        "capabilities": list(webhook.capabilities),
+        "use_contact_language": webhook.use_contact_language,
+        "headers": webhook.headers,
+        "retry_on_error": webhook.retry_on_error,
+        "created_at": webhook.created_at,
+        "updated_at": webhook.updated_at,
+        "disabled_at": webhook.disabled_at,
+        "disabled_reason": webhook.disabled_reason,
+    }
+
+
+async def insert_webhook(conn: AsyncConnection, webhook: Webhook) -> None:
+    await conn.execute(insert(webhooks).values(id=webhook.id, **_values(webhook)))
+
+
+async def save_webhook(conn: AsyncConnection, webhook: Webhook) -> None:
+    await conn.execute(update(webhooks).where(webhooks.c.id == webhook.id).values(**_values(webhook)))
+
+
+async def get_webhook(
+    conn: AsyncConnection, webhook_id: str, connection_id: str | None = None
+) -> Webhook | None:
+    query = select(webhooks).where(webhooks.c.id == webhook_id)
+    if connection_id is not None:
+        query = query.where(webhooks.c.connection_id == connection_id)
+    row = (await conn.execute(query)).first()
+    return None if row is None else _webhook(row)
+
+
+async def list_webhooks(conn: AsyncConnection, connection_id: str | None = None) -> list[Webhook]:
+    query = select(webhooks).order_by(webhooks.c.created_at, webhooks.c.id)
+    if connection_id is not None:
+        query = query.where(webhooks.c.connection_id == connection_id)
+    return [_webhook(row) for row in await conn.execute(query)]
+
+
+async def active_webhooks(
+    conn: AsyncConnection, event: WebhookEvent, connection_id: str | None = None, limit: int | None = None
+) -> list[Webhook]:
+    """Enabled webhooks for an event: one connection's, or every connection's."""
+    query = select(webhooks).where(webhooks.c.event == event.value, webhooks.c.disabled_at.is_(None))
+    if connection_id is not None:
+        query = query.where(webhooks.c.connection_id == connection_id)
+    query = query.order_by(webhooks.c.created_at, webhooks.c.id).limit(limit)
+    return [_webhook(row) for row in await conn.execute(query)]
+
+
+async def delete_webhooks(conn: AsyncConnection, ids: list[str]) -> None:
+    if ids:
+        await conn.execute(delete(webhooks).where(webhooks.c.id.in_(ids)))
+
+
+async def add_signing_secret(
+    conn: AsyncConnection, connection_id: str, secret: str, now: datetime, retire_others_at: datetime | None
+) -> None:
+    """Add a secret; other live secrets of the connection stop signing at `retire_others_at`."""
+    if retire_others_at is not None:
+        await conn.execute(
+            update(signing_secrets)
+            .where(
+                signing_secrets.c.connection_id == connection_id,
+                or_(signing_secrets.c.expires_at.is_(None), signing_secrets.c.expires_at > retire_others_at),
+            )
+            .values(expires_at=retire_others_at)
+        )
+    await conn.execute(
+        insert(signing_secrets).values(
+            connection_id=connection_id, secret=secret, created_at=now, expires_at=None
+        )
+    )
+
+
+async def live_signing_secrets(conn: AsyncConnection, connection_id: str, now: datetime) -> list[str]:
+    """Secrets that sign deliveries now, the newest first."""
+    rows = await conn.execute(
+        select(signing_secrets.c.secret)
+        .where(
+            signing_secrets.c.connection_id == connection_id,
+            or_(signing_secrets.c.expires_at.is_(None), signing_secrets.c.expires_at > now),
+        )
+        .order_by(signing_secrets.c.id.desc())
+    )
+    return [row[0] for row in rows]
+
+
+async def has_signing_secret(conn: AsyncConnection, connection_id: str, secret: str) -> bool:
+    row = (
+        await conn.execute(
+            select(signing_secrets.c.id).where(
+                and_(signing_secrets.c.connection_id == connection_id, signing_secrets.c.secret == secret)
+            )
+        )
+    ).first()
+    return row is not None
+
+
+async def disable_webhook(conn: AsyncConnection, webhook_id: str, now: datetime, reason: str) -> None:
+    await conn.execute(
+        update(webhooks)
+        .where(webhooks.c.id == webhook_id, webhooks.c.disabled_at.is_(None))
+        .values(disabled_at=now, disabled_reason=reason, updated_at=now)
+    )

@@ -1,0 +1,79 @@
+"""Real HTTP receivers on loopback for delivery tests: each answers with the statuses it is
+told to, in order, and records every request it got."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import uvicorn
+from starlette.types import Receive, Scope, Send
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return orjson.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    statuses: deque[int] = field(default_factory=deque)
+    default_status: int = 200
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    requests: list[Received] = field(default_factory=list)
+    url: str = ""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        self.requests.append(Received(scope["path"], headers, body))
+        status = self.statuses.popleft() if self.statuses else self.default_status
+        extra = [(k.encode(), v.encode()) for k, v in self.extra_headers.items()]
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"text/plain"), *extra],
+            }
+        )
+        await send({"type": "http.response.body", "body": f"answered {status}".encode()})
+
+    def payloads(self) -> list[Any]:
+        return [r.json for r in self.requests]
+
+
+@contextlib.asynccontextmanager
+async def receiver(*statuses: int, default_status: int = 200, path: str = "/hook") -> AsyncIterator[Receiver]:
+    """A receiver listening on a free loopback port for the duration of the block."""
+    app = Receiver(statuses=deque(statuses), default_status=default_status)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    app.url = f"http://127.0.0.1:{port}{path}"
+    try:
+        yield app
+    finally:
+        server.should_exit = True
+        await task
