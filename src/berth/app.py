@@ -20,6 +20,7 @@ from berth.http.octo.availability import router as octo_availability_router
 from berth.http.octo.bookings import router as octo_bookings_router
 from berth.http.octo.catalog import router as octo_catalog_router
 from berth.http.octo.common import bearer
+from berth.http.octo.orders import router as octo_orders_router
 from berth.http.octo.webhooks import router as octo_webhooks_router
 from berth.http.ops import router as ops_router
 from berth.logs import configure_logging
@@ -53,7 +54,10 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     install_error_handlers(app)
     app.include_router(ops_router, tags=["operations"])
     app.include_router(metrics_router, tags=["operations"])
-    for router in (octo_catalog_router, octo_availability_router, octo_bookings_router, octo_webhooks_router):
+    octo_routers = (
+        octo_catalog_router, octo_availability_router, octo_bookings_router, octo_orders_router, octo_webhooks_router,
+    )  # fmt: skip
+    for router in octo_routers:
         app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
     for router in (admin_router, admin_bookings_router, admin_webhooks_router):
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])

@@ -19,7 +19,8 @@ async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
     interval = services.settings.expiry_sweep_seconds
     while not stop.is_set():
         try:
-            expired = await services.bookings.expire_due()
+            catalog = (await services.catalog.snapshot()).catalog
+            expired = await services.orders.expire_due(catalog) + await services.bookings.expire_due()
             if expired:
                 log.info("expired holds", count=expired)
         except Exception:  # a failed sweep is retried on the next tick; the loop must not die

@@ -11,6 +11,7 @@ from berth.domain.catalog import Option, Product, Supplier, Unit
 if TYPE_CHECKING:
     from berth.services.availability import CalendarDay, SlotAvailability
     from berth.services.bookings import BookingDetails
+    from berth.services.orders import OrderDetails
 
 JSON = dict[str, Any]
 
@@ -56,6 +57,9 @@ class Capability:
         return None
 
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
+        return None
+
+    def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
         return None
 
     def describe(self) -> JSON:

@@ -15,6 +15,7 @@ from berth.domain.pricing import lowest_prices, price_on
 if TYPE_CHECKING:
     from berth.services.availability import CalendarDay, SlotAvailability
     from berth.services.bookings import BookingDetails
+    from berth.services.orders import OrderDetails
 
 
 def pricing_json(price: Price) -> JSON:
@@ -155,3 +156,37 @@ class PricingCapability(Capability):
         price = price_on(unit.prices, booking.currency, self._booking_day(details)) if unit else None
         if price is not None:
             out["pricing"] = pricing_json(price)
+
+    def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
+        """The order's total: the sum of its live bookings' totals, in the order's currency."""
+        currency = details.order.currency
+        if currency is None:
+            return
+        totals = []
+        for booking in details.bookings:
+            if booking.booking.status in ("CANCELLED", "EXPIRED", "REJECTED"):
+                continue
+            part: JSON = {}
+            self.booking_fields(booking, part, view)
+            if "pricing" in part:
+                totals.append(part["pricing"])
+        taxes: dict[str, JSON] = {}
+        for total in totals:
+            for tax in total["includedTaxes"]:
+                entry = taxes.setdefault(
+                    tax["name"], {"name": tax["name"], "retail": 0, "original": 0, "net": 0}
+                )
+                entry["retail"] += tax["retail"]
+                entry["original"] += tax["original"]
+                entry["net"] = (
+                    None if tax["net"] is None or entry["net"] is None else entry["net"] + tax["net"]
+                )
+        nets = [t["net"] for t in totals]
+        out["pricing"] = {
+            "original": sum(t["original"] for t in totals),
+            "retail": sum(t["retail"] for t in totals),
+            "net": None if any(n is None for n in nets) else sum(nets),
+            "currency": currency,
+            "currencyPrecision": totals[0]["currencyPrecision"] if totals else 2,
+            "includedTaxes": list(taxes.values()),
+        }

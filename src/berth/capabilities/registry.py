@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from berth.capabilities.base import Capability
+from berth.capabilities.cart import CartCapability
 from berth.capabilities.content import ContentCapability
 from berth.capabilities.pricing import PricingCapability
 
-CAPABILITIES: tuple[Capability, ...] = (ContentCapability(), PricingCapability())
+CAPABILITIES: tuple[Capability, ...] = (ContentCapability(), PricingCapability(), CartCapability())
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {}
 

@@ -20,12 +20,13 @@ from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
 from berth.domain.diff import diff
 from berth.domain.languages import choose_language
+from berth.domain.orders import Order
 from berth.domain.slots import slot_for_id
 from berth.domain.webhooks import Webhook, WebhookEvent
 from berth.services.availability import AvailabilityService, SlotAvailability
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
-from berth.services.events import Describe
+from berth.services.events import Describe, DescribeOrder
 from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
 from berth.store.database import Database
@@ -33,6 +34,7 @@ from berth.store.deliveries_repo import NewDelivery
 from berth.views.availability import availability_view
 from berth.views.bookings import booking_view
 from berth.views.catalog import product_view
+from berth.views.orders import order_view
 from berth.views.webhooks import payload_supplier_view, webhook_view
 
 
@@ -106,6 +108,28 @@ class WebhookFanout:
             }
             await deliveries_repo.add_delivery(
                 conn, webhook_delivery(hook, f"booking:{after.id}", payload), now
+            )
+        self.wakeup.set()
+
+    async def order_changed(
+        self, conn: AsyncConnection, describe: DescribeOrder, before: Order, after: Order
+    ) -> None:
+        hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.ORDER_UPDATE, after.connection_id)
+        if not hooks:
+            return
+        catalog = (await self._catalogs.snapshot()).catalog
+        old, new = await describe(before), await describe(after)
+        now = self._clock()
+        for hook in hooks:
+            view = self._view(hook, catalog, after.contact.locales)
+            old_json, new_json = order_view(old, view), order_view(new, view)
+            payload = {
+                **self._envelope(hook, catalog, view),
+                "order": new_json,
+                "diff": diff(old_json, new_json),
+            }
+            await deliveries_repo.add_delivery(
+                conn, webhook_delivery(hook, f"order:{after.id}", payload), now
             )
         self.wakeup.set()
 

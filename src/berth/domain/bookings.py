@@ -136,6 +136,9 @@ class Booking:
     cancellation: Cancellation | None = None
     rejection_reason: str | None = None
     rejected_at: datetime | None = None
+    order_id: str | None = None
+    primary: bool = False
+    order_position: int | None = None
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

@@ -77,3 +77,10 @@ class InvalidBookingUuid(OctoError):
 
     def __init__(self, uuid: Any, message: str | None = None) -> None:
         super().__init__(message or f"The booking {uuid!r} does not exist", uuid=uuid)
+
+
+class InvalidOrderId(OctoError):
+    code = "INVALID_ORDER_ID"
+
+    def __init__(self, order_id: Any) -> None:
+        super().__init__(f"The order {order_id!r} does not exist", id=order_id, orderId=order_id)

@@ -47,7 +47,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.settings import Settings
-from berth.store import bookings_repo, catalog_repo
+from berth.store import bookings_repo, catalog_repo, orders_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.database import Database
 
@@ -76,6 +76,7 @@ class ReserveInput:
     reseller_reference: str | None = None
     contact: Contact | None = None
     currency: str | None = None
+    order_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,16 @@ class ConfirmInput:
 
 
 @dataclass(frozen=True)
+class PreparedBooking:
+    """A checked reservation, not yet stored."""
+
+    booking: Booking
+    product: Product
+    option: Option
+    slot: Slot | None
+
+
+@dataclass(frozen=True)
 class BookingDetails:
     """A booking with what serializing it needs: its product, option, slot and slot state."""
 
@@ -109,6 +120,7 @@ class BookingDetails:
     slot: Slot | None
     state: SlotState | None
     cancellable: bool
+    order_reference: str | None = None
 
 
 def fingerprint(data: ReserveInput) -> str:
@@ -125,6 +137,7 @@ def fingerprint(data: ReserveInput) -> str:
         "resellerReference": data.reseller_reference,
         "contact": data.contact.to_document() if data.contact else None,
         "currency": data.currency,
+        "orderId": data.order_id,
     }
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
@@ -178,7 +191,7 @@ class BookingService:
 
     # --- helpers --------------------------------------------------------------------------
 
-    def _expiry(self, minutes: int | None, now: datetime) -> datetime:
+    def expiry(self, minutes: int | None, now: datetime) -> datetime:
         if minutes is None:
             minutes = self._settings.default_expiration_minutes
         if minutes < 1:
@@ -304,6 +317,9 @@ class BookingService:
             held[(product_id, option_id)] = await bookings_repo.held_places(
                 conn, product_id, option_id, first, last, now
             )
+        order_references = await orders_repo.references(
+            conn, (b.order_id for b, *_ in resolved if b.order_id)
+        )
         details = []
         for booking, product, option, slot in resolved:
             state = None
@@ -312,9 +328,22 @@ class BookingService:
                 state = slot_state(slot, held.get((product.id, option.id), {}).get(slot.id, 0), now)
                 cutoff = cancellation_cutoff(option, slot)
             details.append(
-                BookingDetails(booking, product, option, slot, state, is_cancellable(booking, cutoff, now))
+                BookingDetails(
+                    booking,
+                    product,
+                    option,
+                    slot,
+                    state,
+                    is_cancellable(booking, cutoff, now),
+                    order_references.get(booking.order_id or ""),
+                )
             )
         return details
+
+    async def describe(
+        self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
+    ) -> list[BookingDetails]:
+        return await self._details(conn, catalog, bookings, exact=exact)
 
     async def _one(self, conn: AsyncConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
         return (await self._details(conn, catalog, [booking]))[0]
@@ -358,22 +387,28 @@ class BookingService:
 
     # --- reseller operations ---------------------------------------------------------------
 
-    async def reserve(
-        self, catalog: Catalog, connection_id: str, data: ReserveInput, *, test_mode: bool = False
-    ) -> BookingDetails:
+    def prepare(
+        self,
+        catalog: Catalog,
+        connection_id: str,
+        data: ReserveInput,
+        *,
+        test_mode: bool = False,
+        expires_at: datetime | None = None,
+        order_id: str | None = None,
+        primary: bool = False,
+        order_position: int | None = None,
+    ) -> PreparedBooking:
+        """Check a reservation against the catalogue and build the booking it would create."""
         product = find_product(catalog, data.product_id)
         option = find_option(product, data.option_id)
         slot = self._slot(product, option, data.availability_id)
         items = self._unit_items(option, data.unit_items)
         currency = find_currency(product, data.currency)
         now = self._clock()
-        expires_at = self._expiry(data.expiration_minutes, now)
-        booking_uuid = data.uuid or str(uuidlib.uuid4())
-        request = fingerprint(data)
-        pax = pax_of(option, [i.unit_id for i in items])
         booking = Booking(
             id=str(uuidlib.uuid4()),
-            uuid=booking_uuid,
+            uuid=data.uuid or str(uuidlib.uuid4()),
             connection_id=connection_id,
             test_mode=test_mode,
             status=BookingStatus.ON_HOLD,
@@ -382,7 +417,7 @@ class BookingService:
             availability_id=slot.id if slot else None,
             slot_start=slot.start.astimezone(UTC) if slot else None,
             local_date=slot.local_date if slot else None,
-            pax=pax,
+            pax=pax_of(option, [i.unit_id for i in items]),
             reseller_reference=data.reseller_reference,
             supplier_reference=new_reference(),
             notes=data.notes,
@@ -390,46 +425,72 @@ class BookingService:
             unit_items=items,
             currency=currency,
             freesale=slot is None,
-            request_fingerprint=request,
+            request_fingerprint=fingerprint(data),
             created_at=now,
             updated_at=now,
-            expires_at=expires_at,
+            expires_at=expires_at or self.expiry(data.expiration_minutes, now),
+            order_id=order_id,
+            primary=primary,
+            order_position=order_position,
         )
-        held_before = None if test_mode else await self._held_unlocked(product, option, slot, now, None)
+        return PreparedBooking(booking, product, option, slot)
+
+    async def held_before(self, prepared: PreparedBooking) -> int | None:
+        if prepared.booking.test_mode:
+            return None
+        return await self._held_unlocked(
+            prepared.product, prepared.option, prepared.slot, self._clock(), None
+        )
+
+    async def place_in(
+        self, conn: AsyncConnection, catalog: Catalog, prepared: PreparedBooking, held_before: int | None
+    ) -> tuple[Booking, bool]:
+        """Insert a prepared booking after taking its places, inside the caller's transaction.
+        Returns the booking and whether it is new (False: the same request was made before)."""
+        booking = prepared.booking
+        existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
+        if existing is not None:
+            self._check_repeat(existing, booking.request_fingerprint)
+            return existing, False
+        if prepared.slot is not None and not booking.test_mode:
+            await self._take_places(
+                conn, prepared.product, prepared.option, prepared.slot, booking.pax, self._clock(),
+                held_before=held_before,
+            )  # fmt: skip
+        await bookings_repo.insert_booking(conn, booking)
+        await self._changed(
+            conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
+        )
+        return booking, True
+
+    async def reserve(
+        self, catalog: Catalog, connection_id: str, data: ReserveInput, *, test_mode: bool = False
+    ) -> BookingDetails:
+        prepared = self.prepare(catalog, connection_id, data, test_mode=test_mode)
+        held_before = await self.held_before(prepared)
         try:
             async with self._db.transaction(write=True) as conn:
-                existing = await bookings_repo.get_by_uuid(conn, connection_id, booking_uuid)
-                if existing is not None:
-                    return await self._repeat(conn, catalog, existing, request)
-                if slot is not None and not test_mode:
-                    await self._take_places(conn, product, option, slot, pax, now, held_before=held_before)
-                await bookings_repo.insert_booking(conn, booking)
-                await self._changed(
-                    conn,
-                    catalog,
-                    None,
-                    booking,
-                    "reserved",
-                    RESELLER,
-                    {"availabilityId": booking.availability_id},
-                )
+                booking, _ = await self.place_in(conn, catalog, prepared, held_before)
                 return await self._one(conn, catalog, booking)
         except IntegrityError:
-            # Another request with the same uuid won the race: answer as a repeat of it.
-            async with self._db.transaction(write=False) as conn:
-                existing = await bookings_repo.get_by_uuid(conn, connection_id, booking_uuid)
-                if existing is None:
-                    raise
-                return await self._repeat(conn, catalog, existing, request)
+            return await self.repeated(catalog, prepared)
 
-    async def _repeat(
-        self, conn: AsyncConnection, catalog: Catalog, existing: Booking, request: str
-    ) -> BookingDetails:
+    async def repeated(self, catalog: Catalog, prepared: PreparedBooking) -> BookingDetails:
+        """After losing a race on the uuid's unique constraint: answer as a repeat of the winner."""
+        booking = prepared.booking
+        async with self._db.transaction(write=False) as conn:
+            existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
+            if existing is None:
+                raise BadRequest(f"The reservation {booking.uuid!r} conflicted with another; try again")
+            self._check_repeat(existing, booking.request_fingerprint)
+            return await self._one(conn, catalog, existing)
+
+    @staticmethod
+    def _check_repeat(existing: Booking, request: str) -> None:
         if existing.request_fingerprint != request:
             raise InvalidBookingUuid(
                 existing.uuid, f"The uuid {existing.uuid!r} was already used for a different reservation"
             )
-        return await self._one(conn, catalog, existing)
 
     async def get(self, catalog: Catalog, connection_id: str, uuid: str) -> BookingDetails:
         async with self._db.transaction(write=False) as conn:
@@ -449,54 +510,59 @@ class BookingService:
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             booking = await self._owned(conn, connection_id, uuid, now)
-            if booking.status is BookingStatus.EXPIRED:
-                raise InvalidBookingUuid(uuid, f"The hold on booking {uuid!r} expired; reserve again")
-            if booking.status in (BookingStatus.CONFIRMED, BookingStatus.PENDING):
-                return await self._one(conn, catalog, booking)
-            if booking.status is not BookingStatus.ON_HOLD:
-                raise UnprocessableEntity(
-                    f"Booking {uuid!r} is {booking.status.value} and cannot be confirmed"
-                )
-            product = await self._product(conn, catalog, booking.product_id)
-            option = find_option(product, booking.option_id)
-            slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
-            if slot is not None and now >= slot.cutoff_utc:
-                raise UnprocessableEntity(
-                    f"Availability {slot.id} closed for sale at {format_utc(slot.cutoff_utc)}"
-                )
-            items = (
-                self._unit_items(option, data.unit_items, booking.unit_items)
-                if data.unit_items
-                else booking.unit_items
+            confirmed = await self.confirm_in(conn, catalog, booking, data, now)
+            return await self._one(conn, catalog, confirmed)
+
+    async def confirm_in(
+        self, conn: AsyncConnection, catalog: Catalog, booking: Booking, data: ConfirmInput, now: datetime
+    ) -> Booking:
+        """Confirm one (locked, as-of-now) booking inside the caller's transaction."""
+        uuid = booking.uuid
+        if booking.status is BookingStatus.EXPIRED:
+            raise InvalidBookingUuid(uuid, f"The hold on booking {uuid!r} expired; reserve again")
+        if booking.status in (BookingStatus.CONFIRMED, BookingStatus.PENDING):
+            return booking
+        if booking.status is not BookingStatus.ON_HOLD:
+            raise UnprocessableEntity(f"Booking {uuid!r} is {booking.status.value} and cannot be confirmed")
+        product = await self._product(conn, catalog, booking.product_id)
+        option = find_option(product, booking.option_id)
+        slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
+        if slot is not None and now >= slot.cutoff_utc:
+            raise UnprocessableEntity(
+                f"Availability {slot.id} closed for sale at {format_utc(slot.cutoff_utc)}"
             )
-            pax = pax_of(option, [i.unit_id for i in items])
-            if slot is not None and pax > booking.pax and not booking.test_mode:
-                held_before = await self._held_unlocked(product, option, slot, now, booking.id)
-                await self._take_places(
-                    conn, product, option, slot, pax, now, excluding=booking.id, held_before=held_before
-                )
-            missing = missing_contact_fields(option, data.contact, items)
-            if missing:
-                raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
-            status = BookingStatus.CONFIRMED if product.instant_confirmation else BookingStatus.PENDING
-            held = booking
-            booking = replace(
-                held,
-                status=status,
-                contact=data.contact,
-                reseller_reference=data.reseller_reference
-                if data.reseller_reference is not None
-                else booking.reseller_reference,
-                notes=data.notes if data.notes is not None else booking.notes,
-                unit_items=items,
-                pax=pax,
-                expires_at=None,
-                confirmed_at=now if status is BookingStatus.CONFIRMED else None,
-                updated_at=now,
+        items = (
+            self._unit_items(option, data.unit_items, booking.unit_items)
+            if data.unit_items
+            else booking.unit_items
+        )
+        pax = pax_of(option, [i.unit_id for i in items])
+        if slot is not None and pax > booking.pax and not booking.test_mode:
+            held_before = await self._held_unlocked(product, option, slot, now, booking.id)
+            await self._take_places(
+                conn, product, option, slot, pax, now, excluding=booking.id, held_before=held_before
             )
-            await bookings_repo.save_booking(conn, booking)
-            await self._changed(conn, catalog, held, booking, "confirmed", RESELLER)
-            return await self._one(conn, catalog, booking)
+        missing = missing_contact_fields(option, data.contact, items)
+        if missing:
+            raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
+        status = BookingStatus.CONFIRMED if product.instant_confirmation else BookingStatus.PENDING
+        confirmed = replace(
+            booking,
+            status=status,
+            contact=data.contact,
+            reseller_reference=booking.reseller_reference
+            if data.reseller_reference is None
+            else data.reseller_reference,
+            notes=booking.notes if data.notes is None else data.notes,
+            unit_items=items,
+            pax=pax,
+            expires_at=None,
+            confirmed_at=now if status is BookingStatus.CONFIRMED else None,
+            updated_at=now,
+        )
+        await bookings_repo.save_booking(conn, confirmed)
+        await self._changed(conn, catalog, booking, confirmed, "confirmed", RESELLER)
+        return confirmed
 
     async def update(
         self, catalog: Catalog, connection_id: str, uuid: str, data: UpdateInput
@@ -547,7 +613,7 @@ class BookingService:
                 )  # fmt: skip
             expires_at = booking.expires_at
             if booking.status is BookingStatus.ON_HOLD and data.expiration_minutes is not None:
-                expires_at = self._expiry(data.expiration_minutes, now)
+                expires_at = self.expiry(data.expiration_minutes, now)
             updated = replace(
                 booking,
                 product_id=product.id,
@@ -582,28 +648,35 @@ class BookingService:
                 raise UnprocessableEntity(
                     f"Only ON_HOLD bookings can be extended; booking {uuid!r} is {booking.status.value}"
                 )
-            if minutes is None:
-                minutes = self._settings.default_expiration_minutes
-            if minutes < 1:
-                raise BadRequest(f"expirationMinutes must be at least 1; {minutes} given")
-            ceiling = now + timedelta(minutes=self._settings.max_expiration_minutes)
-            expires_at = min(max(now, booking.expires_at) + timedelta(minutes=minutes), ceiling)
-            if expires_at <= booking.expires_at:
-                raise UnprocessableEntity(
-                    f"The hold already lasts the longest allowed ({self._settings.max_expiration_minutes} minutes)"
-                )
-            extended = replace(booking, expires_at=expires_at, updated_at=now)
-            await bookings_repo.save_booking(conn, extended)
-            await self._changed(
-                conn,
-                catalog,
-                booking,
-                extended,
-                "extended",
-                RESELLER,
-                {"utcExpiresAt": format_utc(expires_at)},
+            extended = await self.hold_until_in(
+                conn, catalog, booking, self.extended_expiry(booking.expires_at, minutes, now)
             )
             return await self._one(conn, catalog, extended)
+
+    def extended_expiry(self, current: datetime, minutes: int | None, now: datetime) -> datetime:
+        """`minutes` (default the setting) added to the later of now and the current expiry,
+        capped at the longest hold allowed; always strictly later than `current`."""
+        if minutes is None:
+            minutes = self._settings.default_expiration_minutes
+        if minutes < 1:
+            raise BadRequest(f"expirationMinutes must be at least 1; {minutes} given")
+        ceiling = now + timedelta(minutes=self._settings.max_expiration_minutes)
+        expires_at = min(max(now, current) + timedelta(minutes=minutes), ceiling)
+        if expires_at <= current:
+            raise UnprocessableEntity(
+                f"The hold already lasts the longest allowed ({self._settings.max_expiration_minutes} minutes)"
+            )
+        return expires_at
+
+    async def hold_until_in(
+        self, conn: AsyncConnection, catalog: Catalog, booking: Booking, expires_at: datetime
+    ) -> Booking:
+        extended = replace(booking, expires_at=expires_at, updated_at=self._clock())
+        await bookings_repo.save_booking(conn, extended)
+        await self._changed(
+            conn, catalog, booking, extended, "extended", RESELLER, {"utcExpiresAt": format_utc(expires_at)}
+        )
+        return extended
 
     async def cancel(
         self,
@@ -622,24 +695,38 @@ class BookingService:
                 booking = await self._owned(conn, connection_id, uuid_or_id, now)
             else:
                 booking = as_of(await self._by_id(conn, uuid_or_id), now)
-            if booking.status is BookingStatus.CANCELLED:
-                return await self._one(conn, catalog, booking)
-            details = await self._one(conn, catalog, booking)
-            cutoff = cancellation_cutoff(details.option, details.slot) if details.slot else None
-            allowed = is_cancellable(booking, None if force else cutoff, now)
-            if not allowed:
-                raise UnprocessableEntity(self._not_changeable(booking, cutoff, "cancelled"))
-            cancelled = replace(
-                booking,
-                status=BookingStatus.CANCELLED,
-                cancellation=Cancellation(refund="FULL", reason=reason, at=now),
-                expires_at=None,
-                updated_at=now,
-            )
-            await bookings_repo.save_booking(conn, cancelled)
             actor = SUPPLIER if connection_id is None else RESELLER
-            await self._changed(conn, catalog, booking, cancelled, "cancelled", actor, {"reason": reason})
+            cancelled = await self.cancel_in(conn, catalog, booking, reason, force=force, actor=actor)
             return await self._one(conn, catalog, cancelled)
+
+    async def cancel_in(
+        self,
+        conn: AsyncConnection,
+        catalog: Catalog,
+        booking: Booking,
+        reason: str | None,
+        *,
+        force: bool,
+        actor: str,
+    ) -> Booking:
+        """Cancel one (locked, as-of-now) booking inside the caller's transaction."""
+        if booking.status is BookingStatus.CANCELLED:
+            return booking
+        now = self._clock()
+        details = await self._one(conn, catalog, booking)
+        cutoff = cancellation_cutoff(details.option, details.slot) if details.slot else None
+        if not is_cancellable(booking, None if force else cutoff, now):
+            raise UnprocessableEntity(self._not_changeable(booking, cutoff, "cancelled"))
+        cancelled = replace(
+            booking,
+            status=BookingStatus.CANCELLED,
+            cancellation=Cancellation(refund="FULL", reason=reason, at=now),
+            expires_at=None,
+            updated_at=now,
+        )
+        await bookings_repo.save_booking(conn, cancelled)
+        await self._changed(conn, catalog, booking, cancelled, "cancelled", actor, {"reason": reason})
+        return cancelled
 
     @staticmethod
     def _not_changeable(booking: Booking, cutoff: datetime | None, verb: str) -> str:

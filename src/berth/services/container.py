@@ -11,6 +11,7 @@ from berth.services.bookings import BookingService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.orders import OrderService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -24,6 +25,7 @@ class Services:
     connections: ConnectionService
     availability: AvailabilityService
     bookings: BookingService
+    orders: OrderService
     webhooks: WebhookService
     fanout: WebhookFanout
     delivery: DeliveryWorker
@@ -39,13 +41,15 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     availability = AvailabilityService(database, settings, clock)
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
+    bookings = BookingService(database, settings, clock, catalog, fanout)
     return Services(
         settings=settings,
         database=database,
         catalog=catalog,
         connections=ConnectionService(database, clock),
         availability=availability,
-        bookings=BookingService(database, settings, clock, catalog, fanout),
+        bookings=bookings,
+        orders=OrderService(database, settings, clock, bookings, fanout),
         webhooks=WebhookService(database, settings, clock),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout),

@@ -10,16 +10,23 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
+from berth.domain.orders import Order
 
 if TYPE_CHECKING:
     from berth.services.bookings import BookingDetails
+    from berth.services.orders import OrderDetails
 
 Describe = Callable[[Booking], Awaitable["BookingDetails"]]
+DescribeOrder = Callable[[Order], Awaitable["OrderDetails"]]
 
 
 class ChangeObserver(Protocol):
     async def booking_changed(
         self, conn: AsyncConnection, describe: Describe, before: Booking, after: Booking
+    ) -> None: ...
+
+    async def order_changed(
+        self, conn: AsyncConnection, describe: DescribeOrder, before: Order, after: Order
     ) -> None: ...
 
     async def slots_changed(self, conn: AsyncConnection, slots: Sequence[tuple[str, str, str]]) -> None: ...

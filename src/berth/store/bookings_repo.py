@@ -59,6 +59,9 @@ def _row_values(booking: Booking) -> dict[str, Any]:
             if booking.cancellation
             else None
         ),
+        "order_id": booking.order_id,
+        "is_primary": booking.primary,
+        "order_position": booking.order_position,
         "rejection": (
             {"reason": booking.rejection_reason, "at": _utc(booking.rejected_at)}
             if booking.rejected_at
@@ -67,7 +70,7 @@ def _row_values(booking: Booking) -> dict[str, Any]:
     }
 
 
-def _booking(row: Any) -> Booking:
+def booking_from_row(row: Any) -> Booking:
     cancellation = row.cancellation
     rejection = row.rejection
     cancelled_at = _parse_utc(cancellation["at"]) if cancellation else None
@@ -103,6 +106,9 @@ def _booking(row: Any) -> Booking:
         ),
         rejection_reason=rejection["reason"] if rejection else None,
         rejected_at=_parse_utc(rejection["at"]) if rejection else None,
+        order_id=row.order_id,
+        primary=row.is_primary,
+        order_position=row.order_position,
     )
 
 
@@ -122,12 +128,12 @@ async def get_by_uuid(conn: AsyncConnection, connection_id: str, uuid: str) -> B
             select(bookings).where(bookings.c.connection_id == connection_id, bookings.c.uuid == uuid)
         )
     ).first()
-    return None if row is None else _booking(row)
+    return None if row is None else booking_from_row(row)
 
 
 async def get_by_id(conn: AsyncConnection, booking_id: str) -> Booking | None:
     row = (await conn.execute(select(bookings).where(bookings.c.id == booking_id))).first()
-    return None if row is None else _booking(row)
+    return None if row is None else booking_from_row(row)
 
 
 @dataclass(frozen=True)
@@ -182,7 +188,7 @@ async def find_bookings(
         query = query.limit(limit).offset(offset)
     rows = (await conn.execute(query)).all()
     total = len(rows) if limit is None else int(await conn.scalar(counting) or 0)
-    return [_booking(row) for row in rows], total
+    return [booking_from_row(row) for row in rows], total
 
 
 def _holding(now: datetime) -> ColumnElement[bool]:
@@ -257,7 +263,7 @@ async def due_holds(conn: AsyncConnection, now: datetime, limit: int) -> list[Bo
     )
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
-    return [_booking(row) for row in await conn.execute(query)]
+    return [booking_from_row(row) for row in await conn.execute(query)]
 
 
 async def add_event(

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 from berth.store.types import JSONDocument, UTCDateTime
@@ -62,6 +63,26 @@ connections = Table(
     Column("revoked_at", UTCDateTime, nullable=True),
 )
 
+# Orders (octo/cart) group bookings held, confirmed and cancelled together.
+orders = Table(
+    "orders",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False, index=True),
+    Column("supplier_reference", String(16), nullable=False, unique=True),
+    Column("status", String(16), nullable=False),
+    Column("test_mode", Boolean, nullable=False),
+    Column("currency", String(3), nullable=True),
+    Column("contact", JSONDocument, nullable=False),
+    Column("email_receipt", Boolean, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Column("confirmed_at", UTCDateTime, nullable=True),
+    Column("cancellation", JSONDocument, nullable=True),
+    Index("ix_orders_status_expires", "status", "expires_at"),
+)
+
 # Bookings. Availability is derived from these rows: a slot's held places are the sum of
 # `pax` over its live bookings (ON_HOLD until `expires_at`, CONFIRMED, PENDING, REDEEMED).
 bookings = Table(
@@ -93,6 +114,9 @@ bookings = Table(
     Column("redeemed_at", UTCDateTime, nullable=True),
     Column("cancellation", JSONDocument, nullable=True),
     Column("rejection", JSONDocument, nullable=True),
+    Column("order_id", String(36), ForeignKey("orders.id"), nullable=True, index=True),
+    Column("is_primary", Boolean, nullable=False, server_default=false()),
+    Column("order_position", Integer, nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     Index("ix_bookings_connection_date", "connection_id", "local_date"),

@@ -37,12 +37,16 @@ async def reserve(
     svc: Services = Depends(services),
     octo_env: str | None = Header(default=None, alias="Octo-Env"),
 ) -> Response:
-    details = await svc.bookings.reserve(
-        octo.snapshot.catalog,
-        octo.connection.id,
-        body.reservation(),
-        test_mode=(octo_env or "").lower() == "test",
-    )
+    test_mode = (octo_env or "").lower() == "test"
+    reservation = body.reservation()
+    if reservation.order_id is not None or octo.view.has("octo/cart"):
+        details = await svc.orders.reserve(
+            octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
+        )
+    else:
+        details = await svc.bookings.reserve(
+            octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
+        )
     return _one(octo, svc, details)
 
 

@@ -145,6 +145,7 @@ class _BookingFields(Lenient):
 class ReserveBody(_BookingFields):
     uuid: ClientUuid | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
+    orderId: Identifier | None = None
 
     def reservation(self) -> ReserveInput:
         return ReserveInput(
@@ -158,6 +159,7 @@ class ReserveBody(_BookingFields):
             reseller_reference=self.resellerReference,
             contact=_contact(self.contact),
             currency=self.currency,
+            order_id=self.orderId,
         )
 
 

@@ -1,0 +1,141 @@
+"""Orders (octo/cart): create, get, update, extend, confirm, cancel."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Depends, Header
+from pydantic import Field
+from starlette.responses import Response
+
+from berth.http.context import OctoRequest, octo_request, services
+from berth.http.octo.common import octo_response
+from berth.http.octo.requests import ContactBody, Lenient, ReserveBody
+from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.services.container import Services
+from berth.services.orders import OrderDetails, OrderInput
+from berth.views.orders import order_view
+
+router = APIRouter(responses=ERROR_RESPONSES)
+
+
+class OrderBody(Lenient):
+    currency: Annotated[str, Field(max_length=3)] | None = None
+    expirationMinutes: int | None = None
+    emailReceipt: bool | None = None
+    contact: ContactBody | None = None
+    bookings: Annotated[list[ReserveBody], Field(max_length=50)] | None = None
+
+    def order(self) -> OrderInput:
+        return OrderInput(
+            currency=self.currency,
+            expiration_minutes=self.expirationMinutes,
+            email_receipt=self.emailReceipt,
+            contact=self.contact.contact() if self.contact else None,
+            bookings=tuple(b.reservation() for b in self.bookings or ()),
+        )
+
+
+class OrderConfirmBody(Lenient):
+    contact: ContactBody | None = None
+    emailReceipt: bool | None = None
+
+
+class OrderExtendBody(Lenient):
+    expirationMinutes: int | None = None
+
+
+class OrderCancelBody(Lenient):
+    reason: Annotated[str, Field(max_length=1000)] | None = None
+    force: bool | None = None
+
+
+def _order(octo: OctoRequest, details: OrderDetails) -> Response:
+    return octo_response(octo, order_view(details, octo.view))
+
+
+@router.post("/orders", summary="Create an ON_HOLD order, optionally with its bookings")
+async def create_order(
+    body: OrderBody,
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+    octo_env: str | None = Header(default=None, alias="Octo-Env"),
+) -> Response:
+    test_mode = (octo_env or "").lower() == "test"
+    details = await svc.orders.create(
+        octo.snapshot.catalog, octo.connection.id, body.order(), test_mode=test_mode
+    )
+    return _order(octo, details)
+
+
+@router.get("/orders/{orderId}", summary="One of your orders")
+async def get_order(
+    orderId: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+) -> Response:
+    return _order(octo, await svc.orders.get(octo.snapshot.catalog, octo.connection.id, orderId))
+
+
+@router.patch("/orders/{orderId}", summary="Change order contact, receipt, currency or hold")
+async def update_order(
+    orderId: str,
+    body: OrderBody,
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    details = await svc.orders.update(
+        octo.snapshot.catalog, octo.connection.id, orderId, body.order(), frozenset(body.model_fields_set)
+    )
+    return _order(octo, details)
+
+
+@router.post("/orders/{orderId}/extend", summary="Extend the hold of the order and its bookings")
+async def extend_order(
+    orderId: str,
+    body: OrderExtendBody | None = Body(default=None),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    minutes = body.expirationMinutes if body else None
+    return _order(octo, await svc.orders.extend(octo.snapshot.catalog, octo.connection.id, orderId, minutes))
+
+
+@router.post("/orders/{orderId}/confirm", summary="Confirm every booking of the order, or none")
+async def confirm_order(
+    orderId: str,
+    body: OrderConfirmBody | None = Body(default=None),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    contact = body.contact.contact() if body and body.contact else None
+    details = await svc.orders.confirm(
+        octo.snapshot.catalog, octo.connection.id, orderId, contact, body.emailReceipt if body else None
+    )
+    return _order(octo, details)
+
+
+async def _cancel(orderId: str, body: OrderCancelBody | None, octo: OctoRequest, svc: Services) -> Response:
+    # `force` overrides the cutoff for the supplier only; from a reseller it is ignored.
+    details = await svc.orders.cancel(
+        octo.snapshot.catalog, octo.connection.id, orderId, body.reason if body else None
+    )
+    return _order(octo, details)
+
+
+@router.post("/orders/{orderId}/cancel", summary="Cancel every booking of the order, or none")
+async def cancel_order(
+    orderId: str,
+    body: OrderCancelBody | None = Body(default=None),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    return await _cancel(orderId, body, octo, svc)
+
+
+@router.delete("/orders/{orderId}", summary="Cancel (alias of POST …/cancel)")
+async def delete_order(
+    orderId: str,
+    body: OrderCancelBody | None = Body(default=None),
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(services),
+) -> Response:
+    return await _cancel(orderId, body, octo, svc)
