@@ -51,6 +51,7 @@ def settings(database_url: str) -> Settings:
         log_level="WARNING",
         webhook_allow_private_targets=True,
         retry_schedule="60,120,240",
+        rate_limit_per_minute=0,
     )
 
 

@@ -15,6 +15,7 @@ from berth.http.admin.bookings import router as admin_bookings_router
 from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.errors import install_error_handlers
+from berth.http.limits import BodyLimitMiddleware, RateLimitMiddleware, TimeoutMiddleware
 from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
 from berth.http.octo.availability import router as octo_availability_router
 from berth.http.octo.bookings import router as octo_bookings_router
@@ -61,7 +62,11 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
     for router in (admin_router, admin_bookings_router, admin_webhooks_router):
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
+    # Innermost first: the request context wraps the timeout, which wraps everything else.
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RateLimitMiddleware)
     app.add_middleware(AuthMiddleware)
+    app.add_middleware(TimeoutMiddleware)
     app.add_middleware(RequestContextMiddleware)
     return app
 

@@ -62,6 +62,8 @@ def serve(
     """Apply migrations and serve the OCTO API (and the admin API)."""
     if demo and not os.environ.get("BERTH_ADMIN_TOKEN"):
         os.environ["BERTH_ADMIN_TOKEN"] = DEMO_ADMIN_TOKEN
+    if demo:  # the demo is for trying things out: no rate limit unless one is asked for
+        os.environ.setdefault("BERTH_RATE_LIMIT_PER_MINUTE", "0")
 
     async def prepare(services: Services) -> None:
         if demo:

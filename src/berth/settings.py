@@ -38,6 +38,24 @@ class Settings(BaseSettings):
         default=1.0, gt=0, description="How often an idle worker looks for work"
     )
     run_worker: bool = Field(default=True, description="Run the background worker inside `berth serve`")
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1, description="Largest request body accepted")
+    max_list_items: int = Field(
+        default=1000,
+        ge=1,
+        description="Most bookings GET /octo/bookings answers at once (narrow or page past it)",
+    )
+    max_webhooks_per_connection: int = Field(default=50, ge=1, description="Webhooks one connection may have")
+    rate_limit_per_minute: int = Field(
+        default=1200, ge=0, description="Requests per minute per connection and process (0 = no limit)"
+    )
+    rate_limit_burst: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests a connection may send at once (default: the per-minute limit)",
+    )
+    request_timeout_seconds: float = Field(
+        default=30.0, ge=0, description="Longest a request may run before it is stopped (0 = no limit)"
+    )
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
 

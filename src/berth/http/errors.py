@@ -17,16 +17,19 @@ from berth.http.responses import json_response
 log = structlog.get_logger("berth.http")
 
 # OCTO clients and the conformance validator expect 400 for every OCTO error but the internal
-# one (OCTO.md §2.2); NOT_FOUND is only for unknown routes.
-STATUS_BY_CODE: dict[str, int] = {"INTERNAL_SERVER_ERROR": 500, "NOT_FOUND": 404}
+# one (OCTO.md §2.2); NOT_FOUND is only for unknown routes (and unknown ids of the admin API);
+# TOO_MANY_REQUESTS is 429 so generic HTTP clients and proxies back off too (docs/decisions.md).
+STATUS_BY_CODE: dict[str, int] = {"INTERNAL_SERVER_ERROR": 500, "NOT_FOUND": 404, "TOO_MANY_REQUESTS": 429}
 DEFAULT_ERROR_STATUS = 400
 
 
-def error_response(error: OctoError, capabilities: frozenset[str] = frozenset()) -> Response:
+def error_response(
+    error: OctoError, capabilities: frozenset[str] = frozenset(), headers: dict[str, str] | None = None
+) -> Response:
     return json_response(
         error.body(),
         status_code=STATUS_BY_CODE.get(error.code, DEFAULT_ERROR_STATUS),
-        headers={"Octo-Capabilities": header_value(capabilities)},
+        headers={"Octo-Capabilities": header_value(capabilities), **(headers or {})},
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
@@ -11,6 +12,7 @@ from berth.services.bookings import BookingService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.limits import RateLimiter, seconds_of
 from berth.services.orders import OrderService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
@@ -29,8 +31,14 @@ class Services:
     webhooks: WebhookService
     fanout: WebhookFanout
     delivery: DeliveryWorker
+    rate_limiter: RateLimiter
+    # Requests stopped at their deadline that are still unwinding (rolling back) in the
+    # background; closing waits for them before it closes the database.
+    unwinding: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def close(self) -> None:
+        if self.unwinding:
+            await asyncio.wait(set(self.unwinding), timeout=40)
         await self.delivery.close()
         await self.database.dispose()
 
@@ -53,4 +61,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         webhooks=WebhookService(database, settings, clock),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout),
+        rate_limiter=RateLimiter(settings, seconds_of(clock)),
     )

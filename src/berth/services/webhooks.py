@@ -68,6 +68,9 @@ class WebhookService:
             updated_at=now,
         )
         async with self._db.transaction(write=True) as conn:
+            most = self._settings.max_webhooks_per_connection
+            if await webhooks_repo.count_webhooks(conn, connection_id) >= most:
+                raise BadRequest(f"A connection may have at most {most} webhooks; delete one first")
             await webhooks_repo.insert_webhook(conn, webhook)
         return webhook
 
@@ -104,8 +107,15 @@ class WebhookService:
         return webhook
 
     async def find(self, connection_id: str | None = None) -> list[Webhook]:
+        """A connection's webhooks (at most `BERTH_MAX_WEBHOOKS_PER_CONNECTION`), or every one's."""
         async with self._db.transaction(write=False) as conn:
             return await webhooks_repo.list_webhooks(conn, connection_id)
+
+    async def page(self, limit: int, offset: int) -> tuple[list[Webhook], int]:
+        """Every connection's webhooks, a page at a time, and how many there are."""
+        async with self._db.transaction(write=False) as conn:
+            found = await webhooks_repo.list_webhooks(conn, limit=limit, offset=offset)
+            return found, await webhooks_repo.count_webhooks(conn)
 
     async def delete(self, connection_id: str, webhook_id: str) -> Webhook:
         async with self._db.transaction(write=True) as conn:

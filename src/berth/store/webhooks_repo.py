@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.webhooks import Webhook, WebhookEvent
@@ -63,11 +63,22 @@ async def get_webhook(
     return None if row is None else _webhook(row)
 
 
-async def list_webhooks(conn: AsyncConnection, connection_id: str | None = None) -> list[Webhook]:
+async def list_webhooks(
+    conn: AsyncConnection, connection_id: str | None = None, *, limit: int | None = None, offset: int = 0
+) -> list[Webhook]:
     query = select(webhooks).order_by(webhooks.c.created_at, webhooks.c.id)
     if connection_id is not None:
         query = query.where(webhooks.c.connection_id == connection_id)
+    if limit is not None:
+        query = query.limit(limit).offset(offset)
     return [_webhook(row) for row in await conn.execute(query)]
+
+
+async def count_webhooks(conn: AsyncConnection, connection_id: str | None = None) -> int:
+    query = select(func.count()).select_from(webhooks)
+    if connection_id is not None:
+        query = query.where(webhooks.c.connection_id == connection_id)
+    return int(await conn.scalar(query) or 0)
 
 
 async def active_webhooks(

@@ -43,9 +43,13 @@ def delivery_json(delivery: Delivery, *, with_payload: bool = False) -> dict[str
     return out
 
 
-@router.get("/webhooks", summary="Every connection's webhooks")
-async def list_webhooks(svc: Services = Depends(services)) -> Response:
-    hooks = await svc.webhooks.find()
+@router.get("/webhooks", summary="Every connection's webhooks, a page at a time (total in X-Total-Count)")
+async def list_webhooks(
+    limit: int = Query(default=100, ge=1, le=500),
+    offset: int = Query(default=0, ge=0),
+    svc: Services = Depends(services),
+) -> Response:
+    hooks, total = await svc.webhooks.page(limit, offset)
     return json_response(
         [
             {
@@ -55,7 +59,8 @@ async def list_webhooks(svc: Services = Depends(services)) -> Response:
                 "disabledReason": w.disabled_reason,
             }
             for w in hooks
-        ]
+        ],
+        headers={"X-Total-Count": str(total)},
     )
 
 

@@ -59,6 +59,12 @@ async def list_bookings(
     localDateEnd: date | None = None,
     productId: str | None = Query(default=None, max_length=200),
     optionId: str | None = Query(default=None, max_length=200),
+    limit: int | None = Query(
+        default=None,
+        ge=1,
+        description="Berth extension: answer at most this many (up to BERTH_MAX_LIST_ITEMS)",
+    ),
+    offset: int = Query(default=0, ge=0, description="Berth extension: skip this many (with limit)"),
     octo: OctoRequest = Depends(octo_request),
     svc: Services = Depends(services),
 ) -> Response:
@@ -68,6 +74,15 @@ async def list_bookings(
         raise BadRequest(
             "Filter by resellerReference, supplierReference, localDate, or localDateStart with localDateEnd"
         )
+    if localDateStart is not None and localDateEnd is not None:
+        if localDateEnd < localDateStart:
+            raise BadRequest(f"localDateEnd {localDateEnd} is before localDateStart {localDateStart}")
+        days, longest = (localDateEnd - localDateStart).days + 1, svc.settings.max_range_days
+        if days > longest:
+            raise BadRequest(f"The range covers {days} days; at most {longest} are allowed")
+    cap = svc.settings.max_list_items
+    if limit is not None and limit > cap:
+        raise BadRequest(f"limit must be at most {cap}")
     where = BookingFilter(
         connection_id=octo.connection.id,
         reseller_reference=resellerReference,
@@ -77,7 +92,9 @@ async def list_bookings(
         product_id=productId,
         option_id=optionId,
     )
-    found = await svc.bookings.find(octo.snapshot.catalog, where)
+    found, more = await svc.bookings.find(octo.snapshot.catalog, where, limit=limit or cap, offset=offset)
+    if more and limit is None:  # never a silently shortened list
+        raise BadRequest(f"More than {cap} bookings match: narrow the filter, or page with limit and offset")
     return octo_response(octo, bookings_view(found, octo.view))
 
 
