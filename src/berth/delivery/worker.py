@@ -21,7 +21,9 @@ from standardwebhooks.webhooks import Webhook as Signer
 
 from berth.delivery.fanout import WebhookFanout
 from berth.domain.errors import OctoError
+from berth.domain.sealing import SealError, SecretBox
 from berth.domain.webhooks import next_retry_delay, parse_schedule
+from berth.logs import redact_url
 from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
 from berth.settings import Settings
@@ -59,11 +61,14 @@ class DeliveryWorker:
         clock: Clock,
         fanout: WebhookFanout,
         client: httpx.AsyncClient | None = None,
+        *,
+        box: SecretBox | None = None,
     ) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
         self._fanout = fanout
+        self._box = box or settings.secret_box()
         self._schedule = parse_schedule(settings.retry_schedule)
         self._client = client or httpx.AsyncClient(timeout=SEND_TIMEOUT, follow_redirects=False)
         self._concurrency = asyncio.Semaphore(settings.delivery_concurrency)
@@ -113,11 +118,12 @@ class DeliveryWorker:
                 excerpt = response.content[:EXCERPT_BYTES].decode("utf-8", "replace")
                 retry_after = _retry_after(response, self._clock())
                 if response.is_redirect:
-                    error = (
-                        f"redirected to {response.headers.get('location', '?')}; redirects are not followed"
-                    )
+                    location = redact_url(response.headers.get("location", "?"))
+                    error = f"redirected to {location}; redirects are not followed"
             except OctoError as exc:
                 error = exc.message
+            except SealError:  # never send unsigned: record it and retry once the key is fixed
+                error = "the connection's signing secrets cannot be opened: check BERTH_SECRET_KEY"
             except httpx.TimeoutException:
                 error = f"no answer within {SEND_TIMEOUT:.0f} s"
             except httpx.HTTPError as exc:
@@ -128,7 +134,7 @@ class DeliveryWorker:
     async def _signed(self, delivery: Delivery) -> tuple[bytes, dict[str, str]]:
         now = self._clock()
         async with self._db.transaction(write=False) as conn:
-            secrets = await webhooks_repo.live_signing_secrets(conn, delivery.connection_id, now)
+            secrets = await webhooks_repo.live_signing_secrets(conn, self._box, delivery.connection_id, now)
         body = orjson.dumps(delivery.payload)
         text = body.decode()
         signatures = " ".join(Signer(secret).sign(delivery.id, now, text) for secret in secrets)
@@ -181,9 +187,9 @@ class DeliveryWorker:
         log.info(
             "delivery attempt",
             delivery=delivery.id,
-            url=delivery.url,
+            url=redact_url(delivery.url),
             status_code=status_code,
-            error=error,
+            error=error.replace(delivery.url, redact_url(delivery.url)) if error else None,
             outcome=status,
             attempt=attempts,
         )

@@ -45,6 +45,7 @@ class Services:
 
 def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     database = Database(settings.database_url)
+    box = settings.secret_box()
     catalog = CatalogService(database, clock)
     availability = AvailabilityService(database, settings, clock)
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
@@ -54,12 +55,12 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         settings=settings,
         database=database,
         catalog=catalog,
-        connections=ConnectionService(database, clock),
+        connections=ConnectionService(database, clock, box),
         availability=availability,
         bookings=bookings,
         orders=OrderService(database, settings, clock, bookings, fanout),
-        webhooks=WebhookService(database, settings, clock),
+        webhooks=WebhookService(database, settings, clock, box),
         fanout=fanout,
-        delivery=DeliveryWorker(database, settings, clock, fanout),
+        delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
         rate_limiter=RateLimiter(settings, seconds_of(clock)),
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import BadRequest, NotFound
+from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import Webhook, new_signing_secret, parse_event, webhook_capabilities
 from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
@@ -42,10 +43,11 @@ def _check_headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 class WebhookService:
-    def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
+    def __init__(self, database: Database, settings: Settings, clock: Clock, box: SecretBox) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
+        self._box = box
 
     async def create(self, connection_id: str, data: WebhookInput, capabilities: frozenset[str]) -> Webhook:
         if data.event is None:
@@ -179,7 +181,7 @@ class WebhookService:
         now = self._clock()
         secret = new_signing_secret()
         async with self._db.transaction(write=True) as conn:
-            await webhooks_repo.add_signing_secret(conn, connection_id, secret, now, now + grace)
+            await webhooks_repo.add_signing_secret(conn, self._box, connection_id, secret, now, now + grace)
         return secret
 
     async def delivery_counts(self) -> dict[tuple[str, str], int]:
