@@ -292,3 +292,26 @@ async def test_webhooks_per_connection_and_the_staff_list_are_bounded(
     }
     too_many = await client.get("/admin/api/webhooks", params={"limit": 501}, headers=ADMIN)
     assert too_many.status_code == 400
+
+
+async def test_the_nul_character_is_refused_everywhere(client: httpx.AsyncClient, demo: Services) -> None:
+    """PostgreSQL cannot store U+0000 in text: found by the fuzzer as a 500 on both APIs."""
+    message = "The request contains the NUL character (U+0000), which no field accepts"
+    for response in (
+        await client.post("/octo/bookings", json=reservation(notes="a\x00b"), headers=auth()),
+        await client.get("/octo/bookings", params={"resellerReference": "x\x00"}, headers=auth()),
+        await client.get("/octo/bookings/a%00b", headers=auth()),
+        await client.get("/admin/api/deliveries", params={"status": "\x00"}, headers=ADMIN),
+        await client.post(
+            "/octo/bookings",
+            content=b'{"notes": "\\\\\\u0000"}',
+            headers={**auth(), "Content-Type": "application/json"},
+        ),
+    ):
+        assert response.status_code == 400 and response.json() == {
+            "error": "BAD_REQUEST",
+            "errorMessage": message,
+        }
+    literal = await reserve(client, reservation(notes="a backslash: \\u0000 is text here"))
+    assert literal["notes"] == "a backslash: \\u0000 is text here"
+    assert await vacancies(client) == 18

@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Match, Route
 
 from berth.capabilities.registry import header_value
 from berth.domain.errors import BadRequest, NotFound, OctoError
@@ -66,6 +67,15 @@ def validation_message(errors: list[Any]) -> str:
     return "; ".join(messages) or "The request is not valid"
 
 
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves on this path (Starlette names only the first route's)."""
+    allowed: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] is not Match.NONE:
+            allowed |= route.methods
+    return sorted(allowed)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(OctoError)
     async def _octo(request: Request, exc: OctoError) -> Response:
@@ -81,12 +91,11 @@ def install_error_handlers(app: FastAPI) -> None:
             error: OctoError = NotFound(f"There is no route {request.method} {request.url.path}")
             return error_response(error, _capabilities(request))
         if exc.status_code == 405:
-            response = json_response(
+            return json_response(
                 BadRequest(f"{request.method} is not allowed on {request.url.path}").body(),
                 status_code=405,
-                headers=exc.headers,
+                headers={"Allow": ", ".join(_allowed_methods(request))},
             )
-            return response
         return json_response(BadRequest(str(exc.detail)).body(), status_code=exc.status_code)
 
     @app.exception_handler(Exception)

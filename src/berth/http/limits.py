@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from functools import partial
 from typing import Any
 
@@ -89,6 +90,21 @@ class TimeoutMiddleware:
         await error_response(error, _capabilities(scope))(scope, receive, send)
 
 
+# A JSON string escape \u0000 that is not itself an escaped backslash followed by "u0000".
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
+
+
+def _has_nul(scope: Scope, body: bytes) -> bool:
+    query: bytes = scope.get("query_string", b"")
+    return (
+        "\x00" in scope["path"]
+        or b"%00" in query
+        or b"\x00" in query
+        or b"\x00" in body
+        or (b"\\u0000" in body.lower() and _JSON_NUL.search(body) is not None)
+    )
+
+
 def _unwound(unwinding: set[asyncio.Task[None]], task: asyncio.Task[None]) -> None:
     unwinding.discard(task)
     if not task.cancelled() and task.exception() is not None:
@@ -124,7 +140,10 @@ class RateLimitMiddleware:
 class BodyLimitMiddleware:
     """Refuses a body over `BERTH_MAX_BODY_BYTES` with BAD_REQUEST: at once when the declared
     `Content-Length` is over it, else as soon as the bytes received pass it (chunked bodies).
-    The body is read here, up to the limit, and handed on whole."""
+    The body is read here, up to the limit, and handed on whole.
+
+    Also refuses the NUL character (U+0000) anywhere in the path, query or body: no field
+    accepts it, and PostgreSQL cannot store it in text (the fuzzer found it as a 500)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -153,7 +172,12 @@ class BodyLimitMiddleware:
             chunks.append(body)
             if not message.get("more_body", False):
                 break
-        whole: dict[str, Any] = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        body = b"".join(chunks)
+        if _has_nul(scope, body):
+            error = BadRequest("The request contains the NUL character (U+0000), which no field accepts")
+            await error_response(error, _capabilities(scope))(scope, receive, send)
+            return
+        whole: dict[str, Any] = {"type": "http.request", "body": body, "more_body": False}
         handed_on = False
 
         async def replay() -> Message:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
@@ -12,6 +10,7 @@ from berth.http.context import OctoRequest, octo_request, services
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
+from berth.http.types import MAX_OFFSET, IsoDate
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
 from berth.store.bookings_repo import BookingFilter
@@ -54,9 +53,9 @@ async def reserve(
 async def list_bookings(
     resellerReference: str | None = Query(default=None, max_length=1000),
     supplierReference: str | None = Query(default=None, max_length=100),
-    localDate: date | None = None,
-    localDateStart: date | None = None,
-    localDateEnd: date | None = None,
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
     productId: str | None = Query(default=None, max_length=200),
     optionId: str | None = Query(default=None, max_length=200),
     limit: int | None = Query(
@@ -64,7 +63,9 @@ async def list_bookings(
         ge=1,
         description="Berth extension: answer at most this many (up to BERTH_MAX_LIST_ITEMS)",
     ),
-    offset: int = Query(default=0, ge=0, description="Berth extension: skip this many (with limit)"),
+    offset: int = Query(
+        default=0, ge=0, le=MAX_OFFSET, description="Berth extension: skip this many (with limit)"
+    ),
     octo: OctoRequest = Depends(octo_request),
     svc: Services = Depends(services),
 ) -> Response:
