@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
-from starlette.routing import Match, Route
+from starlette.routing import Match
 
 from berth.capabilities.registry import header_value
 from berth.domain.errors import BadRequest, NotFound, OctoError
@@ -67,13 +67,18 @@ def validation_message(errors: list[Any]) -> str:
     return "; ".join(messages) or "The request is not valid"
 
 
+_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+
+
 def _allowed_methods(request: Request) -> list[str]:
-    """Every method some route serves on this path (Starlette names only the first route's)."""
-    allowed: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] is not Match.NONE:
-            allowed |= route.methods
-    return sorted(allowed)
+    """Every method some route serves on this path (Starlette names only the first route's).
+    Asked of the routes themselves, so routers included in routers answer too."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    ]
 
 
 def install_error_handlers(app: FastAPI) -> None:
