@@ -91,7 +91,7 @@ class TimeoutMiddleware:
 
 
 # A JSON string escape \u0000 that is not itself an escaped backslash followed by "u0000".
-_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def _has_nul(scope: Scope, body: bytes) -> bool:
@@ -101,7 +101,7 @@ def _has_nul(scope: Scope, body: bytes) -> bool:
         or b"%00" in query
         or b"\x00" in query
         or b"\x00" in body
-        or (b"\\u0000" in body.lower() and _JSON_NUL.search(body) is not None)
+        or (b"\\u0000" in body and _JSON_NUL.search(body) is not None)
     )
 
 
