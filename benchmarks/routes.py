@@ -8,6 +8,7 @@ of this file and benchmarks/README.md) and, when issue 4 gives it one, a target 
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,52 +108,113 @@ ROUTES: list[Route] = [
 ]
 
 
-# ---------------------------------------------------------------------------------------
-# Examples for the routes issue 4 adds next. Uncomment once the endpoint exists, adjust the
-# bodies to what Berth answers, and move them into ROUTES.
-#
-# import datetime as dt
-#
-# def _tomorrow() -> str:
-#     return (dt.date.today() + dt.timedelta(days=1)).isoformat()
-#
-# async def _first_option(ctx: BenchContext) -> dict[str, str]:
-#     products = await ctx.reseller_get("/octo/products")
-#     return {"productId": products[0]["id"], "optionId": products[0]["options"][0]["id"]}
-#
-# async def _availability_one_day(ctx: BenchContext) -> Any:
-#     return {**await _first_option(ctx), "localDateStart": _tomorrow(), "localDateEnd": _tomorrow()}
-#
-# def _calendar(days: int) -> SetupHook:
-#     async def setup(ctx: BenchContext) -> Any:
-#         start = dt.date.today() + dt.timedelta(days=1)
-#         end = start + dt.timedelta(days=days - 1)
-#         return {**await _first_option(ctx), "localDateStart": start.isoformat(),
-#                 "localDateEnd": end.isoformat(), "units": [{"id": "adult", "quantity": 1}]}
-#     return setup
-#
-# async def _reservation(ctx: BenchContext) -> Any:
-#     # booking.lua replaces every "{{uuid}}" with a fresh UUID on each request.
-#     option = await _first_option(ctx)
-#     slots = await ctx.reseller_post("/octo/availability", {**option, "localDateStart": _tomorrow(),
-#                                                           "localDateEnd": _tomorrow()})
-#     return {"uuid": "{{uuid}}", **option, "availabilityId": slots[0]["id"],
-#             "unitItems": [{"uuid": "{{uuid}}", "unitId": "adult"}]}
-#
-# async def _no_oversell(ctx: BenchContext, run: RouteRun) -> list[str]:
-#     # Read the database directly (berth.store.database.Database(ctx.database_url)):
-#     # units held per slot <= capacity, and every uuid in run.collected exists.
-#     return []
-#
-# ROUTES += [
-#     Route("availability-1d", "POST", "/octo/availability", RESELLER, setup=_availability_one_day),
-#     Route("calendar-30d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(30)),
-#     Route("calendar-365d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(365)),
-#     Route("booking-reserve", "POST", "/octo/bookings", RESELLER, setup=_reservation,
-#           script="booking.lua", check=_no_oversell,
-#           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # sold out: adjust to Berth's
-#     Route("booking-flow", "POST", "/octo/bookings", RESELLER, setup=_reservation,
-#           script="reserve_confirm.lua", check=_no_oversell,
-#           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),
-# ]
-# ---------------------------------------------------------------------------------------
+ADMIN = {"Authorization": "Bearer demo-admin"}
+TOUR = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
+# A product with room for every reservation a run can make, so the booking rows measure
+# reserving, not refusing. All reservations go to ONE departure: the worst case for the
+# slot lock (every writer queues on the same row).
+BENCH_PRODUCT = """
+- id: bench-cruise
+  internalName: Benchmark cruise
+  timeZone: Europe/London
+  availabilityType: START_TIME
+  deliveryFormats: [QRCODE]
+  deliveryMethods: [TICKET]
+  options:
+    - id: DEFAULT
+      internalName: Big boat
+      restrictions: {maxUnits: 10}
+      schedules:
+        - startTimes: ["10:00"]
+          capacity: 1000000
+      units:
+        - {id: adult, internalName: Adult, type: ADULT}
+"""
+
+
+def _day(offset: int) -> str:
+    return (dt.date.today() + dt.timedelta(days=offset)).isoformat()
+
+
+async def _availability_one_day(ctx: BenchContext) -> Any:
+    return {**TOUR, "localDate": _day(2)}
+
+
+def _calendar(days: int) -> SetupHook:
+    async def setup(ctx: BenchContext) -> Any:
+        return {
+            **TOUR,
+            "localDateStart": _day(1),
+            "localDateEnd": _day(days),
+            "units": [{"id": "adult", "quantity": 2}],
+        }
+
+    return setup
+
+
+async def _reservation(ctx: BenchContext) -> Any:
+    """Add the bench product (once per database mode) and reserve two places on its departure."""
+    catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
+    catalog.raise_for_status()
+    if "bench-cruise" not in catalog.text:
+        # The export writes list items at the start of the line, as BENCH_PRODUCT is written.
+        text = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + BENCH_PRODUCT.lstrip("\n"), 1)
+        answer = await ctx.client.put("/admin/api/catalog", content=text.encode(), headers=ADMIN)
+        answer.raise_for_status()
+    bench = {"productId": "bench-cruise", "optionId": "DEFAULT"}
+    slots = await ctx.reseller_post("/octo/availability", {**bench, "localDate": _day(3)})
+    return {
+        "uuid": "{{uuid}}", **bench, "availabilityId": slots[0]["id"],
+        "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
+    }  # fmt: skip
+
+
+async def _no_oversell(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Straight from the database: no slot holds more than its capacity, and every booking
+    answered 200 exists."""
+    from sqlalchemy import func, select
+
+    from berth.domain.bookings import HOLDING, BookingStatus
+    from berth.store.database import Database
+    from berth.store.tables import bookings
+
+    database = Database(ctx.database_url)
+    problems: list[str] = []
+    try:
+        async with database.transaction(write=False) as conn:
+            live = [s.value for s in HOLDING] + [BookingStatus.ON_HOLD.value]
+            held = await conn.execute(
+                select(bookings.c.product_id, bookings.c.availability_id, func.sum(bookings.c.pax))
+                .where(bookings.c.status.in_(live))
+                .group_by(bookings.c.product_id, bookings.c.availability_id)
+            )
+            capacity = {"bench-cruise": 1_000_000, "thames-sightseeing": 20}
+            for product_id, availability_id, pax in held:
+                limit = capacity.get(product_id)
+                if limit is not None and int(pax) > limit:
+                    problems.append(f"{product_id} {availability_id}: {pax} places held, capacity {limit}")
+            uuids = set(run.collected)
+            found: set[str] = set()
+            chunk = list(uuids)
+            for start in range(0, len(chunk), 500):
+                rows = await conn.execute(
+                    select(bookings.c.uuid).where(bookings.c.uuid.in_(chunk[start : start + 500]))
+                )
+                found.update(row[0] for row in rows)
+            missing = uuids - found
+            if missing:
+                problems.append(f"{len(missing)} bookings answered 200 are not in the database")
+    finally:
+        await database.dispose()
+    return problems
+
+
+ROUTES += [
+    Route("availability-1d", "POST", "/octo/availability", RESELLER, setup=_availability_one_day),
+    Route("calendar-30d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(30)),
+    Route("calendar-365d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(365)),
+    Route("booking-reserve", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="booking.lua",
+          check=_no_oversell),
+    Route("booking-flow", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="reserve_confirm.lua",
+          check=_no_oversell),
+]  # fmt: skip

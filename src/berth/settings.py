@@ -38,6 +38,11 @@ class Settings(BaseSettings):
         default=1.0, gt=0, description="How often an idle worker looks for work"
     )
     run_worker: bool = Field(default=True, description="Run the background worker inside `berth serve`")
+    auth_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="How long a process trusts an API key check (revocations elsewhere take this long)",
+    )
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
 

@@ -66,11 +66,33 @@ async def _held_in(
     return await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
 
 
+MAX_REMEMBERED_DAYS = 200_000
+
+
 class AvailabilityService:
     def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
+        # Slots depend only on the catalogue: remembered per day until the catalogue changes.
+        self._slots_of: Catalog | None = None
+        self._day_slots: dict[tuple[str, str, date], list[Slot]] = {}
+
+    def slots(
+        self, catalog: Catalog, product: Product, option: Option, first: date, last: date
+    ) -> list[Slot]:
+        if catalog is not self._slots_of or len(self._day_slots) > MAX_REMEMBERED_DAYS:
+            self._slots_of = catalog
+            self._day_slots = {}
+        found: list[Slot] = []
+        for offset in range((last - first).days + 1):
+            day = first + timedelta(days=offset)
+            key = (product.id, option.id, day)
+            day_slots = self._day_slots.get(key)
+            if day_slots is None:
+                day_slots = self._day_slots[key] = slots_between(product, option, day, day)
+            found.extend(day_slots)
+        return found
 
     def _range(self, product: Product, start: date, end: date) -> None:
         if end < start:
@@ -89,7 +111,7 @@ class AvailabilityService:
     ) -> dict[str, int]:
         if not slots:
             return {}
-        async with self._db.transaction(write=False) as conn:
+        async with self._db.single_read() as conn:
             return await _held_in(conn, product, option, slots, now)
 
     async def states_in(
@@ -135,7 +157,7 @@ class AvailabilityService:
             else:
                 start, end = query.local_date_start, query.local_date_end
             self._range(product, start, end)
-            slots = slots_between(product, option, start, end)
+            slots = self.slots(catalog, product, option, start, end)
         now = self._clock()
         held = await self.held(product, option, slots, now)
         return [
@@ -155,7 +177,7 @@ class AvailabilityService:
         currency = find_currency(product, query.currency)
         pax, units = requested_units(option, query.units or ())
         requested = pax if query.units else None
-        slots = slots_between(product, option, start, end)
+        slots = self.slots(catalog, product, option, start, end)
         now = self._clock()
         held = await self.held(product, option, slots, now)
         by_day: dict[date, list[Slot]] = {}

@@ -471,9 +471,11 @@ class BookingService:
         try:
             async with self._db.transaction(write=True) as conn:
                 booking, _ = await self.place_in(conn, catalog, prepared, held_before)
-                return await self._one(conn, catalog, booking)
         except IntegrityError:
             return await self.repeated(catalog, prepared)
+        # Serialized after commit: the write lock is held only for the write itself.
+        async with self._db.transaction(write=False) as conn:
+            return await self._one(conn, catalog, booking)
 
     async def repeated(self, catalog: Catalog, prepared: PreparedBooking) -> BookingDetails:
         """After losing a race on the uuid's unique constraint: answer as a repeat of the winner."""
