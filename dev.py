@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".berth-installed"
+CHROMIUM = Path("/usr/bin/chromium")
 
 
 def _digest() -> str:
@@ -46,6 +48,19 @@ def ensure_environment() -> None:
     STAMP.write_text(digest)
 
 
+def ensure_chromium() -> None:
+    """The back office's browser tests drive Debian's chromium. Install it where we may (as
+    root, with apt-get); anywhere else those tests are skipped and say why."""
+    if CHROMIUM.exists() or not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return
+    print("Installing Debian's chromium for the browser tests ...", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        if subprocess.run(command, env=env, stdout=subprocess.DEVNULL).returncode != 0:
+            print("Could not install chromium: the browser tests will be skipped.", flush=True)
+            return
+
+
 def main() -> None:
     command, args = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
     if command not in ("serve", "test"):
@@ -55,6 +70,7 @@ def main() -> None:
     if command == "serve":
         berth = str(BIN / "berth")
         os.execv(berth, [berth, "serve", "--demo", *args])
+    ensure_chromium()
     python = str(BIN / "python")
     os.execv(python, [python, "-m", "pytest", *args])
 

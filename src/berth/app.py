@@ -12,6 +12,7 @@ from berth import __version__
 from berth.background import run_background
 from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
+from berth.http.admin.pages import router as backoffice_router
 from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.errors import install_error_handlers
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
     for router in (admin_router, admin_bookings_router, admin_webhooks_router):
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
+    app.include_router(backoffice_router)
     app.add_middleware(AuthMiddleware)
     app.add_middleware(RequestContextMiddleware)
     return app

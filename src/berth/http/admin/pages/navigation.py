@@ -1,0 +1,21 @@
+"""The back office's sections, in menu order. A new section (webhooks and their deliveries,
+the mappings inbox) is a module of routes in this package plus one entry here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    label: str
+    path: str
+
+
+NAVIGATION = (
+    Section("dashboard", "Dashboard", "/admin"),
+    Section("bookings", "Bookings", "/admin/bookings"),
+    Section("catalog", "Catalogue", "/admin/catalog"),
+    Section("connections", "Connections", "/admin/connections"),
+)

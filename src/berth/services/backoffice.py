@@ -1,0 +1,104 @@
+"""What the supplier's back office shows that no single service answers: the coming days'
+slots with their occupancy, and the manifest of one slot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from berth.domain.availability import SlotState, slot_state
+from berth.domain.bookings import BookingStatus
+from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.catalog_lookup import find_option, find_product
+from berth.domain.errors import InvalidAvailabilityId
+from berth.domain.slots import Slot, slot_for_id, slots_between
+from berth.services.availability import today_in
+from berth.services.bookings import BookingDetails
+from berth.services.container import Services
+from berth.store.bookings_repo import BookingFilter
+
+# Bookings whose guests are expected on the slot (a live hold may still become one).
+EXPECTED = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED, BookingStatus.ON_HOLD)
+
+
+@dataclass(frozen=True)
+class SlotOccupancy:
+    product: Product
+    option: Option
+    slot: Slot
+    state: SlotState
+    held: int  # places taken by live bookings
+
+
+@dataclass(frozen=True)
+class DaySlots:
+    offset: int  # 0 today, 1 tomorrow (each product's own date in its time zone)
+    slots: list[SlotOccupancy]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    occupancy: SlotOccupancy
+    expected: list[BookingDetails]
+    others: list[BookingDetails]  # cancelled, expired, rejected and test bookings
+
+
+async def _occupancy(
+    services: Services, product: Product, option: Option, first: date, last: date
+) -> list[SlotOccupancy]:
+    slots = slots_between(product, option, first, last)
+    now = services.bookings.now()
+    held = await services.availability.held(product, option, slots, now)
+    found = []
+    for slot in slots:
+        taken = held.get(slot.id, 0)
+        found.append(SlotOccupancy(product, option, slot, slot_state(slot, taken, now), taken))
+    return found
+
+
+async def coming_days(services: Services, catalog: Catalog, days: int = 2) -> list[DaySlots]:
+    """Every product's and option's slots from today on, one entry per day, by start time."""
+    by_day: list[list[SlotOccupancy]] = [[] for _ in range(days)]
+    now = services.bookings.now()
+    for product in catalog.products:
+        today = today_in(product, now)
+        for option in product.options:
+            for item in await _occupancy(services, product, option, today, today + timedelta(days=days - 1)):
+                by_day[(item.slot.local_date - today).days].append(item)
+    return [
+        DaySlots(offset, sorted(slots, key=lambda s: (s.slot.start, s.product.id, s.option.id)))
+        for offset, slots in enumerate(by_day)
+    ]
+
+
+def _lead_name(details: BookingDetails) -> str:
+    return (details.booking.contact.full_name or "").casefold()
+
+
+async def manifest(
+    services: Services, catalog: Catalog, product_id: str, option_id: str, availability_id: str
+) -> Manifest:
+    """Who is booked on one slot: the guests expected, by lead name, then everyone else."""
+    product = find_product(catalog, product_id)
+    option = find_option(product, option_id)
+    slot = slot_for_id(product, option, availability_id)
+    if slot is None:
+        raise InvalidAvailabilityId(availability_id)
+    occupancy = await _occupancy(services, product, option, slot.local_date, slot.local_date)
+    found = await services.bookings.find(
+        catalog,
+        BookingFilter(
+            product_id=product.id, option_id=option.id, date_from=slot.local_date, date_to=slot.local_date
+        ),
+    )
+    on_slot = [d for d in found if d.booking.availability_id == slot.id]
+    expected: list[BookingDetails] = []
+    others: list[BookingDetails] = []
+    for details in on_slot:
+        travels = details.booking.status in EXPECTED and not details.booking.test_mode
+        (expected if travels else others).append(details)
+    return Manifest(
+        occupancy=next(o for o in occupancy if o.slot.id == slot.id),
+        expected=sorted(expected, key=_lead_name),
+        others=others,
+    )

@@ -1,0 +1,273 @@
+"""The back office in headless Chromium against a real `berth serve --demo`: what a member of
+staff does, click by click. Each page is saved to test-artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Dialog,
+    Page,
+    Request,
+    Response,
+    expect,
+    sync_playwright,
+)
+
+from tests.backoffice.server import berth_serve
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+RESELLER = {"Authorization": "Bearer demo-reseller-a"}
+ADMIN = {"Authorization": "Bearer demo-admin"}
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="Debian's chromium is not installed at /usr/bin/chromium: `apt-get install chromium` "
+    "(`python3 dev.py test` installs it when run as root)",
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with berth_serve(tmp_path_factory.mktemp("browser") / "berth.db", demo=True) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def open_page(browser: Browser, base: str, width: int = 1280, height: int = 900) -> tuple[Page, list[str]]:
+    """A fresh browser tab (no cookies) that accepts confirmation dialogs; the list collects
+    requests to anywhere but Berth, files of a page that failed to load, and script errors
+    (a page itself may answer 401 or 403: that is what it has to say)."""
+    context = browser.new_context(base_url=base, viewport={"width": width, "height": height})
+    context.set_default_timeout(10_000)
+    tab = context.new_page()
+    problems: list[str] = []
+
+    def on_request(request: Request) -> None:
+        if not request.url.startswith(base):
+            problems.append(f"request to {request.url}")
+
+    def on_response(response: Response) -> None:
+        if response.request.resource_type != "document" and response.status >= 400:
+            problems.append(f"{response.status} for {response.url}")
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            problems.append(f"console error: {message.text}")
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialog.accept()
+
+    tab.on("request", on_request)
+    tab.on("response", on_response)
+    tab.on("console", on_console)
+    tab.on("dialog", on_dialog)
+    return tab, problems
+
+
+@pytest.fixture
+def page(browser: Browser, server: str) -> Iterator[Page]:
+    tab, problems = open_page(browser, server)
+    yield tab
+    tab.context.close()
+    assert problems == []
+
+
+def shot(page: Page, name: str) -> None:
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def sign_in(page: Page) -> None:
+    page.goto("/admin")
+    page.fill("#token", "demo-admin")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def book(base: str, reference: str) -> dict[str, Any]:
+    """A confirmed cruise booking for two adults, a few days ahead (still cancellable)."""
+    first = datetime.now(ZoneInfo("Europe/London")).date() + timedelta(days=3)
+    query = {
+        "productId": "thames-sightseeing",
+        "optionId": "DEFAULT",
+        "localDateStart": first.isoformat(),
+        "localDateEnd": (first + timedelta(days=7)).isoformat(),
+    }
+    slots = httpx.post(base + "/octo/availability", json=query, headers=RESELLER).json()
+    slot = next(s for s in slots if s["available"])
+    body = {
+        "productId": "thames-sightseeing",
+        "optionId": "DEFAULT",
+        "availabilityId": slot["id"],
+        "resellerReference": reference,
+        "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
+    }
+    held = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER).json()
+    contact = {"firstName": "Ada", "lastName": "Lovelace", "emailAddress": "ada@example.com"}
+    confirmed: dict[str, Any] = httpx.post(
+        base + f"/octo/bookings/{held['uuid']}/confirm", json={"contact": contact}, headers=RESELLER
+    ).json()
+    assert confirmed["status"] == "CONFIRMED", confirmed
+    return confirmed
+
+
+def status_of(base: str, booking_id: str) -> str:
+    value: str = httpx.get(base + f"/admin/api/bookings/{booking_id}", headers=ADMIN).json()["booking"][
+        "status"
+    ]
+    return value
+
+
+def test_sign_in_find_a_booking_open_its_manifest_and_redeem_it(page: Page, server: str) -> None:
+    booking = book(server, "E2E-REDEEM")
+    reference = booking["supplierReference"]
+    page.goto("/admin/bookings")
+    expect(page).to_have_url(re.compile(r"/admin/sign-in\?next=/admin/bookings$"))
+    page.fill("#token", "not-it")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator(".notice.error")).to_contain_text("That is not the admin token")
+    shot(page, "01-sign-in")
+    page.fill("#token", "demo-admin")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Bookings")).to_be_visible()
+
+    page.get_by_role("link", name="Dashboard").click()
+    expect(page.get_by_role("heading", name="Today")).to_be_visible()
+    shot(page, "02-dashboard")
+    page.fill("#quick-reference", "E2E-REDEEM")
+    page.get_by_role("button", name="Find").click()
+    expect(page.locator("table.bookings tbody tr")).to_have_count(1)
+    shot(page, "03-bookings-search")
+
+    page.get_by_role("link", name=reference).click()
+    expect(page.locator("h1")).to_contain_text(f"Booking {reference}")
+    expect(page.locator(".card", has_text="Summary")).to_contain_text(
+        "2 \N{MULTIPLICATION SIGN} Adult (2 places)"
+    )
+    shot(page, "04-booking")
+
+    page.get_by_role("link", name="Manifest of this departure").click()
+    manifest = page.locator("table.manifest")
+    expect(manifest).to_contain_text("Ada Lovelace")
+    expect(manifest).to_contain_text(reference)
+    shot(page, "05-manifest")
+
+    page.get_by_role("link", name=reference).click()
+    page.get_by_role("button", name="Redeem: guests have arrived").click()
+    expect(page.locator(".notice.success")).to_have_text(
+        f"Booking {reference} redeemed: CONFIRMED → REDEEMED. Its guests are checked in."
+    )
+    expect(page.locator("h1")).to_contain_text("REDEEMED")
+    shot(page, "06-booking-redeemed")
+    assert status_of(server, booking["id"]) == "REDEEMED"
+
+
+def test_cancel_a_booking_found_with_the_filters(page: Page, server: str) -> None:
+    booking = book(server, "E2E-CANCEL")
+    reference = booking["supplierReference"]
+    sign_in(page)
+    page.get_by_role("link", name="Bookings").click()
+    page.select_option("#product", "thames-sightseeing")
+    page.select_option("#status", "CONFIRMED")
+    page.fill("#reference", "E2E-CANCEL")
+    page.get_by_role("button", name="Search").click()
+    page.get_by_role("link", name=reference).click()
+    page.fill("#cancel-reason", "Storm warning")
+    page.get_by_role("button", name="Cancel booking").click()  # the confirmation dialog is accepted
+    expect(page.locator(".notice.success")).to_contain_text(
+        f"Booking {reference} cancelled: CONFIRMED → CANCELLED. Its 2 place(s) on"
+    )
+    expect(page.locator("table.history")).to_contain_text("Storm warning")
+    shot(page, "07-booking-cancelled")
+    assert status_of(server, booking["id"]) == "CANCELLED"
+
+
+def test_browse_the_catalogue(page: Page) -> None:
+    sign_in(page)
+    page.get_by_role("link", name="Catalogue").click()
+    expect(page.locator(".product-card")).to_have_count(3)
+    shot(page, "08-catalogue")
+    page.locator(".product-card", has_text="Thames sightseeing cruise").click()
+    expect(page.locator(".option").first).to_contain_text("10:00, 12:00, 14:00, 16:00")
+    shot(page, "09-product")
+
+
+def test_create_and_revoke_a_connection(page: Page, server: str) -> None:
+    sign_in(page)
+    page.get_by_role("link", name="Connections").click()
+    page.fill("#name", "E2E Travel")
+    page.get_by_role("button", name="Create and show its API key").click()
+    key = page.inner_text("#new-key").strip()
+    assert key.startswith("berth_")
+    shot(page, "10-connection-created")
+    assert httpx.get(server + "/octo/supplier", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+
+    row = page.locator("tr", has_text="E2E Travel")
+    row.get_by_role("button", name="Revoke").click()  # the confirmation dialog is accepted
+    expect(page.locator(".notice.success")).to_have_text(
+        f"Connection “E2E Travel” revoked: its API key …{key[-4:]} no longer works."
+    )
+    expect(page.locator("tr", has_text="E2E Travel")).to_contain_text("REVOKED")
+    shot(page, "11-connections")
+    assert httpx.get(server + "/octo/supplier", headers={"Authorization": f"Bearer {key}"}).status_code == 400
+
+
+def test_pages_fit_a_phone(browser: Browser, server: str) -> None:
+    phone, problems = open_page(browser, server, width=390, height=844)
+    sign_in(phone)
+
+    def fits(name: str) -> None:
+        overflow = phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{name} scrolls sideways by {overflow}px"
+        shot(phone, name)
+
+    fits("12-phone-dashboard")
+    phone.goto("/admin/bookings?product=sunset-kayak")
+    fits("13-phone-bookings")
+    phone.locator("table.bookings tbody a").first.click()
+    expect(phone.locator("h1")).to_contain_text("Booking")
+    fits("14-phone-booking")
+    phone.get_by_role("link", name="Manifest of this departure").click()
+    expect(phone.locator("table.manifest")).to_contain_text("Box Office")
+    fits("15-phone-manifest")
+    phone.context.close()
+    assert problems == []
+
+
+def test_without_an_admin_token_the_page_says_how_to_enable_it(browser: Browser, tmp_path: Path) -> None:
+    with berth_serve(tmp_path / "berth.db", demo=False) as base:
+        tab, problems = open_page(browser, base)
+        tab.goto("/admin")
+        expect(tab.get_by_role("heading", name="The back office is disabled")).to_be_visible()
+        expect(tab.locator("pre")).to_contain_text("BERTH_ADMIN_TOKEN")
+        shot(tab, "16-disabled")
+        tab.context.close()
+    assert problems == []
