@@ -3,6 +3,7 @@
 
     python3 dev.py serve [berth serve options]   # demo server on an embedded SQLite file
     python3 dev.py test [pytest options]          # the whole test suite
+    python3 dev.py bench [benchmark options]      # Berth against a same-run baseline (benchmarks/)
 
 The first run creates `.venv` and installs the exact versions pinned in `constraints.txt`;
 later runs reinstall only when `pyproject.toml` or `constraints.txt` changed.
@@ -63,15 +64,17 @@ def ensure_chromium() -> None:
 
 def main() -> None:
     command, args = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
-    if command not in ("serve", "test"):
+    if command not in ("serve", "test", "bench"):
         sys.exit(__doc__)
     ensure_environment()
     os.chdir(ROOT)
+    python = str(BIN / "python")
     if command == "serve":
         berth = str(BIN / "berth")
         os.execv(berth, [berth, "serve", "--demo", *args])
+    if command == "bench":
+        os.execv(python, [python, "benchmarks/run.py", *args])
     ensure_chromium()
-    python = str(BIN / "python")
     os.execv(python, [python, "-m", "pytest", *args])
 
 
