@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -35,8 +36,10 @@ GUEST = {"firstName": "Bench", "lastName": "Mark", "emailAddress": "bench@exampl
 
 
 class Receiver:
-    def __init__(self) -> None:
+    def __init__(self, expected: int) -> None:
         self.received: dict[str, float] = {}
+        self.expected = expected
+        self.all_in = asyncio.Event()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -49,12 +52,14 @@ class Receiver:
                 break
         booking = json.loads(body)["booking"]
         self.received.setdefault(booking["uuid"], time.monotonic())
+        if len(self.received) >= self.expected:
+            self.all_in.set()
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
 
 async def measure(mode: str, database_url: str, bookings: int, workers: int, workdir: Path) -> dict[str, Any]:
-    receiver = Receiver()
+    receiver = Receiver(bookings)
     server = uvicorn.Server(
         uvicorn.Config(receiver, host="127.0.0.1", port=0, log_level="error", lifespan="off")
     )
@@ -121,9 +126,8 @@ async def measure(mode: str, database_url: str, bookings: int, workers: int, wor
                     committed[booking_uuid] = time.monotonic()
 
             await asyncio.gather(*(confirm(u) for u in held))
-            deadline = time.monotonic() + 120
-            while len(receiver.received) < bookings and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(receiver.all_in.wait(), timeout=120)
         finished = max(receiver.received.values(), default=time.monotonic())
         latencies = sorted(
             (receiver.received[u] - committed[u]) * 1000 for u in committed if u in receiver.received
