@@ -19,13 +19,15 @@ class OctoRequest:
     snapshot: CatalogSnapshot
 
 
-def octo_request(request: Request) -> OctoRequest:
+# Dependencies are coroutines: FastAPI runs plain functions in a thread pool, a thread hop
+# per request for nothing.
+async def octo_request(request: Request) -> OctoRequest:
     octo = request.scope["state"]["octo"]
     assert isinstance(octo, OctoRequest)
     return octo
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
     found = request.app.state.services
     assert isinstance(found, Services)
     return found
