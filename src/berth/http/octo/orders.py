@@ -11,7 +11,7 @@ from starlette.responses import Response
 from berth.http.context import OctoRequest, octo_request, services
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import ContactBody, Lenient, ReserveBody
-from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.http.octo.schemas import ERROR_RESPONSES, OrderOut
 from berth.services.container import Services
 from berth.services.orders import OrderDetails, OrderInput
 from berth.views.orders import order_view
@@ -54,7 +54,9 @@ def _order(octo: OctoRequest, details: OrderDetails) -> Response:
     return octo_response(octo, order_view(details, octo.view))
 
 
-@router.post("/orders", summary="Create an ON_HOLD order, optionally with its bookings")
+@router.post(
+    "/orders", response_model=OrderOut, summary="Create an ON_HOLD order, optionally with its bookings"
+)
 async def create_order(
     body: OrderBody,
     octo: OctoRequest = Depends(octo_request),
@@ -68,14 +70,16 @@ async def create_order(
     return _order(octo, details)
 
 
-@router.get("/orders/{orderId}", summary="One of your orders")
+@router.get("/orders/{orderId}", response_model=OrderOut, summary="One of your orders")
 async def get_order(
     orderId: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
 ) -> Response:
     return _order(octo, await svc.orders.get(octo.snapshot.catalog, octo.connection.id, orderId))
 
 
-@router.patch("/orders/{orderId}", summary="Change order contact, receipt, currency or hold")
+@router.patch(
+    "/orders/{orderId}", response_model=OrderOut, summary="Change order contact, receipt, currency or hold"
+)
 async def update_order(
     orderId: str,
     body: OrderBody,
@@ -88,7 +92,11 @@ async def update_order(
     return _order(octo, details)
 
 
-@router.post("/orders/{orderId}/extend", summary="Extend the hold of the order and its bookings")
+@router.post(
+    "/orders/{orderId}/extend",
+    response_model=OrderOut,
+    summary="Extend the hold of the order and its bookings",
+)
 async def extend_order(
     orderId: str,
     body: OrderExtendBody | None = Body(default=None),
@@ -99,7 +107,11 @@ async def extend_order(
     return _order(octo, await svc.orders.extend(octo.snapshot.catalog, octo.connection.id, orderId, minutes))
 
 
-@router.post("/orders/{orderId}/confirm", summary="Confirm every booking of the order, or none")
+@router.post(
+    "/orders/{orderId}/confirm",
+    response_model=OrderOut,
+    summary="Confirm every booking of the order, or none",
+)
 async def confirm_order(
     orderId: str,
     body: OrderConfirmBody | None = Body(default=None),
@@ -121,7 +133,9 @@ async def _cancel(orderId: str, body: OrderCancelBody | None, octo: OctoRequest,
     return _order(octo, details)
 
 
-@router.post("/orders/{orderId}/cancel", summary="Cancel every booking of the order, or none")
+@router.post(
+    "/orders/{orderId}/cancel", response_model=OrderOut, summary="Cancel every booking of the order, or none"
+)
 async def cancel_order(
     orderId: str,
     body: OrderCancelBody | None = Body(default=None),
@@ -131,7 +145,7 @@ async def cancel_order(
     return await _cancel(orderId, body, octo, svc)
 
 
-@router.delete("/orders/{orderId}", summary="Cancel (alias of POST …/cancel)")
+@router.delete("/orders/{orderId}", response_model=OrderOut, summary="Cancel (alias of POST …/cancel)")
 async def delete_order(
     orderId: str,
     body: OrderCancelBody | None = Body(default=None),

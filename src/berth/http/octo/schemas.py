@@ -252,3 +252,33 @@ class BookingOut(BaseModel):
     voucher: TicketOut | None
     unitItems: list[UnitItemOut]
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    orderId: str | None = Field(default=None, description="octo/cart")
+    orderReference: str | None = Field(default=None, description="octo/cart")
+    primary: bool | None = Field(default=None, description="octo/cart")
+
+
+class OrderOut(BaseModel):
+    id: str
+    testMode: bool
+    supplierReference: str
+    settlementMethod: str
+    settlementMethods: list[str]
+    status: str = Field(description="ON_HOLD, CONFIRMED, PENDING, CANCELLED or EXPIRED")
+    utcCreatedAt: str
+    utcUpdatedAt: str | None
+    utcExpiresAt: str | None
+    utcConfirmedAt: str | None
+    cancellable: bool
+    confirmable: bool
+    updatable: bool
+    active: bool
+    quote: bool
+    emailReceipt: bool
+    currency: str | None
+    cancellation: CancellationOut | None
+    contact: ContactOut
+    visibleContactFields: list[str]
+    requiredContactFields: list[str]
+    voucher: TicketOut | None
+    bookings: list[BookingOut]
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")
