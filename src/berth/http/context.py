@@ -27,7 +27,12 @@ async def octo_request(request: Request) -> OctoRequest:
     return octo
 
 
-async def services(request: Request) -> Services:
+def services(request: Request) -> Services:
     found = request.app.state.services
     assert isinstance(found, Services)
     return found
+
+
+async def current_services(request: Request) -> Services:
+    """`services` as a route dependency (a coroutine, so no thread hop)."""
+    return services(request)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
 from berth.domain.errors import BadRequest, InvalidBookingUuid
-from berth.http.context import OctoRequest, octo_request, services
+from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
@@ -34,7 +34,7 @@ def _known_uuid(uuid: str) -> str:
 async def reserve(
     body: ReserveBody,
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
     octo_env: str | None = Header(default=None, alias="Octo-Env"),
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
@@ -60,7 +60,7 @@ async def list_bookings(
     productId: str | None = Query(default=None, max_length=200),
     optionId: str | None = Query(default=None, max_length=200),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     if (localDateStart is None) != (localDateEnd is None):
         raise BadRequest("localDateStart and localDateEnd must be sent together")
@@ -83,7 +83,7 @@ async def list_bookings(
 
 @router.get("/bookings/{uuid}", response_model=BookingOut, summary="One of your bookings")
 async def get_booking(
-    uuid: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    uuid: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     return _one(
         octo, svc, await svc.bookings.get(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid))
@@ -92,7 +92,10 @@ async def get_booking(
 
 @router.patch("/bookings/{uuid}", response_model=BookingOut, summary="Change a booking before its cutoff")
 async def update_booking(
-    uuid: str, body: UpdateBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    uuid: str,
+    body: UpdateBody,
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(current_services),
 ) -> Response:
     details = await svc.bookings.update(
         octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update()
@@ -102,7 +105,10 @@ async def update_booking(
 
 @router.post("/bookings/{uuid}/confirm", response_model=BookingOut, summary="Confirm a held booking")
 async def confirm_booking(
-    uuid: str, body: ConfirmBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    uuid: str,
+    body: ConfirmBody,
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(current_services),
 ) -> Response:
     details = await svc.bookings.confirm(
         octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.confirmation()
@@ -115,7 +121,7 @@ async def extend_booking(
     uuid: str,
     body: ExtendBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     minutes = body.expirationMinutes if body else None
     details = await svc.bookings.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
@@ -134,7 +140,7 @@ async def cancel_booking(
     uuid: str,
     body: CancelBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(uuid, body, octo, svc)
 
@@ -144,6 +150,6 @@ async def delete_booking(
     uuid: str,
     body: CancelBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(uuid, body, octo, svc)

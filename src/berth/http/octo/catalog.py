@@ -8,7 +8,7 @@ from starlette.responses import Response
 
 from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import InvalidProductId
-from berth.http.context import OctoRequest, octo_request, services
+from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES, CapabilityOut, ProductOut, SupplierOut
 from berth.services.container import Services
@@ -19,7 +19,7 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 @router.get("/supplier", response_model=SupplierOut, summary="The supplier behind this endpoint")
 async def get_supplier(
-    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     supplier = octo.snapshot.catalog.supplier
     return octo_response(octo, supplier_view(supplier, svc.settings.octo_endpoint, octo.view))

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Depends, Header
 from pydantic import Field
 from starlette.responses import Response
 
-from berth.http.context import OctoRequest, octo_request, services
+from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import ContactBody, Lenient, ReserveBody
 from berth.http.octo.schemas import ERROR_RESPONSES, OrderOut
@@ -60,7 +60,7 @@ def _order(octo: OctoRequest, details: OrderDetails) -> Response:
 async def create_order(
     body: OrderBody,
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
     octo_env: str | None = Header(default=None, alias="Octo-Env"),
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
@@ -72,7 +72,7 @@ async def create_order(
 
 @router.get("/orders/{orderId}", response_model=OrderOut, summary="One of your orders")
 async def get_order(
-    orderId: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    orderId: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     return _order(octo, await svc.orders.get(octo.snapshot.catalog, octo.connection.id, orderId))
 
@@ -84,7 +84,7 @@ async def update_order(
     orderId: str,
     body: OrderBody,
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     details = await svc.orders.update(
         octo.snapshot.catalog, octo.connection.id, orderId, body.order(), frozenset(body.model_fields_set)
@@ -101,7 +101,7 @@ async def extend_order(
     orderId: str,
     body: OrderExtendBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     minutes = body.expirationMinutes if body else None
     return _order(octo, await svc.orders.extend(octo.snapshot.catalog, octo.connection.id, orderId, minutes))
@@ -116,7 +116,7 @@ async def confirm_order(
     orderId: str,
     body: OrderConfirmBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     contact = body.contact.contact() if body and body.contact else None
     details = await svc.orders.confirm(
@@ -140,7 +140,7 @@ async def cancel_order(
     orderId: str,
     body: OrderCancelBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(orderId, body, octo, svc)
 
@@ -150,6 +150,6 @@ async def delete_order(
     orderId: str,
     body: OrderCancelBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(orderId, body, octo, svc)
