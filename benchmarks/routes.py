@@ -169,6 +169,12 @@ async def _reservation(ctx: BenchContext) -> Any:
     }  # fmt: skip
 
 
+async def _order(ctx: BenchContext) -> Any:
+    """An order holding two bookings on the bench departure, in one transaction."""
+    booking = await _reservation(ctx)
+    return {"bookings": [booking, {**booking, "uuid": "{{uuid}}"}]}
+
+
 async def _no_oversell(ctx: BenchContext, run: RouteRun) -> list[str]:
     """Straight from the database: no slot holds more than its capacity, and every booking
     answered 200 exists."""
@@ -217,4 +223,5 @@ ROUTES += [
           check=_no_oversell),
     Route("booking-flow", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="reserve_confirm.lua",
           check=_no_oversell),
+    Route("order-create", "POST", "/octo/orders", RESELLER, setup=_order, script="booking.lua", check=_no_oversell),
 ]  # fmt: skip
