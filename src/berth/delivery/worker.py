@@ -27,7 +27,7 @@ from berth.services.targets import check_delivery_url
 from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
 from berth.store.database import Database
-from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, Delivery
+from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SUPERSEDED, Delivery
 
 log = structlog.get_logger("berth.delivery")
 
@@ -170,6 +170,12 @@ class DeliveryWorker:
             status = FAILED if delay is None else PENDING
             next_at = None if delay is None else now + timedelta(seconds=delay)
         async with self._db.transaction(write=True) as conn:
+            if (
+                status == PENDING
+                and delivery.retry_forever
+                and await deliveries_repo.has_newer(conn, delivery)
+            ):
+                status, next_at = SUPERSEDED, None  # a newer message for the subject waits behind this one
             await deliveries_repo.record_attempt(
                 conn, delivery.id, now, status_code, error, latency_ms, excerpt
             )
