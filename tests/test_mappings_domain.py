@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from berth.domain.mappings import (
+    MappedRows,
     MappingRow,
     MappingUpload,
     apply_upload,
     needs_notification,
     new_row,
     plan_upload,
-    rows_for,
 )
 
 NOW = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
@@ -43,9 +43,10 @@ def test_which_rows_belong_to_an_object() -> None:
     whole_product = stored("WHOLE", product_id="p", option_id="o", option_required=False)
     other_option = stored("OTHER", product_id="p", option_id="x")
     waiting = stored("WAITING", product_id="p")  # an option is required and missing
-    found = rows_for([exact, whole_product, other_option, waiting], "p", "o")
-    assert [r.reseller_reference for r in found] == ["EXACT", "WHOLE"]
-    assert [r.reseller_reference for r in rows_for([exact, whole_product], "q", "o")] == []
+    rows = MappedRows((exact, whole_product, other_option, waiting))
+    assert [r.reseller_reference for r in rows.matching("p", "o")] == ["EXACT", "WHOLE"]
+    assert rows.matching("q", "o") == []
+    assert hash(rows) == hash(MappedRows((exact, whole_product, other_option, waiting)))
 
 
 def test_notification_only_when_the_resolution_changes() -> None:

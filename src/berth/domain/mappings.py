@@ -321,8 +321,27 @@ def needs_notification(before: MappingRow, after: MappingRow) -> bool:
     return not before.mapped or before.resolution != after.resolution
 
 
-def rows_for(rows: Iterable[MappingRow], product_id: str, option_id: str) -> list[MappingRow]:
-    return [row for row in rows if row.applies_to(product_id, option_id)]
+@dataclass(frozen=True)
+class MappedRows:
+    """A connection's mapped rows, indexed by product: `mappings[]` is looked up once per
+    serialized object, so a long availability range costs no scan of every row per slot.
+    Immutable and hashable (views carry it); equality and hash follow `rows`."""
+
+    rows: tuple[MappingRow, ...] = ()
+    _by_product: dict[str, tuple[MappingRow, ...]] = field(
+        init=False, repr=False, compare=False, hash=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        grouped: dict[str, list[MappingRow]] = {}
+        for row in self.rows:
+            if row.mapped and row.product_id is not None:
+                grouped.setdefault(row.product_id, []).append(row)
+        self._by_product.update({product: tuple(rows) for product, rows in grouped.items()})
+
+    def matching(self, product_id: str, option_id: str) -> list[MappingRow]:
+        """The rows for an object of this product and option, in the upload's order."""
+        return [row for row in self._by_product.get(product_id, ()) if row.applies_to(product_id, option_id)]
 
 
 @dataclass(frozen=True)

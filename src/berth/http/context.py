@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fastapi import Request
 
 from berth.capabilities.base import View
+from berth.capabilities.mappings import MAPPINGS
 from berth.domain.connections import Connection
 from berth.services.catalog import CatalogSnapshot
 from berth.services.container import Services
@@ -29,3 +30,13 @@ def services(request: Request) -> Services:
     found = request.app.state.services
     assert isinstance(found, Services)
     return found
+
+
+async def octo_request_with_mappings(request: Request) -> OctoRequest:
+    """The request context for routes that serialize availability or bookings: with
+    vendor/mappings requested, its View carries the connection's mapped rows (one query)."""
+    octo = octo_request(request)
+    if not octo.view.has(MAPPINGS):
+        return octo
+    rows = await services(request).mappings.view_rows(octo.connection.id)
+    return replace(octo, view=replace(octo.view, mappings=rows))

@@ -11,6 +11,7 @@ from berth.services.bookings import BookingService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.mappings import MappingService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -25,6 +26,7 @@ class Services:
     availability: AvailabilityService
     bookings: BookingService
     webhooks: WebhookService
+    mappings: MappingService
     fanout: WebhookFanout
     delivery: DeliveryWorker
 
@@ -47,6 +49,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         availability=availability,
         bookings=BookingService(database, settings, clock, catalog, fanout),
         webhooks=WebhookService(database, settings, clock),
+        mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout),
     )

@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from berth.domain.mappings import DEFAULT_OPTION, MappingFilter, MappingRow
+from berth.domain.mappings import DEFAULT_OPTION, MappedRows, MappingFilter, MappingRow
 from berth.store.tables import connections, mappings
 
 c = mappings.c
@@ -160,10 +160,10 @@ async def find_rows(conn: AsyncConnection, connection_id: str, where: MappingFil
     return [_row(row) for row in await conn.execute(query.order_by(c.position, c.id))]
 
 
-async def mapped_rows(conn: AsyncConnection, connection_id: str) -> tuple[MappingRow, ...]:
+async def mapped_rows(conn: AsyncConnection, connection_id: str) -> MappedRows:
     """A connection's complete rows: what `mappings[]` on availability and bookings draws from."""
     query = select(mappings).where(c.connection_id == connection_id, ~PENDING).order_by(c.position, c.id)
-    return tuple(_row(row) for row in await conn.execute(query))
+    return MappedRows(tuple(_row(row) for row in await conn.execute(query)))
 
 
 async def get_row(conn: AsyncConnection, row_id: str, *, for_update: bool = False) -> MappingRow | None:
