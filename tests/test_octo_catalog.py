@@ -145,7 +145,7 @@ async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> 
     response = await client.get("/octo/capabilities", headers=auth())
     assert response.status_code == 200
     ids = [c["id"] for c in response.json()]
-    assert ids == ["octo/content", "octo/pricing", "octo/cart"]
+    assert ids == ["octo/content", "octo/pricing", "octo/cart", "vendor/mappings"]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 
 

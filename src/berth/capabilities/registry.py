@@ -5,11 +5,18 @@ from __future__ import annotations
 from berth.capabilities.base import Capability
 from berth.capabilities.cart import CartCapability
 from berth.capabilities.content import ContentCapability
+from berth.capabilities.mappings import ALIAS as MAPPINGS_ALIAS
+from berth.capabilities.mappings import MAPPINGS, MappingsCapability
 from berth.capabilities.pricing import PricingCapability
 
-CAPABILITIES: tuple[Capability, ...] = (ContentCapability(), PricingCapability(), CartCapability())
+CAPABILITIES: tuple[Capability, ...] = (
+    ContentCapability(),
+    PricingCapability(),
+    CartCapability(),
+    MappingsCapability(),
+)
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
-ALIASES: dict[str, str] = {}
+ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}
 
 
 def parse_capabilities(header: str | None) -> frozenset[str]:

@@ -29,7 +29,7 @@ from berth.services.targets import check_delivery_url
 from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
 from berth.store.database import Database
-from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, Delivery
+from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SUPERSEDED, Delivery
 
 log = structlog.get_logger("berth.delivery")
 
@@ -83,6 +83,10 @@ class DeliveryWorker:
         self._lease = timedelta(seconds=2 * self._timeout + 5)
         self._client = client or httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
         self._concurrency = asyncio.Semaphore(settings.delivery_concurrency)
+
+    @property
+    def lease(self) -> timedelta:
+        return self._lease
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -186,6 +190,8 @@ class DeliveryWorker:
             )
             status = FAILED if delay is None else PENDING
             next_at = None if delay is None else now + timedelta(seconds=delay)
+        if status == PENDING and delivery.retry_forever and await deliveries_repo.has_newer(conn, delivery):
+            status, next_at = SUPERSEDED, None  # a newer message for the subject waits behind this one
         await deliveries_repo.record_attempt(
             conn, delivery.id, now, status_code, error, outcome.latency_ms, outcome.excerpt
         )

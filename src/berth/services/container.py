@@ -11,6 +11,7 @@ from berth.services.bookings import BookingService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.mappings import MappingService
 from berth.services.orders import OrderService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
@@ -27,6 +28,7 @@ class Services:
     bookings: BookingService
     orders: OrderService
     webhooks: WebhookService
+    mappings: MappingService
     fanout: WebhookFanout
     delivery: DeliveryWorker
 
@@ -51,6 +53,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         bookings=bookings,
         orders=OrderService(database, settings, clock, bookings, fanout),
         webhooks=WebhookService(database, settings, clock),
+        mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout),
     )

@@ -1,5 +1,6 @@
-"""Demo data: the packaged catalogue, two reseller connections with fixed keys, and the box
-office's own bookings that sell out some upcoming kayak departures."""
+"""Demo data: the packaged catalogue, two reseller connections with fixed keys, the box
+office's own bookings that sell out some upcoming kayak departures, and mapping rows of
+demo-reseller-a (some mapped, some waiting for the supplier)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Contact
 from berth.domain.catalog_document import parse_catalog
+from berth.domain.mappings import MappingFilter, MappingUpload, Resolution
 from berth.domain.webhooks import fixed_signing_secret
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput
@@ -24,6 +26,45 @@ BOX_OFFICE = ("Harbourside box office", "demo-box-office-not-for-resellers")
 SOLD_OUT_PRODUCT = "sunset-kayak"
 SOLD_OUT_DEPARTURES = (0, 1, 5)  # which of the next upcoming departures are sold out
 
+# demo-reseller-a's listings: (upload, what the supplier mapped it to or None while waiting).
+DEMO_MAPPING_URL = "https://reseller-a.example/octo/mapping-updates"
+DEMO_MAPPINGS: tuple[tuple[MappingUpload, Resolution | None], ...] = (
+    (
+        MappingUpload(
+            "RA-THAMES-DAY",
+            "CONFIRMED",
+            "Thames sightseeing cruise",
+            validity_days=30,
+            webhook_url=DEMO_MAPPING_URL,
+        ),
+        Resolution("thames-sightseeing", "DEFAULT"),
+    ),
+    (
+        MappingUpload(
+            "RA-THAMES-EVENING-ADULT",
+            "CONFIRMED",
+            "Evening cruise, adult ticket",
+            unit_required=True,
+            webhook_url=DEMO_MAPPING_URL,
+        ),
+        Resolution("thames-sightseeing", "evening", "adult"),
+    ),
+    (
+        MappingUpload(
+            "RA-MUSEUM",
+            "CONFIRMED",
+            "Tower of Stories entry",
+            option_required=False,
+            webhook_url=DEMO_MAPPING_URL,
+        ),
+        None,
+    ),
+    (
+        MappingUpload("RA-KAYAK-SUNSET", "DRAFT", "Sunset kayak trip", webhook_url=DEMO_MAPPING_URL),
+        None,
+    ),
+)
+
 
 def demo_catalog_text() -> str:
     return resources.files("berth.demo").joinpath("catalog.yaml").read_text(encoding="utf-8")
@@ -35,9 +76,23 @@ async def load_demo(services: Services) -> None:
     catalog = parse_catalog(demo_catalog_text())
     if (await services.catalog.snapshot()).catalog != catalog:
         await services.catalog.replace(catalog)
-    for name, key, secret in DEMO_CONNECTIONS:
-        await services.connections.ensure(name, key, secret)
+    connections = [
+        await services.connections.ensure(name, key, secret) for name, key, secret in DEMO_CONNECTIONS
+    ]
     await _sell_out_upcoming_departures(services)
+    await _upload_mappings(services, connections[0].id)
+
+
+async def _upload_mappings(services: Services, connection_id: str) -> None:
+    """Only into a connection without rows: rows someone uploaded while trying the demo stay.
+    The mapped rows are loaded as already notified (nothing is sent to the example URL)."""
+    if await services.mappings.find(connection_id, MappingFilter()):
+        return
+    stored = await services.mappings.replace_all(connection_id, [upload for upload, _ in DEMO_MAPPINGS])
+    catalog = (await services.catalog.snapshot()).catalog
+    for row, (_, resolution) in zip(stored, DEMO_MAPPINGS, strict=True):
+        if resolution is not None:
+            await services.mappings.complete(catalog, row.id, resolution, notify=False)
 
 
 async def _sell_out_upcoming_departures(services: Services) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,6 +17,10 @@ PENDING = "pending"
 SENDING = "sending"
 DELIVERED = "delivered"
 FAILED = "failed"
+# A mapping notification replaced by a newer one for the same row (or whose row was removed):
+# final, never sent again. Only notifications that retry forever need it.
+SUPERSEDED = "superseded"
+STATUSES = (PENDING, SENDING, DELIVERED, FAILED, SUPERSEDED)
 UNFINISHED = (PENDING, SENDING)
 _FANOUT_LOCK = 0x6F7574626F78  # "outbox": one fan-out at a time keeps per-subject order
 
@@ -188,17 +193,50 @@ async def finish(
     next_attempt_at: datetime | None,
     delivered_at: datetime | None,
 ) -> None:
+    """Store the outcome of an attempt. A superseded delivery stays superseded unless this
+    attempt delivered it."""
     await conn.execute(
-        update(deliveries)
-        .where(deliveries.c.id == delivery_id)
-        .values(
-            status=status,
-            attempts=attempts,
-            next_attempt_at=next_attempt_at,
-            delivered_at=delivered_at,
-            lease_until=None,
-        )
+        update(deliveries).where(deliveries.c.id == delivery_id).values(attempts=attempts, lease_until=None)
     )
+    query = update(deliveries).where(deliveries.c.id == delivery_id)
+    if status != DELIVERED:
+        query = query.where(deliveries.c.status != SUPERSEDED)
+    await conn.execute(
+        query.values(status=status, next_attempt_at=next_attempt_at, delivered_at=delivered_at)
+    )
+
+
+async def supersede(conn: AsyncConnection, target_keys: Sequence[str], statuses: tuple[str, ...]) -> None:
+    """Stop sending the targets' deliveries that are in `statuses`."""
+    if target_keys:
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.target_key.in_(list(target_keys)), deliveries.c.status.in_(statuses))
+            .values(status=SUPERSEDED, next_attempt_at=None, lease_until=None)
+        )
+
+
+async def has_unfinished(conn: AsyncConnection, target_key: str) -> bool:
+    found = await conn.scalar(
+        select(deliveries.c.sequence)
+        .where(deliveries.c.target_key == target_key, deliveries.c.status.in_(UNFINISHED))
+        .limit(1)
+    )
+    return found is not None
+
+
+async def has_newer(conn: AsyncConnection, delivery: Delivery) -> bool:
+    """Whether a later message for the same target and subject was queued."""
+    found = await conn.scalar(
+        select(deliveries.c.sequence)
+        .where(
+            deliveries.c.target_key == delivery.target_key,
+            deliveries.c.subject_key == delivery.subject_key,
+            deliveries.c.sequence > delivery.sequence,
+        )
+        .limit(1)
+    )
+    return found is not None
 
 
 async def get_delivery(conn: AsyncConnection, delivery_id: str) -> Delivery | None:

@@ -228,3 +228,28 @@ delivery_attempts = Table(
     Column("latency_ms", Integer, nullable=False),
     Column("response_excerpt", Text, nullable=True),
 )
+
+# Self-service mapping rows (vendor/mappings): the reseller's listings, one per
+# (connection, reseller_reference). The reseller's uploads write the reseller columns; only
+# the supplier writes product_id, option_id and unit_id. `position` keeps the upload's order.
+mappings = Table(
+    "mappings",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("reseller_reference", String(255), nullable=False),
+    Column("reseller_status", String(100), nullable=True),
+    Column("reseller_product", String(1000), nullable=True),
+    Column("option_required", Boolean, nullable=False),
+    Column("unit_required", Boolean, nullable=False),
+    Column("validity_days", Integer, nullable=True),
+    Column("webhook_url", String(2048), nullable=True),
+    Column("product_id", String(100), nullable=True),
+    Column("option_id", String(100), nullable=True),
+    Column("unit_id", String(100), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("mapped_at", UTCDateTime, nullable=True),
+    UniqueConstraint("connection_id", "reseller_reference", name="uq_mappings_connection_reference"),
+)

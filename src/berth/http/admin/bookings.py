@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.capabilities.base import View
+from berth.capabilities.mappings import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
 from berth.http.context import current_services
 from berth.http.octo.schemas import ERROR_RESPONSES
@@ -21,7 +22,9 @@ from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
 
 router = APIRouter(responses=ERROR_RESPONSES)
-STAFF_VIEW = View(capabilities=frozenset(c.id for c in CAPABILITIES))
+# Every capability's fields but vendor/mappings: mapping rows belong to one connection and staff
+# see them under /admin/api/mappings.
+STAFF_VIEW = View(capabilities=frozenset(c.id for c in CAPABILITIES if c.id != MAPPINGS))
 
 
 class RejectBody(BaseModel):

@@ -12,7 +12,7 @@ from berth.http.context import current_services
 from berth.http.octo.schemas import ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.services.container import Services
-from berth.store.deliveries_repo import Delivery
+from berth.store.deliveries_repo import STATUSES, Delivery
 from berth.views.webhooks import webhook_view
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -123,7 +123,7 @@ async def metrics(svc: Services = Depends(current_services)) -> Response:
         "# HELP berth_deliveries Outbound deliveries (webhooks and mapping notifications) by status.",
         "# TYPE berth_deliveries gauge",
     ]
-    for status in ("pending", "sending", "delivered", "failed"):
+    for status in STATUSES:
         for kind in ("webhook", "mapping"):
             lines.append(
                 f'berth_deliveries{{kind="{kind}",status="{status}"}} {counts.get((kind, status), 0)}'

@@ -10,7 +10,7 @@ from pydantic import Field
 from starlette.responses import Response
 
 from berth.domain.errors import OctoError
-from berth.http.context import OctoRequest, current_services, octo_request
+from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import AvailabilityBody, CalendarBody
 from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
@@ -34,7 +34,7 @@ async def _numbered(index: int, work: Awaitable[T]) -> T:
 @router.post("/availability", response_model=list[AvailabilityOut], summary="Check availability")
 async def check_availability(
     body: AvailabilityBody,
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     items = await svc.availability.check(octo.snapshot.catalog, body.query())
@@ -56,7 +56,7 @@ async def availability_calendar(
 )
 async def check_availability_batch(
     body: Annotated[list[AvailabilityBody], Body(), Field(min_length=1, max_length=BATCH_LIMIT)],
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     rows: list[dict[str, Any]] = []

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
 from berth.domain.errors import BadRequest, InvalidBookingUuid
-from berth.http.context import OctoRequest, current_services, octo_request
+from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
@@ -33,7 +33,7 @@ def _known_uuid(uuid: str) -> str:
 @router.post("/bookings", response_model=BookingOut, summary="Reserve: hold places (ON_HOLD)")
 async def reserve(
     body: ReserveBody,
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
     octo_env: str | None = Header(default=None, alias="Octo-Env"),
 ) -> Response:
@@ -59,7 +59,7 @@ async def list_bookings(
     localDateEnd: date | None = None,
     productId: str | None = Query(default=None, max_length=200),
     optionId: str | None = Query(default=None, max_length=200),
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     if (localDateStart is None) != (localDateEnd is None):
@@ -83,7 +83,9 @@ async def list_bookings(
 
 @router.get("/bookings/{uuid}", response_model=BookingOut, summary="One of your bookings")
 async def get_booking(
-    uuid: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
+    uuid: str,
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return _one(
         octo, svc, await svc.bookings.get(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid))
@@ -94,7 +96,7 @@ async def get_booking(
 async def update_booking(
     uuid: str,
     body: UpdateBody,
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     details = await svc.bookings.update(
@@ -107,7 +109,7 @@ async def update_booking(
 async def confirm_booking(
     uuid: str,
     body: ConfirmBody,
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     details = await svc.bookings.confirm(
@@ -120,7 +122,7 @@ async def confirm_booking(
 async def extend_booking(
     uuid: str,
     body: ExtendBody | None = Body(default=None),
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     minutes = body.expirationMinutes if body else None
@@ -139,7 +141,7 @@ async def _cancel(uuid: str, body: CancelBody | None, octo: OctoRequest, svc: Se
 async def cancel_booking(
     uuid: str,
     body: CancelBody | None = Body(default=None),
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(uuid, body, octo, svc)
@@ -149,7 +151,7 @@ async def cancel_booking(
 async def delete_booking(
     uuid: str,
     body: CancelBody | None = Body(default=None),
-    octo: OctoRequest = Depends(octo_request),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(uuid, body, octo, svc)

@@ -27,7 +27,7 @@ async def get_supplier(
 
 @router.get("/products", response_model=list[ProductOut], summary="Every product on sale")
 async def list_products(octo: OctoRequest = Depends(octo_request)) -> Response:
-    key = ("products", octo.view)
+    key = ("products", octo.view.shared_key)
     encoded = octo.snapshot.memo.get(key)
     if encoded is None:
         encoded = orjson.dumps([product_view(p, octo.view) for p in octo.snapshot.catalog.products])
@@ -37,7 +37,7 @@ async def list_products(octo: OctoRequest = Depends(octo_request)) -> Response:
 
 @router.get("/products/{productId}", response_model=ProductOut, summary="One product")
 async def get_product(productId: str, octo: OctoRequest = Depends(octo_request)) -> Response:
-    key = ("product", productId, octo.view)
+    key = ("product", productId, octo.view.shared_key)
     encoded = octo.snapshot.memo.get(key)
     if encoded is None:
         product = octo.snapshot.catalog.product(productId)

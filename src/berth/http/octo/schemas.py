@@ -151,6 +151,21 @@ class UnitPricingOut(PricingOut):
     unitId: str
 
 
+class MappingOut(BaseModel):
+    """A mapping row (vendor/mappings): the reseller's listing and the supplier's resolution."""
+
+    resellerReference: str
+    resellerStatus: str | None
+    resellerProduct: str | None
+    productId: str | None = Field(description="Set by the supplier; null until mapped")
+    optionId: str | None = Field(description="Null until selected, or when optionRequired is false")
+    unitId: str | None = Field(description="Null until selected, or when unitRequired is false")
+    optionRequired: bool
+    unitRequired: bool
+    validityDays: int | None
+    webhookUrl: str | None
+
+
 class AvailabilityOut(BaseModel):
     id: str
     localDateTimeStart: str
@@ -167,6 +182,7 @@ class AvailabilityOut(BaseModel):
     optionId: str | None = Field(default=None, description="batch rows only")
     unitPricing: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
 
 
 class CalendarDayOut(BaseModel):
@@ -252,6 +268,7 @@ class BookingOut(BaseModel):
     voucher: TicketOut | None
     unitItems: list[UnitItemOut]
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
     orderId: str | None = Field(default=None, description="octo/cart")
     orderReference: str | None = Field(default=None, description="octo/cart")
     primary: bool | None = Field(default=None, description="octo/cart")
