@@ -630,7 +630,11 @@ _UNIT_MINUTES = {DurationUnit.minute: 1, DurationUnit.hour: 60, DurationUnit.day
 
 def rental_minutes(duration: RentalDuration) -> Decimal:
     """The duration in minutes, exactly (a day counted as 24 hours)."""
-    return Decimal(str(duration.duration_amount)) * _UNIT_MINUTES[duration.duration_unit]
+    return duration_minutes(duration.duration_amount, duration.duration_unit)
+
+
+def duration_minutes(amount: int | float, unit: DurationUnit) -> Decimal:
+    return Decimal(str(amount)) * _UNIT_MINUTES[unit]
 
 
 def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> list[tuple[Path, str]]:

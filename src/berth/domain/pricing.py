@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 from berth.domain.catalog import Price
 
@@ -36,6 +37,11 @@ def scale_price(price: Price, multiplier: int | float) -> Price:
     net and each included tax) multiplied exactly and rounded half up to whole minor units."""
     if multiplier == 1:
         return price
+    return _scale_price(price, multiplier)
+
+
+@lru_cache(maxsize=4096)  # prices are frozen catalogue values: calendars ask for the same ones daily
+def _scale_price(price: Price, multiplier: int | float) -> Price:
     factor = Decimal(str(multiplier))
     taxes = tuple(
         tax.model_copy(

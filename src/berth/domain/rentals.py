@@ -17,10 +17,18 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
-from berth.domain.catalog import DurationUnit, Option, Product, RentalDuration, rental_minutes
+from berth.domain.catalog import (
+    DurationUnit,
+    Option,
+    Product,
+    RentalDuration,
+    duration_minutes,
+    rental_minutes,
+)
 from berth.domain.errors import BadRequest, InvalidRentalDurationId
 from berth.domain.slots import Slot, slots_between
 from berth.domain.times import local_datetime
@@ -77,29 +85,39 @@ def rental_end(start: datetime, duration: RentalDuration) -> datetime:
     fraction of a day are elapsed time. The end is always after the start.
     """
     zone = _zone(start)
-    minutes = int(rental_minutes(duration))
-    if duration.duration_unit is DurationUnit.day:
-        days = int(duration.duration_amount)
-        wall = start.replace(tzinfo=None, fold=0) + timedelta(days=days)
+    days, rest = _length(duration.duration_amount, duration.duration_unit)
+    if days:
+        wall = start.replace(tzinfo=None, fold=0) + days
         # Through UTC and back: a skipped wall time moves forward by the gap.
         anchor = wall.replace(tzinfo=zone).astimezone(UTC)
-        minutes -= days * MINUTES_PER_DAY
     else:
         anchor = start.astimezone(UTC)
-    return (anchor + timedelta(minutes=minutes)).astimezone(zone)
+    return (anchor + rest).astimezone(zone)
 
 
-def rental_slot(slot: Slot, duration: RentalDuration) -> Slot:
-    """`slot` as a rental of `duration`: the same start, ending when the item is due back.
+@lru_cache(maxsize=1024)
+def _length(amount: int | float, unit: DurationUnit) -> tuple[timedelta, timedelta]:
+    """A duration as (calendar days, elapsed rest): whole days count on the calendar."""
+    minutes = int(duration_minutes(amount, unit))
+    days = int(amount) if unit is DurationUnit.day else 0
+    return timedelta(days=days), timedelta(minutes=minutes - days * MINUTES_PER_DAY)
+
+
+def rental_due(slot: Slot, duration: RentalDuration) -> datetime:
+    """When an item rented from `slot` for `duration` is due back.
 
     An OPENING_HOURS slot is a whole day with no pick-up time, so a rental of it holds whole
     days, midnight to midnight: as many as the duration's days (one for a rental of hours).
     """
     if not slot.all_day:
-        return replace(slot, end=rental_end(slot.start, duration))
+        return rental_end(slot.start, duration)
     days = max(1, math.ceil(rental_minutes(duration) / MINUTES_PER_DAY))
-    end = local_datetime(slot.local_date + timedelta(days=days), "00:00", _zone(slot.start))
-    return replace(slot, end=end)
+    return local_datetime(slot.local_date + timedelta(days=days), "00:00", _zone(slot.start))
+
+
+def rental_slot(slot: Slot, duration: RentalDuration) -> Slot:
+    """`slot` as a rental of `duration`: the same start, ending when the item is due back."""
+    return replace(slot, end=rental_due(slot, duration))
 
 
 def peak_held(held: Sequence[HeldInterval], windows: Sequence[tuple[datetime, datetime]]) -> list[int]:

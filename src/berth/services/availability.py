@@ -18,7 +18,7 @@ from berth.domain.availability import SlotState, day_state, slot_state
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration, rental_minutes
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
-from berth.domain.rentals import peak_held, rental_duration_for, rental_slot
+from berth.domain.rentals import peak_held, rental_due, rental_duration_for, rental_slot
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.clock import Clock
 from berth.settings import Settings
@@ -83,16 +83,33 @@ async def held_in(
     if not slots:
         return {}
     if rental:
-        first = min(s.start for s in slots).astimezone(UTC)
-        last = max(s.end for s in slots).astimezone(UTC)
-        held = await bookings_repo.held_intervals(
-            conn, product.id, option.id, first, last, now, excluding=excluding
-        )
-        peaks = peak_held(held, [(s.start, s.end) for s in slots])
+        windows = [(s.start, s.end) for s in slots]
+        peaks = await rental_peaks(conn, product.id, option.id, windows, now, excluding=excluding)
         return {slot.id: peak for slot, peak in zip(slots, peaks, strict=True)}
     first = min(s.start for s in slots).astimezone(UTC)
     last = max(s.start for s in slots).astimezone(UTC)
     return await bookings_repo.held_places(conn, product.id, option.id, first, last, now, excluding=excluding)
+
+
+async def rental_peaks(
+    conn: AsyncConnection,
+    product_id: str,
+    option_id: str,
+    windows: Sequence[tuple[datetime, datetime]],
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> list[int]:
+    """The most items out at any instant of each window [start, end), from one interval query
+    over all of them."""
+    if not windows:
+        return []
+    first = min(start for start, _ in windows).astimezone(UTC)
+    last = max(end for _, end in windows).astimezone(UTC)
+    held = await bookings_repo.held_intervals(
+        conn, product_id, option_id, first, last, now, excluding=excluding
+    )
+    return peak_held(held, windows)
 
 
 def shortest_rental(option: Option) -> RentalDuration | None:
@@ -210,10 +227,14 @@ class AvailabilityService:
         pax, units = requested_units(option, query.units or ())
         requested = pax if query.units else None
         slots = slots_between(product, option, start, end)
-        if rental is not None:
-            slots = [rental_slot(slot, rental) for slot in slots]
         now = self._clock()
-        held = await self.held(product, option, slots, now, rental=rental is not None)
+        if rental is not None:  # days need no due-back times of their own: only the peaks
+            windows = [(slot.start, rental_due(slot, rental)) for slot in slots]
+            async with self._db.transaction(write=False) as conn:
+                peaks = await rental_peaks(conn, product.id, option.id, windows, now)
+            held = {slot.id: peak for slot, peak in zip(slots, peaks, strict=True)}
+        else:
+            held = await self.held(product, option, slots, now)
         by_day: dict[date, list[Slot]] = {}
         for slot in slots:
             by_day.setdefault(slot.local_date, []).append(slot)

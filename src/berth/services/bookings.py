@@ -47,10 +47,10 @@ from berth.domain.errors import (
     NotFound,
     UnprocessableEntity,
 )
-from berth.domain.rentals import affected_starts, peak_held, rental_duration_for, rental_slot
+from berth.domain.rentals import affected_starts, rental_duration_for, rental_slot
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_local, format_utc
-from berth.services.availability import held_in
+from berth.services.availability import held_in, rental_peaks
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
@@ -373,10 +373,8 @@ class BookingService:
             windows = [
                 (slot.start, slot.end) for index in indexes if (slot := resolved[index][3]) is not None
             ]
-            first = min(start for start, _ in windows).astimezone(UTC)
-            last = max(end for _, end in windows).astimezone(UTC)
-            intervals = await bookings_repo.held_intervals(conn, product_id, option_id, first, last, now)
-            peaks.update(zip(indexes, peak_held(intervals, windows), strict=True))
+            found = await rental_peaks(conn, product_id, option_id, windows, now)
+            peaks.update(zip(indexes, found, strict=True))
         order_references = await orders_repo.references(
             conn, (b.order_id for b, *_ in resolved if b.order_id)
         )
