@@ -225,3 +225,96 @@ ROUTES += [
           check=_no_oversell),
     Route("order-create", "POST", "/octo/orders", RESELLER, setup=_order, script="booking.lua", check=_no_oversell),
 ]  # fmt: skip
+
+
+# --- octo/rentals (issue 6): the demo's bike hire (Europe/London, 12 hybrid bikes) -----------
+
+RENTAL_BIKES = {"productId": "city-bike-hire", "optionId": "DEFAULT"}
+RENTAL_STOCK = 12
+RENTALS_PRICING = {**RESELLER, "Octo-Capabilities": "octo/rentals, octo/pricing"}
+
+
+def _london_day(offset: int) -> str:
+    from zoneinfo import ZoneInfo
+
+    today = dt.datetime.now(ZoneInfo("Europe/London")).date()
+    return (today + dt.timedelta(days=offset)).isoformat()
+
+
+async def _rental_starts(ctx: BenchContext, day: str) -> list[str]:
+    slots = await ctx.reseller_post(
+        "/octo/availability", {**RENTAL_BIKES, "localDate": day, "rentalDurationId": "2-hours"}
+    )
+    return [slot["id"] for slot in slots]
+
+
+async def _rental_availability(ctx: BenchContext) -> Any:
+    """Tomorrow's pick-ups for a day's rental, with rentals of every length already out
+    around them (so the interval query returns rows and the sweep has work)."""
+    tomorrow = _london_day(1)
+    starts = await _rental_starts(ctx, tomorrow)
+    for start, duration in zip(starts, ("3-days", "1-day", "half-day", "2-hours", "1-day"), strict=False):
+        await ctx.reseller_post("/octo/bookings", {
+            **RENTAL_BIKES, "availabilityId": start, "rentalDurationId": duration,
+            "unitItems": [{"unitId": "bike"}, {"unitId": "bike"}],
+        })  # fmt: skip
+    return {**RENTAL_BIKES, "localDateStart": tomorrow, "localDateEnd": tomorrow, "rentalDurationId": "1-day",
+            "units": [{"id": "bike", "quantity": 1}]}  # fmt: skip
+
+
+async def _rental_calendar(ctx: BenchContext) -> Any:
+    return {**RENTAL_BIKES, "localDateStart": _london_day(1), "localDateEnd": _london_day(30),
+            "rentalDurationId": "3-days", "units": [{"id": "bike", "quantity": 1}]}  # fmt: skip
+
+
+async def _rental_reservation(ctx: BenchContext) -> Any:
+    # booking.lua replaces every "{{uuid}}" with a fresh UUID on each request. The stock of a
+    # start runs out within the first requests; then the route measures the refusal, which
+    # takes the same lock and re-reads the same peak.
+    start = (await _rental_starts(ctx, _london_day(2)))[0]
+    return {"uuid": "{{uuid}}", **RENTAL_BIKES, "availabilityId": start, "rentalDurationId": "2-hours",
+            "unitItems": [{"uuid": "{{uuid}}", "unitId": "bike"}]}  # fmt: skip
+
+
+async def _rentals_never_oversold(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Read the database: at no instant more bikes out than the stock, and every booking
+    answered 200 is stored."""
+    from sqlalchemy import select
+
+    from berth.domain.rentals import HeldInterval, peak_held
+    from berth.store.database import Database
+    from berth.store.tables import bookings
+
+    database = Database(ctx.database_url)
+    try:
+        async with database.transaction(write=False) as conn:
+            rows = (
+                await conn.execute(
+                    select(bookings.c.uuid, bookings.c.slot_start, bookings.c.slot_end, bookings.c.pax).where(
+                        bookings.c.product_id == RENTAL_BIKES["productId"],
+                        bookings.c.option_id == RENTAL_BIKES["optionId"],
+                        bookings.c.status.in_(["ON_HOLD", "CONFIRMED", "PENDING", "REDEEMED"]),
+                    )
+                )
+            ).all()
+    finally:
+        await database.dispose()
+    problems = []
+    held = [HeldInterval(row.slot_start, row.slot_end, row.pax) for row in rows]
+    if held:
+        (peak,) = peak_held(held, [(min(h.start for h in held), max(h.end for h in held))])
+        if peak > RENTAL_STOCK:
+            problems.append(f"{peak} bikes out at once; the stock is {RENTAL_STOCK}")
+    missing = set(run.collected) - {row.uuid for row in rows}
+    if missing:
+        problems.append(f"{len(missing)} bookings answered 200 are not stored")
+    return problems
+
+
+ROUTES += [
+    Route("rental-availability-1d", "POST", "/octo/availability", RENTALS_PRICING, setup=_rental_availability),
+    Route("rental-calendar-30d", "POST", "/octo/availability/calendar", RENTALS_PRICING, setup=_rental_calendar),
+    Route("rental-booking-reserve", "POST", "/octo/bookings", RENTALS_PRICING, setup=_rental_reservation,
+          script="booking.lua", check=_rentals_never_oversold,
+          expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # sold out
+]  # fmt: skip

@@ -8,12 +8,14 @@ from berth.capabilities.content import ContentCapability
 from berth.capabilities.mappings import ALIAS as MAPPINGS_ALIAS
 from berth.capabilities.mappings import MAPPINGS, MappingsCapability
 from berth.capabilities.pricing import PricingCapability
+from berth.capabilities.rentals import RentalsCapability
 
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
     PricingCapability(),
     CartCapability(),
     MappingsCapability(),
+    RentalsCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

@@ -139,6 +139,10 @@ class Booking:
     order_id: str | None = None
     primary: bool = False
     order_position: int | None = None
+    # octo/rentals: the rental duration chosen, and when the item is due back (UTC). A rental
+    # holds its places over [slot_start, slot_end), not only at its start.
+    rental_duration_id: str | None = None
+    slot_end: datetime | None = None
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

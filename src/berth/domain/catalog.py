@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -365,6 +366,20 @@ class Schedule(CatalogModel):
         )
 
 
+class RentalDuration(CatalogModel):
+    """One way to rent an item of a rental option (octo/rentals): how long it is out, and the
+    price factor. `durationAmount` days are calendar days in the product's time zone (an item
+    picked up at 10:00 is due back at 10:00); hours and minutes are elapsed time. Prices of
+    the option (unit or booking prices) are multiplied by `pricingMultiplier`."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    short_description: str | None = None
+    duration_amount: Annotated[int | float, Field(gt=0)]
+    duration_unit: DurationUnit
+    pricing_multiplier: Annotated[int | float, Field(gt=0, le=10_000)] = 1
+
+
 class CapacityOverride(CatalogModel):
     """A different capacity for one date (all its slots, or the one at `startTime`)."""
 
@@ -389,10 +404,20 @@ class Option(CatalogModel):
     schedules: tuple[Schedule, ...] = ()
     closed_dates: tuple[date, ...] = ()
     capacity_overrides: tuple[CapacityOverride, ...] = ()
+    # octo/rentals: an option with rental durations lends a stock of items (its schedules'
+    # capacity) for the duration the guest picks.
+    rental_durations: tuple[RentalDuration, ...] = ()
     content: dict[LanguageTag, Content] = {}
 
     def unit(self, unit_id: str) -> Unit | None:
         return next((u for u in self.units if u.id == unit_id), None)
+
+    @property
+    def is_rental(self) -> bool:
+        return bool(self.rental_durations)
+
+    def rental_duration(self, duration_id: str) -> RentalDuration | None:
+        return next((d for d in self.rental_durations if d.id == duration_id), None)
 
     @property
     def local_start_times(self) -> list[str]:
@@ -433,6 +458,10 @@ class Product(CatalogModel):
     @property
     def default_option(self) -> Option:
         return next((o for o in self.options if o.default), self.options[0])
+
+    @property
+    def is_rental(self) -> bool:
+        return any(o.is_rental for o in self.options)
 
     @property
     def currencies(self) -> list[str]:
@@ -529,6 +558,13 @@ def catalog_problems(catalog: Catalog) -> list[tuple[Path, str]]:
                         f"{delivery_format.value} is not supported yet: Berth issues codes (QRCODE, CODE128, AZTECCODE)",
                     )
                 )
+        if product.is_rental and not product.availability_required:
+            problems.append(
+                (
+                    (*p_path, "availabilityRequired"),
+                    "a rental product needs availability: a rental starts at a time",
+                )
+            )
         if product.content and product.locale not in product.content:
             problems.append(
                 ((*p_path, "content"), f"content must include the product locale {product.locale!r}")
@@ -583,6 +619,51 @@ def _option_problems(
     for s_index, schedule in enumerate(option.schedules):
         s_path: Path = (*o_path, "schedules", s_index)
         problems.extend(_schedule_problems(product.availability_type, schedule, s_path))
+    problems.extend(_rental_problems(product.availability_type, option, o_path))
+    return problems
+
+
+# The longest rental: a year of 366 days.
+MAX_RENTAL_MINUTES = 366 * 24 * 60
+_UNIT_MINUTES = {DurationUnit.minute: 1, DurationUnit.hour: 60, DurationUnit.day: 24 * 60}
+
+
+def rental_minutes(duration: RentalDuration) -> Decimal:
+    """The duration in minutes, exactly (a day counted as 24 hours)."""
+    return duration_minutes(duration.duration_amount, duration.duration_unit)
+
+
+def duration_minutes(amount: int | float, unit: DurationUnit) -> Decimal:
+    return Decimal(str(amount)) * _UNIT_MINUTES[unit]
+
+
+def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+    for d_index, duration in enumerate(option.rental_durations):
+        d_path: Path = (*o_path, "rentalDurations", d_index)
+        if duration.id in seen:
+            problems.append(((*d_path, "id"), f"duplicate rental duration id {duration.id!r}"))
+        seen.add(duration.id)
+        minutes = rental_minutes(duration)
+        if minutes != minutes.to_integral_value() or minutes < 1:
+            problems.append(((*d_path, "durationAmount"), "the duration must be a whole number of minutes"))
+        elif minutes > MAX_RENTAL_MINUTES:
+            problems.append(((*d_path, "durationAmount"), "a rental lasts at most 366 days"))
+        if (
+            kind is AvailabilityType.OPENING_HOURS
+            and duration.duration_unit is DurationUnit.day
+            and duration.duration_amount != int(duration.duration_amount)
+        ):
+            problems.append(
+                (
+                    (*d_path, "durationAmount"),
+                    "rentals by opening hours last whole days (or hours within a day)",
+                )
+            )
+        multiplier = Decimal(str(duration.pricing_multiplier))
+        if multiplier != multiplier.quantize(Decimal("0.0001")):
+            problems.append(((*d_path, "pricingMultiplier"), "at most 4 decimal places"))
     return problems
 
 

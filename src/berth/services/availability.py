@@ -1,5 +1,9 @@
 """Availability checks and calendars: slots from the cached schedule, held places from one
-aggregate query per option and range, whatever the range's length."""
+aggregate query per option and range, whatever the range's length.
+
+A rental option's slots are start times: each is checked for the requested rental duration,
+and its places held are the peak of items out at any instant of [start, start + duration)
+(`berth.domain.rentals`), from one interval query per option and range."""
 
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.availability import SlotState, day_state, slot_state
-from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.catalog import Catalog, Option, Product, RentalDuration, rental_minutes
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
+from berth.domain.rentals import peak_held, rental_due, rental_duration_for, rental_slot
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.clock import Clock
 from berth.settings import Settings
@@ -31,16 +36,20 @@ class AvailabilityQuery:
     availability_ids: tuple[str, ...] | None = None
     units: tuple[tuple[str, int], ...] | None = None
     currency: str | None = None
+    rental_duration_id: str | None = None
 
 
 @dataclass(frozen=True)
 class SlotAvailability:
+    """`rental`: the rental duration the slot was checked for (its `end` is the due time)."""
+
     product: Product
     option: Option
     slot: Slot
     state: SlotState
     units: tuple[tuple[str, int], ...]
     currency: str | None
+    rental: RentalDuration | None = None
 
 
 @dataclass(frozen=True)
@@ -52,18 +61,60 @@ class CalendarDay:
     state: SlotState
     units: tuple[tuple[str, int], ...]
     currency: str | None
+    rental: RentalDuration | None = None
 
 
 def today_in(product: Product, now: datetime) -> date:
     return now.astimezone(ZoneInfo(product.time_zone)).date()
 
 
-async def _held_in(
-    conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+async def held_in(
+    conn: AsyncConnection,
+    product: Product,
+    option: Option,
+    slots: Sequence[Slot],
+    now: datetime,
+    *,
+    rental: bool = False,
+    excluding: str | None = None,
 ) -> dict[str, int]:
+    """Places held per slot id, in one query. With `rental`, `slots` are rental slots (ending
+    when the item is due back) and a slot's places held are the peak over [start, end)."""
+    if not slots:
+        return {}
+    if rental:
+        windows = [(s.start, s.end) for s in slots]
+        peaks = await rental_peaks(conn, product.id, option.id, windows, now, excluding=excluding)
+        return {slot.id: peak for slot, peak in zip(slots, peaks, strict=True)}
     first = min(s.start for s in slots).astimezone(UTC)
     last = max(s.start for s in slots).astimezone(UTC)
-    return await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+    return await bookings_repo.held_places(conn, product.id, option.id, first, last, now, excluding=excluding)
+
+
+async def rental_peaks(
+    conn: AsyncConnection,
+    product_id: str,
+    option_id: str,
+    windows: Sequence[tuple[datetime, datetime]],
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> list[int]:
+    """The most items out at any instant of each window [start, end), from one interval query
+    over all of them."""
+    if not windows:
+        return []
+    first = min(start for start, _ in windows).astimezone(UTC)
+    last = max(end for _, end in windows).astimezone(UTC)
+    held = await bookings_repo.held_intervals(
+        conn, product_id, option_id, first, last, now, excluding=excluding
+    )
+    return peak_held(held, windows)
+
+
+def shortest_rental(option: Option) -> RentalDuration | None:
+    """What a rental slot is described with when no duration was asked for (webhooks)."""
+    return min(option.rental_durations, key=rental_minutes, default=None)
 
 
 MAX_REMEMBERED_DAYS = 200_000
@@ -107,22 +158,32 @@ class AvailabilityService:
             raise BadRequest(f"The dates requested are in the past (today is {today} in {product.time_zone})")
 
     async def held(
-        self, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+        self, product: Product, option: Option, slots: Sequence[Slot], now: datetime, *, rental: bool = False
     ) -> dict[str, int]:
         if not slots:
             return {}
         async with self._db.single_read() as conn:
-            return await _held_in(conn, product, option, slots, now)
+            return await held_in(conn, product, option, slots, now, rental=rental)
 
     async def states_in(
         self, conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot]
     ) -> list[SlotAvailability]:
-        """The slots as they stand now, read inside the caller's transaction."""
+        """The slots as they stand now, read inside the caller's transaction. A rental
+        option's slots are described for its shortest rental duration."""
         now = self._clock()
-        held = await _held_in(conn, product, option, slots, now)
+        rental = shortest_rental(option)
+        if rental is not None:
+            slots = [rental_slot(slot, rental) for slot in slots]
+        held = await held_in(conn, product, option, slots, now, rental=rental is not None)
         return [
             SlotAvailability(
-                product, option, slot, slot_state(slot, held.get(slot.id, 0), now), (), product.currency
+                product,
+                option,
+                slot,
+                slot_state(slot, held.get(slot.id, 0), now),
+                (),
+                product.currency,
+                rental,
             )
             for slot in slots
         ]
@@ -139,6 +200,7 @@ class AvailabilityService:
             raise BadRequest(
                 "Send exactly one of localDate, localDateStart with localDateEnd, or availabilityIds"
             )
+        rental = rental_duration_for(option, query.rental_duration_id)
         currency = find_currency(product, query.currency)
         pax, units = requested_units(option, query.units or ())
         requested = pax if query.units else None
@@ -158,11 +220,19 @@ class AvailabilityService:
                 start, end = query.local_date_start, query.local_date_end
             self._range(product, start, end)
             slots = self.slots(catalog, product, option, start, end)
+        if rental is not None:
+            slots = [rental_slot(slot, rental) for slot in slots]
         now = self._clock()
-        held = await self.held(product, option, slots, now)
+        held = await self.held(product, option, slots, now, rental=rental is not None)
         return [
             SlotAvailability(
-                product, option, slot, slot_state(slot, held.get(slot.id, 0), now, requested), units, currency
+                product,
+                option,
+                slot,
+                slot_state(slot, held.get(slot.id, 0), now, requested),
+                units,
+                currency,
+                rental,
             )
             for slot in slots
         ]
@@ -173,13 +243,20 @@ class AvailabilityService:
         if query.local_date_start is None or query.local_date_end is None:
             raise BadRequest("localDateStart and localDateEnd are required")
         start, end = query.local_date_start, query.local_date_end
+        rental = rental_duration_for(option, query.rental_duration_id)
         self._range(product, start, end)
         currency = find_currency(product, query.currency)
         pax, units = requested_units(option, query.units or ())
         requested = pax if query.units else None
         slots = self.slots(catalog, product, option, start, end)
         now = self._clock()
-        held = await self.held(product, option, slots, now)
+        if rental is not None:  # days need no due-back times of their own: only the peaks
+            windows = [(slot.start, rental_due(slot, rental)) for slot in slots]
+            async with self._db.transaction(write=False) as conn:
+                peaks = await rental_peaks(conn, product.id, option.id, windows, now)
+            held = {slot.id: peak for slot, peak in zip(slots, peaks, strict=True)}
+        else:
+            held = await self.held(product, option, slots, now)
         by_day: dict[date, list[Slot]] = {}
         for slot in slots:
             by_day.setdefault(slot.local_date, []).append(slot)
@@ -189,6 +266,8 @@ class AvailabilityService:
             day_slots = by_day.get(day, [])
             states = [slot_state(s, held.get(s.id, 0), now, requested) for s in day_slots]
             days.append(
-                CalendarDay(product, option, day, tuple(day_slots), day_state(states), units, currency)
+                CalendarDay(
+                    product, option, day, tuple(day_slots), day_state(states), units, currency, rental
+                )
             )
         return days

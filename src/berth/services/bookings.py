@@ -3,6 +3,11 @@ expire; and the supplier's redeem, accept, reject and forced cancel.
 
 Every write that can take places locks the slot(s) it touches and re-checks capacity inside
 the same transaction, so two writers can never both take the last places.
+
+Rentals (octo/rentals) hold their items over an interval, so two rentals starting at different
+times compete for the same items whenever they overlap. Their writers lock one row per rental
+option (`RENTAL_LOCK`) instead of a slot: every rental write of the option takes turns, so the
+peak re-read inside the lock sees every overlapping rental, whatever its start and length.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import orjson
 from sqlalchemy.exc import IntegrityError
@@ -32,7 +38,7 @@ from berth.domain.bookings import (
     new_reference,
     pax_of,
 )
-from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.catalog_lookup import find_currency, find_option, find_product
 from berth.domain.errors import (
     BadRequest,
@@ -41,8 +47,10 @@ from berth.domain.errors import (
     NotFound,
     UnprocessableEntity,
 )
+from berth.domain.rentals import affected_starts, rental_duration_for, rental_slot
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
-from berth.domain.times import format_utc
+from berth.domain.times import format_local, format_utc
+from berth.services.availability import held_in, rental_peaks
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
@@ -77,6 +85,7 @@ class ReserveInput:
     contact: Contact | None = None
     currency: str | None = None
     order_id: str | None = None
+    rental_duration_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,25 +98,38 @@ class UpdateInput:
     notes: str | None = None
     reseller_reference: str | None = None
     contact: Contact | None = None
+    rental_duration_id: str | None = None
     sent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class ConfirmInput:
+    """`rental_duration_id`: a new rental duration for the booking (None: keep its own)."""
+
     contact: Contact
     reseller_reference: str | None = None
     unit_items: tuple[UnitItemInput, ...] | None = None
     notes: str | None = None
+    rental_duration_id: str | None = None
 
 
 @dataclass(frozen=True)
 class PreparedBooking:
-    """A checked reservation, not yet stored."""
+    """A checked reservation, not yet stored. For a rental, `slot` ends when the item is due
+    back and `rental` is the duration."""
 
     booking: Booking
     product: Product
     option: Option
     slot: Slot | None
+    rental: RentalDuration | None = None
+
+    @property
+    def lock_key(self) -> SlotKey | None:
+        """The lock row a write of this booking takes (None: it takes no places)."""
+        if self.slot is None:
+            return None
+        return lock_key(self.product.id, self.option.id, self.slot.id, rental=self.rental is not None)
 
 
 @dataclass(frozen=True)
@@ -121,6 +143,7 @@ class BookingDetails:
     state: SlotState | None
     cancellable: bool
     order_reference: str | None = None
+    rental: RentalDuration | None = None
 
 
 def fingerprint(data: ReserveInput) -> str:
@@ -139,28 +162,35 @@ def fingerprint(data: ReserveInput) -> str:
         "currency": data.currency,
         "orderId": data.order_id,
     }
+    if data.rental_duration_id is not None:  # absent otherwise: fingerprints made before rentals still match
+        document["rentalDurationId"] = data.rental_duration_id
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 SlotKey = tuple[str, str, str]
+# The availability id of the one lock row of a rental option (never a real availability id).
+RENTAL_LOCK = "RENTAL"
+
+
+def lock_key(product_id: str, option_id: str, availability_id: str, *, rental: bool) -> SlotKey:
+    """The lock row of a write that takes places: the slot's, or the rental option's."""
+    return (product_id, option_id, RENTAL_LOCK if rental else availability_id)
 
 
 def _slot_key(booking: Booking) -> SlotKey:
     return (booking.product_id, booking.option_id, booking.availability_id or "")
 
 
-def _moved_places(before: Booking | None, after: Booking, now: datetime) -> list[SlotKey]:
-    """The slots whose held places differ between the two versions of a booking."""
+def _holding(booking: Booking | None, now: datetime) -> tuple[SlotKey, datetime | None, int] | None:
+    """What a booking holds: its slot, when a rental's item is due back, and how many places."""
+    if booking is None or booking.availability_id is None or not booking.holds_places(now):
+        return None
+    return _slot_key(booking), booking.slot_end, booking.pax
 
-    def holding(booking: Booking | None) -> tuple[SlotKey, int] | None:
-        if booking is None or booking.availability_id is None or not booking.holds_places(now):
-            return None
-        return _slot_key(booking), booking.pax
 
-    old, new = holding(before), holding(after)
-    if old == new:
-        return []
-    return list(dict.fromkeys(held[0] for held in (old, new) if held is not None))
+def _with_end(product: Product, slot: Slot, end: datetime | None) -> Slot:
+    """A rental booking's slot ends when its item is due back (as stored with the booking)."""
+    return slot if end is None else replace(slot, end=end.astimezone(ZoneInfo(product.time_zone)))
 
 
 def _merge_contact(old: Contact, new: Contact) -> Contact:
@@ -235,13 +265,20 @@ class BookingService:
         return slot
 
     async def _held_unlocked(
-        self, product: Product, option: Option, slot: Slot | None, now: datetime, excluding: str | None
+        self,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        now: datetime,
+        excluding: str | None,
+        *,
+        rental: bool = False,
     ) -> int | None:
         """DEBUG mode only: read held places before the write transaction (the race)."""
         if slot is None or not self._settings.debug_disable_slot_lock:
             return None
         async with self._db.transaction(write=False) as conn:
-            return await self._held_in(conn, product, option, slot, now, excluding)
+            return await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
 
     @staticmethod
     async def _held_in(
@@ -251,11 +288,12 @@ class BookingService:
         slot: Slot,
         now: datetime,
         excluding: str | None,
+        *,
+        rental: bool = False,
     ) -> int:
-        start = slot.start.astimezone(UTC)
-        held = await bookings_repo.held_places(
-            conn, product.id, option.id, start, start, now, excluding=excluding
-        )
+        """Places held in `slot` by other bookings; for a rental slot (ending when the item is
+        due back), the peak of items out at any instant of it."""
+        held = await held_in(conn, product, option, [slot], now, rental=rental, excluding=excluding)
         return held.get(slot.id, 0)
 
     async def _take_places(
@@ -269,13 +307,16 @@ class BookingService:
         *,
         excluding: str | None = None,
         held_before: int | None = None,
-        also_lock: Sequence[Slot] = (),
+        also_lock: Sequence[SlotKey] = (),
+        rental: bool = False,
     ) -> None:
-        """Lock the slot, then check that `pax` more places fit. Raises UNPROCESSABLE_ENTITY."""
+        """Lock the slot (a rental: its option's rental row), then check that `pax` more places
+        fit (a rental: over the whole of `slot`, which ends when the item is due back). Raises
+        UNPROCESSABLE_ENTITY."""
         if held_before is None:
-            keys = [(product.id, option.id, s.id) for s in (slot, *also_lock)]
+            keys = [lock_key(product.id, option.id, slot.id, rental=rental), *also_lock]
             await bookings_repo.lock_slots(conn, keys)
-            held = await self._held_in(conn, product, option, slot, now, excluding)
+            held = await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
         else:
             held = held_before
         state = slot_state(slot, held, now, pax)
@@ -284,6 +325,11 @@ class BookingService:
                 reason = "is closed for sale" if slot.closed else "is past its sales cutoff"
                 raise UnprocessableEntity(f"Availability {slot.id} {reason}")
             left = state.vacancies or 0
+            if rental:
+                raise UnprocessableEntity(
+                    f"Availability {slot.id} is sold out for a rental until {format_local(slot.end)}: "
+                    f"{left} item(s) free all that time, {pax} requested"
+                )
             raise UnprocessableEntity(
                 f"Availability {slot.id} is sold out: {left} place(s) left, {pax} requested"
             )
@@ -297,19 +343,24 @@ class BookingService:
     async def _details(
         self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
     ) -> list[BookingDetails]:
-        """Serializable details for bookings, with one held-places query per option. Bookings
-        are shown as they stand now (a passed hold as EXPIRED) unless `exact`."""
+        """Serializable details for bookings, with one held-places query per option (one
+        interval query per rental option). Bookings are shown as they stand now (a passed hold
+        as EXPIRED) unless `exact`."""
         now = self._clock()
         resolved: list[tuple[Booking, Product, Option, Slot | None]] = []
         groups: dict[tuple[str, str], list[Slot]] = {}
+        rentals: dict[tuple[str, str], list[int]] = {}  # indexes into `resolved`
         for raw in bookings:
             booking = raw if exact else as_of(raw, now)
             product = await self._product(conn, catalog, booking.product_id)
             option = product.option(booking.option_id) or product.default_option
             slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
-            resolved.append((booking, product, option, slot))
-            if slot is not None:
+            if slot is not None and booking.slot_end is not None:
+                slot = _with_end(product, slot, booking.slot_end)
+                rentals.setdefault((product.id, option.id), []).append(len(resolved))
+            elif slot is not None:
                 groups.setdefault((product.id, option.id), []).append(slot)
+            resolved.append((booking, product, option, slot))
         held: dict[tuple[str, str], dict[str, int]] = {}
         for (product_id, option_id), slots in groups.items():
             first = min(s.start for s in slots).astimezone(UTC)
@@ -317,15 +368,25 @@ class BookingService:
             held[(product_id, option_id)] = await bookings_repo.held_places(
                 conn, product_id, option_id, first, last, now
             )
+        peaks: dict[int, int] = {}
+        for (product_id, option_id), indexes in rentals.items():
+            windows = [
+                (slot.start, slot.end) for index in indexes if (slot := resolved[index][3]) is not None
+            ]
+            found = await rental_peaks(conn, product_id, option_id, windows, now)
+            peaks.update(zip(indexes, found, strict=True))
         order_references = await orders_repo.references(
             conn, (b.order_id for b, *_ in resolved if b.order_id)
         )
         details = []
-        for booking, product, option, slot in resolved:
+        for index, (booking, product, option, slot) in enumerate(resolved):
             state = None
             cutoff = None
             if slot is not None:
-                state = slot_state(slot, held.get((product.id, option.id), {}).get(slot.id, 0), now)
+                taken = (
+                    peaks[index] if index in peaks else held.get((product.id, option.id), {}).get(slot.id, 0)
+                )
+                state = slot_state(slot, taken, now)
                 cutoff = cancellation_cutoff(option, slot)
             details.append(
                 BookingDetails(
@@ -336,6 +397,9 @@ class BookingService:
                     state,
                     is_cancellable(booking, cutoff, now),
                     order_references.get(booking.order_id or ""),
+                    option.rental_duration(booking.rental_duration_id)
+                    if booking.rental_duration_id
+                    else None,
                 )
             )
         return details
@@ -381,9 +445,34 @@ class BookingService:
             await self._observer.booking_changed(
                 conn, lambda b: self._exactly(conn, catalog, b), before, after
             )
-        moved = _moved_places(before, after, now) if slots is None else slots
+        moved = self._moved_slots(catalog, before, after, now) if slots is None else slots
         if moved:
             await self._observer.slots_changed(conn, moved)
+
+    def _moved_slots(
+        self, catalog: Catalog, before: Booking | None, after: Booking, now: datetime
+    ) -> list[SlotKey]:
+        """The slots whose held places differ between the two versions of a booking."""
+        old, new = _holding(before, now), _holding(after, now)
+        if old == new:
+            return []
+        keys: list[SlotKey] = []
+        for booking, held in ((before, old), (after, new)):
+            if booking is not None and held is not None:
+                keys.extend(self._slots_of(catalog, booking))
+        return list(dict.fromkeys(keys))
+
+    @staticmethod
+    def _slots_of(catalog: Catalog, booking: Booking) -> list[SlotKey]:
+        """The slots whose availability the places of `booking` count in: its own, or for a
+        rental every start slot whose rentals would overlap the booking's interval."""
+        own = _slot_key(booking)
+        product = catalog.product(booking.product_id)
+        option = product.option(booking.option_id) if product else None
+        if product is None or option is None or booking.slot_start is None or booking.slot_end is None:
+            return [own]
+        starts = affected_starts(product, option, booking.slot_start, booking.slot_end)
+        return [(product.id, option.id, slot.id) for slot in starts] or [own]
 
     # --- reseller operations ---------------------------------------------------------------
 
@@ -402,7 +491,10 @@ class BookingService:
         """Check a reservation against the catalogue and build the booking it would create."""
         product = find_product(catalog, data.product_id)
         option = find_option(product, data.option_id)
+        rental = rental_duration_for(option, data.rental_duration_id)
         slot = self._slot(product, option, data.availability_id)
+        if slot is not None and rental is not None:
+            slot = rental_slot(slot, rental)
         items = self._unit_items(option, data.unit_items)
         currency = find_currency(product, data.currency)
         now = self._clock()
@@ -432,15 +524,18 @@ class BookingService:
             order_id=order_id,
             primary=primary,
             order_position=order_position,
+            rental_duration_id=rental.id if rental else None,
+            slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
-        return PreparedBooking(booking, product, option, slot)
+        return PreparedBooking(booking, product, option, slot, rental)
 
     async def held_before(self, prepared: PreparedBooking) -> int | None:
         if prepared.booking.test_mode:
             return None
         return await self._held_unlocked(
-            prepared.product, prepared.option, prepared.slot, self._clock(), None
-        )
+            prepared.product, prepared.option, prepared.slot, self._clock(), None,
+            rental=prepared.rental is not None,
+        )  # fmt: skip
 
     async def place_in(
         self, conn: AsyncConnection, catalog: Catalog, prepared: PreparedBooking, held_before: int | None
@@ -455,7 +550,7 @@ class BookingService:
         if prepared.slot is not None and not booking.test_mode:
             await self._take_places(
                 conn, prepared.product, prepared.option, prepared.slot, booking.pax, self._clock(),
-                held_before=held_before,
+                held_before=held_before, rental=prepared.rental is not None,
             )  # fmt: skip
         await bookings_repo.insert_booking(conn, booking)
         await self._changed(
@@ -529,6 +624,18 @@ class BookingService:
         product = await self._product(conn, catalog, booking.product_id)
         option = find_option(product, booking.option_id)
         slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
+        # A new rental duration moves the booking's interval; without one it keeps its own.
+        rental = (
+            rental_duration_for(option, data.rental_duration_id)
+            if data.rental_duration_id is not None
+            else None
+        )
+        if slot is not None and rental is not None:
+            slot = rental_slot(slot, rental)
+        elif slot is not None:
+            slot = _with_end(product, slot, booking.slot_end)
+        rents = rental is not None or booking.slot_end is not None
+        slot_end = slot.end.astimezone(UTC) if slot is not None and rents else None
         if slot is not None and now >= slot.cutoff_utc:
             raise UnprocessableEntity(
                 f"Availability {slot.id} closed for sale at {format_utc(slot.cutoff_utc)}"
@@ -539,11 +646,13 @@ class BookingService:
             else booking.unit_items
         )
         pax = pax_of(option, [i.unit_id for i in items])
-        if slot is not None and pax > booking.pax and not booking.test_mode:
-            held_before = await self._held_unlocked(product, option, slot, now, booking.id)
+        is_rental = slot_end is not None
+        if slot is not None and (pax > booking.pax or slot_end != booking.slot_end) and not booking.test_mode:
+            held_before = await self._held_unlocked(product, option, slot, now, booking.id, rental=is_rental)
             await self._take_places(
-                conn, product, option, slot, pax, now, excluding=booking.id, held_before=held_before
-            )
+                conn, product, option, slot, pax, now, excluding=booking.id, held_before=held_before,
+                rental=is_rental,
+            )  # fmt: skip
         missing = missing_contact_fields(option, data.contact, items)
         if missing:
             raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
@@ -558,6 +667,8 @@ class BookingService:
             notes=booking.notes if data.notes is None else data.notes,
             unit_items=items,
             pax=pax,
+            rental_duration_id=rental.id if rental is not None else booking.rental_duration_id,
+            slot_end=slot_end,
             expires_at=None,
             confirmed_at=now if status is BookingStatus.CONFIRMED else None,
             updated_at=now,
@@ -579,6 +690,8 @@ class BookingService:
                 if booking.availability_id
                 else None
             )
+            if old_slot is not None:
+                old_slot = _with_end(old_product, old_slot, booking.slot_end)
             cutoff = cancellation_cutoff(old_option, old_slot) if old_slot else None
             if not is_cancellable(booking, cutoff, now):
                 raise UnprocessableEntity(self._not_changeable(booking, cutoff, "updated"))
@@ -590,6 +703,18 @@ class BookingService:
                 option = old_option
             else:
                 option = product.default_option
+            # The rental interval is worked out again when the booking moves or its duration
+            # changes; otherwise the booking keeps its own (also if the catalogue changed since).
+            keep_interval = not moving and "rentalDurationId" not in data.sent
+            rental: RentalDuration | None = None
+            if not keep_interval:
+                if "rentalDurationId" in data.sent:
+                    rental_id = data.rental_duration_id
+                elif booking.rental_duration_id and option.rental_duration(booking.rental_duration_id):
+                    rental_id = booking.rental_duration_id
+                else:
+                    rental_id = None
+                rental = rental_duration_for(option, rental_id)
             if moving:
                 availability_id = (
                     data.availability_id if "availabilityId" in data.sent else booking.availability_id
@@ -597,6 +722,12 @@ class BookingService:
                 slot = self._slot(product, option, availability_id)
             else:
                 slot = old_slot
+            if keep_interval:
+                slot_end = booking.slot_end
+            else:
+                if slot is not None and rental is not None:
+                    slot = rental_slot(slot, rental)
+                slot_end = slot.end.astimezone(UTC) if slot is not None and rental is not None else None
             if data.unit_items is not None:
                 items = self._unit_items(option, data.unit_items, booking.unit_items)
             else:
@@ -605,13 +736,24 @@ class BookingService:
             pax = pax_of(option, [i.unit_id for i in items])
             same_slot = slot is not None and old_slot is not None and (product.id, option.id, slot.id) == (
                 old_product.id, old_option.id, old_slot.id,
-            )  # fmt: skip
+            ) and slot_end == booking.slot_end  # fmt: skip
             if slot is not None and not booking.test_mode and (not same_slot or pax > booking.pax):
-                held_before = await self._held_unlocked(product, option, slot, now, booking.id)
+                is_rental = slot_end is not None
+                old_lock = (
+                    [
+                        lock_key(
+                            old_product.id, old_option.id, old_slot.id, rental=booking.slot_end is not None
+                        )
+                    ]
+                    if old_slot is not None and not same_slot
+                    else []
+                )
+                held_before = await self._held_unlocked(
+                    product, option, slot, now, booking.id, rental=is_rental
+                )
                 await self._take_places(
                     conn, product, option, slot, pax, now,
-                    excluding=booking.id, held_before=held_before,
-                    also_lock=[old_slot] if old_slot is not None and not same_slot else [],
+                    excluding=booking.id, held_before=held_before, also_lock=old_lock, rental=is_rental,
                 )  # fmt: skip
             expires_at = booking.expires_at
             if booking.status is BookingStatus.ON_HOLD and data.expiration_minutes is not None:
@@ -626,6 +768,10 @@ class BookingService:
                 freesale=slot is None,
                 unit_items=items,
                 pax=pax,
+                rental_duration_id=booking.rental_duration_id
+                if keep_interval
+                else (rental.id if rental else None),
+                slot_end=slot_end,
                 expires_at=expires_at,
                 notes=data.notes if "notes" in data.sent else booking.notes,
                 reseller_reference=data.reseller_reference
@@ -748,8 +894,12 @@ class BookingService:
             for stored in due:
                 expired = as_of(stored, now)
                 await bookings_repo.save_booking(conn, expired)
-                # The places came free when the hold ran out; announce the slot now.
-                freed = [] if stored.test_mode or stored.availability_id is None else [_slot_key(stored)]
+                # The places came free when the hold ran out; announce the slot(s) now.
+                freed = (
+                    []
+                    if stored.test_mode or stored.availability_id is None
+                    else self._slots_of(catalog, stored)
+                )
                 await self._changed(conn, catalog, stored, expired, "expired", SYSTEM, slots=freed)
         return len(due)
 

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem
+from berth.domain.rentals import HeldInterval
 from berth.store.tables import booking_events, bookings, slot_locks
 
 
@@ -62,6 +63,8 @@ def _row_values(booking: Booking) -> dict[str, Any]:
         "order_id": booking.order_id,
         "is_primary": booking.primary,
         "order_position": booking.order_position,
+        "rental_duration_id": booking.rental_duration_id,
+        "slot_end": booking.slot_end,
         "rejection": (
             {"reason": booking.rejection_reason, "at": _utc(booking.rejected_at)}
             if booking.rejected_at
@@ -109,6 +112,8 @@ def booking_from_row(row: Any) -> Booking:
         order_id=row.order_id,
         primary=row.is_primary,
         order_position=row.order_position,
+        rental_duration_id=row.rental_duration_id,
+        slot_end=row.slot_end,
     )
 
 
@@ -226,6 +231,34 @@ async def held_places(
     if excluding is not None:
         query = query.where(bookings.c.id != excluding)
     return {row[0]: int(row[1]) for row in await conn.execute(query)}
+
+
+async def held_intervals(
+    conn: AsyncConnection,
+    product_id: str,
+    option_id: str,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> list[HeldInterval]:
+    """Items held by the option's rentals overlapping [start, end): one aggregate query, one
+    row per distinct (start, end) with the places held over it."""
+    query = (
+        select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
+        .where(
+            bookings.c.product_id == product_id,
+            bookings.c.option_id == option_id,
+            bookings.c.slot_end > start,
+            bookings.c.slot_start < end,
+            _holding(now),
+        )
+        .group_by(bookings.c.slot_start, bookings.c.slot_end)
+    )
+    if excluding is not None:
+        query = query.where(bookings.c.id != excluding)
+    return [HeldInterval(row[0], row[1], int(row[2])) for row in await conn.execute(query)]
 
 
 async def lock_slots(conn: AsyncConnection, keys: Iterable[tuple[str, str, str]]) -> None:

@@ -117,15 +117,20 @@ bookings = Table(
     Column("order_id", String(36), ForeignKey("orders.id"), nullable=True, index=True),
     Column("is_primary", Boolean, nullable=False, server_default=false()),
     Column("order_position", Integer, nullable=True),
+    # octo/rentals: a rental holds its places over [slot_start, slot_end).
+    Column("rental_duration_id", String(100), nullable=True),
+    Column("slot_end", UTCDateTime, nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
+    Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),
     Index("ix_bookings_connection_date", "connection_id", "local_date"),
     Index("ix_bookings_connection_reseller_reference", "connection_id", "reseller_reference"),
     Index("ix_bookings_status_expires", "status", "expires_at"),
 )
 
 # One row per slot that was ever written to; writers lock it (SELECT … FOR UPDATE on
-# PostgreSQL) before re-checking capacity, so two writers to one slot take turns.
+# PostgreSQL) before re-checking capacity, so two writers to one slot take turns. Rental
+# options have one row for the whole option (availability_id "RENTAL"): see bookings service.
 slot_locks = Table(
     "slot_locks",
     metadata,

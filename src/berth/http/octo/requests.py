@@ -49,6 +49,7 @@ class AvailabilityBody(Lenient):
     availabilityIds: Annotated[list[Identifier], Field(max_length=500)] | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
+    rentalDurationId: Identifier | None = None
 
     def query(self) -> AvailabilityQuery:
         return AvailabilityQuery(
@@ -60,6 +61,7 @@ class AvailabilityBody(Lenient):
             availability_ids=tuple(self.availabilityIds) if self.availabilityIds is not None else None,
             units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
             currency=self.currency,
+            rental_duration_id=self.rentalDurationId,
         )
 
 
@@ -70,6 +72,7 @@ class CalendarBody(Lenient):
     localDateEnd: date | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
+    rentalDurationId: Identifier | None = None
 
     def query(self) -> AvailabilityQuery:
         return AvailabilityQuery(
@@ -79,6 +82,7 @@ class CalendarBody(Lenient):
             local_date_end=self.localDateEnd,
             units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
             currency=self.currency,
+            rental_duration_id=self.rentalDurationId,
         )
 
 
@@ -140,6 +144,7 @@ class _BookingFields(Lenient):
     notes: Text | None = None
     resellerReference: Text | None = None
     contact: ContactBody | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals
 
 
 class ReserveBody(_BookingFields):
@@ -160,6 +165,7 @@ class ReserveBody(_BookingFields):
             contact=_contact(self.contact),
             currency=self.currency,
             order_id=self.orderId,
+            rental_duration_id=self.rentalDurationId,
         )
 
 
@@ -176,6 +182,7 @@ class UpdateBody(_BookingFields):
             notes=self.notes,
             reseller_reference=self.resellerReference,
             contact=_contact(self.contact),
+            rental_duration_id=self.rentalDurationId,
             sent=frozenset(self.model_fields_set),
         )
 
@@ -186,6 +193,7 @@ class ConfirmBody(Lenient):
     unitItems: UnitItems | None = None
     emailReceipt: bool | None = None
     notes: Text | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals: a new duration for the rental
 
     def confirmation(self) -> ConfirmInput:
         return ConfirmInput(
@@ -193,6 +201,7 @@ class ConfirmBody(Lenient):
             reseller_reference=self.resellerReference,
             unit_items=_items(self.unitItems) if self.unitItems else None,
             notes=self.notes,
+            rental_duration_id=self.rentalDurationId,
         )
 
 

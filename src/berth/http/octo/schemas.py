@@ -17,6 +17,7 @@ class OctoErrorBody(BaseModel):
     unitId: str | None = None
     availabilityId: str | None = None
     uuid: str | None = None
+    rentalDurationId: str | None = None
 
 
 class SupplierContactOut(BaseModel):
@@ -74,6 +75,15 @@ class UnitOut(BaseModel):
     features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
 
 
+class RentalDurationOut(BaseModel):
+    id: str
+    title: str
+    shortDescription: str | None
+    durationAmount: float
+    durationUnit: str = Field(description="minute, hour or day")
+    pricingMultiplier: float = Field(description="Prices of this duration are the option's times this")
+
+
 class OptionRestrictionsOut(BaseModel):
     minUnits: int | None
     maxUnits: int | None
@@ -106,6 +116,7 @@ class OptionOut(ContentFields):
     restrictions: OptionRestrictionsOut
     units: list[UnitOut]
     pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer BOOKING")
+    rentalDurations: list[RentalDurationOut] | None = Field(default=None, description="octo/rentals")
 
 
 class ProductOut(ContentFields):
@@ -126,6 +137,7 @@ class ProductOut(ContentFields):
     defaultCurrency: str | None = Field(default=None, description="octo/pricing")
     availableCurrencies: list[str] | None = Field(default=None, description="octo/pricing")
     pricingPer: str | None = Field(default=None, description="octo/pricing")
+    isRental: bool | None = Field(default=None, description="octo/rentals")
 
 
 class CapabilityOut(BaseModel):
@@ -268,6 +280,9 @@ class BookingOut(BaseModel):
     voucher: TicketOut | None
     unitItems: list[UnitItemOut]
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    isRental: bool | None = Field(default=None, description="octo/rentals")
+    rentalDurationId: str | None = Field(default=None, description="octo/rentals")
+    rentalDuration: RentalDurationOut | None = Field(default=None, description="octo/rentals")
     mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
     orderId: str | None = Field(default=None, description="octo/cart")
     orderReference: str | None = Field(default=None, description="octo/cart")
