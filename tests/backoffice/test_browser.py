@@ -4,7 +4,8 @@ staff does, click by click. Each page is saved to test-artifacts/screenshots/.""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.backoffice.server import berth_serve
+from tests.backoffice.server import berth_serve, receiver_in_thread
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -110,6 +111,15 @@ def sign_in(page: Page) -> None:
     page.fill("#token", "demo-admin")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def eventually(check: Callable[[], bool], what: str, seconds: float = 15) -> None:
+    """Wait for something the server's background worker does."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still waiting for {what}")
+        time.sleep(0.05)
 
 
 def book(base: str, reference: str) -> dict[str, Any]:
@@ -271,3 +281,109 @@ def test_without_an_admin_token_the_page_says_how_to_enable_it(browser: Browser,
         shot(tab, "16-disabled")
         tab.context.close()
     assert problems == []
+
+
+# The server's own worker delivers; a failed attempt is retried only after an hour, so what the
+# receiver gets after the first answer is what staff asked for.
+WEBHOOK_SETTINGS = {"BERTH_RETRY_SCHEDULE": "3600", "BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS": "true"}
+
+
+def test_redeliver_a_failed_webhook_delivery(browser: Browser, tmp_path: Path) -> None:
+    with (
+        berth_serve(tmp_path / "berth.db", demo=True, environment=WEBHOOK_SETTINGS) as base,
+        receiver_in_thread(500) as target,
+    ):
+        page, problems = open_page(browser, base)
+        sign_in(page)
+        page.get_by_role("link", name="Webhooks").click()
+        expect(page.get_by_role("heading", name="No webhooks yet")).to_be_visible()
+        expect(page.locator("section.empty")).to_contain_text(f"POST {base}/octo/webhooks")
+        shot(page, "17-webhooks-empty")
+
+        subscribed = httpx.post(
+            base + "/octo/webhooks",
+            json={"event": "booking_update", "url": target.url, "headers": {"X-Reseller-Token": "t0k3n"}},
+            headers={**RESELLER, "Octo-Capabilities": "octo/pricing"},
+        )
+        assert subscribed.status_code == 200, subscribed.text
+        reference = book(base, "E2E-WEBHOOK")["supplierReference"]
+        eventually(lambda: len(target.requests) == 1, "the first delivery (answered 500)")
+
+        page.reload()
+        row = page.locator("table.webhooks tbody tr")
+        expect(row).to_have_count(1)
+        expect(row).to_contain_text(target.url)
+        expect(row).to_contain_text("Demo reseller A")
+        expect(row).to_contain_text("octo/pricing")
+        shot(page, "18-webhooks")
+
+        row.get_by_role("link", name="booking_update").click()
+        expect(page.locator("h1")).to_contain_text("Webhook booking_update")
+        delivery_row = page.locator("table.deliveries tbody tr", has_text=f"Booking {reference}")
+        expect(delivery_row).to_contain_text("RETRYING")
+        expect(delivery_row).to_contain_text("HTTP 500")
+        shot(page, "19-webhook-deliveries")
+
+        delivery_row.locator("a").first.click()
+        expect(page.locator("h1")).to_contain_text(f"Delivery booking_update · Booking {reference}")
+        expect(page.locator("table.attempts tbody tr")).to_have_count(1)
+        expect(page.locator("table.attempts")).to_contain_text("answered 500")
+        expect(page.locator("table.headers")).to_contain_text("X-Reseller-Token")
+        expect(page.locator("pre.json")).to_contain_text('"event": "booking_update"')
+        shot(page, "20-delivery-failed")
+
+        page.get_by_role("button", name="Redeliver").click()
+        expect(page.locator(".notice.success")).to_contain_text(
+            f"(booking_update of Booking {reference}) requeued; it was waiting for a retry at"
+        )
+        shot(page, "21-delivery-requeued")
+        eventually(lambda: len(target.requests) == 2, "the redelivery")
+        assert target.requests[1].headers["webhook-id"] == target.requests[0].headers["webhook-id"]
+        assert target.requests[1].json["booking"]["supplierReference"] == reference
+
+        def delivered() -> bool:
+            page.reload()
+            return page.locator("table.attempts tbody tr").count() == 2
+
+        eventually(delivered, "the redelivery's attempt on the page")
+        expect(page.locator("h1")).to_contain_text("DELIVERED")
+        expect(page.locator("table.attempts tbody tr").first).to_contain_text("answered 200")
+        shot(page, "22-delivery-redelivered")
+
+        page.locator(".crumbs a", has_text="booking_update").click()
+        page.fill("#since", "2020-01-01T00:00")
+        page.get_by_role("button", name="Redeliver since this time").click()  # the dialog is accepted
+        expect(page.locator(".notice.success")).to_contain_text(
+            "1 delivery made since 2020-01-01 00:00 UTC requeued"
+        )
+        eventually(lambda: len(target.requests) == 3, "the redelivery since a time")
+        shot(page, "23-webhook-redelivered-since")
+
+        page.get_by_role("link", name="Connections").click()
+        connection = page.locator("tr", has_text="Demo reseller A")
+        expect(connection.get_by_role("link", name="1")).to_be_visible()  # its webhooks
+        connection.get_by_role("button", name="Rotate signing secret").click()  # the dialog is accepted
+        expect(page.locator(".key-once")).to_contain_text("Signing secret of “Demo reseller A” rotated")
+        assert page.inner_text("#rotated-secret").strip().startswith("whsec_")
+        shot(page, "24-connection-secret-rotated")
+        page.context.close()
+        assert problems == []
+
+        phone, problems = open_page(browser, base, width=390, height=844)
+        sign_in(phone)
+
+        def fits(name: str) -> None:
+            overflow = phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, f"{name} scrolls sideways by {overflow}px"
+            shot(phone, name)
+
+        phone.goto("/admin/webhooks")
+        fits("25-phone-webhooks")
+        phone.locator("table.webhooks tbody a").first.click()
+        expect(phone.locator("h1")).to_contain_text("Webhook booking_update")
+        fits("26-phone-webhook")
+        phone.locator("table.deliveries tbody a").first.click()
+        expect(phone.locator("h1")).to_contain_text("Delivery")
+        fits("27-phone-delivery")
+        phone.context.close()
+        assert problems == []

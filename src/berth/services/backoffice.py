@@ -1,11 +1,16 @@
 """What the supplier's back office shows that no single service answers: the coming days'
-slots with their occupancy, and the manifest of one slot."""
+slots with their occupancy, the manifest of one slot, and the delivery figures of the webhooks
+pages (counts per webhook and status, each delivery's latest attempt, the headers it carries)."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from urllib.parse import quote
 
+from berth.delivery.worker import RESERVED_HEADERS, USER_AGENT
 from berth.domain.availability import SlotState, slot_state
 from berth.domain.bookings import BookingStatus
 from berth.domain.catalog import Catalog, Option, Product
@@ -15,7 +20,9 @@ from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.availability import today_in
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
+from berth.store import deliveries_repo
 from berth.store.bookings_repo import BookingFilter
+from berth.store.deliveries_repo import Delivery, LastAttempt
 
 # Bookings whose guests are expected on the slot (a live hold may still become one).
 EXPECTED = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED, BookingStatus.ON_HOLD)
@@ -102,3 +109,81 @@ async def manifest(
         expected=sorted(expected, key=_lead_name),
         others=others,
     )
+
+
+# --- webhooks and their deliveries ----------------------------------------------------------
+
+
+async def delivery_counts(
+    services: Services, *, webhook_id: str | None = None, statuses: Sequence[str] | None = None
+) -> dict[str, Counter[str]]:
+    """Webhook deliveries by webhook and status (`pending`, `sending`, `delivered`, `failed`):
+    of one webhook, or of all of them in `statuses` (leaving out the delivered ones, by far the
+    most, keeps the count on the status index)."""
+    async with services.database.transaction(write=False) as conn:
+        return await deliveries_repo.counts_by_webhook(conn, webhook_id=webhook_id, statuses=statuses)
+
+
+async def last_attempts(services: Services, delivery_ids: list[str]) -> dict[str, LastAttempt]:
+    """The latest attempt of each delivery, and how many it had in all."""
+    async with services.database.transaction(write=False) as conn:
+        return await deliveries_repo.last_attempts(conn, delivery_ids)
+
+
+@dataclass(frozen=True)
+class SentHeader:
+    name: str
+    value: str
+    note: str = ""  # how a value that changes from one attempt to the next is made
+
+
+def headers_sent(delivery: Delivery) -> list[SentHeader]:
+    """The headers every attempt of a delivery carries, as the delivery worker sends them: the
+    Standard Webhooks ones (the timestamp and signatures are made afresh at each attempt), then
+    the webhook's own `headers`."""
+    sent = [
+        SentHeader("Content-Type", "application/json"),
+        SentHeader("User-Agent", USER_AGENT),
+        SentHeader("webhook-id", delivery.id, "the same on every attempt and redelivery"),
+        SentHeader("webhook-timestamp", "Unix time of the attempt", "set at each attempt"),
+        SentHeader(
+            "webhook-signature",
+            "v1,<HMAC-SHA256 of id.timestamp.body>",
+            "one per signing secret of the connection that is live at the attempt",
+        ),
+    ]
+    own = [
+        SentHeader(name, value)
+        for name, value in sorted(delivery.headers.items(), key=lambda item: item[0].lower())
+        if name.lower() not in RESERVED_HEADERS
+    ]
+    return sent + own
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a delivery is about, as staff know it, and the back office page that shows it."""
+
+    label: str
+    path: str | None
+
+
+def delivery_subject(delivery: Delivery) -> Subject:
+    kind, _, rest = delivery.subject_key.partition(":")
+    payload = delivery.payload if isinstance(delivery.payload, dict) else {}
+    if kind == "booking":
+        booking = payload.get("booking")
+        reference = booking.get("supplierReference") if isinstance(booking, dict) else None
+        return Subject(f"Booking {reference or rest}", f"/admin/bookings/{rest}")
+    if kind == "order":
+        order = payload.get("order")
+        reference = order.get("supplierReference") if isinstance(order, dict) else None
+        return Subject(f"Order {reference or rest}", None)
+    if kind == "product":
+        return Subject(f"Product {rest}", f"/admin/catalog/{quote(rest, safe='')}")
+    if kind == "availability":
+        product_id, _, remainder = rest.partition(":")
+        option_id, _, availability_id = remainder.partition(":")
+        path = "/".join(quote(part, safe="") for part in (product_id, option_id, availability_id))
+        return Subject(f"{product_id} · {availability_id}", f"/admin/slots/{path}")
+    return Subject(delivery.subject_key, None)

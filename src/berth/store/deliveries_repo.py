@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -300,3 +301,61 @@ async def counts_by_status(conn: AsyncConnection) -> dict[tuple[str, str], int]:
         )
     )
     return {(row[0], row[1]): int(row[2]) for row in rows}
+
+
+async def counts_by_webhook(
+    conn: AsyncConnection, *, webhook_id: str | None = None, statuses: Sequence[str] | None = None
+) -> dict[str, Counter[str]]:
+    """Webhook deliveries counted by webhook and status, in one query."""
+    query = (
+        select(deliveries.c.webhook_id, deliveries.c.status, func.count())
+        .where(deliveries.c.kind == "webhook", deliveries.c.webhook_id.is_not(None))
+        .group_by(deliveries.c.webhook_id, deliveries.c.status)
+    )
+    if webhook_id is not None:
+        query = query.where(deliveries.c.webhook_id == webhook_id)
+    if statuses is not None:
+        query = query.where(deliveries.c.status.in_(list(statuses)))
+    counts: dict[str, Counter[str]] = {}
+    for hook, status, count in await conn.execute(query):
+        counts.setdefault(hook, Counter())[status] = int(count)
+    return counts
+
+
+@dataclass(frozen=True)
+class LastAttempt:
+    attempts: int  # every attempt recorded, redeliveries included
+    at: datetime
+    status_code: int | None
+    error: str | None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
+
+
+async def last_attempts(conn: AsyncConnection, delivery_ids: list[str]) -> dict[str, LastAttempt]:
+    """The latest attempt of each delivery and how many it had, in one query."""
+    if not delivery_ids:
+        return {}
+    per_delivery = (
+        select(
+            delivery_attempts.c.delivery_id,
+            func.count().label("attempts"),
+            func.max(delivery_attempts.c.id).label("last_id"),
+        )
+        .where(delivery_attempts.c.delivery_id.in_(delivery_ids))
+        .group_by(delivery_attempts.c.delivery_id)
+        .subquery()
+    )
+    query = select(
+        per_delivery.c.delivery_id,
+        per_delivery.c.attempts,
+        delivery_attempts.c.attempted_at,
+        delivery_attempts.c.status_code,
+        delivery_attempts.c.error,
+    ).join(per_delivery, delivery_attempts.c.id == per_delivery.c.last_id)
+    return {
+        row.delivery_id: LastAttempt(int(row.attempts), row.attempted_at, row.status_code, row.error)
+        for row in await conn.execute(query)
+    }

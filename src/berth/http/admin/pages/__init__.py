@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from berth.http.admin.pages import bookings, catalog, connections, dashboard, manifest, sign_in, static
+from berth.http.admin.pages import (
+    bookings,
+    catalog,
+    connections,
+    dashboard,
+    manifest,
+    sign_in,
+    static,
+    webhooks,
+)
 
 router = APIRouter(include_in_schema=False)
-for module in (static, sign_in, dashboard, bookings, manifest, catalog, connections):
+for module in (static, sign_in, dashboard, bookings, manifest, catalog, webhooks, connections):
     router.include_router(module.router, prefix="/admin")

@@ -1,9 +1,12 @@
 """Reseller connections: create one (its API key and webhook signing secret are shown on that
-page only), revoke one."""
+page only), rotate its signing secret (the new one shown once, the old one signing alongside
+for a day), revoke one."""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from datetime import datetime, timedelta
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import Response
@@ -16,6 +19,9 @@ from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
 
 router = APIRouter(route_class=PageRoute)
 PAGE_SIZE = 50
+# How long a rotated-out signing secret keeps signing next to the new one: time for the
+# reseller to install the new secret without rejecting a delivery.
+ROTATION_GRACE = timedelta(hours=24)
 
 
 async def _list_page(
@@ -24,6 +30,7 @@ async def _list_page(
     page_number: int = 1,
     *,
     created: tuple[Connection, str, str] | None = None,
+    rotated: tuple[Connection, str, datetime] | None = None,
     error: str | None = None,
     name: str = "",
 ) -> Response:
@@ -31,6 +38,7 @@ async def _list_page(
     # Active connections first, each group oldest first (the order they were created in).
     ordered = sorted(everything, key=lambda c: (not c.active, c.created_at, c.name))
     shown = ordered[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
+    webhooks = Counter(w.connection_id for w in await me.services.webhooks.find())
     return page(
         request,
         "connections.html",
@@ -43,6 +51,8 @@ async def _list_page(
         pages=max(1, math.ceil(len(everything) / PAGE_SIZE)),
         pager_url=lambda number: f"/admin/connections?page={number}",
         created=created,
+        rotated=rotated,
+        webhooks=webhooks,
         error=error,
         name=name,
         endpoint=me.services.settings.octo_endpoint,
@@ -73,3 +83,15 @@ async def revoke(connection_id: str, me: Staff = Depends(staff_form)) -> Respons
     revoked = await me.services.connections.revoke(connection_id)
     text = f"Connection “{revoked.name}” revoked: its API key {revoked.key_hint} no longer works."
     return redirect("/admin/connections", me, Notice("success", text))
+
+
+@router.post("/connections/{connection_id}/rotate-secret")
+async def rotate_secret(connection_id: str, request: Request, me: Staff = Depends(staff_form)) -> Response:
+    connection = await me.services.connections.get(connection_id)
+    if not connection.active:
+        text = f"Connection “{connection.name}” is revoked: its signing secret was not rotated."
+        return redirect("/admin/connections", me, Notice("error", text))
+    secret = await me.services.webhooks.rotate_secret(connection.id, ROTATION_GRACE)
+    # Answered here rather than redirected: the new secret must not travel in a cookie or an address.
+    retired_at = me.services.bookings.now() + ROTATION_GRACE
+    return await _list_page(request, me, rotated=(connection, secret, retired_at))

@@ -1,5 +1,5 @@
-"""The back office's sections, in menu order. A new section (webhooks and their deliveries,
-the mappings inbox) is a module of routes in this package plus one entry here."""
+"""The back office's sections, in menu order. A new section (the mappings inbox, say) is a
+module of routes in this package plus one entry here."""
 
 from __future__ import annotations
 
@@ -17,5 +17,6 @@ NAVIGATION = (
     Section("dashboard", "Dashboard", "/admin"),
     Section("bookings", "Bookings", "/admin/bookings"),
     Section("catalog", "Catalogue", "/admin/catalog"),
+    Section("webhooks", "Webhooks", "/admin/webhooks"),
     Section("connections", "Connections", "/admin/connections"),
 )

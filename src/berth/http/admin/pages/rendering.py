@@ -43,6 +43,14 @@ def utc(value: datetime | str | None) -> str:
     return moment.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def utc_seconds(value: datetime | str | None) -> str:
+    """A UTC instant to the second (`2026-06-01 08:00:05 UTC`), where seconds tell things apart."""
+    if value is None:
+        return "—"
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
+    return moment.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def day(value: date) -> str:
     return f"{value:%a} {value.day} {value:%b %Y}"
 
@@ -74,7 +82,13 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters.update(
-    money=money, utc=utc, day=day, clock=clock, product_title=product_title, units=unit_summary
+    money=money,
+    utc=utc,
+    utc_seconds=utc_seconds,
+    day=day,
+    clock=clock,
+    product_title=product_title,
+    units=unit_summary,
 )
 templates.globals.update(navigation=NAVIGATION, static=static_url)
 
