@@ -7,6 +7,7 @@ from berth.capabilities.cart import CartCapability
 from berth.capabilities.content import ContentCapability
 from berth.capabilities.mappings import ALIAS as MAPPINGS_ALIAS
 from berth.capabilities.mappings import MAPPINGS, MappingsCapability
+from berth.capabilities.packages import PackagesCapability
 from berth.capabilities.pricing import PricingCapability
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -14,6 +15,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     PricingCapability(),
     CartCapability(),
     MappingsCapability(),
+    PackagesCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

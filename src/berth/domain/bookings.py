@@ -139,6 +139,9 @@ class Booking:
     order_id: str | None = None
     primary: bool = False
     order_position: int | None = None
+    # octo/packages: an included booking names its package booking and the include it books.
+    package_booking_id: str | None = None
+    package_include_id: str | None = None
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

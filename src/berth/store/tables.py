@@ -117,6 +117,8 @@ bookings = Table(
     Column("order_id", String(36), ForeignKey("orders.id"), nullable=True, index=True),
     Column("is_primary", Boolean, nullable=False, server_default=false()),
     Column("order_position", Integer, nullable=True),
+    Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
+    Column("package_include_id", String(100), nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     Index("ix_bookings_connection_date", "connection_id", "local_date"),
