@@ -49,6 +49,7 @@ async def test_products_without_capabilities_are_plain_core(
         "tower-of-stories",
         "sunset-kayak",
         "city-bike-hire",
+        "harbour-city-pass",
     ]
     for product in products:
         assert not (CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS | {"isRental"}) & product.keys()
@@ -77,7 +78,7 @@ async def test_products_with_content_and_pricing(client: httpx.AsyncClient, demo
     assert response.headers["Content-Language"] == "en-GB"
     assert response.headers["Available-Languages"] == "en-GB, de-DE"
     assert response.headers["Octo-Available-Languages"] == "en-GB, de-DE"
-    tour, museum, kayak, _bikes = response.json()
+    tour, museum, kayak, _bikes, _city_pass = response.json()
     assert tour.keys() >= CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS
     assert tour["title"] == "Thames Sightseeing Cruise"
     assert tour["durationMinutesFrom"] == 60 and tour["durationMinutesTo"] == 90
@@ -151,7 +152,14 @@ async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> 
     response = await client.get("/octo/capabilities", headers=auth())
     assert response.status_code == 200
     ids = [c["id"] for c in response.json()]
-    assert ids == ["octo/content", "octo/pricing", "octo/cart", "vendor/mappings", "octo/rentals"]
+    assert ids == [
+        "octo/content",
+        "octo/pricing",
+        "octo/cart",
+        "vendor/mappings",
+        "octo/rentals",
+        "octo/packages",
+    ]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 
 

@@ -223,7 +223,7 @@ def test_cancel_a_booking_found_with_the_filters(page: Page, server: str) -> Non
 def test_browse_the_catalogue(page: Page) -> None:
     sign_in(page)
     page.get_by_role("link", name="Catalogue").click()
-    expect(page.locator(".product-card")).to_have_count(4)
+    expect(page.locator(".product-card")).to_have_count(5)
     shot(page, "08-catalogue")
     page.locator(".product-card", has_text="Thames sightseeing cruise").click()
     expect(page.locator(".option").first).to_contain_text("10:00, 12:00, 14:00, 16:00")

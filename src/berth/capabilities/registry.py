@@ -7,6 +7,7 @@ from berth.capabilities.cart import CartCapability
 from berth.capabilities.content import ContentCapability
 from berth.capabilities.mappings import ALIAS as MAPPINGS_ALIAS
 from berth.capabilities.mappings import MAPPINGS, MappingsCapability
+from berth.capabilities.packages import PackagesCapability
 from berth.capabilities.pricing import PricingCapability
 from berth.capabilities.rentals import RentalsCapability
 
@@ -16,6 +17,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     CartCapability(),
     MappingsCapability(),
     RentalsCapability(),
+    PackagesCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

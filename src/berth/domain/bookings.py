@@ -143,6 +143,9 @@ class Booking:
     # holds its places over [slot_start, slot_end), not only at its start.
     rental_duration_id: str | None = None
     slot_end: datetime | None = None
+    # octo/packages: an included booking names its package booking and the include it books.
+    package_booking_id: str | None = None
+    package_include_id: str | None = None
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

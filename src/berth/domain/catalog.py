@@ -388,6 +388,30 @@ class CapacityOverride(CatalogModel):
     capacity: Annotated[int, Field(ge=0)] | None
 
 
+class PackageInclude(CatalogModel):
+    """One product/option a package includes (octo/packages). `required`: every package booking
+    books it; `limit`: how many times one package booking may book it (Berth books it once);
+    `availabilityRequired`: the package booking names the include's availability."""
+
+    id: Identifier
+    product_id: Identifier
+    option_id: Identifier
+    required: bool = True
+    limit: Annotated[int, Field(ge=1)] = 1
+    validity_days: Annotated[int, Field(ge=0)] | None = None
+    availability_required: bool = True
+
+
+class PackageIncludeGroup(CatalogModel):
+    """A group of includes; `count` is how many of them one package booking may book at most
+    (None: no limit). Required includes always count."""
+
+    id: Identifier
+    title: str | None = None
+    count: Annotated[int, Field(ge=1)] | None = None
+    includes: Annotated[tuple[PackageInclude, ...], Field(min_length=1)]
+
+
 class Option(CatalogModel):
     id: Identifier
     default: bool = False
@@ -408,6 +432,12 @@ class Option(CatalogModel):
     # capacity) for the duration the guest picks.
     rental_durations: tuple[RentalDuration, ...] = ()
     content: dict[LanguageTag, Content] = {}
+    package_includes: tuple[PackageIncludeGroup, ...] = ()
+
+    @property
+    def includes(self) -> list[PackageInclude]:
+        """Every include of every group, in order (octo/packages)."""
+        return [include for group in self.package_includes for include in group.includes]
 
     def unit(self, unit_id: str) -> Unit | None:
         return next((u for u in self.units if u.id == unit_id), None)
@@ -442,6 +472,11 @@ class Product(CatalogModel):
     default_currency: CurrencyCode | None = None
     options: Annotated[tuple[Option, ...], Field(min_length=1)]
     content: dict[LanguageTag, Content] = {}
+    package_booking_availability_required: bool = True
+
+    @property
+    def is_package(self) -> bool:
+        return any(option.package_includes for option in self.options)
 
     @field_validator("time_zone")
     @classmethod
@@ -582,6 +617,76 @@ def catalog_problems(catalog: Catalog) -> list[tuple[Path, str]]:
                 problems.append(((*o_path, "id"), f"duplicate option id {option.id!r}"))
             seen_options.add(option.id)
             problems.extend(_option_problems(product, option, o_path, currencies))
+    problems.extend(package_problems(catalog))
+    return problems
+
+
+def include_unit(include_option: Option, unit: Unit) -> Unit | None:
+    """The include option's unit a package unit is booked as: same id, else same type."""
+    return include_option.unit(unit.id) or next(
+        (u for u in include_option.units if u.type is unit.type), None
+    )
+
+
+def package_problems(catalog: Catalog) -> list[tuple[Path, str]]:
+    """octo/packages: includes name existing products and options that are not packages; include
+    ids are unique per option; required includes can book every unit of the package option."""
+    problems: list[tuple[Path, str]] = []
+    for p_index, product in enumerate(catalog.products):
+        for o_index, option in enumerate(product.options):
+            seen: set[str] = set()
+            for g_index, group in enumerate(option.package_includes):
+                g_path: Path = ("products", p_index, "options", o_index, "packageIncludes", g_index)
+                required = sum(1 for include in group.includes if include.required)
+                if group.count is not None and required > group.count:
+                    problems.append(
+                        ((*g_path, "count"), f"{required} includes are required, more than count")
+                    )
+                for i_index, include in enumerate(group.includes):
+                    i_path: Path = (*g_path, "includes", i_index)
+                    if include.id in seen:
+                        problems.append(((*i_path, "id"), f"duplicate include id {include.id!r}"))
+                    seen.add(include.id)
+                    problems.extend(_include_problems(catalog, product, option, include, i_path))
+    return problems
+
+
+def _include_problems(
+    catalog: Catalog, product: Product, option: Option, include: PackageInclude, path: Path
+) -> list[tuple[Path, str]]:
+    included = catalog.product(include.product_id)
+    if included is None:
+        return [((*path, "productId"), f"no product {include.product_id!r} in the catalogue")]
+    if included.id == product.id or included.is_package:
+        return [((*path, "productId"), f"{included.id!r} is a package; packages cannot include packages")]
+    included_option = included.option(include.option_id)
+    if included_option is None:
+        return [((*path, "optionId"), f"product {included.id!r} has no option {include.option_id!r}")]
+    problems: list[tuple[Path, str]] = []
+    if not include.availability_required and included.availability_required:
+        problems.append(
+            (
+                (*path, "availabilityRequired"),
+                f"product {included.id!r} requires an availability, so this include does too",
+            )
+        )
+    if include.availability_required and not product.package_booking_availability_required:
+        problems.append(
+            (
+                (*path, "availabilityRequired"),
+                "the package product has packageBookingAvailabilityRequired false",
+            )
+        )
+    if include.required:
+        for unit in option.units:
+            if include_unit(included_option, unit) is None:
+                problems.append(
+                    (
+                        (*path, "optionId"),
+                        f"unit {unit.id!r} ({unit.type.value}) has no unit of that id or type in "
+                        f"{included.id!r}/{included_option.id!r}",
+                    )
+                )
     return problems
 
 

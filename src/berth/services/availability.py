@@ -8,13 +8,13 @@ and its places held are the peak of items out at any instant of [start, start + 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from berth.domain.availability import SlotState, day_state, slot_state
+from berth.domain.availability import AvailabilityStatus, SlotState, day_state, slot_state
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration, rental_minutes
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
@@ -50,6 +50,8 @@ class SlotAvailability:
     units: tuple[tuple[str, int], ...]
     currency: str | None
     rental: RentalDuration | None = None
+    # octo/packages: for a package option's slot, its includes' slots on the same local date.
+    includes: tuple[SlotAvailability, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,11 @@ class CalendarDay:
     units: tuple[tuple[str, int], ...]
     currency: str | None
     rental: RentalDuration | None = None
+
+
+def package_sold_out(state: SlotState) -> SlotState:
+    """A package slot whose required include cannot be booked that day: SOLD_OUT, no vacancies."""
+    return SlotState(AvailabilityStatus.SOLD_OUT, False, 0, state.capacity)
 
 
 def today_in(product: Product, now: datetime) -> date:
@@ -224,7 +231,7 @@ class AvailabilityService:
             slots = [rental_slot(slot, rental) for slot in slots]
         now = self._clock()
         held = await self.held(product, option, slots, now, rental=rental is not None)
-        return [
+        items = [
             SlotAvailability(
                 product,
                 option,
@@ -236,6 +243,49 @@ class AvailabilityService:
             )
             for slot in slots
         ]
+        if option.package_includes and items:
+            return await self.with_includes(catalog, items, requested, now)
+        return items
+
+    async def with_includes(
+        self, catalog: Catalog, items: list[SlotAvailability], requested: int | None, now: datetime
+    ) -> list[SlotAvailability]:
+        """Package slots with their includes' slots of the same local date: one held-places query
+        per include option over the dates of `items`. A package slot is sellable only when every
+        required include that needs an availability has a sellable slot that day."""
+        first = min(i.slot.local_date for i in items)
+        last = max(i.slot.local_date for i in items)
+        option = items[0].option
+        by_day: dict[date, list[SlotAvailability]] = {}
+        missing_on: dict[date, list[str]] = {}
+        for include in option.includes:
+            included = catalog.product(include.product_id)
+            included_option = included.option(include.option_id) if included else None
+            if included is None or included_option is None:
+                continue  # the catalogue rules prevent this
+            slots = self.slots(catalog, included, included_option, first, last)
+            held = await self.held(included, included_option, slots, now)
+            sellable: set[date] = set()
+            for slot in slots:
+                state = slot_state(slot, held.get(slot.id, 0), now, requested)
+                if state.available:
+                    sellable.add(slot.local_date)
+                by_day.setdefault(slot.local_date, []).append(
+                    SlotAvailability(included, included_option, slot, state, (), included.currency)
+                )
+            if include.required and include.availability_required:
+                for offset in range((last - first).days + 1):
+                    day = first + timedelta(days=offset)
+                    if day not in sellable:
+                        missing_on.setdefault(day, []).append(include.id)
+        result = []
+        for item in items:
+            day = item.slot.local_date
+            state = item.state
+            if state.available and day in missing_on:
+                state = package_sold_out(state)
+            result.append(replace(item, state=state, includes=tuple(by_day.get(day, ()))))
+        return result
 
     async def calendar(self, catalog: Catalog, query: AvailabilityQuery) -> list[CalendarDay]:
         product = find_product(catalog, query.product_id)

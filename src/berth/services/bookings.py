@@ -73,6 +73,14 @@ class UnitItemInput:
 
 
 @dataclass(frozen=True)
+class PackageBookingInput:
+    """octo/packages: the include a package booking books, at which availability."""
+
+    include_id: str | None
+    availability_id: str | None = None
+
+
+@dataclass(frozen=True)
 class ReserveInput:
     product_id: str | None
     option_id: str | None
@@ -86,6 +94,7 @@ class ReserveInput:
     currency: str | None = None
     order_id: str | None = None
     rental_duration_id: str | None = None
+    package_bookings: tuple[PackageBookingInput, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,8 @@ class BookingDetails:
     cancellable: bool
     order_reference: str | None = None
     rental: RentalDuration | None = None
+    # octo/packages: the included bookings of a package booking.
+    package_bookings: tuple[BookingDetails, ...] = ()
 
 
 def fingerprint(data: ReserveInput) -> str:
@@ -164,6 +175,8 @@ def fingerprint(data: ReserveInput) -> str:
     }
     if data.rental_duration_id is not None:  # absent otherwise: fingerprints made before rentals still match
         document["rentalDurationId"] = data.rental_duration_id
+    if data.package_bookings is not None:
+        document["packageBookings"] = [[p.include_id, p.availability_id] for p in data.package_bookings]
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -402,7 +415,35 @@ class BookingService:
                     else None,
                 )
             )
-        return details
+        return await self._with_package_bookings(conn, catalog, details, exact)
+
+    async def _with_package_bookings(
+        self, conn: AsyncConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
+    ) -> list[BookingDetails]:
+        """octo/packages: package bookings with their included bookings (one query for all)."""
+        packages = [d.booking.id for d in details if d.option.package_includes]
+        if not packages:
+            return details
+        members = await bookings_repo.package_members(conn, packages)
+        described = await self._details(conn, catalog, members, exact=exact)
+        by_package: dict[str, list[BookingDetails]] = {}
+        for member in described:
+            by_package.setdefault(member.booking.package_booking_id or "", []).append(member)
+        result = []
+        for d in details:
+            found = by_package.get(d.booking.id)
+            if found:
+                order = [i.id for i in d.option.includes]
+                found.sort(
+                    key=lambda m: (
+                        order.index(m.booking.package_include_id or "")
+                        if (m.booking.package_include_id or "") in order
+                        else len(order)
+                    )
+                )
+                d = replace(d, package_bookings=tuple(found))
+            result.append(d)
+        return result
 
     async def describe(
         self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False

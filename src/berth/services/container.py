@@ -13,6 +13,7 @@ from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.mappings import MappingService
 from berth.services.orders import OrderService
+from berth.services.packages import PackageService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -31,6 +32,7 @@ class Services:
     mappings: MappingService
     fanout: WebhookFanout
     delivery: DeliveryWorker
+    packages: PackageService
 
     async def close(self) -> None:
         await self.delivery.close()
@@ -56,4 +58,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout),
+        packages=PackageService(database, clock, bookings),
     )

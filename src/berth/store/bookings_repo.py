@@ -65,6 +65,8 @@ def _row_values(booking: Booking) -> dict[str, Any]:
         "order_position": booking.order_position,
         "rental_duration_id": booking.rental_duration_id,
         "slot_end": booking.slot_end,
+        "package_booking_id": booking.package_booking_id,
+        "package_include_id": booking.package_include_id,
         "rejection": (
             {"reason": booking.rejection_reason, "at": _utc(booking.rejected_at)}
             if booking.rejected_at
@@ -114,6 +116,8 @@ def booking_from_row(row: Any) -> Booking:
         order_position=row.order_position,
         rental_duration_id=row.rental_duration_id,
         slot_end=row.slot_end,
+        package_booking_id=row.package_booking_id,
+        package_include_id=row.package_include_id,
     )
 
 
@@ -312,3 +316,16 @@ async def events_of(conn: AsyncConnection, booking_id: str) -> list[dict[str, An
         select(booking_events).where(booking_events.c.booking_id == booking_id).order_by(booking_events.c.id)
     )
     return [{"at": _utc(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail} for row in rows]
+
+
+async def package_members(
+    conn: AsyncConnection, package_booking_ids: Iterable[str], *, lock: bool = False
+) -> list[Booking]:
+    """The included bookings of package bookings (octo/packages), one query for all of them."""
+    ids = list(set(package_booking_ids))
+    if not ids:
+        return []
+    query = select(bookings).where(bookings.c.package_booking_id.in_(ids)).order_by(bookings.c.id)
+    if lock and conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return [booking_from_row(row) for row in await conn.execute(query)]

@@ -120,6 +120,8 @@ bookings = Table(
     # octo/rentals: a rental holds its places over [slot_start, slot_end).
     Column("rental_duration_id", String(100), nullable=True),
     Column("slot_end", UTCDateTime, nullable=True),
+    Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
+    Column("package_include_id", String(100), nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),

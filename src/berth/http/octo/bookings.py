@@ -14,6 +14,7 @@ from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, Reserv
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
+from berth.services.packages import is_package_request
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view, bookings_view
 
@@ -39,7 +40,11 @@ async def reserve(
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
     reservation = body.reservation()
-    if reservation.order_id is not None or octo.view.has("octo/cart"):
+    if is_package_request(octo.snapshot.catalog, reservation):
+        details = await svc.packages.reserve(
+            octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
+        )
+    elif reservation.order_id is not None or octo.view.has("octo/cart"):
         details = await svc.orders.reserve(
             octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
         )
@@ -99,6 +104,7 @@ async def update_booking(
     octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
+    await svc.packages.check_updatable(octo.connection.id, _known_uuid(uuid))
     details = await svc.bookings.update(
         octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update()
     )
@@ -112,7 +118,7 @@ async def confirm_booking(
     octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
-    details = await svc.bookings.confirm(
+    details = await svc.packages.confirm(
         octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.confirmation()
     )
     return _one(octo, svc, details)
@@ -126,14 +132,14 @@ async def extend_booking(
     svc: Services = Depends(current_services),
 ) -> Response:
     minutes = body.expirationMinutes if body else None
-    details = await svc.bookings.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
+    details = await svc.packages.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
     return _one(octo, svc, details)
 
 
 async def _cancel(uuid: str, body: CancelBody | None, octo: OctoRequest, svc: Services) -> Response:
     # `force` is the supplier's override of the cutoff; from a reseller it is ignored.
     reason = body.reason if body else None
-    details = await svc.bookings.cancel(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), reason)
+    details = await svc.packages.cancel(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), reason)
     return _one(octo, svc, details)
 
 

@@ -11,7 +11,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from berth.domain.bookings import CONTACT_KEYS, Contact
 from berth.services.availability import AvailabilityQuery
-from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput, UpdateInput
+from berth.services.bookings import (
+    ConfirmInput,
+    PackageBookingInput,
+    ReserveInput,
+    UnitItemInput,
+    UpdateInput,
+)
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 Text = Annotated[str, Field(max_length=1000)]
@@ -147,10 +153,21 @@ class _BookingFields(Lenient):
     rentalDurationId: Identifier | None = None  # octo/rentals
 
 
+class PackageBookingBody(Lenient):
+    """octo/packages: one include of a package booking and the availability to book it at."""
+
+    includeId: Identifier | None = None
+    availabilityId: Identifier | None = None
+
+    def selection(self) -> PackageBookingInput:
+        return PackageBookingInput(include_id=self.includeId, availability_id=self.availabilityId)
+
+
 class ReserveBody(_BookingFields):
     uuid: ClientUuid | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
     orderId: Identifier | None = None
+    packageBookings: Annotated[list[PackageBookingBody], Field(max_length=100)] | None = None
 
     def reservation(self) -> ReserveInput:
         return ReserveInput(
@@ -166,6 +183,9 @@ class ReserveBody(_BookingFields):
             currency=self.currency,
             order_id=self.orderId,
             rental_duration_id=self.rentalDurationId,
+            package_bookings=tuple(p.selection() for p in self.packageBookings)
+            if self.packageBookings is not None
+            else None,
         )
 
 
