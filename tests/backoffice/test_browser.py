@@ -39,6 +39,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 RESELLER = {"Authorization": "Bearer demo-reseller-a"}
+RESELLER_B = {"Authorization": "Bearer demo-reseller-b"}
 ADMIN = {"Authorization": "Bearer demo-admin"}
 
 pytestmark = pytest.mark.skipif(
@@ -387,3 +388,134 @@ def test_redeliver_a_failed_webhook_delivery(browser: Browser, tmp_path: Path) -
         fits("27-phone-delivery")
         phone.context.close()
         assert problems == []
+
+
+# How the back office writes a mapping: its parts joined by single right-pointing angle quotes.
+EVENING_ADULT = " \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} ".join(
+    ("Thames sightseeing cruise", "Summer evening departure", "Adult")
+)
+
+
+def test_complete_a_mapping_and_see_the_reseller_notified(browser: Browser, tmp_path: Path) -> None:
+    with (
+        berth_serve(tmp_path / "berth.db", demo=True, environment=WEBHOOK_SETTINGS) as base,
+        receiver_in_thread() as target,
+    ):
+        listing = {
+            "resellerReference": "E2E-LISTING",
+            "resellerProduct": "Evening cruise, adults",
+            "unitRequired": True,
+            "webhookUrl": target.url,
+        }
+        uploaded = httpx.put(base + "/octo/mappings", json=[listing], headers=RESELLER_B)
+        assert uploaded.status_code == 200, uploaded.text
+
+        page, problems = open_page(browser, base)
+        sign_in(page)
+        expect(page.locator(".callout", has_text="3 mapping rows wait for you")).to_be_visible()
+        page.get_by_role("link", name="Mappings", exact=True).click()
+        expect(page.locator("h1")).to_contain_text("Mappings 3 waiting")
+        rows = page.locator("table.mappings tbody tr")
+        expect(rows).to_have_count(5)
+        expect(rows.nth(2)).to_contain_text("E2E-LISTING")
+        expect(rows.nth(2)).to_contain_text("WAITING")
+        shot(page, "24-mappings")
+
+        rows.nth(2).get_by_role("link", name="Map", exact=True).click()
+        expect(page.locator("h1")).to_contain_text("Mapping E2E-LISTING · Demo reseller B")
+        shot(page, "25-mapping")
+        # The lists narrow as the product and option are picked.
+        expect(page.locator("#option option")).to_have_count(1)
+        expect(page.locator("#option")).to_be_disabled()
+        page.select_option("#product", "thames-sightseeing")
+        expect(page.locator("#option option")).to_have_text(
+            ["Choose an option", "Daytime departures (DEFAULT)", "Summer evening departure (evening)"]
+        )
+        page.select_option("#option", "thames-sightseeing/DEFAULT")
+        expect(page.locator("#unit option")).to_have_text(["Choose a unit", "Adult (adult)", "Child (child)"])
+        page.select_option("#option", "thames-sightseeing/evening")
+        # The evening departure has one unit: it is picked.
+        expect(page.locator("#unit option")).to_have_count(2)
+        expect(page.locator("#unit")).to_have_value("thames-sightseeing/evening/adult")
+        shot(page, "26-mapping-form-picked")
+
+        page.get_by_role("button", name="Save and notify the reseller").click()
+        expect(page.locator(".notice.success")).to_have_text(
+            f"“E2E-LISTING” of Demo reseller B mapped to {EVENING_ADULT}. Demo reseller B will be notified at {target.url}; the notification "
+            "shows below."
+        )
+        eventually(lambda: len(target.requests) == 1, "the mapping notification")
+        body = target.requests[0].json
+        assert (body["resellerReference"], body["productId"], body["optionId"], body["unitId"]) == (
+            "E2E-LISTING",
+            "thames-sightseeing",
+            "evening",
+            "adult",
+        )
+
+        def delivered() -> bool:
+            page.reload()
+            return "DELIVERED" in page.locator("table.notifications").inner_text()
+
+        eventually(delivered, "the delivered notification on the row's page")
+        expect(page.locator("table.notifications")).to_contain_text("answered 200")
+        shot(page, "27-mapping-notified")
+
+        page.locator("table.notifications tbody a").first.click()
+        expect(page.locator("h1")).to_contain_text("Delivery mapping_update · Mapping E2E-LISTING")
+        expect(page.locator("table.attempts")).to_contain_text("answered 200")
+        shot(page, "28-mapping-delivery")
+        page.get_by_role("link", name="Mapping E2E-LISTING").first.click()
+        expect(page.locator("h1")).to_contain_text("MAPPED")
+
+        page.goto("/admin/mappings?show=pending")
+        expect(page.locator("table.mappings tbody tr")).to_have_count(2)
+        page.goto("/admin/mappings")
+        expect(page.locator("tr", has_text="E2E-LISTING")).to_contain_text("DELIVERED 1 attempt")
+        shot(page, "29-mappings-after")
+        page.context.close()
+        assert problems == []
+
+
+def test_the_mapping_form_works_without_scripts_and_on_a_phone(browser: Browser, server: str) -> None:
+    kayak = next(
+        r
+        for r in httpx.get(server + "/admin/api/mappings", headers=ADMIN).json()["mappings"]
+        if r["resellerReference"] == "RA-KAYAK-SUNSET"
+    )
+    context = browser.new_context(
+        base_url=server, java_script_enabled=False, viewport={"width": 1280, "height": 900}
+    )
+    plain = context.new_page()
+    sign_in(plain)
+    plain.goto(f"/admin/mappings/{kayak['id']}")
+    # Without scripts every product's options show, grouped; a mismatch is refused and shown again.
+    expect(plain.locator('#option optgroup[label="Thames sightseeing cruise"]')).to_have_count(1)
+    expect(plain.locator('#option optgroup[label="Sunset kayak trip"]')).to_have_count(1)
+    plain.select_option("#product", "sunset-kayak")
+    plain.select_option("#option", "thames-sightseeing/evening")
+    plain.get_by_role("button", name="Save and notify the reseller").click()
+    expect(plain.locator("#option-error")).to_contain_text(
+        "“Summer evening departure” is an option of Thames sightseeing cruise, not of Sunset kayak trip"
+    )
+    expect(plain.locator("#product")).to_have_value("sunset-kayak")
+    shot(plain, "30-mapping-form-errors")
+    context.close()
+
+    phone, problems = open_page(browser, server, width=390, height=844)
+    sign_in(phone)
+
+    def fits(name: str) -> None:
+        overflow = phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{name} scrolls sideways by {overflow}px"
+        shot(phone, name)
+
+    phone.goto("/admin/mappings")
+    expect(phone.locator("table.mappings tbody tr").first).to_contain_text("WAITING")
+    fits("31-phone-mappings")
+    phone.goto(f"/admin/mappings/{kayak['id']}")
+    phone.select_option("#product", "sunset-kayak")
+    expect(phone.locator("#option")).to_have_value("sunset-kayak/DEFAULT")  # its only option
+    fits("32-phone-mapping")
+    phone.context.close()
+    assert problems == []

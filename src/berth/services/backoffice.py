@@ -1,6 +1,7 @@
 """What the supplier's back office shows that no single service answers: the coming days'
 slots with their occupancy, the manifest of one slot, and the delivery figures of the webhooks
-pages (counts per webhook and status, each delivery's latest attempt, the headers it carries)."""
+pages (counts per webhook and status, each delivery's latest attempt, the headers it carries),
+and the latest notification of each mapping row."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.availability import today_in
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
-from berth.store import deliveries_repo
+from berth.store import deliveries_repo, mappings_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.deliveries_repo import Delivery, LastAttempt
 
@@ -131,6 +132,22 @@ async def last_attempts(services: Services, delivery_ids: list[str]) -> dict[str
 
 
 @dataclass(frozen=True)
+class Notification:
+    """A mapping row's newest notification, with its latest attempt (None before the first)."""
+
+    delivery: Delivery
+    last: LastAttempt | None
+
+
+async def latest_notifications(services: Services, row_ids: list[str]) -> dict[str, Notification]:
+    """The newest notification of each mapping row that has one (two queries for any number)."""
+    async with services.database.transaction(write=False) as conn:
+        latest = await mappings_repo.latest_notifications(conn, row_ids)
+        attempts = await deliveries_repo.last_attempts(conn, [d.id for d in latest.values()])
+    return {row_id: Notification(d, attempts.get(d.id)) for row_id, d in latest.items()}
+
+
+@dataclass(frozen=True)
 class SentHeader:
     name: str
     value: str
@@ -181,6 +198,9 @@ def delivery_subject(delivery: Delivery) -> Subject:
         return Subject(f"Order {reference or rest}", None)
     if kind == "product":
         return Subject(f"Product {rest}", f"/admin/catalog/{quote(rest, safe='')}")
+    if kind == "mapping":
+        reference = payload.get("resellerReference")
+        return Subject(f"Mapping {reference or rest}", f"/admin/mappings/{quote(rest, safe='')}")
     if kind == "availability":
         product_id, _, remainder = rest.partition(":")
         option_id, _, availability_id = remainder.partition(":")

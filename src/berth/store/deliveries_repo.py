@@ -48,7 +48,7 @@ class Delivery:
     delivered_at: datetime | None
 
 
-def _delivery(row: Any) -> Delivery:
+def delivery_from_row(row: Any) -> Delivery:
     return Delivery(
         id=row.id,
         sequence=row.sequence,
@@ -155,7 +155,7 @@ async def claim_due(
     query = select(deliveries).where(due, ~blocked).order_by(deliveries.c.sequence).limit(limit)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True, of=deliveries)
-    claimed = [_delivery(row) for row in await conn.execute(query)]
+    claimed = [delivery_from_row(row) for row in await conn.execute(query)]
     if claimed:
         await conn.execute(
             update(deliveries)
@@ -242,7 +242,7 @@ async def has_newer(conn: AsyncConnection, delivery: Delivery) -> bool:
 
 async def get_delivery(conn: AsyncConnection, delivery_id: str) -> Delivery | None:
     row = (await conn.execute(select(deliveries).where(deliveries.c.id == delivery_id))).first()
-    return None if row is None else _delivery(row)
+    return None if row is None else delivery_from_row(row)
 
 
 async def list_deliveries(
@@ -263,7 +263,7 @@ async def list_deliveries(
         select(deliveries).where(condition).order_by(deliveries.c.sequence.desc()).limit(limit).offset(offset)
     )
     total = int(await conn.scalar(select(func.count()).select_from(deliveries).where(condition)) or 0)
-    return [_delivery(row) for row in rows], total
+    return [delivery_from_row(row) for row in rows], total
 
 
 async def attempts_of(conn: AsyncConnection, delivery_id: str) -> list[dict[str, Any]]:

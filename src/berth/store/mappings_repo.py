@@ -22,8 +22,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from berth.domain.mappings import DEFAULT_OPTION, MappedRows, MappingFilter, MappingRow
-from berth.store.tables import connections, mappings
+from berth.domain.mappings import DEFAULT_OPTION, MappedRows, MappingFilter, MappingRow, notification_target
+from berth.store.deliveries_repo import Delivery, delivery_from_row
+from berth.store.tables import connections, deliveries, mappings
 
 c = mappings.c
 
@@ -209,3 +210,17 @@ async def counts(conn: AsyncConnection) -> list[tuple[str, str, int, int]]:
         (row.connection_id, row.name, int(row.pending or 0), int(row.rows) - int(row.pending or 0))
         for row in rows
     ]
+
+
+async def latest_notifications(conn: AsyncConnection, row_ids: Sequence[str]) -> dict[str, Delivery]:
+    """The newest notification of each of these rows (if it has any), in one query."""
+    if not row_ids:
+        return {}
+    targets = {notification_target(row_id): row_id for row_id in row_ids}
+    newest = (
+        select(func.max(deliveries.c.sequence))
+        .where(deliveries.c.target_key.in_(list(targets)))
+        .group_by(deliveries.c.target_key)
+    )
+    rows = await conn.execute(select(deliveries).where(deliveries.c.sequence.in_(newest)))
+    return {targets[row.target_key]: delivery_from_row(row) for row in rows}

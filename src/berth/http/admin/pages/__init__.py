@@ -10,11 +10,12 @@ from berth.http.admin.pages import (
     connections,
     dashboard,
     manifest,
+    mappings,
     sign_in,
     static,
     webhooks,
 )
 
 router = APIRouter(include_in_schema=False)
-for module in (static, sign_in, dashboard, bookings, manifest, catalog, webhooks, connections):
+for module in (static, sign_in, dashboard, bookings, manifest, catalog, mappings, webhooks, connections):
     router.include_router(module.router, prefix="/admin")

@@ -22,4 +22,7 @@ async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
     _, pending = await me.services.bookings.search(
         catalog, BookingFilter(status=BookingStatus.PENDING.value), limit=1, offset=0
     )
-    return page(request, "dashboard.html", me, section="dashboard", days=days, pending=pending)
+    waiting = sum(c.pending for c in await me.services.mappings.counts())
+    return page(
+        request, "dashboard.html", me, section="dashboard", days=days, pending=pending, waiting=waiting
+    )

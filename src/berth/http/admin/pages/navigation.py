@@ -17,6 +17,7 @@ NAVIGATION = (
     Section("dashboard", "Dashboard", "/admin"),
     Section("bookings", "Bookings", "/admin/bookings"),
     Section("catalog", "Catalogue", "/admin/catalog"),
+    Section("mappings", "Mappings", "/admin/mappings"),
     Section("webhooks", "Webhooks", "/admin/webhooks"),
     Section("connections", "Connections", "/admin/connections"),
 )

@@ -25,3 +25,30 @@ document.addEventListener("click", (event) => {
     window.print();
   }
 });
+
+// The mapping form: the option list shows only the chosen product's options, the unit list only
+// the chosen option's (or product's) units. Without this script every choice shows, grouped,
+// and the server refuses a mismatch.
+for (const narrowed of document.querySelectorAll("select[data-narrowed-by]")) {
+  const parent = document.getElementById(narrowed.dataset.narrowedBy);
+  if (!parent) {
+    continue;
+  }
+  const groups = Array.from(narrowed.querySelectorAll("optgroup"));
+  const narrow = () => {
+    const kept = narrowed.value;
+    for (const group of groups) {
+      group.remove();
+    }
+    const matching = groups.filter((group) => group.dataset.parent === parent.value);
+    for (const group of matching) {
+      narrowed.append(group);
+    }
+    const values = Array.from(narrowed.options, (option) => option.value).filter((value) => value);
+    narrowed.value = values.includes(kept) ? kept : values.length === 1 ? values[0] : "";
+    narrowed.disabled = values.length === 0;
+    narrowed.dispatchEvent(new Event("change", { bubbles: true }));
+  };
+  parent.addEventListener("change", narrow);
+  narrow();
+}
