@@ -84,10 +84,19 @@ def plain(resource_id: str, capacity: int) -> Resource:
 
 
 def group(
-    group_id: str, *resources: Resource, split: bool = False, required: bool = True, count_by: CountBy = CountBy.PAX
+    group_id: str,
+    *resources: Resource,
+    split: bool = False,
+    required: bool = True,
+    count_by: CountBy = CountBy.PAX,
 ) -> ResourceGroup:
     return ResourceGroup(
-        id=group_id, title=group_id.title(), split=split, required=required, count_by=count_by, resources=resources
+        id=group_id,
+        title=group_id.title(),
+        split=split,
+        required=required,
+        count_by=count_by,
+        resources=resources,
     )
 
 
@@ -198,7 +207,9 @@ def test_rule_5_one_resource_must_take_the_whole_party() -> None:
     slot = slot_of(option)
     use = {"falcon": ResourceUse(1, 1), "osprey": ResourceUse(3, 1)}  # 5 + 5 free
     assert not can_allocate(option, slot, use, (1,) * 6)
-    with pytest.raises(UnprocessableEntity, match=r"'ribs' \(Ribs\) does not split .* 6 free places .* most .* is 5"):
+    with pytest.raises(
+        UnprocessableEntity, match=r"'ribs' \(Ribs\) does not split .* 6 free places .* most .* is 5"
+    ):
         allocate(option, slot, use, (1,) * 6)
     state = resource_slot_state(option, slot, use, 0, NOW, (1,) * 6)
     assert (state.status, state.vacancies, state.capacity) == (AvailabilityStatus.SOLD_OUT, 10, 14)
@@ -215,7 +226,10 @@ def test_a_split_group_splits_only_when_it_must() -> None:
     slot = slot_of(option)
     assert [(a.resource_id, a.places) for a in allocate(option, slot, {}, (1,) * 5)] == [("c2", 5)]
     # 13: the roomiest first (10), then the fullest that takes the rest (c3: 4 for 3).
-    assert [(a.resource_id, a.places) for a in allocate(option, slot, {}, (1,) * 13)] == [("c1", 10), ("c3", 3)]
+    assert [(a.resource_id, a.places) for a in allocate(option, slot, {}, (1,) * 13)] == [
+        ("c1", 10),
+        ("c3", 3),
+    ]
     with pytest.raises(UnprocessableEntity, match="has 20 free places; the booking needs 21"):
         allocate(option, slot, {}, (1,) * 21)
 
@@ -301,18 +315,21 @@ def resource_strategy(draw: st.DrawFn, index: int) -> Resource:
 
 @st.composite
 def situations(draw: st.DrawFn) -> tuple[Option, Slot, dict[str, ResourceUse], Party]:
-    groups = []
+    groups: list[ResourceGroup] = []
     index = 0
-    for g in range(draw(st.integers(1, 3))):
+    for number in range(draw(st.integers(1, 3))):
         resources = []
         for _ in range(draw(st.integers(1, 3))):
             resources.append(draw(resource_strategy(index)))
             index += 1
         groups.append(
             group(
-                f"g{g}", *resources, split=draw(st.booleans()), required=draw(st.booleans()) or g == 0,
+                f"g{number}",
+                *resources,
+                split=draw(st.booleans()),
+                required=draw(st.booleans()) or number == 0,
                 count_by=draw(st.sampled_from(list(CountBy))),
-            )  # fmt: skip
+            )
         )
     option = option_with(*groups)
     use: dict[str, ResourceUse] = {}
@@ -332,7 +349,9 @@ def situations(draw: st.DrawFn) -> tuple[Option, Slot, dict[str, ResourceUse], P
     return option, slot_of(option), use, party
 
 
-def check_allocations(option: Option, use: dict[str, ResourceUse], party: Party, found: tuple[Allocation, ...]) -> None:
+def check_allocations(
+    option: Option, use: dict[str, ResourceUse], party: Party, found: tuple[Allocation, ...]
+) -> None:
     by_group = Counter(a.resource_group_id for a in found)
     for g in option.resource_groups:
         mine = [a for a in found if a.resource_group_id == g.id]
@@ -360,7 +379,9 @@ def check_allocations(option: Option, use: dict[str, ResourceUse], party: Party,
 
 @settings(max_examples=400, deadline=None)
 @given(situations())
-def test_automatic_allocation_properties(situation: tuple[Option, Slot, dict[str, ResourceUse], Party]) -> None:
+def test_automatic_allocation_properties(
+    situation: tuple[Option, Slot, dict[str, ResourceUse], Party],
+) -> None:
     option, slot, use, party = situation
     possible = can_allocate(option, slot, use, party)
     try:

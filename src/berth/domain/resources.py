@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from berth.domain.availability import SELLABLE, AvailabilityStatus, SlotState, slot_state
@@ -126,8 +125,8 @@ def free_seats(resource: Resource, use: ResourceUse) -> frozenset[str]:
 
 def free_places(group: ResourceGroup, resource: Resource, use: ResourceUse) -> int:
     if group.count_by is CountBy.BOOKING:
-        return resource.places if use.bookings == 0 else 0
-    free = max(resource.places - use.places, 0)
+        return places_of(resource) if use.bookings == 0 else 0
+    free = max(places_of(resource) - use.places, 0)
     if resource.seat_map is not None:
         free = min(free, len(free_seats(resource, use)))
     return free
@@ -161,8 +160,32 @@ class SeatLayout:
         return tuple(sorted(seat_ids, key=lambda s: self.position.get(s, len(self.position))))
 
 
-@lru_cache(maxsize=2048)
+# Layouts by the identity of their seat map: the catalogue's objects live as long as its
+# snapshot, and hashing a frozen model of 200 seats on every look-up would cost more than the
+# look-up saves. The map is kept with its layout, so its id cannot be reused while cached.
+_LAYOUTS: dict[int, tuple[SeatMap, SeatLayout]] = {}
+_MAX_LAYOUTS = 4096
+
+
 def layout_of(seat_map: SeatMap) -> SeatLayout:
+    found = _LAYOUTS.get(id(seat_map))
+    if found is not None and found[0] is seat_map:
+        return found[1]
+    layout = _layout(seat_map)
+    if len(_LAYOUTS) >= _MAX_LAYOUTS:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(seat_map)] = (seat_map, layout)
+    return layout
+
+
+def places_of(resource: Resource) -> int:
+    """A resource's capacity: `capacity`, or its seats that are not blocked."""
+    if resource.capacity is not None:
+        return resource.capacity
+    return len(layout_of(resource.seat_map).bookable) if resource.seat_map is not None else 0
+
+
+def _layout(seat_map: SeatMap) -> SeatLayout:
     by_row: dict[str, list[Seat]] = {}
     for seat in seat_map.seats:
         by_row.setdefault(seat.row, []).append(seat)
@@ -548,7 +571,7 @@ def resource_slot_state(
     for index, group in enumerate(groups):
         resources = serving(group, slot)
         operating = operating and bool(resources)
-        group_capacity = sum(r.places for r in resources)
+        group_capacity = sum(places_of(r) for r in resources)
         group_free = sum(free_places(group, r, use.get(r.id, NO_USE)) for r in resources)
         capacity = group_capacity if index == 0 else min(capacity, group_capacity)
         vacancies = group_free if index == 0 else min(vacancies, group_free)
