@@ -10,14 +10,15 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from berth.domain.availability import SlotState, day_state, slot_state
+from berth.domain.availability import SlotState, day_state
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
+from berth.domain.resources import ResourceUse, availability_state, party_of_units
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.clock import Clock
 from berth.settings import Settings
-from berth.store import bookings_repo
+from berth.store import bookings_repo, resources_repo
 from berth.store.database import Database
 
 
@@ -64,6 +65,14 @@ async def _held_in(
     first = min(s.start for s in slots).astimezone(UTC)
     last = max(s.start for s in slots).astimezone(UTC)
     return await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+
+
+async def _use_in(
+    conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+) -> dict[str, dict[str, ResourceUse]]:
+    first = min(s.start for s in slots).astimezone(UTC)
+    last = max(s.start for s in slots).astimezone(UTC)
+    return await resources_repo.use_between(conn, product.id, option.id, first, last, now)
 
 
 MAX_REMEMBERED_DAYS = 200_000
@@ -114,17 +123,27 @@ class AvailabilityService:
         async with self._db.single_read() as conn:
             return await _held_in(conn, product, option, slots, now)
 
+    async def resource_use(
+        self, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    ) -> dict[str, dict[str, ResourceUse]]:
+        """octo/resources: what live bookings take of each resource, per slot (one query; none
+        for an option without resources)."""
+        if not slots or not option.resource_groups:
+            return {}
+        async with self._db.single_read() as conn:
+            return await _use_in(conn, product, option, slots, now)
+
     async def states_in(
         self, conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot]
     ) -> list[SlotAvailability]:
         """The slots as they stand now, read inside the caller's transaction."""
         now = self._clock()
         held = await _held_in(conn, product, option, slots, now)
+        use = await _use_in(conn, product, option, slots, now) if option.resource_groups else {}
+        states = [availability_state(option, s, held.get(s.id, 0), use.get(s.id, {}), now) for s in slots]
         return [
-            SlotAvailability(
-                product, option, slot, slot_state(slot, held.get(slot.id, 0), now), (), product.currency
-            )
-            for slot in slots
+            SlotAvailability(product, option, slot, state, (), product.currency)
+            for slot, state in zip(slots, states, strict=True)
         ]
 
     async def check(self, catalog: Catalog, query: AvailabilityQuery) -> list[SlotAvailability]:
@@ -160,11 +179,14 @@ class AvailabilityService:
             slots = self.slots(catalog, product, option, start, end)
         now = self._clock()
         held = await self.held(product, option, slots, now)
+        use = await self.resource_use(product, option, slots, now)
+        party = party_of_units(option, units) if requested is not None else None
+        states = [
+            availability_state(option, s, held.get(s.id, 0), use.get(s.id, {}), now, party) for s in slots
+        ]
         return [
-            SlotAvailability(
-                product, option, slot, slot_state(slot, held.get(slot.id, 0), now, requested), units, currency
-            )
-            for slot in slots
+            SlotAvailability(product, option, slot, state, units, currency)
+            for slot, state in zip(slots, states, strict=True)
         ]
 
     async def calendar(self, catalog: Catalog, query: AvailabilityQuery) -> list[CalendarDay]:
@@ -180,6 +202,8 @@ class AvailabilityService:
         slots = self.slots(catalog, product, option, start, end)
         now = self._clock()
         held = await self.held(product, option, slots, now)
+        use = await self.resource_use(product, option, slots, now)
+        party = party_of_units(option, units) if requested is not None else None
         by_day: dict[date, list[Slot]] = {}
         for slot in slots:
             by_day.setdefault(slot.local_date, []).append(slot)
@@ -187,7 +211,10 @@ class AvailabilityService:
         for offset in range((end - start).days + 1):
             day = start + timedelta(days=offset)
             day_slots = by_day.get(day, [])
-            states = [slot_state(s, held.get(s.id, 0), now, requested) for s in day_slots]
+            states = [
+                availability_state(option, s, held.get(s.id, 0), use.get(s.id, {}), now, party)
+                for s in day_slots
+            ]
             days.append(
                 CalendarDay(product, option, day, tuple(day_slots), day_state(states), units, currency)
             )

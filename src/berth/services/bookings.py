@@ -41,11 +41,13 @@ from berth.domain.errors import (
     NotFound,
     UnprocessableEntity,
 )
+from berth.domain.resources import Allocation, ResourceUse, availability_state, check_selection, party_of
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_utc
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
+from berth.services.resources import ResourceService
 from berth.settings import Settings
 from berth.store import bookings_repo, catalog_repo, orders_repo
 from berth.store.bookings_repo import BookingFilter
@@ -77,6 +79,8 @@ class ReserveInput:
     contact: Contact | None = None
     currency: str | None = None
     order_id: str | None = None
+    # octo/resources: resourceAllocations[].resourceId (None: not sent or capability off)
+    resource_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class UpdateInput:
     reseller_reference: str | None = None
     contact: Contact | None = None
     sent: frozenset[str] = frozenset()
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class ConfirmInput:
     reseller_reference: str | None = None
     unit_items: tuple[UnitItemInput, ...] | None = None
     notes: str | None = None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,7 @@ class PreparedBooking:
     product: Product
     option: Option
     slot: Slot | None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources: the client's selection
 
 
 @dataclass(frozen=True)
@@ -125,7 +132,7 @@ class BookingDetails:
 
 def fingerprint(data: ReserveInput) -> str:
     """What makes two reservations with one uuid 'the same request' (OCTO.md §5.3)."""
-    document = {
+    document: dict[str, Any] = {
         "productId": data.product_id,
         "optionId": data.option_id,
         "availabilityId": data.availability_id,
@@ -139,6 +146,8 @@ def fingerprint(data: ReserveInput) -> str:
         "currency": data.currency,
         "orderId": data.order_id,
     }
+    if data.resource_ids is not None:
+        document["resourceIds"] = list(data.resource_ids)
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -179,12 +188,14 @@ class BookingService:
         clock: Clock,
         catalogs: CatalogService,
         observer: ChangeObserver,
+        resources: ResourceService | None = None,
     ) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
         self._catalogs = catalogs
         self._observer = observer
+        self._resources = resources or ResourceService(database, settings, clock)
 
     def now(self) -> datetime:
         return self._clock()
@@ -288,6 +299,36 @@ class BookingService:
                 f"Availability {slot.id} is sold out: {left} place(s) left, {pax} requested"
             )
 
+    async def _reallocated(
+        self,
+        conn: AsyncConnection,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        booking: Booking,
+        items: Sequence[UnitItem],
+        selection: Sequence[str] | None,
+        *,
+        moved: bool,
+        same_option: bool = True,
+    ) -> tuple[Allocation, ...]:
+        """A changed booking's allocations (octo/resources rules 2 and 3): a non-empty selection
+        replaces them; otherwise (absent or `[]`) they stay as they are unless the party or the
+        slot changed, and then the booking is re-allocated, keeping its resources (and seats)
+        where they still fit."""
+        if slot is None or not option.resource_groups:
+            return ()
+        party = party_of(option, [i.unit_id for i in items])
+        previous = booking.resource_allocations if same_option else ()
+        changed = (
+            moved or not same_option or party != party_of(option, [i.unit_id for i in booking.unit_items])
+        )
+        if not selection and not changed and booking.resource_allocations:
+            return booking.resource_allocations
+        return await self._resources.allocate_in(
+            conn, product, option, slot, booking, party, selection or None, previous
+        )
+
     async def _product(self, conn: AsyncConnection, catalog: Catalog, product_id: str) -> Product:
         product = catalog.product(product_id) or await catalog_repo.load_archived_product(conn, product_id)
         if product is None:
@@ -302,6 +343,7 @@ class BookingService:
         now = self._clock()
         resolved: list[tuple[Booking, Product, Option, Slot | None]] = []
         groups: dict[tuple[str, str], list[Slot]] = {}
+        targets: dict[tuple[str, str], tuple[Product, Option]] = {}
         for raw in bookings:
             booking = raw if exact else as_of(raw, now)
             product = await self._product(conn, catalog, booking.product_id)
@@ -310,12 +352,17 @@ class BookingService:
             resolved.append((booking, product, option, slot))
             if slot is not None:
                 groups.setdefault((product.id, option.id), []).append(slot)
+                targets[(product.id, option.id)] = (product, option)
         held: dict[tuple[str, str], dict[str, int]] = {}
+        uses: dict[tuple[str, str], dict[str, dict[str, ResourceUse]]] = {}
         for (product_id, option_id), slots in groups.items():
             first = min(s.start for s in slots).astimezone(UTC)
             last = max(s.start for s in slots).astimezone(UTC)
             held[(product_id, option_id)] = await bookings_repo.held_places(
                 conn, product_id, option_id, first, last, now
+            )
+            uses[(product_id, option_id)] = await self._resources.use_in(
+                conn, *targets[(product_id, option_id)], slots, now
             )
         order_references = await orders_repo.references(
             conn, (b.order_id for b, *_ in resolved if b.order_id)
@@ -325,7 +372,10 @@ class BookingService:
             state = None
             cutoff = None
             if slot is not None:
-                state = slot_state(slot, held.get((product.id, option.id), {}).get(slot.id, 0), now)
+                use = uses.get((product.id, option.id), {}).get(slot.id, {})
+                state = availability_state(
+                    option, slot, held.get((product.id, option.id), {}).get(slot.id, 0), use, now
+                )
                 cutoff = cancellation_cutoff(option, slot)
             details.append(
                 BookingDetails(
@@ -374,6 +424,7 @@ class BookingService:
         change of an existing booking, an availability_update for each slot whose held places
         changed."""
         now = self._clock()
+        await self._resources.sync_in(conn, before, after, now)
         await bookings_repo.add_event(
             conn, after.id, now, kind, actor, {"status": after.status.value, **(detail or {})}
         )
@@ -405,6 +456,8 @@ class BookingService:
         slot = self._slot(product, option, data.availability_id)
         items = self._unit_items(option, data.unit_items)
         currency = find_currency(product, data.currency)
+        if data.resource_ids:
+            check_selection(catalog, product, option, data.resource_ids)
         now = self._clock()
         booking = Booking(
             id=str(uuidlib.uuid4()),
@@ -433,11 +486,14 @@ class BookingService:
             primary=primary,
             order_position=order_position,
         )
-        return PreparedBooking(booking, product, option, slot)
+        return PreparedBooking(booking, product, option, slot, data.resource_ids)
 
     async def held_before(self, prepared: PreparedBooking) -> int | None:
         if prepared.booking.test_mode:
             return None
+        await self._resources.read_unlocked(
+            prepared.booking, prepared.product, prepared.option, prepared.slot
+        )
         return await self._held_unlocked(
             prepared.product, prepared.option, prepared.slot, self._clock(), None
         )
@@ -457,6 +513,12 @@ class BookingService:
                 conn, prepared.product, prepared.option, prepared.slot, booking.pax, self._clock(),
                 held_before=held_before,
             )  # fmt: skip
+        if prepared.slot is not None and prepared.option.resource_groups:
+            allocations = await self._resources.allocate_in(
+                conn, prepared.product, prepared.option, prepared.slot, booking,
+                party_of(prepared.option, [i.unit_id for i in booking.unit_items]), prepared.resource_ids,
+            )  # fmt: skip
+            booking = replace(booking, resource_allocations=allocations)
         await bookings_repo.insert_booking(conn, booking)
         await self._changed(
             conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
@@ -528,6 +590,8 @@ class BookingService:
             raise UnprocessableEntity(f"Booking {uuid!r} is {booking.status.value} and cannot be confirmed")
         product = await self._product(conn, catalog, booking.product_id)
         option = find_option(product, booking.option_id)
+        if data.resource_ids:
+            check_selection(catalog, product, option, data.resource_ids)
         slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
         if slot is not None and now >= slot.cutoff_utc:
             raise UnprocessableEntity(
@@ -547,6 +611,9 @@ class BookingService:
         missing = missing_contact_fields(option, data.contact, items)
         if missing:
             raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
+        allocations = await self._reallocated(
+            conn, product, option, slot, booking, items, data.resource_ids, moved=False
+        )
         status = BookingStatus.CONFIRMED if product.instant_confirmation else BookingStatus.PENDING
         confirmed = replace(
             booking,
@@ -558,6 +625,7 @@ class BookingService:
             notes=booking.notes if data.notes is None else data.notes,
             unit_items=items,
             pax=pax,
+            resource_allocations=allocations,
             expires_at=None,
             confirmed_at=now if status is BookingStatus.CONFIRMED else None,
             updated_at=now,
@@ -590,6 +658,8 @@ class BookingService:
                 option = old_option
             else:
                 option = product.default_option
+            if data.resource_ids:
+                check_selection(catalog, product, option, data.resource_ids)
             if moving:
                 availability_id = (
                     data.availability_id if "availabilityId" in data.sent else booking.availability_id
@@ -613,6 +683,10 @@ class BookingService:
                     excluding=booking.id, held_before=held_before,
                     also_lock=[old_slot] if old_slot is not None and not same_slot else [],
                 )  # fmt: skip
+            allocations = await self._reallocated(
+                conn, product, option, slot, booking, items, data.resource_ids,
+                moved=not same_slot, same_option=(product.id, option.id) == (old_product.id, old_option.id),
+            )  # fmt: skip
             expires_at = booking.expires_at
             if booking.status is BookingStatus.ON_HOLD and data.expiration_minutes is not None:
                 expires_at = self.expiry(data.expiration_minutes, now)
@@ -626,6 +700,7 @@ class BookingService:
                 freesale=slot is None,
                 unit_items=items,
                 pax=pax,
+                resource_allocations=allocations,
                 expires_at=expires_at,
                 notes=data.notes if "notes" in data.sent else booking.notes,
                 reseller_reference=data.reseller_reference

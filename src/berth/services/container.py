@@ -12,6 +12,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.orders import OrderService
+from berth.services.resources import ResourceService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -26,6 +27,7 @@ class Services:
     availability: AvailabilityService
     bookings: BookingService
     orders: OrderService
+    resources: ResourceService
     webhooks: WebhookService
     fanout: WebhookFanout
     delivery: DeliveryWorker
@@ -41,7 +43,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     availability = AvailabilityService(database, settings, clock)
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
-    bookings = BookingService(database, settings, clock, catalog, fanout)
+    resources = ResourceService(database, settings, clock)
+    bookings = BookingService(database, settings, clock, catalog, fanout, resources)
     return Services(
         settings=settings,
         database=database,
@@ -50,6 +53,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         availability=availability,
         bookings=bookings,
         orders=OrderService(database, settings, clock, bookings, fanout),
+        resources=resources,
         webhooks=WebhookService(database, settings, clock),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout),

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem
+from berth.domain.resources import Allocation
 from berth.store.tables import booking_events, bookings, slot_locks
 
 
@@ -67,6 +68,7 @@ def _row_values(booking: Booking) -> dict[str, Any]:
             if booking.rejected_at
             else None
         ),
+        "resource_allocations": [a.to_document() for a in booking.resource_allocations],
     }
 
 
@@ -109,6 +111,7 @@ def booking_from_row(row: Any) -> Booking:
         order_id=row.order_id,
         primary=row.is_primary,
         order_position=row.order_position,
+        resource_allocations=tuple(Allocation.from_document(a) for a in row.resource_allocations or ()),
     )
 
 
