@@ -44,7 +44,9 @@ async def test_products_without_capabilities_are_plain_core(
     response = await client.get("/octo/products", headers=auth())
     assert response.status_code == 200
     products = response.json()
-    assert [p["id"] for p in products] == ["thames-sightseeing", "tower-of-stories", "sunset-kayak"]
+    assert [p["id"] for p in products] == [
+        "thames-sightseeing", "tower-of-stories", "sunset-kayak", "harbour-cruise", "river-rib",
+    ]  # fmt: skip
     for product in products:
         assert not (CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS) & product.keys()
         for option in product["options"]:
@@ -71,7 +73,7 @@ async def test_products_with_content_and_pricing(client: httpx.AsyncClient, demo
     assert response.headers["Content-Language"] == "en-GB"
     assert response.headers["Available-Languages"] == "en-GB, de-DE"
     assert response.headers["Octo-Available-Languages"] == "en-GB, de-DE"
-    tour, museum, kayak = response.json()
+    tour, museum, kayak, *_resource_products = response.json()
     assert tour.keys() >= CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS
     assert tour["title"] == "Thames Sightseeing Cruise"
     assert tour["durationMinutesFrom"] == 60 and tour["durationMinutesTo"] == 90
@@ -145,7 +147,7 @@ async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> 
     response = await client.get("/octo/capabilities", headers=auth())
     assert response.status_code == 200
     ids = [c["id"] for c in response.json()]
-    assert ids == ["octo/content", "octo/pricing", "octo/cart"]
+    assert ids == ["octo/content", "octo/pricing", "octo/cart", "octo/resources"]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 
 

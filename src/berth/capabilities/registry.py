@@ -6,8 +6,11 @@ from berth.capabilities.base import Capability
 from berth.capabilities.cart import CartCapability
 from berth.capabilities.content import ContentCapability
 from berth.capabilities.pricing import PricingCapability
+from berth.capabilities.resources import ResourcesCapability
 
-CAPABILITIES: tuple[Capability, ...] = (ContentCapability(), PricingCapability(), CartCapability())
+CAPABILITIES: tuple[Capability, ...] = (
+    ContentCapability(), PricingCapability(), CartCapability(), ResourcesCapability(),
+)  # fmt: skip
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {}
 

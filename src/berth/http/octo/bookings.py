@@ -7,6 +7,7 @@ from datetime import date
 from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
+from berth.capabilities.resources import CAPABILITY_ID as RESOURCES
 from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.http.context import OctoRequest, octo_request, services
 from berth.http.octo.common import octo_response
@@ -38,7 +39,7 @@ async def reserve(
     octo_env: str | None = Header(default=None, alias="Octo-Env"),
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
-    reservation = body.reservation()
+    reservation = body.reservation(resources=octo.view.has(RESOURCES))
     if reservation.order_id is not None or octo.view.has("octo/cart"):
         details = await svc.orders.reserve(
             octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
@@ -95,7 +96,7 @@ async def update_booking(
     uuid: str, body: UpdateBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
 ) -> Response:
     details = await svc.bookings.update(
-        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update()
+        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update(octo.view.has(RESOURCES))
     )
     return _one(octo, svc, details)
 
@@ -105,7 +106,10 @@ async def confirm_booking(
     uuid: str, body: ConfirmBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
 ) -> Response:
     details = await svc.bookings.confirm(
-        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.confirmation()
+        octo.snapshot.catalog,
+        octo.connection.id,
+        _known_uuid(uuid),
+        body.confirmation(octo.view.has(RESOURCES)),
     )
     return _one(octo, svc, details)
 

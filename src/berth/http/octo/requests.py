@@ -129,6 +129,26 @@ def _items(items: list[UnitItemBody] | None) -> tuple[UnitItemInput, ...] | None
     return tuple(i.item() for i in items) if items is not None else None
 
 
+class ResourceAllocationBody(Lenient):
+    """octo/resources: a resource the client chooses. `paxCount` and `seatIds` are computed by
+    the server and ignored here (rule 1), so they are not even read."""
+
+    resourceId: Identifier
+
+
+ResourceAllocations = Annotated[list[ResourceAllocationBody], Field(max_length=100)]
+
+
+def resource_selection(
+    allocations: list[ResourceAllocationBody] | None, active: bool
+) -> tuple[str, ...] | None:
+    """The chosen resource ids, or None when not sent or octo/resources is not requested (a
+    capability's behaviour applies only when it is requested)."""
+    if allocations is None or not active:
+        return None
+    return tuple(a.resourceId for a in allocations)
+
+
 class _BookingFields(Lenient):
     """What a reservation and an update both carry."""
 
@@ -140,6 +160,7 @@ class _BookingFields(Lenient):
     notes: Text | None = None
     resellerReference: Text | None = None
     contact: ContactBody | None = None
+    resourceAllocations: ResourceAllocations | None = None
 
 
 class ReserveBody(_BookingFields):
@@ -147,7 +168,7 @@ class ReserveBody(_BookingFields):
     currency: Annotated[str, Field(max_length=3)] | None = None
     orderId: Identifier | None = None
 
-    def reservation(self) -> ReserveInput:
+    def reservation(self, resources: bool = False) -> ReserveInput:
         return ReserveInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -160,13 +181,14 @@ class ReserveBody(_BookingFields):
             contact=_contact(self.contact),
             currency=self.currency,
             order_id=self.orderId,
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 
 class UpdateBody(_BookingFields):
     emailReceipt: bool | None = None
 
-    def update(self) -> UpdateInput:
+    def update(self, resources: bool = False) -> UpdateInput:
         return UpdateInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -177,6 +199,7 @@ class UpdateBody(_BookingFields):
             reseller_reference=self.resellerReference,
             contact=_contact(self.contact),
             sent=frozenset(self.model_fields_set),
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 
@@ -186,13 +209,15 @@ class ConfirmBody(Lenient):
     unitItems: UnitItems | None = None
     emailReceipt: bool | None = None
     notes: Text | None = None
+    resourceAllocations: ResourceAllocations | None = None
 
-    def confirmation(self) -> ConfirmInput:
+    def confirmation(self, resources: bool = False) -> ConfirmInput:
         return ConfirmInput(
             contact=self.contact.contact(),
             reseller_reference=self.resellerReference,
             unit_items=_items(self.unitItems) if self.unitItems else None,
             notes=self.notes,
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 

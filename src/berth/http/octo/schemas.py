@@ -167,6 +167,7 @@ class AvailabilityOut(BaseModel):
     optionId: str | None = Field(default=None, description="batch rows only")
     unitPricing: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    hasResources: bool | None = Field(default=None, description="octo/resources")
 
 
 class CalendarDayOut(BaseModel):
@@ -225,6 +226,23 @@ class UnitItemOut(BaseModel):
     pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
 
 
+class SeatPlaceOut(BaseModel):
+    id: str
+    title: str
+    row: str
+    column: str
+
+
+class ResourceAllocationOut(BaseModel):
+    resourceGroupId: str
+    resourceGroup: dict[str, Any] = Field(description="id, title, split, required")
+    resourceId: str
+    resource: dict[str, Any] = Field(description="id, title, seating, driver, guide")
+    seatIds: list[str]
+    seats: list[SeatPlaceOut]
+    paxCount: int
+
+
 class BookingOut(BaseModel):
     id: str
     uuid: str
@@ -252,3 +270,6 @@ class BookingOut(BaseModel):
     voucher: TicketOut | None
     unitItems: list[UnitItemOut]
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    resourceAllocations: list[ResourceAllocationOut] | None = Field(
+        default=None, description="octo/resources"
+    )
