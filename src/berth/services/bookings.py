@@ -286,7 +286,12 @@ class BookingService:
         if held_before is None:
             keys = [(product.id, option.id, s.id) for s in (slot, *also_lock)]
             await bookings_repo.lock_slots(conn, keys)
-            held = await self._held_in(conn, product, option, slot, now, excluding)
+            # No limit (freesale, or capacity from resources): the places held do not matter.
+            held = (
+                0
+                if slot.capacity is None
+                else await self._held_in(conn, product, option, slot, now, excluding)
+            )
         else:
             held = held_before
         state = slot_state(slot, held, now, pax)
@@ -517,6 +522,7 @@ class BookingService:
             allocations = await self._resources.allocate_in(
                 conn, prepared.product, prepared.option, prepared.slot, booking,
                 party_of(prepared.option, [i.unit_id for i in booking.unit_items]), prepared.resource_ids,
+                locked=held_before is None,  # _take_places has just locked the slot
             )  # fmt: skip
             booking = replace(booking, resource_allocations=allocations)
         await bookings_repo.insert_booking(conn, booking)

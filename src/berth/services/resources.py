@@ -37,6 +37,7 @@ from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_repo, resources_repo
 from berth.store.database import Database
+from berth.store.resources_repo import SlotIndex
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ class ResourceService:
         self._clock = clock
         # BERTH_DEBUG_DISABLE_SLOT_LOCK only: resource use read before a reservation's write
         # transaction, by booking id (see `read_unlocked`).
-        self._unlocked: dict[str, SlotUse] = {}
+        self._unlocked: dict[str, SlotIndex] = {}
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -185,7 +186,11 @@ class ResourceService:
         key = (product.id, option.id, slot.id)
         start = slot.start.astimezone(UTC)
         async with self._db.transaction(write=False) as conn:
-            use = await resources_repo.use_of_slot(conn, key, start, now) if option.resource_groups else {}
+            use = (
+                (await resources_repo.use_of_slot(conn, key, start, now)).use
+                if option.resource_groups
+                else {}
+            )
             held = (
                 (await bookings_repo.held_places(conn, product.id, option.id, start, start, now)).get(
                     slot.id, 0
@@ -213,10 +218,10 @@ class ResourceService:
             return None
         now = self._clock()
         async with self._db.transaction(write=False) as conn:
-            use = await resources_repo.use_of_slot(
+            index = await resources_repo.use_of_slot(
                 conn, (product.id, option.id, slot.id), slot.start.astimezone(UTC), now
             )
-        return describe_slot(product, option, slot, use, state, None)
+        return describe_slot(product, option, slot, index.use, state, None)
 
     # --- writes, inside the caller's transaction ------------------------------------------------
 
@@ -242,21 +247,31 @@ class ResourceService:
         party: Party,
         selection: Sequence[str] | None,
         previous: Sequence[Allocation] = (),
+        *,
+        locked: bool = False,
     ) -> tuple[Allocation, ...]:
-        """Allocate the booking's party under the slot lock, from the slot's use as it stands in
-        this transaction (the booking's own allocations left out). Raises UNPROCESSABLE_ENTITY
-        (naming the group) when the party or the selection does not fit."""
+        """Allocate the booking's party under the slot lock (`locked`: the caller holds it
+        already), from the slot's use as it stands in this transaction (the booking's own
+        allocations left out). Raises UNPROCESSABLE_ENTITY (naming the group) when the party or
+        the selection does not fit."""
         if not option.resource_groups:
             return ()
         now = self._clock()
-        use = self._unlocked.pop(booking.id, None)
-        if use is None:
-            if not booking.test_mode:
-                await bookings_repo.lock_slots(conn, [(product.id, option.id, slot.id)])
-            use = await resources_repo.use_of_slot(
-                conn, (product.id, option.id, slot.id), slot.start.astimezone(UTC), now, excluding=booking.id
+        key = (product.id, option.id, slot.id)
+        index = self._unlocked.pop(booking.id, None)
+        if index is None:
+            if not booking.test_mode and not locked:
+                await bookings_repo.lock_slots(conn, [key])
+            index = await resources_repo.use_of_slot(
+                conn, key, slot.start.astimezone(UTC), now, excluding=booking.id
             )
-        return allocate(option, slot, use, party, selection, previous)
+        allocations = allocate(option, slot, index.use, party, selection, previous)
+        if not booking.test_mode and index.released:
+            given = [(a.resource_id, s) for a in allocations for s in a.seat_ids]
+            stale = [seat for seat in given if seat in index.released]
+            if stale:
+                await resources_repo.clear_released_seats(conn, key, stale)
+        return allocations
 
     @staticmethod
     async def sync_in(conn: AsyncConnection, before: Booking | None, after: Booking, now: datetime) -> None:
@@ -279,6 +294,6 @@ class ResourceService:
                 == (after.product_id, after.option_id, after.availability_id, after.resource_allocations)
             )
             if not unchanged:
-                await resources_repo.hold(conn, after, now)
+                await resources_repo.hold(conn, after, fresh=before is None)
         elif after.resource_allocations or (before is not None and before.resource_allocations):
             await resources_repo.release(conn, after.id)

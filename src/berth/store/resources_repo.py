@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, insert, not_, select
+from sqlalchemy import case, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.bookings import Booking
@@ -48,6 +49,16 @@ async def use_between(
     return found
 
 
+@dataclass(frozen=True)
+class SlotIndex:
+    """One slot as the index has it: the use of each resource by bookings that hold places,
+    and seat rows still there for bookings that stopped holding them (a hold that ran out
+    before the sweeper stored EXPIRED), by (resource id, seat id)."""
+
+    use: dict[str, ResourceUse]
+    released: dict[tuple[str, str], str]
+
+
 async def use_of_slot(
     conn: AsyncConnection,
     key: SlotKey,
@@ -55,7 +66,7 @@ async def use_of_slot(
     now: datetime,
     *,
     excluding: str | None = None,
-) -> dict[str, ResourceUse]:
+) -> SlotIndex:
     """Places, bookings and taken seats per resource in one slot, leaving out one booking (the
     one being allocated): two queries."""
     product_id, option_id, availability_id = key
@@ -72,27 +83,35 @@ async def use_of_slot(
         .group_by(booking_resources.c.resource_id)
     )
     seats = (
-        select(booking_seats.c.resource_id, booking_seats.c.seat_id)
+        select(
+            booking_seats.c.resource_id,
+            booking_seats.c.seat_id,
+            booking_seats.c.booking_id,
+            case((holding(now), 1), else_=0),
+        )
         .select_from(booking_seats.join(bookings, bookings.c.id == booking_seats.c.booking_id))
         .where(
             booking_seats.c.product_id == product_id,
             booking_seats.c.option_id == option_id,
             booking_seats.c.availability_id == availability_id,
-            holding(now),
         )
     )
     if excluding is not None:
         counts = counts.where(bookings.c.id != excluding)
         seats = seats.where(bookings.c.id != excluding)
     taken: dict[str, set[str]] = {}
-    for resource_id, seat_id in await conn.execute(seats):
-        taken.setdefault(resource_id, set()).add(seat_id)
+    released: dict[tuple[str, str], str] = {}
+    for resource_id, seat_id, booking_id, live in await conn.execute(seats):
+        if live:
+            taken.setdefault(resource_id, set()).add(seat_id)
+        else:
+            released[(resource_id, seat_id)] = booking_id
     found: dict[str, ResourceUse] = {}
     for resource_id, places, count in await conn.execute(counts):
         found[resource_id] = ResourceUse(int(places), int(count), frozenset(taken.pop(resource_id, ())))
     for resource_id, seat_ids in taken.items():  # seats without a count row: never written so
         found[resource_id] = ResourceUse(0, 0, frozenset(seat_ids))
-    return found
+    return SlotIndex(found, released)
 
 
 async def release(conn: AsyncConnection, booking_id: str) -> None:
@@ -100,30 +119,31 @@ async def release(conn: AsyncConnection, booking_id: str) -> None:
     await conn.execute(delete(booking_resources).where(booking_resources.c.booking_id == booking_id))
 
 
-async def _clear_released_seats(conn: AsyncConnection, key: SlotKey, now: datetime) -> None:
-    """Seats of the slot still indexed for bookings that stopped holding them (a hold that ran
-    out before the sweeper stored EXPIRED): they are free, so their rows go before new ones."""
+async def clear_released_seats(conn: AsyncConnection, key: SlotKey, seats: Sequence[tuple[str, str]]) -> None:
+    """Delete the rows of seats whose booking stopped holding them (see `SlotIndex`), before
+    a booking that was just given those seats indexes its own."""
     product_id, option_id, availability_id = key
-    stale = select(bookings.c.id).where(
-        bookings.c.product_id == product_id,
-        bookings.c.option_id == option_id,
-        bookings.c.availability_id == availability_id,
-        not_(holding(now)),
-    )
-    await conn.execute(
-        delete(booking_seats).where(
-            booking_seats.c.product_id == product_id,
-            booking_seats.c.option_id == option_id,
-            booking_seats.c.availability_id == availability_id,
-            booking_seats.c.booking_id.in_(stale),
+    by_resource: dict[str, list[str]] = {}
+    for resource_id, seat_id in seats:
+        by_resource.setdefault(resource_id, []).append(seat_id)
+    for resource_id, seat_ids in by_resource.items():
+        await conn.execute(
+            delete(booking_seats).where(
+                booking_seats.c.product_id == product_id,
+                booking_seats.c.option_id == option_id,
+                booking_seats.c.availability_id == availability_id,
+                booking_seats.c.resource_id == resource_id,
+                booking_seats.c.seat_id.in_(seat_ids),
+            )
         )
-    )
 
 
-async def hold(conn: AsyncConnection, booking: Booking, now: datetime) -> None:
-    """Index the allocations of a booking that holds places (replacing what it had). A seat
-    another live booking of the slot has violates the primary key of `booking_seats`."""
-    await release(conn, booking.id)
+async def hold(conn: AsyncConnection, booking: Booking, *, fresh: bool = False) -> None:
+    """Index the allocations of a booking that holds places, replacing what it had (`fresh`:
+    a new booking has nothing to replace). A seat another live booking of the slot has violates
+    the primary key of `booking_seats`."""
+    if not fresh:
+        await release(conn, booking.id)
     if booking.availability_id is None or not booking.resource_allocations:
         return
     key = (booking.product_id, booking.option_id, booking.availability_id)
@@ -141,7 +161,6 @@ async def hold(conn: AsyncConnection, booking: Booking, now: datetime) -> None:
     )
     seats = _seat_rows(booking, key)
     if seats:
-        await _clear_released_seats(conn, key, now)
         await conn.execute(insert(booking_seats), seats)
 
 
