@@ -64,3 +64,14 @@ async def test_a_cancelled_party_leaves_its_seats(
     assert "RIB Falcon 0 of 6 0/6" in text and "RIBs 0/14 taken · one per party" in text
     booking_page = text_of((await client.get(f"/admin/bookings/{held['id']}")).text)
     assert "Resources RIB Falcon (released)" in booking_page
+
+
+async def test_the_catalogue_page_lists_resources(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+    text = text_of((await client.get("/admin/catalog/harbour-cruise")).text)
+    assert "Start times Places All year Every day 10:00, 13:00, 16:00 From the resources" in text
+    assert (
+        "Boats boats Required · one per party · counted by pax MV Kingfisher kingfisher 15 seats (1A blocked) "
+        "Every departure Guide Ines Okafor MV Heron heron 12 seats at 10:00, 16:00 Guide Tom Reyes"
+    ) in text
+    assert "Coach 2 coach-2 12 Every departure Driver Ada Nwosu" in text
+    assert "Resources" not in text_of((await client.get("/admin/catalog/tower-of-stories")).text)
