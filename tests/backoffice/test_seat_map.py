@@ -66,7 +66,9 @@ async def test_a_cancelled_party_leaves_its_seats(
     assert "Resources RIB Falcon (released)" in booking_page
 
 
-async def test_the_catalogue_page_lists_resources(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_the_catalogue_page_lists_resources(
+    client: httpx.AsyncClient, csrf: str, demo: Services
+) -> None:
     text = text_of((await client.get("/admin/catalog/harbour-cruise")).text)
     assert "Start times Places All year Every day 10:00, 13:00, 16:00 From the resources" in text
     assert (
