@@ -9,6 +9,7 @@ of this file and benchmarks/README.md) and, when issue 4 gives it one, a target 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -317,4 +318,170 @@ ROUTES += [
     Route("rental-booking-reserve", "POST", "/octo/bookings", RENTALS_PRICING, setup=_rental_reservation,
           script="booking.lua", check=_rentals_never_oversold,
           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # sold out
+]  # fmt: skip
+
+
+# --- octo/resources (issue 5) ----------------------------------------------------------------
+
+RESOURCES = {**RESELLER, "Octo-Capabilities": "octo/resources"}
+CRUISE = {"productId": "harbour-cruise", "optionId": "DEFAULT"}
+SEATED_ROWS, SEATED_COLUMNS = 20, "ABCDEFGHJK"  # 200 seats a departure
+SEATED_DAYS, SEATED_TIMES = 30, ("09:00", "11:00", "13:00", "15:00")
+
+
+def _seated_product() -> str:
+    """A product whose every reservation takes seats on a seated boat (one per party) and
+    places on coaches (split): room for 12,000 parties of two over 120 departures."""
+    seats = "".join(
+        f"                  - {{id: {row}{column}, row: {row}, column: {column}}}\n"
+        for row in range(1, SEATED_ROWS + 1)
+        for column in SEATED_COLUMNS
+    )
+    times = ", ".join(f'"{t}"' for t in SEATED_TIMES)
+    return f"""
+- id: bench-seats
+  internalName: Benchmark seated cruise
+  timeZone: Europe/London
+  availabilityType: START_TIME
+  deliveryFormats: [QRCODE]
+  deliveryMethods: [TICKET]
+  options:
+    - id: DEFAULT
+      internalName: Reserved seats
+      restrictions: {{maxUnits: 10}}
+      schedules:
+        - startTimes: [{times}]
+          capacity: null
+      units:
+        - {{id: adult, internalName: Adult, type: ADULT}}
+      resourceGroups:
+        - id: boats
+          title: Boats
+          split: false
+          resources:
+            - id: big-boat
+              title: Big boat
+              seatMap:
+                seats:
+{seats}        - id: coaches
+          title: Coaches
+          split: true
+          resources:
+            - {{id: coach-a, title: Coach A, capacity: 120}}
+            - {{id: coach-b, title: Coach B, capacity: 120}}
+"""
+
+
+async def _add_product(ctx: BenchContext, product_id: str, text: str) -> None:
+    catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
+    catalog.raise_for_status()
+    if f"id: {product_id}\n" not in catalog.text:
+        updated = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + text.lstrip("\n"), 1)
+        answer = await ctx.client.put("/admin/api/catalog", content=updated.encode(), headers=ADMIN)
+        answer.raise_for_status()
+
+
+async def _cruise_availability(ctx: BenchContext) -> Any:
+    return {**CRUISE, "localDate": _day(2), "units": [{"id": "adult", "quantity": 2}]}
+
+
+async def _cruise_resources(ctx: BenchContext) -> Any:
+    slots = await ctx.reseller_post("/octo/availability", {**CRUISE, "localDate": _day(2)})
+    return {**CRUISE, "availabilityId": slots[0]["id"], "units": [{"id": "adult", "quantity": 2}]}
+
+
+async def _seated_reservation(ctx: BenchContext) -> Any:
+    """Add the seated bench product; the body is the reservation template on its first line
+    (with "{{uuid}}" and "{{slot}}"), then one availability id a line for booking_slots.lua."""
+    await _add_product(ctx, "bench-seats", _seated_product())
+    bench = {"productId": "bench-seats", "optionId": "DEFAULT"}
+    slots = await ctx.reseller_post(
+        "/octo/availability", {**bench, "localDateStart": _day(2), "localDateEnd": _day(SEATED_DAYS + 1)}
+    )
+    template = {
+        "uuid": "{{uuid}}", **bench, "availabilityId": "{{slot}}",
+        "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
+    }  # fmt: skip
+    return "\n".join([json.dumps(template), *(s["id"] for s in slots)])
+
+
+async def _no_seat_twice(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Straight from the database: no seat of a departure held by two live bookings, no
+    resource over its capacity, and every booking answered 200 exists with its seats."""
+    from sqlalchemy import func, select
+
+    from berth.domain.bookings import HOLDING, BookingStatus
+    from berth.store.database import Database
+    from berth.store.tables import booking_resources, booking_seats, bookings
+
+    capacity = {"big-boat": SEATED_ROWS * len(SEATED_COLUMNS), "coach-a": 120, "coach-b": 120}
+    database = Database(ctx.database_url)
+    problems: list[str] = []
+    try:
+        async with database.transaction(write=False) as conn:
+            live = [s.value for s in HOLDING] + [BookingStatus.ON_HOLD.value]
+            held = await conn.execute(
+                select(
+                    bookings.c.availability_id,
+                    booking_resources.c.resource_id,
+                    func.sum(booking_resources.c.places),
+                )
+                .select_from(
+                    booking_resources.join(bookings, bookings.c.id == booking_resources.c.booking_id)
+                )
+                .where(bookings.c.product_id == "bench-seats", bookings.c.status.in_(live))
+                .group_by(bookings.c.availability_id, booking_resources.c.resource_id)
+            )
+            for availability_id, resource_id, places in held:
+                if int(places) > capacity[resource_id]:
+                    problems.append(
+                        f"{availability_id} {resource_id}: {places} places held, capacity {capacity[resource_id]}"
+                    )
+            doubled = await conn.execute(
+                select(booking_seats.c.availability_id, booking_seats.c.seat_id, func.count())
+                .where(booking_seats.c.product_id == "bench-seats")
+                .group_by(
+                    booking_seats.c.availability_id, booking_seats.c.resource_id, booking_seats.c.seat_id
+                )
+                .having(func.count() > 1)
+            )
+            problems.extend(f"{a} seat {s} held {n} times" for a, s, n in doubled)
+            seated = int(
+                await conn.scalar(
+                    select(func.count())
+                    .select_from(booking_seats)
+                    .where(booking_seats.c.product_id == "bench-seats")
+                )
+                or 0
+            )
+            booked = int(
+                await conn.scalar(
+                    select(func.count())
+                    .select_from(bookings)
+                    .where(bookings.c.product_id == "bench-seats", bookings.c.status.in_(live))
+                )
+                or 0
+            )
+            if seated != 2 * booked:
+                problems.append(f"{booked} live parties of two hold {seated} seats")
+            uuids = list(set(run.collected))
+            found: set[str] = set()
+            for start in range(0, len(uuids), 500):
+                rows = await conn.execute(
+                    select(bookings.c.uuid).where(bookings.c.uuid.in_(uuids[start : start + 500]))
+                )
+                found.update(row[0] for row in rows)
+            if len(found) != len(uuids):
+                problems.append(f"{len(uuids) - len(found)} bookings answered 200 are not in the database")
+    finally:
+        await database.dispose()
+    return problems
+
+
+ROUTES += [
+    Route("availability-resources-1d", "POST", "/octo/availability", RESOURCES, setup=_cruise_availability),
+    Route("resources-preview", "POST", "/octo/availability/resources", RESOURCES, setup=_cruise_resources),
+    Route("booking-reserve-seats", "POST", "/octo/bookings", RESOURCES, setup=_seated_reservation,
+          script="booking_slots.lua", check=_no_seat_twice,
+          expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),
 ]  # fmt: skip

@@ -50,6 +50,8 @@ async def test_products_without_capabilities_are_plain_core(
         "sunset-kayak",
         "city-bike-hire",
         "harbour-city-pass",
+        "harbour-cruise",
+        "river-rib",
     ]
     for product in products:
         assert not (CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS | {"isRental"}) & product.keys()
@@ -78,7 +80,7 @@ async def test_products_with_content_and_pricing(client: httpx.AsyncClient, demo
     assert response.headers["Content-Language"] == "en-GB"
     assert response.headers["Available-Languages"] == "en-GB, de-DE"
     assert response.headers["Octo-Available-Languages"] == "en-GB, de-DE"
-    tour, museum, kayak, _bikes, _city_pass = response.json()
+    tour, museum, kayak, *_others = response.json()
     assert tour.keys() >= CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS
     assert tour["title"] == "Thames Sightseeing Cruise"
     assert tour["durationMinutesFrom"] == 60 and tour["durationMinutesTo"] == 90
@@ -159,6 +161,7 @@ async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> 
         "vendor/mappings",
         "octo/rentals",
         "octo/packages",
+        "octo/resources",
     ]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 

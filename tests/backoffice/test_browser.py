@@ -224,11 +224,28 @@ def test_cancel_a_booking_found_with_the_filters(page: Page, server: str) -> Non
 def test_browse_the_catalogue(page: Page) -> None:
     sign_in(page)
     page.get_by_role("link", name="Catalogue").click()
-    expect(page.locator(".product-card")).to_have_count(5)
+    expect(page.locator(".product-card")).to_have_count(7)
     shot(page, "08-catalogue")
     page.locator(".product-card", has_text="Thames sightseeing cruise").click()
     expect(page.locator(".option").first).to_contain_text("10:00, 12:00, 14:00, 16:00")
     shot(page, "09-product")
+
+
+def test_seat_map_of_tomorrows_first_cruise(page: Page, server: str) -> None:
+    """The demo seats three box office parties on tomorrow's first harbour cruise."""
+    sign_in(page)
+    tomorrow = datetime.now(ZoneInfo("Europe/London")).date() + timedelta(days=1)
+    query = {"productId": "harbour-cruise", "optionId": "DEFAULT", "localDate": tomorrow.isoformat()}
+    first = httpx.post(server + "/octo/availability", json=query, headers=RESELLER).json()[0]["id"]
+    page.goto(f"/admin/slots/harbour-cruise/DEFAULT/{first.replace('+', '%2B')}")
+    expect(page.locator("table.seat-map")).to_have_count(2)
+    heron = page.locator(".resource", has_text="MV Heron")
+    expect(heron.locator("td.seat-taken")).to_have_count(12)
+    expect(heron).to_contain_text("Grace Hopper")
+    expect(page.locator(".resource", has_text="MV Kingfisher").locator("td.seat-blocked")).to_have_count(1)
+    shot(page, "17-seat-map")
+    heron.locator("td.seat-taken a").first.click()
+    expect(page.locator("h1")).to_contain_text("Booking")
 
 
 def test_create_and_revoke_a_connection(page: Page, server: str) -> None:
@@ -269,6 +286,11 @@ def test_pages_fit_a_phone(browser: Browser, server: str) -> None:
     phone.get_by_role("link", name="Manifest of this departure").click()
     expect(phone.locator("table.manifest")).to_contain_text("Box Office")
     fits("15-phone-manifest")
+    phone.goto("/admin/bookings?product=harbour-cruise")
+    phone.locator("table.bookings tbody a").first.click()
+    phone.get_by_role("link", name="Manifest of this departure").click()
+    expect(phone.locator("table.seat-map").first).to_be_visible()
+    fits("18-phone-seat-map")
     phone.context.close()
     assert problems == []
 

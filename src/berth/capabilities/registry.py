@@ -10,6 +10,7 @@ from berth.capabilities.mappings import MAPPINGS, MappingsCapability
 from berth.capabilities.packages import PackagesCapability
 from berth.capabilities.pricing import PricingCapability
 from berth.capabilities.rentals import RentalsCapability
+from berth.capabilities.resources import ResourcesCapability
 
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
@@ -18,6 +19,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     MappingsCapability(),
     RentalsCapability(),
     PackagesCapability(),
+    ResourcesCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

@@ -12,6 +12,7 @@ from typing import Any
 
 from berth.domain.catalog import ContactField, Option
 from berth.domain.errors import InvalidUnitId, UnprocessableEntity
+from berth.domain.resources import Allocation
 
 
 class BookingStatus(StrEnum):
@@ -146,6 +147,9 @@ class Booking:
     # octo/packages: an included booking names its package booking and the include it books.
     package_booking_id: str | None = None
     package_include_id: str | None = None
+    # octo/resources: what the booking was given. Only a booking that holds places holds its
+    # allocations (like its places); the record stays on a cancelled or expired booking.
+    resource_allocations: tuple[Allocation, ...] = ()
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

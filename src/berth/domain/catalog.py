@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
@@ -305,6 +305,122 @@ class Price(CatalogModel):
         )
 
 
+# --- resources (octo/resources): vehicles, boats, rooms, guides, seat maps ------------------
+
+
+def _label(value: object) -> object:
+    """Seat ids, rows and columns are strings; YAML reads `row: 1` as a number."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+SeatLabel = Annotated[str, BeforeValidator(_label), Field(min_length=1, max_length=20)]
+SeatId = Annotated[
+    str, BeforeValidator(_label), Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.:\-]+$")
+]
+
+
+class CountBy(StrEnum):
+    """How a booking uses a resource's capacity."""
+
+    PAX = "PAX"  # every person takes a place (units' paxCount; an infant with paxCount 0 none)
+    UNITS = "UNITS"  # every unit item takes a place, whatever its paxCount
+    BOOKING = "BOOKING"  # a booking takes a whole resource (private hire); capacity caps its size
+
+
+class Seat(CatalogModel):
+    id: SeatId
+    title: str | None = None  # shown to guests; the id when not given
+    row: SeatLabel
+    column: SeatLabel
+
+    @property
+    def label(self) -> str:
+        return self.title or self.id
+
+
+class SeatMap(CatalogModel):
+    """The seats of a resource, and those never sold (crew seats, broken ones)."""
+
+    seats: Annotated[tuple[Seat, ...], Field(min_length=1)]
+    blocked: tuple[SeatId, ...] = ()
+
+
+class Seller(CatalogModel):
+    """A driver or guide (OCTO `Seller`)."""
+
+    id: Identifier
+    name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    tags: tuple[str, ...] = ()
+    email_address: str | None = None
+    phone_number: str | None = None
+
+
+class ServiceRule(CatalogModel):
+    """Slots a resource serves: those on the listed dates (or weekdays, within from/until) at
+    the listed start times. An empty field does not restrict."""
+
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+    weekdays: tuple[Weekday, ...] = WEEKDAYS
+    dates: tuple[date, ...] = ()
+    start_times: tuple[ClockTime, ...] = ()
+
+    def matches(self, day: date, clock: str | None) -> bool:
+        return (
+            (self.valid_from is None or self.valid_from <= day)
+            and (self.valid_until is None or day <= self.valid_until)
+            and WEEKDAYS[day.weekday()] in self.weekdays
+            and (not self.dates or day in self.dates)
+            and (not self.start_times or clock in self.start_times)
+        )
+
+
+class Resource(CatalogModel):
+    """One vehicle, boat, room or guide. Its capacity is `capacity`, or with a seat map the
+    seats that are not blocked. `serves` limits which slots it works (default: all of the
+    option's slots); `closedDates` takes it out of service on those dates."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1)]
+    capacity: Annotated[int, Field(ge=1)] | None = None
+    seat_map: SeatMap | None = None
+    serves: tuple[ServiceRule, ...] = ()
+    closed_dates: tuple[date, ...] = ()
+    driver: Seller | None = None
+    guide: Seller | None = None
+
+    @property
+    def places(self) -> int:
+        if self.capacity is not None:
+            return self.capacity
+        if self.seat_map is None:
+            return 0
+        blocked = set(self.seat_map.blocked)
+        return sum(1 for seat in self.seat_map.seats if seat.id not in blocked)
+
+    def serves_on(self, day: date, clock: str | None) -> bool:
+        if day in self.closed_dates:
+            return False
+        return not self.serves or any(rule.matches(day, clock) for rule in self.serves)
+
+
+class ResourceGroup(CatalogModel):
+    """Resources of one kind for an option (the boats, the coaches). Every booking takes
+    resources of each `required` group; with `split: false` a single resource must take the
+    whole party (OCTO resources rules 4 and 5)."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1)]
+    split: bool = False
+    required: bool = True
+    count_by: CountBy = CountBy.PAX
+    resources: Annotated[tuple[Resource, ...], Field(min_length=1)]
+
+    def resource(self, resource_id: str) -> Resource | None:
+        return next((r for r in self.resources if r.id == resource_id), None)
+
+
 # --- units, options, schedules, products ---------------------------------------------------
 
 
@@ -431,6 +547,7 @@ class Option(CatalogModel):
     # octo/rentals: an option with rental durations lends a stock of items (its schedules'
     # capacity) for the duration the guest picks.
     rental_durations: tuple[RentalDuration, ...] = ()
+    resource_groups: tuple[ResourceGroup, ...] = ()
     content: dict[LanguageTag, Content] = {}
     package_includes: tuple[PackageIncludeGroup, ...] = ()
 
@@ -441,6 +558,16 @@ class Option(CatalogModel):
 
     def unit(self, unit_id: str) -> Unit | None:
         return next((u for u in self.units if u.id == unit_id), None)
+
+    def resource_group(self, group_id: str) -> ResourceGroup | None:
+        return next((g for g in self.resource_groups if g.id == group_id), None)
+
+    def find_resource(self, resource_id: str) -> tuple[ResourceGroup, Resource] | None:
+        for group in self.resource_groups:
+            resource = group.resource(resource_id)
+            if resource is not None:
+                return group, resource
+        return None
 
     @property
     def is_rental(self) -> bool:
@@ -725,6 +852,7 @@ def _option_problems(
         s_path: Path = (*o_path, "schedules", s_index)
         problems.extend(_schedule_problems(product.availability_type, schedule, s_path))
     problems.extend(_rental_problems(product.availability_type, option, o_path))
+    problems.extend(_resource_problems(product, option, o_path))
     return problems
 
 
@@ -769,6 +897,81 @@ def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> li
         multiplier = Decimal(str(duration.pricing_multiplier))
         if multiplier != multiplier.quantize(Decimal("0.0001")):
             problems.append(((*d_path, "pricingMultiplier"), "at most 4 decimal places"))
+    return problems
+
+
+def _resource_problems(product: Product, option: Option, o_path: Path) -> list[tuple[Path, str]]:
+    """Unique group and resource ids (resources across all groups of the option), a capacity
+    for every resource, sound seat maps, and service rules that name real start times."""
+    problems: list[tuple[Path, str]] = []
+    seen_groups: set[str] = set()
+    seen_resources: set[str] = set()
+    start_times = set(option.local_start_times)
+    for g_index, group in enumerate(option.resource_groups):
+        g_path: Path = (*o_path, "resourceGroups", g_index)
+        if group.id in seen_groups:
+            problems.append(((*g_path, "id"), f"duplicate resource group id {group.id!r}"))
+        seen_groups.add(group.id)
+        for r_index, resource in enumerate(group.resources):
+            r_path: Path = (*g_path, "resources", r_index)
+            if resource.id in seen_resources:
+                problems.append(
+                    ((*r_path, "id"), f"duplicate resource id {resource.id!r} (ids are unique in an option)")
+                )
+            seen_resources.add(resource.id)
+            if resource.seat_map is None and resource.capacity is None:
+                problems.append((r_path, "a resource needs a capacity or a seat map"))
+            if resource.seat_map is not None:
+                problems.extend(_seat_map_problems(resource, (*r_path, "seatMap")))
+            for rule_index, rule in enumerate(resource.serves):
+                rule_path: Path = (*r_path, "serves", rule_index)
+                if rule.valid_from and rule.valid_until and rule.valid_from > rule.valid_until:
+                    problems.append((rule_path, "'from' is after 'until'"))
+                if not rule.weekdays:
+                    problems.append(((*rule_path, "weekdays"), "at least one weekday is required"))
+                if rule.start_times and product.availability_type is AvailabilityType.OPENING_HOURS:
+                    problems.append(
+                        ((*rule_path, "startTimes"), "an OPENING_HOURS product has no start times to serve")
+                    )
+                for t_index, clock in enumerate(rule.start_times):
+                    if product.availability_type is AvailabilityType.START_TIME and clock not in start_times:
+                        problems.append(
+                            (
+                                (*rule_path, "startTimes", t_index),
+                                f"option {option.id!r} has no departure at {clock}",
+                            )
+                        )
+    return problems
+
+
+def _seat_map_problems(resource: Resource, path: Path) -> list[tuple[Path, str]]:
+    assert resource.seat_map is not None
+    problems: list[tuple[Path, str]] = []
+    seen_ids: set[str] = set()
+    seen_places: set[tuple[str, str]] = set()
+    for s_index, seat in enumerate(resource.seat_map.seats):
+        if seat.id in seen_ids:
+            problems.append(((*path, "seats", s_index, "id"), f"duplicate seat id {seat.id!r}"))
+        if (seat.row, seat.column) in seen_places:
+            problems.append(
+                ((*path, "seats", s_index), f"two seats in row {seat.row!r}, column {seat.column!r}")
+            )
+        seen_ids.add(seat.id)
+        seen_places.add((seat.row, seat.column))
+    for b_index, blocked in enumerate(resource.seat_map.blocked):
+        if blocked not in seen_ids:
+            problems.append(((*path, "blocked", b_index), f"{blocked!r} is not a seat of this map"))
+    bookable = len(seen_ids - set(resource.seat_map.blocked))
+    if bookable == 0:
+        problems.append(((*path, "blocked"), "every seat is blocked"))
+    elif resource.capacity is not None and resource.capacity != bookable:
+        problems.append(
+            (
+                (*path[:-1], "capacity"),
+                f"capacity {resource.capacity} differs from the {bookable} seats that are not blocked "
+                "(leave capacity out: the seat map gives it)",
+            )
+        )
     return problems
 
 

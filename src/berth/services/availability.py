@@ -19,10 +19,11 @@ from berth.domain.catalog import Catalog, Option, Product, RentalDuration, renta
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.rentals import peak_held, rental_due, rental_duration_for, rental_slot
+from berth.domain.resources import ResourceUse, availability_state, party_of_units
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.clock import Clock
 from berth.settings import Settings
-from berth.store import bookings_repo
+from berth.store import bookings_repo, resources_repo
 from berth.store.database import Database
 
 
@@ -124,6 +125,14 @@ def shortest_rental(option: Option) -> RentalDuration | None:
     return min(option.rental_durations, key=rental_minutes, default=None)
 
 
+async def _use_in(
+    conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+) -> dict[str, dict[str, ResourceUse]]:
+    first = min(s.start for s in slots).astimezone(UTC)
+    last = max(s.start for s in slots).astimezone(UTC)
+    return await resources_repo.use_between(conn, product.id, option.id, first, last, now)
+
+
 MAX_REMEMBERED_DAYS = 200_000
 
 
@@ -172,6 +181,16 @@ class AvailabilityService:
         async with self._db.single_read() as conn:
             return await held_in(conn, product, option, slots, now, rental=rental)
 
+    async def resource_use(
+        self, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    ) -> dict[str, dict[str, ResourceUse]]:
+        """octo/resources: what live bookings take of each resource, per slot (one query; none
+        for an option without resources)."""
+        if not slots or not option.resource_groups:
+            return {}
+        async with self._db.single_read() as conn:
+            return await _use_in(conn, product, option, slots, now)
+
     async def states_in(
         self, conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot]
     ) -> list[SlotAvailability]:
@@ -182,17 +201,11 @@ class AvailabilityService:
         if rental is not None:
             slots = [rental_slot(slot, rental) for slot in slots]
         held = await held_in(conn, product, option, slots, now, rental=rental is not None)
+        use = await _use_in(conn, product, option, slots, now) if option.resource_groups else {}
+        states = [availability_state(option, s, held.get(s.id, 0), use.get(s.id, {}), now) for s in slots]
         return [
-            SlotAvailability(
-                product,
-                option,
-                slot,
-                slot_state(slot, held.get(slot.id, 0), now),
-                (),
-                product.currency,
-                rental,
-            )
-            for slot in slots
+            SlotAvailability(product, option, slot, state, (), product.currency, rental)
+            for slot, state in zip(slots, states, strict=True)
         ]
 
     async def check(self, catalog: Catalog, query: AvailabilityQuery) -> list[SlotAvailability]:
@@ -231,17 +244,14 @@ class AvailabilityService:
             slots = [rental_slot(slot, rental) for slot in slots]
         now = self._clock()
         held = await self.held(product, option, slots, now, rental=rental is not None)
+        use = await self.resource_use(product, option, slots, now)
+        party = party_of_units(option, units) if requested is not None else None
+        states = [
+            availability_state(option, s, held.get(s.id, 0), use.get(s.id, {}), now, party) for s in slots
+        ]
         items = [
-            SlotAvailability(
-                product,
-                option,
-                slot,
-                slot_state(slot, held.get(slot.id, 0), now, requested),
-                units,
-                currency,
-                rental,
-            )
-            for slot in slots
+            SlotAvailability(product, option, slot, state, units, currency, rental)
+            for slot, state in zip(slots, states, strict=True)
         ]
         if option.package_includes and items:
             return await self.with_includes(catalog, items, requested, now)
@@ -307,6 +317,8 @@ class AvailabilityService:
             held = {slot.id: peak for slot, peak in zip(slots, peaks, strict=True)}
         else:
             held = await self.held(product, option, slots, now)
+        use = await self.resource_use(product, option, slots, now)
+        party = party_of_units(option, units) if requested is not None else None
         by_day: dict[date, list[Slot]] = {}
         for slot in slots:
             by_day.setdefault(slot.local_date, []).append(slot)
@@ -314,7 +326,10 @@ class AvailabilityService:
         for offset in range((end - start).days + 1):
             day = start + timedelta(days=offset)
             day_slots = by_day.get(day, [])
-            states = [slot_state(s, held.get(s.id, 0), now, requested) for s in day_slots]
+            states = [
+                availability_state(option, s, held.get(s.id, 0), use.get(s.id, {}), now, party)
+                for s in day_slots
+            ]
             days.append(
                 CalendarDay(
                     product, option, day, tuple(day_slots), day_state(states), units, currency, rental

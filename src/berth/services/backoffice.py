@@ -7,20 +7,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from urllib.parse import quote
 
 from berth.delivery.worker import RESERVED_HEADERS, USER_AGENT
-from berth.domain.availability import SlotState, slot_state
+from berth.domain.availability import SlotState
 from berth.domain.bookings import BookingStatus
-from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
 from berth.domain.catalog_lookup import find_option, find_product
 from berth.domain.errors import InvalidAvailabilityId
+from berth.domain.resources import Allocation, availability_state, layout_of, places_of
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.availability import today_in
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
+from berth.services.resources import SlotResources
 from berth.store import deliveries_repo, mappings_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.deliveries_repo import Delivery, LastAttempt
@@ -49,6 +51,7 @@ class Manifest:
     occupancy: SlotOccupancy
     expected: list[BookingDetails]
     others: list[BookingDetails]  # cancelled, expired, rejected and test bookings
+    resources: SlotResources | None = None  # octo/resources: the slot's groups, resources, seats
 
 
 async def _occupancy(
@@ -57,10 +60,12 @@ async def _occupancy(
     slots = slots_between(product, option, first, last)
     now = services.bookings.now()
     held = await services.availability.held(product, option, slots, now)
+    use = await services.availability.resource_use(product, option, slots, now)
     found = []
     for slot in slots:
         taken = held.get(slot.id, 0)
-        found.append(SlotOccupancy(product, option, slot, slot_state(slot, taken, now), taken))
+        state = availability_state(option, slot, taken, use.get(slot.id, {}), now)
+        found.append(SlotOccupancy(product, option, slot, state, taken))
     return found
 
 
@@ -105,11 +110,107 @@ async def manifest(
     for details in on_slot:
         travels = details.booking.status in EXPECTED and not details.booking.test_mode
         (expected if travels else others).append(details)
+    slot_occupancy = next(o for o in occupancy if o.slot.id == slot.id)
     return Manifest(
-        occupancy=next(o for o in occupancy if o.slot.id == slot.id),
+        occupancy=slot_occupancy,
         expected=sorted(expected, key=_lead_name),
         others=others,
+        resources=await services.resources.staff_slot(product, option, slot, slot_occupancy.state),
     )
+
+
+# --- octo/resources: the seat map of a slot, with who sits where ------------------------------
+
+# Statuses whose bookings keep their places and seats (a hold that ran out reads EXPIRED).
+HOLDING_STATUSES = (
+    BookingStatus.CONFIRMED,
+    BookingStatus.PENDING,
+    BookingStatus.REDEEMED,
+    BookingStatus.ON_HOLD,
+)
+
+
+@dataclass(frozen=True)
+class SeatCell:
+    seat: Seat | None  # None: no seat at this row and column (an aisle, a gap)
+    state: str  # "free", "taken", "blocked" or "none"
+    holder: BookingDetails | None = None
+
+
+@dataclass(frozen=True)
+class Holder:
+    details: BookingDetails
+    allocation: Allocation
+
+
+@dataclass(frozen=True)
+class ResourceBoard:
+    resource: Resource
+    places: int
+    used: int
+    holders: list[Holder]
+    columns: tuple[str, ...] = ()
+    rows: list[tuple[str, list[SeatCell]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GroupBoard:
+    group: ResourceGroup
+    capacity: int
+    used: int
+    resources: list[ResourceBoard]
+
+
+def resource_boards(found: Manifest) -> list[GroupBoard]:
+    """Every group of the slot's option, with each resource serving the slot: its guests and,
+    for a seated resource, its seat map row by row (who is in each seat)."""
+    if found.resources is None:
+        return []
+    holders: dict[str, list[Holder]] = {}
+    for details in found.expected:
+        if details.booking.status not in HOLDING_STATUSES:
+            continue
+        for allocation in details.booking.resource_allocations:
+            holders.setdefault(allocation.resource_id, []).append(Holder(details, allocation))
+    boards = []
+    for group_state in found.resources.groups:
+        resources = []
+        for state in group_state.resources:
+            if not state.serving:
+                continue
+            resource = state.resource
+            on_it = holders.get(resource.id, [])
+            columns: tuple[str, ...] = ()
+            rows: list[tuple[str, list[SeatCell]]] = []
+            if resource.seat_map is not None:
+                layout = layout_of(resource.seat_map)
+                columns = layout.columns
+                blocked = set(resource.seat_map.blocked)
+                seated = {seat: h.details for h in on_it for seat in h.allocation.seat_ids}
+                for row, seat_ids in layout.rows:
+                    by_column = {layout.seats[s].column: layout.seats[s] for s in seat_ids}
+                    cells = []
+                    for column in columns:
+                        seat = by_column.get(column)
+                        if seat is None:
+                            cells.append(SeatCell(None, "none"))
+                        elif seat.id in blocked:
+                            cells.append(SeatCell(seat, "blocked"))
+                        elif seat.id in seated:
+                            cells.append(SeatCell(seat, "taken", seated[seat.id]))
+                        else:
+                            cells.append(SeatCell(seat, "free"))
+                    rows.append((row, cells))
+            board = ResourceBoard(
+                resource, places_of(resource), places_of(resource) - state.free, on_it, columns, rows
+            )
+            resources.append(board)
+        boards.append(
+            GroupBoard(
+                group_state.group, group_state.capacity, group_state.capacity - group_state.free, resources
+            )
+        )
+    return boards
 
 
 # --- webhooks and their deliveries ----------------------------------------------------------

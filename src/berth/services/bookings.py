@@ -48,12 +48,14 @@ from berth.domain.errors import (
     UnprocessableEntity,
 )
 from berth.domain.rentals import affected_starts, rental_duration_for, rental_slot
+from berth.domain.resources import Allocation, ResourceUse, availability_state, check_selection, party_of
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_local, format_utc
 from berth.services.availability import held_in, rental_peaks
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
+from berth.services.resources import ResourceService
 from berth.settings import Settings
 from berth.store import bookings_repo, catalog_repo, orders_repo
 from berth.store.bookings_repo import BookingFilter
@@ -95,6 +97,8 @@ class ReserveInput:
     order_id: str | None = None
     rental_duration_id: str | None = None
     package_bookings: tuple[PackageBookingInput, ...] | None = None
+    # octo/resources: resourceAllocations[].resourceId (None: not sent or capability off)
+    resource_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ class UpdateInput:
     contact: Contact | None = None
     rental_duration_id: str | None = None
     sent: frozenset[str] = frozenset()
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ class ConfirmInput:
     unit_items: tuple[UnitItemInput, ...] | None = None
     notes: str | None = None
     rental_duration_id: str | None = None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,7 @@ class PreparedBooking:
     option: Option
     slot: Slot | None
     rental: RentalDuration | None = None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources: the client's selection
 
     @property
     def lock_key(self) -> SlotKey | None:
@@ -159,7 +166,7 @@ class BookingDetails:
 
 def fingerprint(data: ReserveInput) -> str:
     """What makes two reservations with one uuid 'the same request' (OCTO.md §5.3)."""
-    document = {
+    document: dict[str, Any] = {
         "productId": data.product_id,
         "optionId": data.option_id,
         "availabilityId": data.availability_id,
@@ -177,6 +184,8 @@ def fingerprint(data: ReserveInput) -> str:
         document["rentalDurationId"] = data.rental_duration_id
     if data.package_bookings is not None:
         document["packageBookings"] = [[p.include_id, p.availability_id] for p in data.package_bookings]
+    if data.resource_ids is not None:
+        document["resourceIds"] = list(data.resource_ids)
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -222,12 +231,14 @@ class BookingService:
         clock: Clock,
         catalogs: CatalogService,
         observer: ChangeObserver,
+        resources: ResourceService | None = None,
     ) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
         self._catalogs = catalogs
         self._observer = observer
+        self._resources = resources or ResourceService(database, settings, clock)
 
     def now(self) -> datetime:
         return self._clock()
@@ -329,7 +340,12 @@ class BookingService:
         if held_before is None:
             keys = [lock_key(product.id, option.id, slot.id, rental=rental), *also_lock]
             await bookings_repo.lock_slots(conn, keys)
-            held = await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
+            # No limit (freesale, or capacity from resources): the places held do not matter.
+            held = (
+                0
+                if slot.capacity is None
+                else await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
+            )
         else:
             held = held_before
         state = slot_state(slot, held, now, pax)
@@ -347,6 +363,36 @@ class BookingService:
                 f"Availability {slot.id} is sold out: {left} place(s) left, {pax} requested"
             )
 
+    async def _reallocated(
+        self,
+        conn: AsyncConnection,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        booking: Booking,
+        items: Sequence[UnitItem],
+        selection: Sequence[str] | None,
+        *,
+        moved: bool,
+        same_option: bool = True,
+    ) -> tuple[Allocation, ...]:
+        """A changed booking's allocations (octo/resources rules 2 and 3): a non-empty selection
+        replaces them; otherwise (absent or `[]`) they stay as they are unless the party or the
+        slot changed, and then the booking is re-allocated, keeping its resources (and seats)
+        where they still fit."""
+        if slot is None or not option.resource_groups:
+            return ()
+        party = party_of(option, [i.unit_id for i in items])
+        previous = booking.resource_allocations if same_option else ()
+        changed = (
+            moved or not same_option or party != party_of(option, [i.unit_id for i in booking.unit_items])
+        )
+        if not selection and not changed and booking.resource_allocations:
+            return booking.resource_allocations
+        return await self._resources.allocate_in(
+            conn, product, option, slot, booking, party, selection or None, previous
+        )
+
     async def _product(self, conn: AsyncConnection, catalog: Catalog, product_id: str) -> Product:
         product = catalog.product(product_id) or await catalog_repo.load_archived_product(conn, product_id)
         if product is None:
@@ -363,6 +409,7 @@ class BookingService:
         resolved: list[tuple[Booking, Product, Option, Slot | None]] = []
         groups: dict[tuple[str, str], list[Slot]] = {}
         rentals: dict[tuple[str, str], list[int]] = {}  # indexes into `resolved`
+        targets: dict[tuple[str, str], tuple[Product, Option]] = {}
         for raw in bookings:
             booking = raw if exact else as_of(raw, now)
             product = await self._product(conn, catalog, booking.product_id)
@@ -373,13 +420,18 @@ class BookingService:
                 rentals.setdefault((product.id, option.id), []).append(len(resolved))
             elif slot is not None:
                 groups.setdefault((product.id, option.id), []).append(slot)
+                targets[(product.id, option.id)] = (product, option)
             resolved.append((booking, product, option, slot))
         held: dict[tuple[str, str], dict[str, int]] = {}
+        uses: dict[tuple[str, str], dict[str, dict[str, ResourceUse]]] = {}
         for (product_id, option_id), slots in groups.items():
             first = min(s.start for s in slots).astimezone(UTC)
             last = max(s.start for s in slots).astimezone(UTC)
             held[(product_id, option_id)] = await bookings_repo.held_places(
                 conn, product_id, option_id, first, last, now
+            )
+            uses[(product_id, option_id)] = await self._resources.use_in(
+                conn, *targets[(product_id, option_id)], slots, now
             )
         peaks: dict[int, int] = {}
         for (product_id, option_id), indexes in rentals.items():
@@ -396,10 +448,13 @@ class BookingService:
             state = None
             cutoff = None
             if slot is not None:
-                taken = (
-                    peaks[index] if index in peaks else held.get((product.id, option.id), {}).get(slot.id, 0)
-                )
-                state = slot_state(slot, taken, now)
+                if index in peaks:
+                    state = slot_state(slot, peaks[index], now)
+                else:
+                    use = uses.get((product.id, option.id), {}).get(slot.id, {})
+                    state = availability_state(
+                        option, slot, held.get((product.id, option.id), {}).get(slot.id, 0), use, now
+                    )
                 cutoff = cancellation_cutoff(option, slot)
             details.append(
                 BookingDetails(
@@ -479,6 +534,7 @@ class BookingService:
         change of an existing booking, an availability_update for each slot whose held places
         changed."""
         now = self._clock()
+        await self._resources.sync_in(conn, before, after, now)
         await bookings_repo.add_event(
             conn, after.id, now, kind, actor, {"status": after.status.value, **(detail or {})}
         )
@@ -538,6 +594,8 @@ class BookingService:
             slot = rental_slot(slot, rental)
         items = self._unit_items(option, data.unit_items)
         currency = find_currency(product, data.currency)
+        if data.resource_ids:
+            check_selection(catalog, product, option, data.resource_ids)
         now = self._clock()
         booking = Booking(
             id=str(uuidlib.uuid4()),
@@ -568,11 +626,14 @@ class BookingService:
             rental_duration_id=rental.id if rental else None,
             slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
-        return PreparedBooking(booking, product, option, slot, rental)
+        return PreparedBooking(booking, product, option, slot, rental, data.resource_ids)
 
     async def held_before(self, prepared: PreparedBooking) -> int | None:
         if prepared.booking.test_mode:
             return None
+        await self._resources.read_unlocked(
+            prepared.booking, prepared.product, prepared.option, prepared.slot
+        )
         return await self._held_unlocked(
             prepared.product, prepared.option, prepared.slot, self._clock(), None,
             rental=prepared.rental is not None,
@@ -593,6 +654,13 @@ class BookingService:
                 conn, prepared.product, prepared.option, prepared.slot, booking.pax, self._clock(),
                 held_before=held_before, rental=prepared.rental is not None,
             )  # fmt: skip
+        if prepared.slot is not None and prepared.option.resource_groups:
+            allocations = await self._resources.allocate_in(
+                conn, prepared.product, prepared.option, prepared.slot, booking,
+                party_of(prepared.option, [i.unit_id for i in booking.unit_items]), prepared.resource_ids,
+                locked=held_before is None,  # _take_places has just locked the slot
+            )  # fmt: skip
+            booking = replace(booking, resource_allocations=allocations)
         await bookings_repo.insert_booking(conn, booking)
         await self._changed(
             conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
@@ -664,6 +732,8 @@ class BookingService:
             raise UnprocessableEntity(f"Booking {uuid!r} is {booking.status.value} and cannot be confirmed")
         product = await self._product(conn, catalog, booking.product_id)
         option = find_option(product, booking.option_id)
+        if data.resource_ids:
+            check_selection(catalog, product, option, data.resource_ids)
         slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
         # A new rental duration moves the booking's interval; without one it keeps its own.
         rental = (
@@ -697,6 +767,9 @@ class BookingService:
         missing = missing_contact_fields(option, data.contact, items)
         if missing:
             raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
+        allocations = await self._reallocated(
+            conn, product, option, slot, booking, items, data.resource_ids, moved=False
+        )
         status = BookingStatus.CONFIRMED if product.instant_confirmation else BookingStatus.PENDING
         confirmed = replace(
             booking,
@@ -710,6 +783,7 @@ class BookingService:
             pax=pax,
             rental_duration_id=rental.id if rental is not None else booking.rental_duration_id,
             slot_end=slot_end,
+            resource_allocations=allocations,
             expires_at=None,
             confirmed_at=now if status is BookingStatus.CONFIRMED else None,
             updated_at=now,
@@ -756,6 +830,8 @@ class BookingService:
                 else:
                     rental_id = None
                 rental = rental_duration_for(option, rental_id)
+            if data.resource_ids:
+                check_selection(catalog, product, option, data.resource_ids)
             if moving:
                 availability_id = (
                     data.availability_id if "availabilityId" in data.sent else booking.availability_id
@@ -796,6 +872,10 @@ class BookingService:
                     conn, product, option, slot, pax, now,
                     excluding=booking.id, held_before=held_before, also_lock=old_lock, rental=is_rental,
                 )  # fmt: skip
+            allocations = await self._reallocated(
+                conn, product, option, slot, booking, items, data.resource_ids,
+                moved=not same_slot, same_option=(product.id, option.id) == (old_product.id, old_option.id),
+            )  # fmt: skip
             expires_at = booking.expires_at
             if booking.status is BookingStatus.ON_HOLD and data.expiration_minutes is not None:
                 expires_at = self.expiry(data.expiration_minutes, now)
@@ -813,6 +893,7 @@ class BookingService:
                 if keep_interval
                 else (rental.id if rental else None),
                 slot_end=slot_end,
+                resource_allocations=allocations,
                 expires_at=expires_at,
                 notes=data.notes if "notes" in data.sent else booking.notes,
                 reseller_reference=data.reseller_reference

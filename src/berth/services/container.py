@@ -14,6 +14,7 @@ from berth.services.connections import ConnectionService
 from berth.services.mappings import MappingService
 from berth.services.orders import OrderService
 from berth.services.packages import PackageService
+from berth.services.resources import ResourceService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -28,6 +29,7 @@ class Services:
     availability: AvailabilityService
     bookings: BookingService
     orders: OrderService
+    resources: ResourceService
     webhooks: WebhookService
     mappings: MappingService
     fanout: WebhookFanout
@@ -45,7 +47,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     availability = AvailabilityService(database, settings, clock)
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
-    bookings = BookingService(database, settings, clock, catalog, fanout)
+    resources = ResourceService(database, settings, clock)
+    bookings = BookingService(database, settings, clock, catalog, fanout, resources)
     return Services(
         settings=settings,
         database=database,
@@ -54,6 +57,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         availability=availability,
         bookings=bookings,
         orders=OrderService(database, settings, clock, bookings, fanout),
+        resources=resources,
         webhooks=WebhookService(database, settings, clock),
         mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,

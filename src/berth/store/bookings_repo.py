@@ -14,6 +14,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem
 from berth.domain.rentals import HeldInterval
+from berth.domain.resources import Allocation
 from berth.store.tables import booking_events, bookings, slot_locks
 
 
@@ -72,6 +73,7 @@ def _row_values(booking: Booking) -> dict[str, Any]:
             if booking.rejected_at
             else None
         ),
+        "resource_allocations": [a.to_document() for a in booking.resource_allocations],
     }
 
 
@@ -118,6 +120,7 @@ def booking_from_row(row: Any) -> Booking:
         slot_end=row.slot_end,
         package_booking_id=row.package_booking_id,
         package_include_id=row.package_include_id,
+        resource_allocations=tuple(Allocation.from_document(a) for a in row.resource_allocations or ()),
     )
 
 

@@ -122,6 +122,7 @@ bookings = Table(
     Column("slot_end", UTCDateTime, nullable=True),
     Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
     Column("package_include_id", String(100), nullable=True),
+    Column("resource_allocations", JSONDocument, nullable=True),  # octo/resources, see below
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),
@@ -234,6 +235,33 @@ delivery_attempts = Table(
     Column("error", String(500), nullable=True),
     Column("latency_ms", Integer, nullable=False),
     Column("response_excerpt", Text, nullable=True),
+)
+
+# octo/resources. A booking's allocations are a document on the booking (what it was given);
+# these two tables index the allocations of bookings that hold places, so that a slot's use of
+# each resource is one aggregate query and no seat of a slot can be given twice. Rows are
+# written when a booking takes or changes its allocations and deleted when it stops holding
+# places; a hold that expired but was not swept yet keeps its rows until a writer of the slot
+# clears them (under the slot lock), and reads leave it out by the booking's status.
+booking_resources = Table(
+    "booking_resources",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("resource_id", String(100), primary_key=True),
+    Column("resource_group_id", String(100), nullable=False),
+    Column("places", Integer, nullable=False),
+)
+
+# One row per seat taken: the primary key is the (slot, seat) uniqueness constraint.
+booking_seats = Table(
+    "booking_seats",
+    metadata,
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+    Column("resource_id", String(100), primary_key=True),
+    Column("seat_id", String(40), primary_key=True),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False, index=True),
 )
 
 # Self-service mapping rows (vendor/mappings): the reseller's listings, one per

@@ -7,6 +7,7 @@ from datetime import date
 from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
+from berth.capabilities.resources import CAPABILITY_ID as RESOURCES
 from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
 from berth.http.octo.common import octo_response
@@ -39,7 +40,7 @@ async def reserve(
     octo_env: str | None = Header(default=None, alias="Octo-Env"),
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
-    reservation = body.reservation()
+    reservation = body.reservation(resources=octo.view.has(RESOURCES))
     if is_package_request(octo.snapshot.catalog, reservation):
         details = await svc.packages.reserve(
             octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
@@ -106,7 +107,7 @@ async def update_booking(
 ) -> Response:
     await svc.packages.check_updatable(octo.connection.id, _known_uuid(uuid))
     details = await svc.bookings.update(
-        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update()
+        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update(octo.view.has(RESOURCES))
     )
     return _one(octo, svc, details)
 
@@ -119,7 +120,10 @@ async def confirm_booking(
     svc: Services = Depends(current_services),
 ) -> Response:
     details = await svc.packages.confirm(
-        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.confirmation()
+        octo.snapshot.catalog,
+        octo.connection.id,
+        _known_uuid(uuid),
+        body.confirmation(octo.view.has(RESOURCES)),
     )
     return _one(octo, svc, details)
 

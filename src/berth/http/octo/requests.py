@@ -139,6 +139,26 @@ def _items(items: list[UnitItemBody] | None) -> tuple[UnitItemInput, ...] | None
     return tuple(i.item() for i in items) if items is not None else None
 
 
+class ResourceAllocationBody(Lenient):
+    """octo/resources: a resource the client chooses. `paxCount` and `seatIds` are computed by
+    the server and ignored here (rule 1), so they are not even read."""
+
+    resourceId: Identifier
+
+
+ResourceAllocations = Annotated[list[ResourceAllocationBody], Field(max_length=100)]
+
+
+def resource_selection(
+    allocations: list[ResourceAllocationBody] | None, active: bool
+) -> tuple[str, ...] | None:
+    """The chosen resource ids, or None when not sent or octo/resources is not requested (a
+    capability's behaviour applies only when it is requested)."""
+    if allocations is None or not active:
+        return None
+    return tuple(a.resourceId for a in allocations)
+
+
 class _BookingFields(Lenient):
     """What a reservation and an update both carry."""
 
@@ -151,6 +171,7 @@ class _BookingFields(Lenient):
     resellerReference: Text | None = None
     contact: ContactBody | None = None
     rentalDurationId: Identifier | None = None  # octo/rentals
+    resourceAllocations: ResourceAllocations | None = None
 
 
 class PackageBookingBody(Lenient):
@@ -169,7 +190,7 @@ class ReserveBody(_BookingFields):
     orderId: Identifier | None = None
     packageBookings: Annotated[list[PackageBookingBody], Field(max_length=100)] | None = None
 
-    def reservation(self) -> ReserveInput:
+    def reservation(self, resources: bool = False) -> ReserveInput:
         return ReserveInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -186,13 +207,14 @@ class ReserveBody(_BookingFields):
             package_bookings=tuple(p.selection() for p in self.packageBookings)
             if self.packageBookings is not None
             else None,
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 
 class UpdateBody(_BookingFields):
     emailReceipt: bool | None = None
 
-    def update(self) -> UpdateInput:
+    def update(self, resources: bool = False) -> UpdateInput:
         return UpdateInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -204,6 +226,7 @@ class UpdateBody(_BookingFields):
             contact=_contact(self.contact),
             rental_duration_id=self.rentalDurationId,
             sent=frozenset(self.model_fields_set),
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 
@@ -214,14 +237,16 @@ class ConfirmBody(Lenient):
     emailReceipt: bool | None = None
     notes: Text | None = None
     rentalDurationId: Identifier | None = None  # octo/rentals: a new duration for the rental
+    resourceAllocations: ResourceAllocations | None = None
 
-    def confirmation(self) -> ConfirmInput:
+    def confirmation(self, resources: bool = False) -> ConfirmInput:
         return ConfirmInput(
             contact=self.contact.contact(),
             reseller_reference=self.resellerReference,
             unit_items=_items(self.unitItems) if self.unitItems else None,
             notes=self.notes,
             rental_duration_id=self.rentalDurationId,
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 

@@ -195,6 +195,7 @@ class AvailabilityOut(BaseModel):
     unitPricing: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
     mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
+    hasResources: bool | None = Field(default=None, description="octo/resources")
 
 
 class CalendarDayOut(BaseModel):
@@ -253,6 +254,23 @@ class UnitItemOut(BaseModel):
     pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
 
 
+class SeatPlaceOut(BaseModel):
+    id: str
+    title: str
+    row: str
+    column: str
+
+
+class ResourceAllocationOut(BaseModel):
+    resourceGroupId: str
+    resourceGroup: dict[str, Any] = Field(description="id, title, split, required")
+    resourceId: str
+    resource: dict[str, Any] = Field(description="id, title, seating, driver, guide")
+    seatIds: list[str]
+    seats: list[SeatPlaceOut]
+    paxCount: int
+
+
 class BookingOut(BaseModel):
     id: str
     uuid: str
@@ -284,6 +302,9 @@ class BookingOut(BaseModel):
     rentalDurationId: str | None = Field(default=None, description="octo/rentals")
     rentalDuration: RentalDurationOut | None = Field(default=None, description="octo/rentals")
     mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
+    resourceAllocations: list[ResourceAllocationOut] | None = Field(
+        default=None, description="octo/resources"
+    )
     orderId: str | None = Field(default=None, description="octo/cart")
     orderReference: str | None = Field(default=None, description="octo/cart")
     primary: bool | None = Field(default=None, description="octo/cart")

@@ -8,7 +8,7 @@ from starlette.responses import Response
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
-from berth.services.backoffice import manifest
+from berth.services.backoffice import manifest, resource_boards
 
 router = APIRouter(route_class=PageRoute)
 
@@ -19,4 +19,7 @@ async def slot_manifest(
 ) -> Response:
     found = await manifest(me.services, me.catalog.catalog, product_id, option_id, availability_id)
     connections = {c.id: c for c in await me.services.connections.list()}
-    return page(request, "manifest.html", me, section="dashboard", manifest=found, connections=connections)
+    return page(
+        request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
+        boards=resource_boards(found),
+    )  # fmt: skip

@@ -1,14 +1,14 @@
 """Package bookings (octo/packages): an included booking's link to its package booking.
 
 Revision ID: 0008
-Revises: 0006 (re-chained after the other branches' revisions when they merge)
+Revises: 0007 (re-chained after the other branches' revisions when they merge)
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 
 
 def upgrade() -> None:
