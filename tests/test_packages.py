@@ -17,7 +17,7 @@ from berth.services.bookings import PackageBookingInput, ReserveInput, UnitItemI
 from berth.services.container import Services, build_services
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, vacancies
-from tests.conftest import Clock, auth
+from tests.conftest import ADMIN, Clock, auth
 
 PACKAGES = "octo/packages"
 PASS = {"productId": "harbour-city-pass", "optionId": "DEFAULT"}
@@ -177,6 +177,27 @@ async def test_package_booking_holds_confirms_and_releases_every_include(
     assert cancelled.status_code == 200, cancelled.text
     assert [m["status"] for m in cancelled.json()["packageBookings"]] == ["CANCELLED", "CANCELLED"]
     assert (await vacancies(client), await vacancies(client, museum, MUSEUM)) == before
+
+
+async def test_staff_cancel_of_a_package_releases_every_include(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    museum = await museum_slot(client)
+    before = (await vacancies(client), await vacancies(client, museum, MUSEUM))
+    booking = (
+        await client.post(
+            "/octo/bookings", json=await package_body(client), headers=auth(capabilities=PACKAGES)
+        )
+    ).json()
+    cancelled = await client.post(
+        f"/admin/api/bookings/{booking['id']}/cancel", json={"force": True}, headers=ADMIN
+    )
+    assert cancelled.json()["status"] == "CANCELLED"
+    assert (await vacancies(client), await vacancies(client, museum, MUSEUM)) == before
+    members = (
+        await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth(capabilities=PACKAGES))
+    ).json()
+    assert [m["status"] for m in members["packageBookings"]] == ["CANCELLED", "CANCELLED"]
 
 
 async def test_expiry_releases_every_include(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:

@@ -967,6 +967,16 @@ class BookingService:
                 booking = as_of(await self._by_id(conn, uuid_or_id), now)
             actor = SUPPLIER if connection_id is None else RESELLER
             cancelled = await self.cancel_in(conn, catalog, booking, reason, force=force, actor=actor)
+            # A package booking's included bookings go with it (the staff's cancel comes here).
+            for member in await bookings_repo.package_members(conn, [booking.id], lock=True):
+                included = as_of(member, now)
+                if included.status in (
+                    BookingStatus.CANCELLED,
+                    BookingStatus.EXPIRED,
+                    BookingStatus.REJECTED,
+                ):
+                    continue
+                await self.cancel_in(conn, catalog, included, reason, force=force, actor=actor)
             return await self._one(conn, catalog, cancelled)
 
     async def cancel_in(
