@@ -81,6 +81,8 @@ async def test_catalogue_shows_options_units_schedules_closed_dates_and_prices(
     museum = text_of((await client.get("/admin/catalog/tower-of-stories")).text)
     assert "Tue, Wed, Thu, Fri, Sat, Sun 09:30-17:30 300" in museum
     assert "Family (2 adults, 2 children) family Family 0-100 4" in museum
+    bikes = text_of((await client.get("/admin/catalog/city-bike-hire")).text)
+    assert "Rental durations" in bikes and "3 days 3-days 3 days x 2.5" in bikes
     export = await client.get("/admin/catalog.yaml")
     assert export.headers["content-type"].startswith("application/yaml")
     assert "thames-sightseeing" in export.text
