@@ -3,6 +3,7 @@
 
     python3 dev.py serve [berth serve options]   # demo server on an embedded SQLite file
     python3 dev.py test [pytest options]          # the whole test suite
+    python3 dev.py bench [benchmark options]      # Berth against a same-run baseline (benchmarks/)
 
 The first run creates `.venv` and installs the exact versions pinned in `constraints.txt`;
 later runs reinstall only when `pyproject.toml` or `constraints.txt` changed.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -21,6 +23,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".berth-installed"
+CHROMIUM = Path("/usr/bin/chromium")
 
 
 def _digest() -> str:
@@ -46,16 +49,32 @@ def ensure_environment() -> None:
     STAMP.write_text(digest)
 
 
+def ensure_chromium() -> None:
+    """The back office's browser tests drive Debian's chromium. Install it where we may (as
+    root, with apt-get); anywhere else those tests are skipped and say why."""
+    if CHROMIUM.exists() or not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return
+    print("Installing Debian's chromium for the browser tests ...", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        if subprocess.run(command, env=env, stdout=subprocess.DEVNULL).returncode != 0:
+            print("Could not install chromium: the browser tests will be skipped.", flush=True)
+            return
+
+
 def main() -> None:
     command, args = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
-    if command not in ("serve", "test"):
+    if command not in ("serve", "test", "bench"):
         sys.exit(__doc__)
     ensure_environment()
     os.chdir(ROOT)
+    python = str(BIN / "python")
     if command == "serve":
         berth = str(BIN / "berth")
         os.execv(berth, [berth, "serve", "--demo", *args])
-    python = str(BIN / "python")
+    if command == "bench":
+        os.execv(python, [python, "benchmarks/run.py", *args])
+    ensure_chromium()
     os.execv(python, [python, "-m", "pytest", *args])
 
 

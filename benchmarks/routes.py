@@ -8,6 +8,8 @@ of this file and benchmarks/README.md) and, when issue 4 gives it one, a target 
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,52 +109,379 @@ ROUTES: list[Route] = [
 ]
 
 
-# ---------------------------------------------------------------------------------------
-# Examples for the routes issue 4 adds next. Uncomment once the endpoint exists, adjust the
-# bodies to what Berth answers, and move them into ROUTES.
-#
-# import datetime as dt
-#
-# def _tomorrow() -> str:
-#     return (dt.date.today() + dt.timedelta(days=1)).isoformat()
-#
-# async def _first_option(ctx: BenchContext) -> dict[str, str]:
-#     products = await ctx.reseller_get("/octo/products")
-#     return {"productId": products[0]["id"], "optionId": products[0]["options"][0]["id"]}
-#
-# async def _availability_one_day(ctx: BenchContext) -> Any:
-#     return {**await _first_option(ctx), "localDateStart": _tomorrow(), "localDateEnd": _tomorrow()}
-#
-# def _calendar(days: int) -> SetupHook:
-#     async def setup(ctx: BenchContext) -> Any:
-#         start = dt.date.today() + dt.timedelta(days=1)
-#         end = start + dt.timedelta(days=days - 1)
-#         return {**await _first_option(ctx), "localDateStart": start.isoformat(),
-#                 "localDateEnd": end.isoformat(), "units": [{"id": "adult", "quantity": 1}]}
-#     return setup
-#
-# async def _reservation(ctx: BenchContext) -> Any:
-#     # booking.lua replaces every "{{uuid}}" with a fresh UUID on each request.
-#     option = await _first_option(ctx)
-#     slots = await ctx.reseller_post("/octo/availability", {**option, "localDateStart": _tomorrow(),
-#                                                           "localDateEnd": _tomorrow()})
-#     return {"uuid": "{{uuid}}", **option, "availabilityId": slots[0]["id"],
-#             "unitItems": [{"uuid": "{{uuid}}", "unitId": "adult"}]}
-#
-# async def _no_oversell(ctx: BenchContext, run: RouteRun) -> list[str]:
-#     # Read the database directly (berth.store.database.Database(ctx.database_url)):
-#     # units held per slot <= capacity, and every uuid in run.collected exists.
-#     return []
-#
-# ROUTES += [
-#     Route("availability-1d", "POST", "/octo/availability", RESELLER, setup=_availability_one_day),
-#     Route("calendar-30d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(30)),
-#     Route("calendar-365d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(365)),
-#     Route("booking-reserve", "POST", "/octo/bookings", RESELLER, setup=_reservation,
-#           script="booking.lua", check=_no_oversell,
-#           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # sold out: adjust to Berth's
-#     Route("booking-flow", "POST", "/octo/bookings", RESELLER, setup=_reservation,
-#           script="reserve_confirm.lua", check=_no_oversell,
-#           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),
-# ]
-# ---------------------------------------------------------------------------------------
+ADMIN = {"Authorization": "Bearer demo-admin"}
+TOUR = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
+# A product with room for every reservation a run can make, so the booking rows measure
+# reserving, not refusing. All reservations go to ONE departure: the worst case for the
+# slot lock (every writer queues on the same row).
+BENCH_PRODUCT = """
+- id: bench-cruise
+  internalName: Benchmark cruise
+  timeZone: Europe/London
+  availabilityType: START_TIME
+  deliveryFormats: [QRCODE]
+  deliveryMethods: [TICKET]
+  options:
+    - id: DEFAULT
+      internalName: Big boat
+      restrictions: {maxUnits: 10}
+      schedules:
+        - startTimes: ["10:00"]
+          capacity: 1000000
+      units:
+        - {id: adult, internalName: Adult, type: ADULT}
+"""
+
+
+def _day(offset: int) -> str:
+    return (dt.date.today() + dt.timedelta(days=offset)).isoformat()
+
+
+async def _availability_one_day(ctx: BenchContext) -> Any:
+    return {**TOUR, "localDate": _day(2)}
+
+
+def _calendar(days: int) -> SetupHook:
+    async def setup(ctx: BenchContext) -> Any:
+        return {
+            **TOUR,
+            "localDateStart": _day(1),
+            "localDateEnd": _day(days),
+            "units": [{"id": "adult", "quantity": 2}],
+        }
+
+    return setup
+
+
+async def _reservation(ctx: BenchContext) -> Any:
+    """Add the bench product (once per database mode) and reserve two places on its departure."""
+    catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
+    catalog.raise_for_status()
+    if "bench-cruise" not in catalog.text:
+        # The export writes list items at the start of the line, as BENCH_PRODUCT is written.
+        text = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + BENCH_PRODUCT.lstrip("\n"), 1)
+        answer = await ctx.client.put("/admin/api/catalog", content=text.encode(), headers=ADMIN)
+        answer.raise_for_status()
+    bench = {"productId": "bench-cruise", "optionId": "DEFAULT"}
+    slots = await ctx.reseller_post("/octo/availability", {**bench, "localDate": _day(3)})
+    return {
+        "uuid": "{{uuid}}", **bench, "availabilityId": slots[0]["id"],
+        "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
+    }  # fmt: skip
+
+
+async def _order(ctx: BenchContext) -> Any:
+    """An order holding two bookings on the bench departure, in one transaction."""
+    booking = await _reservation(ctx)
+    return {"bookings": [booking, {**booking, "uuid": "{{uuid}}"}]}
+
+
+async def _no_oversell(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Straight from the database: no slot holds more than its capacity, and every booking
+    answered 200 exists."""
+    from sqlalchemy import func, select
+
+    from berth.domain.bookings import HOLDING, BookingStatus
+    from berth.store.database import Database
+    from berth.store.tables import bookings
+
+    database = Database(ctx.database_url)
+    problems: list[str] = []
+    try:
+        async with database.transaction(write=False) as conn:
+            live = [s.value for s in HOLDING] + [BookingStatus.ON_HOLD.value]
+            held = await conn.execute(
+                select(bookings.c.product_id, bookings.c.availability_id, func.sum(bookings.c.pax))
+                .where(bookings.c.status.in_(live))
+                .group_by(bookings.c.product_id, bookings.c.availability_id)
+            )
+            capacity = {"bench-cruise": 1_000_000, "thames-sightseeing": 20}
+            for product_id, availability_id, pax in held:
+                limit = capacity.get(product_id)
+                if limit is not None and int(pax) > limit:
+                    problems.append(f"{product_id} {availability_id}: {pax} places held, capacity {limit}")
+            uuids = set(run.collected)
+            found: set[str] = set()
+            chunk = list(uuids)
+            for start in range(0, len(chunk), 500):
+                rows = await conn.execute(
+                    select(bookings.c.uuid).where(bookings.c.uuid.in_(chunk[start : start + 500]))
+                )
+                found.update(row[0] for row in rows)
+            missing = uuids - found
+            if missing:
+                problems.append(f"{len(missing)} bookings answered 200 are not in the database")
+    finally:
+        await database.dispose()
+    return problems
+
+
+ROUTES += [
+    Route("availability-1d", "POST", "/octo/availability", RESELLER, setup=_availability_one_day),
+    Route("calendar-30d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(30)),
+    Route("calendar-365d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(365)),
+    Route("booking-reserve", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="booking.lua",
+          check=_no_oversell),
+    Route("booking-flow", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="reserve_confirm.lua",
+          check=_no_oversell),
+    Route("order-create", "POST", "/octo/orders", RESELLER, setup=_order, script="booking.lua", check=_no_oversell),
+]  # fmt: skip
+
+
+# --- octo/rentals (issue 6): the demo's bike hire (Europe/London, 12 hybrid bikes) -----------
+
+RENTAL_BIKES = {"productId": "city-bike-hire", "optionId": "DEFAULT"}
+RENTAL_STOCK = 12
+RENTALS_PRICING = {**RESELLER, "Octo-Capabilities": "octo/rentals, octo/pricing"}
+
+
+def _london_day(offset: int) -> str:
+    from zoneinfo import ZoneInfo
+
+    today = dt.datetime.now(ZoneInfo("Europe/London")).date()
+    return (today + dt.timedelta(days=offset)).isoformat()
+
+
+async def _rental_starts(ctx: BenchContext, day: str) -> list[str]:
+    slots = await ctx.reseller_post(
+        "/octo/availability", {**RENTAL_BIKES, "localDate": day, "rentalDurationId": "2-hours"}
+    )
+    return [slot["id"] for slot in slots]
+
+
+async def _rental_availability(ctx: BenchContext) -> Any:
+    """Tomorrow's pick-ups for a day's rental, with rentals of every length already out
+    around them (so the interval query returns rows and the sweep has work)."""
+    tomorrow = _london_day(1)
+    starts = await _rental_starts(ctx, tomorrow)
+    for start, duration in zip(starts, ("3-days", "1-day", "half-day", "2-hours", "1-day"), strict=False):
+        await ctx.reseller_post("/octo/bookings", {
+            **RENTAL_BIKES, "availabilityId": start, "rentalDurationId": duration,
+            "unitItems": [{"unitId": "bike"}, {"unitId": "bike"}],
+        })  # fmt: skip
+    return {**RENTAL_BIKES, "localDateStart": tomorrow, "localDateEnd": tomorrow, "rentalDurationId": "1-day",
+            "units": [{"id": "bike", "quantity": 1}]}  # fmt: skip
+
+
+async def _rental_calendar(ctx: BenchContext) -> Any:
+    return {**RENTAL_BIKES, "localDateStart": _london_day(1), "localDateEnd": _london_day(30),
+            "rentalDurationId": "3-days", "units": [{"id": "bike", "quantity": 1}]}  # fmt: skip
+
+
+async def _rental_reservation(ctx: BenchContext) -> Any:
+    # booking.lua replaces every "{{uuid}}" with a fresh UUID on each request. The stock of a
+    # start runs out within the first requests; then the route measures the refusal, which
+    # takes the same lock and re-reads the same peak.
+    start = (await _rental_starts(ctx, _london_day(2)))[0]
+    return {"uuid": "{{uuid}}", **RENTAL_BIKES, "availabilityId": start, "rentalDurationId": "2-hours",
+            "unitItems": [{"uuid": "{{uuid}}", "unitId": "bike"}]}  # fmt: skip
+
+
+async def _rentals_never_oversold(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Read the database: at no instant more bikes out than the stock, and every booking
+    answered 200 is stored."""
+    from sqlalchemy import select
+
+    from berth.domain.rentals import HeldInterval, peak_held
+    from berth.store.database import Database
+    from berth.store.tables import bookings
+
+    database = Database(ctx.database_url)
+    try:
+        async with database.transaction(write=False) as conn:
+            rows = (
+                await conn.execute(
+                    select(bookings.c.uuid, bookings.c.slot_start, bookings.c.slot_end, bookings.c.pax).where(
+                        bookings.c.product_id == RENTAL_BIKES["productId"],
+                        bookings.c.option_id == RENTAL_BIKES["optionId"],
+                        bookings.c.status.in_(["ON_HOLD", "CONFIRMED", "PENDING", "REDEEMED"]),
+                    )
+                )
+            ).all()
+    finally:
+        await database.dispose()
+    problems = []
+    held = [HeldInterval(row.slot_start, row.slot_end, row.pax) for row in rows]
+    if held:
+        (peak,) = peak_held(held, [(min(h.start for h in held), max(h.end for h in held))])
+        if peak > RENTAL_STOCK:
+            problems.append(f"{peak} bikes out at once; the stock is {RENTAL_STOCK}")
+    missing = set(run.collected) - {row.uuid for row in rows}
+    if missing:
+        problems.append(f"{len(missing)} bookings answered 200 are not stored")
+    return problems
+
+
+ROUTES += [
+    Route("rental-availability-1d", "POST", "/octo/availability", RENTALS_PRICING, setup=_rental_availability),
+    Route("rental-calendar-30d", "POST", "/octo/availability/calendar", RENTALS_PRICING, setup=_rental_calendar),
+    Route("rental-booking-reserve", "POST", "/octo/bookings", RENTALS_PRICING, setup=_rental_reservation,
+          script="booking.lua", check=_rentals_never_oversold,
+          expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # sold out
+]  # fmt: skip
+
+
+# --- octo/resources (issue 5) ----------------------------------------------------------------
+
+RESOURCES = {**RESELLER, "Octo-Capabilities": "octo/resources"}
+CRUISE = {"productId": "harbour-cruise", "optionId": "DEFAULT"}
+SEATED_ROWS, SEATED_COLUMNS = 20, "ABCDEFGHJK"  # 200 seats a departure
+SEATED_DAYS, SEATED_TIMES = 30, ("09:00", "11:00", "13:00", "15:00")
+
+
+def _seated_product() -> str:
+    """A product whose every reservation takes seats on a seated boat (one per party) and
+    places on coaches (split): room for 12,000 parties of two over 120 departures."""
+    seats = "".join(
+        f"                  - {{id: {row}{column}, row: {row}, column: {column}}}\n"
+        for row in range(1, SEATED_ROWS + 1)
+        for column in SEATED_COLUMNS
+    )
+    times = ", ".join(f'"{t}"' for t in SEATED_TIMES)
+    return f"""
+- id: bench-seats
+  internalName: Benchmark seated cruise
+  timeZone: Europe/London
+  availabilityType: START_TIME
+  deliveryFormats: [QRCODE]
+  deliveryMethods: [TICKET]
+  options:
+    - id: DEFAULT
+      internalName: Reserved seats
+      restrictions: {{maxUnits: 10}}
+      schedules:
+        - startTimes: [{times}]
+          capacity: null
+      units:
+        - {{id: adult, internalName: Adult, type: ADULT}}
+      resourceGroups:
+        - id: boats
+          title: Boats
+          split: false
+          resources:
+            - id: big-boat
+              title: Big boat
+              seatMap:
+                seats:
+{seats}        - id: coaches
+          title: Coaches
+          split: true
+          resources:
+            - {{id: coach-a, title: Coach A, capacity: 120}}
+            - {{id: coach-b, title: Coach B, capacity: 120}}
+"""
+
+
+async def _add_product(ctx: BenchContext, product_id: str, text: str) -> None:
+    catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
+    catalog.raise_for_status()
+    if f"id: {product_id}\n" not in catalog.text:
+        updated = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + text.lstrip("\n"), 1)
+        answer = await ctx.client.put("/admin/api/catalog", content=updated.encode(), headers=ADMIN)
+        answer.raise_for_status()
+
+
+async def _cruise_availability(ctx: BenchContext) -> Any:
+    return {**CRUISE, "localDate": _day(2), "units": [{"id": "adult", "quantity": 2}]}
+
+
+async def _cruise_resources(ctx: BenchContext) -> Any:
+    slots = await ctx.reseller_post("/octo/availability", {**CRUISE, "localDate": _day(2)})
+    return {**CRUISE, "availabilityId": slots[0]["id"], "units": [{"id": "adult", "quantity": 2}]}
+
+
+async def _seated_reservation(ctx: BenchContext) -> Any:
+    """Add the seated bench product; the body is the reservation template on its first line
+    (with "{{uuid}}" and "{{slot}}"), then one availability id a line for booking_slots.lua."""
+    await _add_product(ctx, "bench-seats", _seated_product())
+    bench = {"productId": "bench-seats", "optionId": "DEFAULT"}
+    slots = await ctx.reseller_post(
+        "/octo/availability", {**bench, "localDateStart": _day(2), "localDateEnd": _day(SEATED_DAYS + 1)}
+    )
+    template = {
+        "uuid": "{{uuid}}", **bench, "availabilityId": "{{slot}}",
+        "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
+    }  # fmt: skip
+    return "\n".join([json.dumps(template), *(s["id"] for s in slots)])
+
+
+async def _no_seat_twice(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Straight from the database: no seat of a departure held by two live bookings, no
+    resource over its capacity, and every booking answered 200 exists with its seats."""
+    from sqlalchemy import func, select
+
+    from berth.domain.bookings import HOLDING, BookingStatus
+    from berth.store.database import Database
+    from berth.store.tables import booking_resources, booking_seats, bookings
+
+    capacity = {"big-boat": SEATED_ROWS * len(SEATED_COLUMNS), "coach-a": 120, "coach-b": 120}
+    database = Database(ctx.database_url)
+    problems: list[str] = []
+    try:
+        async with database.transaction(write=False) as conn:
+            live = [s.value for s in HOLDING] + [BookingStatus.ON_HOLD.value]
+            held = await conn.execute(
+                select(
+                    bookings.c.availability_id,
+                    booking_resources.c.resource_id,
+                    func.sum(booking_resources.c.places),
+                )
+                .select_from(
+                    booking_resources.join(bookings, bookings.c.id == booking_resources.c.booking_id)
+                )
+                .where(bookings.c.product_id == "bench-seats", bookings.c.status.in_(live))
+                .group_by(bookings.c.availability_id, booking_resources.c.resource_id)
+            )
+            for availability_id, resource_id, places in held:
+                if int(places) > capacity[resource_id]:
+                    problems.append(
+                        f"{availability_id} {resource_id}: {places} places held, capacity {capacity[resource_id]}"
+                    )
+            doubled = await conn.execute(
+                select(booking_seats.c.availability_id, booking_seats.c.seat_id, func.count())
+                .where(booking_seats.c.product_id == "bench-seats")
+                .group_by(
+                    booking_seats.c.availability_id, booking_seats.c.resource_id, booking_seats.c.seat_id
+                )
+                .having(func.count() > 1)
+            )
+            problems.extend(f"{a} seat {s} held {n} times" for a, s, n in doubled)
+            seated = int(
+                await conn.scalar(
+                    select(func.count())
+                    .select_from(booking_seats)
+                    .where(booking_seats.c.product_id == "bench-seats")
+                )
+                or 0
+            )
+            booked = int(
+                await conn.scalar(
+                    select(func.count())
+                    .select_from(bookings)
+                    .where(bookings.c.product_id == "bench-seats", bookings.c.status.in_(live))
+                )
+                or 0
+            )
+            if seated != 2 * booked:
+                problems.append(f"{booked} live parties of two hold {seated} seats")
+            uuids = list(set(run.collected))
+            found: set[str] = set()
+            for start in range(0, len(uuids), 500):
+                rows = await conn.execute(
+                    select(bookings.c.uuid).where(bookings.c.uuid.in_(uuids[start : start + 500]))
+                )
+                found.update(row[0] for row in rows)
+            if len(found) != len(uuids):
+                problems.append(f"{len(uuids) - len(found)} bookings answered 200 are not in the database")
+    finally:
+        await database.dispose()
+    return problems
+
+
+ROUTES += [
+    Route("availability-resources-1d", "POST", "/octo/availability", RESOURCES, setup=_cruise_availability),
+    Route("resources-preview", "POST", "/octo/availability/resources", RESOURCES, setup=_cruise_resources),
+    Route("booking-reserve-seats", "POST", "/octo/bookings", RESOURCES, setup=_seated_reservation,
+          script="booking_slots.lua", check=_no_seat_twice,
+          expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),
+]  # fmt: skip

@@ -33,6 +33,9 @@ class Receiver:
     extra_headers: dict[str, str] = field(default_factory=dict)
     requests: list[Received] = field(default_factory=list)
     url: str = ""
+    delay: float = 0.0  # seconds to take before answering
+    overlapping: list[str] = field(default_factory=list)  # message ids received while one was open
+    _open: dict[str, int] = field(default_factory=dict)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -44,6 +47,15 @@ class Receiver:
             if not message.get("more_body"):
                 break
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        message = headers.get("webhook-id", "")
+        self._open[message] = self._open.get(message, 0) + 1
+        if self._open[message] > 1:
+            self.overlapping.append(message)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+        finally:
+            self._open[message] -= 1
         self.requests.append(Received(scope["path"], headers, body))
         status = self.statuses.popleft() if self.statuses else self.default_status
         extra = [(k.encode(), v.encode()) for k, v in self.extra_headers.items()]

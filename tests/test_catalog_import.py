@@ -158,7 +158,7 @@ async def test_catalogue_change_reaches_another_process(services: Services, demo
 
     other = build_services(services.settings)
     try:
-        assert len((await other.catalog.snapshot()).catalog.products) == 3
+        assert len((await other.catalog.snapshot()).catalog.products) == 7
         await services.catalog.import_text(MINIMAL)
         found = await other.connections.authenticate("demo-reseller-a")
         assert found is not None

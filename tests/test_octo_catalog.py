@@ -44,11 +44,20 @@ async def test_products_without_capabilities_are_plain_core(
     response = await client.get("/octo/products", headers=auth())
     assert response.status_code == 200
     products = response.json()
-    assert [p["id"] for p in products] == ["thames-sightseeing", "tower-of-stories", "sunset-kayak"]
+    assert [p["id"] for p in products] == [
+        "thames-sightseeing",
+        "tower-of-stories",
+        "sunset-kayak",
+        "city-bike-hire",
+        "harbour-city-pass",
+        "harbour-cruise",
+        "river-rib",
+    ]
     for product in products:
-        assert not (CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS) & product.keys()
+        assert not (CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS | {"isRental"}) & product.keys()
         for option in product["options"]:
             assert "pricingFrom" not in option and "title" not in option
+            assert "rentalDurations" not in option
             for unit in option["units"]:
                 assert "pricingFrom" not in unit and "title" not in unit
     tour = products[0]
@@ -71,7 +80,7 @@ async def test_products_with_content_and_pricing(client: httpx.AsyncClient, demo
     assert response.headers["Content-Language"] == "en-GB"
     assert response.headers["Available-Languages"] == "en-GB, de-DE"
     assert response.headers["Octo-Available-Languages"] == "en-GB, de-DE"
-    tour, museum, kayak = response.json()
+    tour, museum, kayak, *_others = response.json()
     assert tour.keys() >= CONTENT_PRODUCT_KEYS | PRICING_PRODUCT_KEYS
     assert tour["title"] == "Thames Sightseeing Cruise"
     assert tour["durationMinutesFrom"] == 60 and tour["durationMinutesTo"] == 90
@@ -145,7 +154,15 @@ async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> 
     response = await client.get("/octo/capabilities", headers=auth())
     assert response.status_code == 200
     ids = [c["id"] for c in response.json()]
-    assert ids == ["octo/content", "octo/pricing", "octo/cart"]
+    assert ids == [
+        "octo/content",
+        "octo/pricing",
+        "octo/cart",
+        "vendor/mappings",
+        "octo/rentals",
+        "octo/packages",
+        "octo/resources",
+    ]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 
 

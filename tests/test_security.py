@@ -166,7 +166,7 @@ async def test_the_migration_seals_existing_secrets_and_the_downgrade_opens_them
     box = SecretBox(KEY)
     database = Database(database_url)
     try:
-        await downgrade(database, "0004", box)
+        await downgrade(database, "0008", box)
         async with database.transaction(write=True) as conn:
             await conn.execute(
                 insert(connections).values(
@@ -188,7 +188,7 @@ async def test_the_migration_seals_existing_secrets_and_the_downgrade_opens_them
         async with database.transaction(write=False) as conn:
             (sealed,) = [row[0] for row in await conn.execute(select(signing_secrets.c.sealed_secret))]
         assert sealed.startswith("v1:") and box.open(sealed, "c-1") == "whsec_plain"
-        await downgrade(database, "0004", box)
+        await downgrade(database, "0008", box)
         async with database.transaction(write=False) as conn:
             plain = [row[0] for row in await conn.execute(text("SELECT secret FROM signing_secrets"))]
         assert plain == ["whsec_plain"]

@@ -13,6 +13,9 @@ from berth import __version__
 from berth.background import run_background
 from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
+from berth.http.admin.mappings import router as admin_mappings_router
+from berth.http.admin.pages import router as backoffice_router
+from berth.http.admin.resources import router as admin_resources_router
 from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.errors import install_error_handlers
@@ -22,7 +25,9 @@ from berth.http.octo.availability import router as octo_availability_router
 from berth.http.octo.bookings import router as octo_bookings_router
 from berth.http.octo.catalog import router as octo_catalog_router
 from berth.http.octo.common import bearer
+from berth.http.octo.mappings import router as octo_mappings_router
 from berth.http.octo.orders import router as octo_orders_router
+from berth.http.octo.resources import router as octo_resources_router
 from berth.http.octo.webhooks import router as octo_webhooks_router
 from berth.http.ops import router as ops_router
 from berth.logs import configure_logging
@@ -58,12 +63,17 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.include_router(ops_router, tags=["operations"])
     app.include_router(metrics_router, tags=["operations"])
     octo_routers = (
-        octo_catalog_router, octo_availability_router, octo_bookings_router, octo_orders_router, octo_webhooks_router,
+        octo_catalog_router, octo_availability_router, octo_bookings_router, octo_orders_router,
+        octo_webhooks_router, octo_mappings_router, octo_resources_router,
     )  # fmt: skip
     for router in octo_routers:
         app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
-    for router in (admin_router, admin_bookings_router, admin_webhooks_router):
+    admin_routers = (
+        admin_router, admin_bookings_router, admin_webhooks_router, admin_mappings_router, admin_resources_router,
+    )  # fmt: skip
+    for router in admin_routers:
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
+    app.include_router(backoffice_router)
     # Innermost first: the request context wraps the timeout, which wraps everything else.
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RateLimitMiddleware)

@@ -39,6 +39,9 @@ class Settings(BaseSettings):
         default=False, description="Allow webhook and mapping URLs on loopback or private networks"
     )
     delivery_concurrency: int = Field(default=20, ge=1, description="Deliveries sent at once per worker")
+    delivery_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="How long a receiver may take to answer"
+    )
     delivery_poll_seconds: float = Field(
         default=1.0, gt=0, description="How often an idle worker looks for work"
     )
@@ -67,6 +70,11 @@ class Settings(BaseSettings):
     )
     secret_key_previous: SecretStr | None = Field(
         default=None, description="Earlier secret keys, comma-separated: they still open what they sealed"
+    )
+    auth_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="How long a process trusts an API key check (revocations elsewhere take this long)",
     )
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"

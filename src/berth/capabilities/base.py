@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product, Supplier, Unit
+from berth.domain.mappings import MappedRows
 
 if TYPE_CHECKING:
     from berth.services.availability import CalendarDay, SlotAvailability
@@ -18,13 +19,21 @@ JSON = dict[str, Any]
 
 @dataclass(frozen=True)
 class View:
-    """How to serialize: the capabilities active on this request and the content language."""
+    """How to serialize: the capabilities active on this request, the content language and,
+    with vendor/mappings, the requesting connection's mapped rows (None: not loaded)."""
 
     capabilities: frozenset[str] = frozenset()
     language: str | None = None
+    mappings: MappedRows | None = None
 
     def has(self, capability_id: str) -> bool:
         return capability_id in self.capabilities
+
+    @property
+    def shared_key(self) -> tuple[frozenset[str], str | None]:
+        """What serializations shared by every connection (products, the supplier) depend on:
+        the key to cache them under. A connection's own data (its mapping rows) is left out."""
+        return self.capabilities, self.language
 
 
 class Capability:

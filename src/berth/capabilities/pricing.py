@@ -1,5 +1,10 @@
 """octo/pricing: currencies on products, `pricingFrom` on options (per booking) or units,
-prices on availability, calendar days and bookings, in the requested currency."""
+prices on availability, calendar days and bookings, in the requested currency.
+
+A rental's prices are the option's prices times its rental duration's `pricingMultiplier`
+(`scale_price`: each amount rounded half up to whole minor units), whether or not octo/rentals
+is requested: the price is what the booking costs. `pricingFrom` of a rental option starts at
+its smallest multiplier."""
 
 from __future__ import annotations
 
@@ -9,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
 from berth.domain.bookings import UnitItem
-from berth.domain.catalog import Option, Price, PricingPer, Product, Unit
-from berth.domain.pricing import lowest_prices, price_on
+from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration, Unit
+from berth.domain.pricing import lowest_prices, price_on, scale_price
 
 if TYPE_CHECKING:
     from berth.services.availability import CalendarDay, SlotAvailability
@@ -52,22 +57,43 @@ def total_json(prices: Sequence[Price], currency: str, precision: int = 2) -> JS
     }
 
 
-def _unit_prices(option: Option, currency: str, day: date) -> list[tuple[Unit, Price]]:
+def _price(
+    prices: tuple[Price, ...], currency: str, day: date, rental: RentalDuration | None
+) -> Price | None:
+    """The price on `day`, for the rental duration if there is one."""
+    price = price_on(prices, currency, day)
+    if price is None or rental is None:
+        return price
+    return scale_price(price, rental.pricing_multiplier)
+
+
+def _lowest(option: Option, prices: tuple[Price, ...], currencies: list[str]) -> list[Price]:
+    """The lowest prices; for a rental option, at its cheapest multiplier."""
+    lowest = lowest_prices(prices, currencies)
+    if not option.rental_durations:
+        return lowest
+    factor = min(d.pricing_multiplier for d in option.rental_durations)
+    return [scale_price(price, factor) for price in lowest]
+
+
+def _unit_prices(
+    option: Option, currency: str, day: date, rental: RentalDuration | None
+) -> list[tuple[Unit, Price]]:
     found = []
     for unit in option.units:
-        price = price_on(unit.prices, currency, day)
+        price = _price(unit.prices, currency, day, rental)
         if price is not None:
             found.append((unit, price))
     return found
 
 
 def _requested_prices(
-    option: Option, units: Sequence[tuple[str, int]], currency: str, day: date
+    option: Option, units: Sequence[tuple[str, int]], currency: str, day: date, rental: RentalDuration | None
 ) -> list[Price]:
     prices = []
     for unit_id, quantity in units:
         unit = option.unit(unit_id)
-        price = price_on(unit.prices, currency, day) if unit else None
+        price = _price(unit.prices, currency, day, rental) if unit else None
         if price is not None:
             prices.extend([price] * quantity)
     return prices
@@ -85,28 +111,28 @@ class PricingCapability(Capability):
     def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
         if product.pricing_per is PricingPer.BOOKING:
             out["pricingFrom"] = [
-                pricing_json(p) for p in lowest_prices(option.booking_prices, product.currencies)
+                pricing_json(p) for p in _lowest(option, option.booking_prices, product.currencies)
             ]
 
     def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
         if product.pricing_per is PricingPer.UNIT:
-            out["pricingFrom"] = [pricing_json(p) for p in lowest_prices(unit.prices, product.currencies)]
+            out["pricingFrom"] = [pricing_json(p) for p in _lowest(option, unit.prices, product.currencies)]
 
     def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
         if item.currency is None:
             return
         day = item.slot.local_date
         if item.product.pricing_per is PricingPer.BOOKING:
-            price = price_on(item.option.booking_prices, item.currency, day)
+            price = _price(item.option.booking_prices, item.currency, day, item.rental)
             if price is not None:
                 out["pricing"] = pricing_json(price)
             return
         out["unitPricing"] = [
             {"unitId": unit.id, **pricing_json(price)}
-            for unit, price in _unit_prices(item.option, item.currency, day)
+            for unit, price in _unit_prices(item.option, item.currency, day, item.rental)
         ]
         out["pricing"] = total_json(
-            _requested_prices(item.option, item.units, item.currency, day), item.currency
+            _requested_prices(item.option, item.units, item.currency, day, item.rental), item.currency
         )
 
     def calendar_fields(self, day: CalendarDay, out: JSON, view: View) -> None:
@@ -114,15 +140,16 @@ class PricingCapability(Capability):
             return
         if day.product.pricing_per is PricingPer.BOOKING:
             out["unitPricingFrom"] = []
-            price = price_on(day.option.booking_prices, day.currency, day.local_date)
+            price = _price(day.option.booking_prices, day.currency, day.local_date, day.rental)
             if price is not None:
                 out["pricingFrom"] = pricing_json(price)
             return
-        unit_prices = _unit_prices(day.option, day.currency, day.local_date)
+        unit_prices = _unit_prices(day.option, day.currency, day.local_date, day.rental)
         out["unitPricingFrom"] = [{"unitId": unit.id, **pricing_json(price)} for unit, price in unit_prices]
         if day.units:
             out["pricingFrom"] = total_json(
-                _requested_prices(day.option, day.units, day.currency, day.local_date), day.currency
+                _requested_prices(day.option, day.units, day.currency, day.local_date, day.rental),
+                day.currency,
             )
         elif unit_prices:
             out["pricingFrom"] = pricing_json(min((p for _, p in unit_prices), key=lambda p: p.retail))
@@ -137,13 +164,13 @@ class PricingCapability(Capability):
             return
         day = self._booking_day(details)
         if details.product.pricing_per is PricingPer.BOOKING:
-            price = price_on(details.option.booking_prices, booking.currency, day)
+            price = _price(details.option.booking_prices, booking.currency, day, details.rental)
             prices = [price] if price is not None else []
         else:
             prices = []
             for item in booking.unit_items:
                 unit = details.option.unit(item.unit_id)
-                unit_price = price_on(unit.prices, booking.currency, day) if unit else None
+                unit_price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
                 if unit_price is not None:
                     prices.append(unit_price)
         out["pricing"] = total_json(prices, booking.currency)
@@ -153,7 +180,8 @@ class PricingCapability(Capability):
         if booking.currency is None or details.product.pricing_per is not PricingPer.UNIT:
             return
         unit = details.option.unit(item.unit_id)
-        price = price_on(unit.prices, booking.currency, self._booking_day(details)) if unit else None
+        day = self._booking_day(details)
+        price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
         if price is not None:
             out["pricing"] = pricing_json(price)
 

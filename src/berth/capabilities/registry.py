@@ -5,11 +5,24 @@ from __future__ import annotations
 from berth.capabilities.base import Capability
 from berth.capabilities.cart import CartCapability
 from berth.capabilities.content import ContentCapability
+from berth.capabilities.mappings import ALIAS as MAPPINGS_ALIAS
+from berth.capabilities.mappings import MAPPINGS, MappingsCapability
+from berth.capabilities.packages import PackagesCapability
 from berth.capabilities.pricing import PricingCapability
+from berth.capabilities.rentals import RentalsCapability
+from berth.capabilities.resources import ResourcesCapability
 
-CAPABILITIES: tuple[Capability, ...] = (ContentCapability(), PricingCapability(), CartCapability())
+CAPABILITIES: tuple[Capability, ...] = (
+    ContentCapability(),
+    PricingCapability(),
+    CartCapability(),
+    MappingsCapability(),
+    RentalsCapability(),
+    PackagesCapability(),
+    ResourcesCapability(),
+)
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
-ALIASES: dict[str, str] = {}
+ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}
 
 
 def parse_capabilities(header: str | None) -> frozenset[str]:

@@ -5,6 +5,11 @@ own transaction (serializing for one tenant is cheap, and the diff needs the sta
 after). Availability changes are written to the outbox in the transaction and fanned out to
 every connection's `availability_update` webhooks by the worker after commit, one fan-out at a
 time, so nothing slow happens while a slot is locked and each slot's messages keep their order.
+
+Mapping notifications (vendor/mappings) are queued here too, in the transaction that resolved
+the row: one message to the row's `webhookUrl` each time its mapping changes, retried until a
+2XX arrives (never given up). A newer notification for a row supersedes an older one that is
+still waiting.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.capabilities.base import JSON, View
+from berth.capabilities.mappings import MAPPINGS, mapping_json
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
 from berth.domain.diff import diff
 from berth.domain.languages import choose_language
+from berth.domain.mappings import MappedRows, MappingRow, notification_target
 from berth.domain.orders import Order
 from berth.domain.slots import slot_for_id
 from berth.domain.webhooks import Webhook, WebhookEvent
@@ -28,9 +35,9 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.settings import Settings
-from berth.store import deliveries_repo, webhooks_repo
+from berth.store import deliveries_repo, mappings_repo, webhooks_repo
 from berth.store.database import Database
-from berth.store.deliveries_repo import NewDelivery
+from berth.store.deliveries_repo import PENDING, SENDING, NewDelivery
 from berth.views.availability import availability_view
 from berth.views.bookings import booking_view
 from berth.views.catalog import product_view
@@ -58,6 +65,48 @@ def webhook_delivery(webhook: Webhook, subject_key: str, payload: JSON) -> NewDe
     )
 
 
+MAPPING_EVENT = "mapping_update"
+
+
+def mapping_delivery(row: MappingRow) -> NewDelivery:
+    """The notification of a resolved row: the row shape, POSTed to its `webhookUrl`, signed
+    with the connection's secrets and retried until a 2XX arrives."""
+    assert row.webhook_url is not None
+    return NewDelivery(
+        id=message_id(),
+        kind="mapping",
+        webhook_id=None,
+        connection_id=row.connection_id,
+        target_key=notification_target(row.id),
+        subject_key=notification_target(row.id),
+        event=MAPPING_EVENT,
+        url=row.webhook_url,
+        headers={},
+        payload=mapping_json(row),
+        retry_on_error=True,
+        retry_forever=True,
+    )
+
+
+class MappingRows:
+    """Each connection's mapped rows, loaded once per fan-out for the webhooks that ask for
+    vendor/mappings."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self._conn = conn
+        self._loaded: dict[str, MappedRows] = {}
+
+    async def of(self, webhook: Webhook) -> MappedRows | None:
+        if MAPPINGS not in webhook.capabilities:
+            return None
+        rows = self._loaded.get(webhook.connection_id)
+        if rows is None:
+            rows = self._loaded[webhook.connection_id] = await mappings_repo.mapped_rows(
+                self._conn, webhook.connection_id
+            )
+        return rows
+
+
 class WebhookFanout:
     def __init__(
         self,
@@ -74,11 +123,17 @@ class WebhookFanout:
         self._availability = availability
         self.wakeup = asyncio.Event()
 
-    def _view(self, webhook: Webhook, catalog: Catalog, locales: Sequence[str] = ()) -> View:
+    def _view(
+        self,
+        webhook: Webhook,
+        catalog: Catalog,
+        locales: Sequence[str] = (),
+        mappings: MappedRows | None = None,
+    ) -> View:
         language = None
         if webhook.use_contact_language and locales:
             language = choose_language(", ".join(locales), catalog.languages)
-        return View(capabilities=frozenset(webhook.capabilities), language=language)
+        return View(capabilities=frozenset(webhook.capabilities), language=language, mappings=mappings)
 
     def _envelope(self, webhook: Webhook, catalog: Catalog, view: View) -> JSON:
         return {
@@ -98,8 +153,9 @@ class WebhookFanout:
         catalog = (await self._catalogs.snapshot()).catalog
         old, new = await describe(before), await describe(after)
         now = self._clock()
+        rows = MappingRows(conn)
         for hook in hooks:
-            view = self._view(hook, catalog, after.contact.locales)
+            view = self._view(hook, catalog, after.contact.locales, await rows.of(hook))
             old_json, new_json = booking_view(old, view), booking_view(new, view)
             payload = {
                 **self._envelope(hook, catalog, view),
@@ -165,6 +221,32 @@ class WebhookFanout:
                 )
         self.wakeup.set()
 
+    async def mapping_resolved(self, conn: AsyncConnection, row: MappingRow) -> None:
+        """Queue the notification of a row the supplier mapped (or re-mapped); an older one
+        still waiting is superseded, as it carries an outdated state."""
+        await deliveries_repo.supersede(conn, [notification_target(row.id)], (PENDING,))
+        await deliveries_repo.add_delivery(conn, mapping_delivery(row), self._clock())
+        self.wakeup.set()
+
+    async def mapping_url_changed(self, conn: AsyncConnection, row: MappingRow) -> None:
+        """The reseller moved a row's `webhookUrl`: a notification not yet delivered goes to
+        the new address instead (the old one may be why it was never delivered), or is dropped
+        when the row has no address or no mapping any more."""
+        target = notification_target(row.id)
+        if not await deliveries_repo.has_unfinished(conn, target):
+            return
+        if not row.mapped or row.webhook_url is None:
+            await deliveries_repo.supersede(conn, [target], (PENDING, SENDING))
+            return
+        await deliveries_repo.supersede(conn, [target], (PENDING,))
+        await deliveries_repo.add_delivery(conn, mapping_delivery(row), self._clock())
+        self.wakeup.set()
+
+    async def mappings_removed(self, conn: AsyncConnection, rows: Sequence[MappingRow]) -> None:
+        """Rows the reseller removed are not notified any more."""
+        targets = [notification_target(row.id) for row in rows]
+        await deliveries_repo.supersede(conn, targets, (PENDING, SENDING))
+
     # --- run by the worker after commit -------------------------------------------------------
 
     async def fan_out(self, batch: int = 200) -> int:
@@ -181,12 +263,13 @@ class WebhookFanout:
             )
             if hooks:
                 now = self._clock()
+                mapping_rows = MappingRows(conn)
                 for product_id, option_id, availability_id in subjects:
                     item = await self._slot(conn, catalog, product_id, option_id, availability_id)
                     if item is None:
                         continue
                     for hook in hooks:
-                        view = self._view(hook, catalog)
+                        view = self._view(hook, catalog, mappings=await mapping_rows.of(hook))
                         payload = {
                             **self._envelope(hook, catalog, view),
                             "productId": product_id,

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 import httpx
 import orjson
 import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection
 from standardwebhooks.webhooks import Webhook as Signer
 
 from berth.delivery.fanout import WebhookFanout
@@ -29,12 +31,10 @@ from berth.services.targets import check_delivery_url
 from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
 from berth.store.database import Database
-from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, Delivery
+from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SUPERSEDED, Delivery
 
 log = structlog.get_logger("berth.delivery")
 
-SEND_TIMEOUT = 10.0
-LEASE = timedelta(seconds=60)
 EXCERPT_BYTES = 2048
 USER_AGENT = "Berth-Webhooks/1"
 RESERVED_HEADERS = {"content-type", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"}
@@ -51,6 +51,18 @@ def _retry_after(response: httpx.Response, now: datetime) -> float | None:
             return max((parsedate_to_datetime(value) - now).total_seconds(), 0.0)
         except (TypeError, ValueError):
             return None
+
+
+@dataclass
+class Outcome:
+    """What one attempt at a delivery came to."""
+
+    delivery: Delivery
+    status_code: int | None = None
+    error: str | None = None
+    excerpt: str | None = None
+    retry_after: float | None = None
+    latency_ms: int = 0
 
 
 class DeliveryWorker:
@@ -70,8 +82,16 @@ class DeliveryWorker:
         self._fanout = fanout
         self._box = box or settings.secret_box()
         self._schedule = parse_schedule(settings.retry_schedule)
-        self._client = client or httpx.AsyncClient(timeout=SEND_TIMEOUT, follow_redirects=False)
+        self._timeout = settings.delivery_timeout_seconds
+        # A claimed delivery is leased for longer than a send can take, so a live worker's
+        # message is never picked up by another; a dead worker's lease simply runs out.
+        self._lease = timedelta(seconds=2 * self._timeout + 5)
+        self._client = client or httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
         self._concurrency = asyncio.Semaphore(settings.delivery_concurrency)
+
+    @property
+    def lease(self) -> timedelta:
+        return self._lease
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -95,46 +115,63 @@ class DeliveryWorker:
             for waiter in waiters:
                 waiter.cancel()
 
-    async def deliver_due(self, batch: int = 50) -> int:
+    async def deliver_due(self) -> int:
+        """Claim a batch, send it concurrently, and record every outcome in one transaction.
+        A batch is as large as the concurrency, so a worker that dies mid-batch leaves at most
+        that many messages to be sent again (receivers de-duplicate on `webhook-id`)."""
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
-            claimed = await deliveries_repo.claim_due(conn, now, now + LEASE, batch)
-        if claimed:
-            await asyncio.gather(*(self._send(delivery) for delivery in claimed))
+            claimed = await deliveries_repo.claim_due(
+                conn, now, now + self._lease, self._settings.delivery_concurrency
+            )
+        if not claimed:
+            return 0
+        async with self._db.transaction(write=False) as conn:
+            secrets = {
+                connection_id: await self._secrets_of(conn, connection_id, now)
+                for connection_id in {d.connection_id for d in claimed}
+            }
+        outcomes = await asyncio.gather(*(self._send(d, secrets[d.connection_id]) for d in claimed))
+        async with self._db.transaction(write=True) as conn:
+            for outcome in outcomes:
+                await self._record(conn, outcome)
         return len(claimed)
 
-    async def _send(self, delivery: Delivery) -> None:
+    async def _secrets_of(self, conn: AsyncConnection, connection_id: str, now: datetime) -> list[str] | None:
+        """The connection's live signing secrets, opened; None when the key cannot open them."""
+        try:
+            return await webhooks_repo.live_signing_secrets(conn, self._box, connection_id, now)
+        except SealError:
+            return None
+
+    async def _send(self, delivery: Delivery, secrets: list[str] | None) -> Outcome:
         async with self._concurrency:
             started = time.perf_counter()
-            status_code: int | None = None
-            error: str | None = None
-            excerpt: str | None = None
-            retry_after: float | None = None
+            outcome = Outcome(delivery)
+            if secrets is None:  # never send unsigned: record it and retry once the key is fixed
+                outcome.error = "the connection's signing secrets cannot be opened: check BERTH_SECRET_KEY"
+                return outcome
             try:
                 await check_delivery_url(delivery.url, self._settings.webhook_allow_private_targets)
-                body, headers = await self._signed(delivery)
+                body, headers = self._signed(delivery, secrets)
                 response = await self._client.post(delivery.url, content=body, headers=headers)
-                status_code = response.status_code
-                excerpt = response.content[:EXCERPT_BYTES].decode("utf-8", "replace")
-                retry_after = _retry_after(response, self._clock())
+                outcome.status_code = response.status_code
+                outcome.excerpt = response.content[:EXCERPT_BYTES].decode("utf-8", "replace")
+                outcome.retry_after = _retry_after(response, self._clock())
                 if response.is_redirect:
                     location = redact_url(response.headers.get("location", "?"))
-                    error = f"redirected to {location}; redirects are not followed"
+                    outcome.error = f"redirected to {location}; redirects are not followed"
             except OctoError as exc:
-                error = exc.message
-            except SealError:  # never send unsigned: record it and retry once the key is fixed
-                error = "the connection's signing secrets cannot be opened: check BERTH_SECRET_KEY"
+                outcome.error = exc.message
             except httpx.TimeoutException:
-                error = f"no answer within {SEND_TIMEOUT:.0f} s"
+                outcome.error = f"no answer within {self._timeout:g} s"
             except httpx.HTTPError as exc:
-                error = f"{type(exc).__name__}: {exc}"
-            latency_ms = round((time.perf_counter() - started) * 1000)
-            await self._record(delivery, status_code, error, latency_ms, excerpt, retry_after)
+                outcome.error = f"{type(exc).__name__}: {exc}"
+            outcome.latency_ms = round((time.perf_counter() - started) * 1000)
+            return outcome
 
-    async def _signed(self, delivery: Delivery) -> tuple[bytes, dict[str, str]]:
+    def _signed(self, delivery: Delivery, secrets: list[str]) -> tuple[bytes, dict[str, str]]:
         now = self._clock()
-        async with self._db.transaction(write=False) as conn:
-            secrets = await webhooks_repo.live_signing_secrets(conn, self._box, delivery.connection_id, now)
         body = orjson.dumps(delivery.payload)
         text = body.decode()
         signatures = " ".join(Signer(secret).sign(delivery.id, now, text) for secret in secrets)
@@ -151,15 +188,8 @@ class DeliveryWorker:
             headers["webhook-signature"] = signatures
         return body, headers
 
-    async def _record(
-        self,
-        delivery: Delivery,
-        status_code: int | None,
-        error: str | None,
-        latency_ms: int,
-        excerpt: str | None,
-        retry_after: float | None,
-    ) -> None:
+    async def _record(self, conn: AsyncConnection, outcome: Outcome) -> None:
+        delivery, status_code, error = outcome.delivery, outcome.status_code, outcome.error
         now = self._clock()
         attempts = delivery.attempts + 1
         ok = error is None and status_code is not None and 200 <= status_code < 300
@@ -171,19 +201,20 @@ class DeliveryWorker:
             status = FAILED
         else:
             delay = next_retry_delay(
-                self._schedule, attempts, random.random(), retry_after, delivery.retry_forever
+                self._schedule, attempts, random.random(), outcome.retry_after, delivery.retry_forever
             )
             status = FAILED if delay is None else PENDING
             next_at = None if delay is None else now + timedelta(seconds=delay)
-        async with self._db.transaction(write=True) as conn:
-            await deliveries_repo.record_attempt(
-                conn, delivery.id, now, status_code, error, latency_ms, excerpt
+        if status == PENDING and delivery.retry_forever and await deliveries_repo.has_newer(conn, delivery):
+            status, next_at = SUPERSEDED, None  # a newer message for the subject waits behind this one
+        await deliveries_repo.record_attempt(
+            conn, delivery.id, now, status_code, error, outcome.latency_ms, outcome.excerpt
+        )
+        await deliveries_repo.finish(conn, delivery.id, status, attempts, next_at, now if ok else None)
+        if gone and delivery.webhook_id is not None:
+            await webhooks_repo.disable_webhook(
+                conn, delivery.webhook_id, now, "the receiver answered 410 Gone"
             )
-            await deliveries_repo.finish(conn, delivery.id, status, attempts, next_at, now if ok else None)
-            if gone and delivery.webhook_id is not None:
-                await webhooks_repo.disable_webhook(
-                    conn, delivery.webhook_id, now, "the receiver answered 410 Gone"
-                )
         log.info(
             "delivery attempt",
             delivery=delivery.id,

@@ -12,6 +12,7 @@ from typing import Any
 
 from berth.domain.catalog import ContactField, Option
 from berth.domain.errors import InvalidUnitId, UnprocessableEntity
+from berth.domain.resources import Allocation
 
 
 class BookingStatus(StrEnum):
@@ -139,6 +140,16 @@ class Booking:
     order_id: str | None = None
     primary: bool = False
     order_position: int | None = None
+    # octo/rentals: the rental duration chosen, and when the item is due back (UTC). A rental
+    # holds its places over [slot_start, slot_end), not only at its start.
+    rental_duration_id: str | None = None
+    slot_end: datetime | None = None
+    # octo/packages: an included booking names its package booking and the include it books.
+    package_booking_id: str | None = None
+    package_include_id: str | None = None
+    # octo/resources: what the booking was given. Only a booking that holds places holds its
+    # allocations (like its places); the record stays on a cancelled or expired booking.
+    resource_allocations: tuple[Allocation, ...] = ()
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
@@ -304,6 +305,122 @@ class Price(CatalogModel):
         )
 
 
+# --- resources (octo/resources): vehicles, boats, rooms, guides, seat maps ------------------
+
+
+def _label(value: object) -> object:
+    """Seat ids, rows and columns are strings; YAML reads `row: 1` as a number."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+SeatLabel = Annotated[str, BeforeValidator(_label), Field(min_length=1, max_length=20)]
+SeatId = Annotated[
+    str, BeforeValidator(_label), Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.:\-]+$")
+]
+
+
+class CountBy(StrEnum):
+    """How a booking uses a resource's capacity."""
+
+    PAX = "PAX"  # every person takes a place (units' paxCount; an infant with paxCount 0 none)
+    UNITS = "UNITS"  # every unit item takes a place, whatever its paxCount
+    BOOKING = "BOOKING"  # a booking takes a whole resource (private hire); capacity caps its size
+
+
+class Seat(CatalogModel):
+    id: SeatId
+    title: str | None = None  # shown to guests; the id when not given
+    row: SeatLabel
+    column: SeatLabel
+
+    @property
+    def label(self) -> str:
+        return self.title or self.id
+
+
+class SeatMap(CatalogModel):
+    """The seats of a resource, and those never sold (crew seats, broken ones)."""
+
+    seats: Annotated[tuple[Seat, ...], Field(min_length=1)]
+    blocked: tuple[SeatId, ...] = ()
+
+
+class Seller(CatalogModel):
+    """A driver or guide (OCTO `Seller`)."""
+
+    id: Identifier
+    name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    tags: tuple[str, ...] = ()
+    email_address: str | None = None
+    phone_number: str | None = None
+
+
+class ServiceRule(CatalogModel):
+    """Slots a resource serves: those on the listed dates (or weekdays, within from/until) at
+    the listed start times. An empty field does not restrict."""
+
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+    weekdays: tuple[Weekday, ...] = WEEKDAYS
+    dates: tuple[date, ...] = ()
+    start_times: tuple[ClockTime, ...] = ()
+
+    def matches(self, day: date, clock: str | None) -> bool:
+        return (
+            (self.valid_from is None or self.valid_from <= day)
+            and (self.valid_until is None or day <= self.valid_until)
+            and WEEKDAYS[day.weekday()] in self.weekdays
+            and (not self.dates or day in self.dates)
+            and (not self.start_times or clock in self.start_times)
+        )
+
+
+class Resource(CatalogModel):
+    """One vehicle, boat, room or guide. Its capacity is `capacity`, or with a seat map the
+    seats that are not blocked. `serves` limits which slots it works (default: all of the
+    option's slots); `closedDates` takes it out of service on those dates."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1)]
+    capacity: Annotated[int, Field(ge=1)] | None = None
+    seat_map: SeatMap | None = None
+    serves: tuple[ServiceRule, ...] = ()
+    closed_dates: tuple[date, ...] = ()
+    driver: Seller | None = None
+    guide: Seller | None = None
+
+    @property
+    def places(self) -> int:
+        if self.capacity is not None:
+            return self.capacity
+        if self.seat_map is None:
+            return 0
+        blocked = set(self.seat_map.blocked)
+        return sum(1 for seat in self.seat_map.seats if seat.id not in blocked)
+
+    def serves_on(self, day: date, clock: str | None) -> bool:
+        if day in self.closed_dates:
+            return False
+        return not self.serves or any(rule.matches(day, clock) for rule in self.serves)
+
+
+class ResourceGroup(CatalogModel):
+    """Resources of one kind for an option (the boats, the coaches). Every booking takes
+    resources of each `required` group; with `split: false` a single resource must take the
+    whole party (OCTO resources rules 4 and 5)."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1)]
+    split: bool = False
+    required: bool = True
+    count_by: CountBy = CountBy.PAX
+    resources: Annotated[tuple[Resource, ...], Field(min_length=1)]
+
+    def resource(self, resource_id: str) -> Resource | None:
+        return next((r for r in self.resources if r.id == resource_id), None)
+
+
 # --- units, options, schedules, products ---------------------------------------------------
 
 
@@ -365,12 +482,50 @@ class Schedule(CatalogModel):
         )
 
 
+class RentalDuration(CatalogModel):
+    """One way to rent an item of a rental option (octo/rentals): how long it is out, and the
+    price factor. `durationAmount` days are calendar days in the product's time zone (an item
+    picked up at 10:00 is due back at 10:00); hours and minutes are elapsed time. Prices of
+    the option (unit or booking prices) are multiplied by `pricingMultiplier`."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    short_description: str | None = None
+    duration_amount: Annotated[int | float, Field(gt=0)]
+    duration_unit: DurationUnit
+    pricing_multiplier: Annotated[int | float, Field(gt=0, le=10_000)] = 1
+
+
 class CapacityOverride(CatalogModel):
     """A different capacity for one date (all its slots, or the one at `startTime`)."""
 
     date: date
     start_time: ClockTime | None = None
     capacity: Annotated[int, Field(ge=0)] | None
+
+
+class PackageInclude(CatalogModel):
+    """One product/option a package includes (octo/packages). `required`: every package booking
+    books it; `limit`: how many times one package booking may book it (Berth books it once);
+    `availabilityRequired`: the package booking names the include's availability."""
+
+    id: Identifier
+    product_id: Identifier
+    option_id: Identifier
+    required: bool = True
+    limit: Annotated[int, Field(ge=1)] = 1
+    validity_days: Annotated[int, Field(ge=0)] | None = None
+    availability_required: bool = True
+
+
+class PackageIncludeGroup(CatalogModel):
+    """A group of includes; `count` is how many of them one package booking may book at most
+    (None: no limit). Required includes always count."""
+
+    id: Identifier
+    title: str | None = None
+    count: Annotated[int, Field(ge=1)] | None = None
+    includes: Annotated[tuple[PackageInclude, ...], Field(min_length=1)]
 
 
 class Option(CatalogModel):
@@ -389,10 +544,37 @@ class Option(CatalogModel):
     schedules: tuple[Schedule, ...] = ()
     closed_dates: tuple[date, ...] = ()
     capacity_overrides: tuple[CapacityOverride, ...] = ()
+    # octo/rentals: an option with rental durations lends a stock of items (its schedules'
+    # capacity) for the duration the guest picks.
+    rental_durations: tuple[RentalDuration, ...] = ()
+    resource_groups: tuple[ResourceGroup, ...] = ()
     content: dict[LanguageTag, Content] = {}
+    package_includes: tuple[PackageIncludeGroup, ...] = ()
+
+    @property
+    def includes(self) -> list[PackageInclude]:
+        """Every include of every group, in order (octo/packages)."""
+        return [include for group in self.package_includes for include in group.includes]
 
     def unit(self, unit_id: str) -> Unit | None:
         return next((u for u in self.units if u.id == unit_id), None)
+
+    def resource_group(self, group_id: str) -> ResourceGroup | None:
+        return next((g for g in self.resource_groups if g.id == group_id), None)
+
+    def find_resource(self, resource_id: str) -> tuple[ResourceGroup, Resource] | None:
+        for group in self.resource_groups:
+            resource = group.resource(resource_id)
+            if resource is not None:
+                return group, resource
+        return None
+
+    @property
+    def is_rental(self) -> bool:
+        return bool(self.rental_durations)
+
+    def rental_duration(self, duration_id: str) -> RentalDuration | None:
+        return next((d for d in self.rental_durations if d.id == duration_id), None)
 
     @property
     def local_start_times(self) -> list[str]:
@@ -417,6 +599,11 @@ class Product(CatalogModel):
     default_currency: CurrencyCode | None = None
     options: Annotated[tuple[Option, ...], Field(min_length=1)]
     content: dict[LanguageTag, Content] = {}
+    package_booking_availability_required: bool = True
+
+    @property
+    def is_package(self) -> bool:
+        return any(option.package_includes for option in self.options)
 
     @field_validator("time_zone")
     @classmethod
@@ -433,6 +620,10 @@ class Product(CatalogModel):
     @property
     def default_option(self) -> Option:
         return next((o for o in self.options if o.default), self.options[0])
+
+    @property
+    def is_rental(self) -> bool:
+        return any(o.is_rental for o in self.options)
 
     @property
     def currencies(self) -> list[str]:
@@ -529,6 +720,13 @@ def catalog_problems(catalog: Catalog) -> list[tuple[Path, str]]:
                         f"{delivery_format.value} is not supported yet: Berth issues codes (QRCODE, CODE128, AZTECCODE)",
                     )
                 )
+        if product.is_rental and not product.availability_required:
+            problems.append(
+                (
+                    (*p_path, "availabilityRequired"),
+                    "a rental product needs availability: a rental starts at a time",
+                )
+            )
         if product.content and product.locale not in product.content:
             problems.append(
                 ((*p_path, "content"), f"content must include the product locale {product.locale!r}")
@@ -546,6 +744,76 @@ def catalog_problems(catalog: Catalog) -> list[tuple[Path, str]]:
                 problems.append(((*o_path, "id"), f"duplicate option id {option.id!r}"))
             seen_options.add(option.id)
             problems.extend(_option_problems(product, option, o_path, currencies))
+    problems.extend(package_problems(catalog))
+    return problems
+
+
+def include_unit(include_option: Option, unit: Unit) -> Unit | None:
+    """The include option's unit a package unit is booked as: same id, else same type."""
+    return include_option.unit(unit.id) or next(
+        (u for u in include_option.units if u.type is unit.type), None
+    )
+
+
+def package_problems(catalog: Catalog) -> list[tuple[Path, str]]:
+    """octo/packages: includes name existing products and options that are not packages; include
+    ids are unique per option; required includes can book every unit of the package option."""
+    problems: list[tuple[Path, str]] = []
+    for p_index, product in enumerate(catalog.products):
+        for o_index, option in enumerate(product.options):
+            seen: set[str] = set()
+            for g_index, group in enumerate(option.package_includes):
+                g_path: Path = ("products", p_index, "options", o_index, "packageIncludes", g_index)
+                required = sum(1 for include in group.includes if include.required)
+                if group.count is not None and required > group.count:
+                    problems.append(
+                        ((*g_path, "count"), f"{required} includes are required, more than count")
+                    )
+                for i_index, include in enumerate(group.includes):
+                    i_path: Path = (*g_path, "includes", i_index)
+                    if include.id in seen:
+                        problems.append(((*i_path, "id"), f"duplicate include id {include.id!r}"))
+                    seen.add(include.id)
+                    problems.extend(_include_problems(catalog, product, option, include, i_path))
+    return problems
+
+
+def _include_problems(
+    catalog: Catalog, product: Product, option: Option, include: PackageInclude, path: Path
+) -> list[tuple[Path, str]]:
+    included = catalog.product(include.product_id)
+    if included is None:
+        return [((*path, "productId"), f"no product {include.product_id!r} in the catalogue")]
+    if included.id == product.id or included.is_package:
+        return [((*path, "productId"), f"{included.id!r} is a package; packages cannot include packages")]
+    included_option = included.option(include.option_id)
+    if included_option is None:
+        return [((*path, "optionId"), f"product {included.id!r} has no option {include.option_id!r}")]
+    problems: list[tuple[Path, str]] = []
+    if not include.availability_required and included.availability_required:
+        problems.append(
+            (
+                (*path, "availabilityRequired"),
+                f"product {included.id!r} requires an availability, so this include does too",
+            )
+        )
+    if include.availability_required and not product.package_booking_availability_required:
+        problems.append(
+            (
+                (*path, "availabilityRequired"),
+                "the package product has packageBookingAvailabilityRequired false",
+            )
+        )
+    if include.required:
+        for unit in option.units:
+            if include_unit(included_option, unit) is None:
+                problems.append(
+                    (
+                        (*path, "optionId"),
+                        f"unit {unit.id!r} ({unit.type.value}) has no unit of that id or type in "
+                        f"{included.id!r}/{included_option.id!r}",
+                    )
+                )
     return problems
 
 
@@ -583,6 +851,127 @@ def _option_problems(
     for s_index, schedule in enumerate(option.schedules):
         s_path: Path = (*o_path, "schedules", s_index)
         problems.extend(_schedule_problems(product.availability_type, schedule, s_path))
+    problems.extend(_rental_problems(product.availability_type, option, o_path))
+    problems.extend(_resource_problems(product, option, o_path))
+    return problems
+
+
+# The longest rental: a year of 366 days.
+MAX_RENTAL_MINUTES = 366 * 24 * 60
+_UNIT_MINUTES = {DurationUnit.minute: 1, DurationUnit.hour: 60, DurationUnit.day: 24 * 60}
+
+
+def rental_minutes(duration: RentalDuration) -> Decimal:
+    """The duration in minutes, exactly (a day counted as 24 hours)."""
+    return duration_minutes(duration.duration_amount, duration.duration_unit)
+
+
+def duration_minutes(amount: int | float, unit: DurationUnit) -> Decimal:
+    return Decimal(str(amount)) * _UNIT_MINUTES[unit]
+
+
+def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+    for d_index, duration in enumerate(option.rental_durations):
+        d_path: Path = (*o_path, "rentalDurations", d_index)
+        if duration.id in seen:
+            problems.append(((*d_path, "id"), f"duplicate rental duration id {duration.id!r}"))
+        seen.add(duration.id)
+        minutes = rental_minutes(duration)
+        if minutes != minutes.to_integral_value() or minutes < 1:
+            problems.append(((*d_path, "durationAmount"), "the duration must be a whole number of minutes"))
+        elif minutes > MAX_RENTAL_MINUTES:
+            problems.append(((*d_path, "durationAmount"), "a rental lasts at most 366 days"))
+        if (
+            kind is AvailabilityType.OPENING_HOURS
+            and duration.duration_unit is DurationUnit.day
+            and duration.duration_amount != int(duration.duration_amount)
+        ):
+            problems.append(
+                (
+                    (*d_path, "durationAmount"),
+                    "rentals by opening hours last whole days (or hours within a day)",
+                )
+            )
+        multiplier = Decimal(str(duration.pricing_multiplier))
+        if multiplier != multiplier.quantize(Decimal("0.0001")):
+            problems.append(((*d_path, "pricingMultiplier"), "at most 4 decimal places"))
+    return problems
+
+
+def _resource_problems(product: Product, option: Option, o_path: Path) -> list[tuple[Path, str]]:
+    """Unique group and resource ids (resources across all groups of the option), a capacity
+    for every resource, sound seat maps, and service rules that name real start times."""
+    problems: list[tuple[Path, str]] = []
+    seen_groups: set[str] = set()
+    seen_resources: set[str] = set()
+    start_times = set(option.local_start_times)
+    for g_index, group in enumerate(option.resource_groups):
+        g_path: Path = (*o_path, "resourceGroups", g_index)
+        if group.id in seen_groups:
+            problems.append(((*g_path, "id"), f"duplicate resource group id {group.id!r}"))
+        seen_groups.add(group.id)
+        for r_index, resource in enumerate(group.resources):
+            r_path: Path = (*g_path, "resources", r_index)
+            if resource.id in seen_resources:
+                problems.append(
+                    ((*r_path, "id"), f"duplicate resource id {resource.id!r} (ids are unique in an option)")
+                )
+            seen_resources.add(resource.id)
+            if resource.seat_map is None and resource.capacity is None:
+                problems.append((r_path, "a resource needs a capacity or a seat map"))
+            if resource.seat_map is not None:
+                problems.extend(_seat_map_problems(resource, (*r_path, "seatMap")))
+            for rule_index, rule in enumerate(resource.serves):
+                rule_path: Path = (*r_path, "serves", rule_index)
+                if rule.valid_from and rule.valid_until and rule.valid_from > rule.valid_until:
+                    problems.append((rule_path, "'from' is after 'until'"))
+                if not rule.weekdays:
+                    problems.append(((*rule_path, "weekdays"), "at least one weekday is required"))
+                if rule.start_times and product.availability_type is AvailabilityType.OPENING_HOURS:
+                    problems.append(
+                        ((*rule_path, "startTimes"), "an OPENING_HOURS product has no start times to serve")
+                    )
+                for t_index, clock in enumerate(rule.start_times):
+                    if product.availability_type is AvailabilityType.START_TIME and clock not in start_times:
+                        problems.append(
+                            (
+                                (*rule_path, "startTimes", t_index),
+                                f"option {option.id!r} has no departure at {clock}",
+                            )
+                        )
+    return problems
+
+
+def _seat_map_problems(resource: Resource, path: Path) -> list[tuple[Path, str]]:
+    assert resource.seat_map is not None
+    problems: list[tuple[Path, str]] = []
+    seen_ids: set[str] = set()
+    seen_places: set[tuple[str, str]] = set()
+    for s_index, seat in enumerate(resource.seat_map.seats):
+        if seat.id in seen_ids:
+            problems.append(((*path, "seats", s_index, "id"), f"duplicate seat id {seat.id!r}"))
+        if (seat.row, seat.column) in seen_places:
+            problems.append(
+                ((*path, "seats", s_index), f"two seats in row {seat.row!r}, column {seat.column!r}")
+            )
+        seen_ids.add(seat.id)
+        seen_places.add((seat.row, seat.column))
+    for b_index, blocked in enumerate(resource.seat_map.blocked):
+        if blocked not in seen_ids:
+            problems.append(((*path, "blocked", b_index), f"{blocked!r} is not a seat of this map"))
+    bookable = len(seen_ids - set(resource.seat_map.blocked))
+    if bookable == 0:
+        problems.append(((*path, "blocked"), "every seat is blocked"))
+    elif resource.capacity is not None and resource.capacity != bookable:
+        problems.append(
+            (
+                (*path[:-1], "capacity"),
+                f"capacity {resource.capacity} differs from the {bookable} seats that are not blocked "
+                "(leave capacity out: the seat map gives it)",
+            )
+        )
     return problems
 
 

@@ -94,3 +94,16 @@ class InvalidOrderId(OctoError):
 
     def __init__(self, order_id: Any) -> None:
         super().__init__(f"The order {order_id!r} does not exist", id=order_id, orderId=order_id)
+
+
+class InvalidRentalDurationId(OctoError):
+    """octo/rentals: a `rentalDurationId` that is not one of the option's rental durations (or
+    none, where the option has several to choose from)."""
+
+    code = "INVALID_RENTAL_DURATION_ID"
+
+    def __init__(self, duration_id: Any, message: str | None = None) -> None:
+        super().__init__(
+            message or f"The rental duration {duration_id!r} is not a rental duration of this option",
+            rentalDurationId=duration_id,
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import structlog
@@ -70,9 +71,27 @@ def validation_message(errors: list[Any]) -> str:
 _METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
 
 
+def _documented_paths(app: Any) -> list[tuple[int, re.Pattern[str], list[str]]]:
+    """(parameters, pattern, methods) of each path of the OpenAPI document, built once."""
+    found: list[tuple[int, re.Pattern[str], list[str]]] | None = getattr(app.state, "documented_paths", None)
+    if found is None:
+        found = []
+        for template, operations in app.openapi().get("paths", {}).items():
+            pattern = re.compile("^" + re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template)) + "$")
+            methods = sorted(m.upper() for m in operations if m.upper() in _METHODS)
+            found.append((template.count("{"), pattern, methods))
+        found.sort(key=lambda entry: entry[0])
+        app.state.documented_paths = found
+    return found
+
+
 def _allowed_methods(request: Request) -> list[str]:
-    """Every method some route serves on this path (Starlette names only the first route's).
-    Asked of the routes themselves, so routers included in routers answer too."""
+    """The methods the OpenAPI document lists for this path; where paths overlap
+    (`/mappings/counts` and `/mappings/{mappingId}`) the most literal one. Starlette names only
+    the first route's method. Paths outside the document: asked of the routes themselves."""
+    for _, pattern, methods in _documented_paths(request.app):
+        if pattern.match(request.url.path):
+            return methods
     routes = request.app.router.routes
     return [
         method

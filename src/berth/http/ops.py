@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
-from berth.http.context import services
+from berth.http.context import current_services
 from berth.http.responses import json_response
 from berth.services.container import Services
 
@@ -18,7 +18,7 @@ async def healthz() -> Response:
 
 
 @router.get("/readyz", summary="The database answers")
-async def readyz(svc: Services = Depends(services)) -> Response:
+async def readyz(svc: Services = Depends(current_services)) -> Response:
     try:
         await svc.database.ping()
     except Exception as exc:  # any failure to reach the database means "not ready"

@@ -3,6 +3,11 @@ expire; and the supplier's redeem, accept, reject and forced cancel.
 
 Every write that can take places locks the slot(s) it touches and re-checks capacity inside
 the same transaction, so two writers can never both take the last places.
+
+Rentals (octo/rentals) hold their items over an interval, so two rentals starting at different
+times compete for the same items whenever they overlap. Their writers lock one row per rental
+option (`RENTAL_LOCK`) instead of a slot: every rental write of the option takes turns, so the
+peak re-read inside the lock sees every overlapping rental, whatever its start and length.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import orjson
 from sqlalchemy.exc import IntegrityError
@@ -32,7 +38,7 @@ from berth.domain.bookings import (
     new_reference,
     pax_of,
 )
-from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.catalog_lookup import find_currency, find_option, find_product
 from berth.domain.errors import (
     BadRequest,
@@ -41,11 +47,15 @@ from berth.domain.errors import (
     NotFound,
     UnprocessableEntity,
 )
+from berth.domain.rentals import affected_starts, rental_duration_for, rental_slot
+from berth.domain.resources import Allocation, ResourceUse, availability_state, check_selection, party_of
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
-from berth.domain.times import format_utc
+from berth.domain.times import format_local, format_utc
+from berth.services.availability import held_in, rental_peaks
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
+from berth.services.resources import ResourceService
 from berth.settings import Settings
 from berth.store import bookings_repo, catalog_repo, orders_repo
 from berth.store.bookings_repo import BookingFilter
@@ -65,6 +75,14 @@ class UnitItemInput:
 
 
 @dataclass(frozen=True)
+class PackageBookingInput:
+    """octo/packages: the include a package booking books, at which availability."""
+
+    include_id: str | None
+    availability_id: str | None = None
+
+
+@dataclass(frozen=True)
 class ReserveInput:
     product_id: str | None
     option_id: str | None
@@ -77,6 +95,10 @@ class ReserveInput:
     contact: Contact | None = None
     currency: str | None = None
     order_id: str | None = None
+    rental_duration_id: str | None = None
+    package_bookings: tuple[PackageBookingInput, ...] | None = None
+    # octo/resources: resourceAllocations[].resourceId (None: not sent or capability off)
+    resource_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -89,25 +111,41 @@ class UpdateInput:
     notes: str | None = None
     reseller_reference: str | None = None
     contact: Contact | None = None
+    rental_duration_id: str | None = None
     sent: frozenset[str] = frozenset()
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
 
 
 @dataclass(frozen=True)
 class ConfirmInput:
+    """`rental_duration_id`: a new rental duration for the booking (None: keep its own)."""
+
     contact: Contact
     reseller_reference: str | None = None
     unit_items: tuple[UnitItemInput, ...] | None = None
     notes: str | None = None
+    rental_duration_id: str | None = None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
 
 
 @dataclass(frozen=True)
 class PreparedBooking:
-    """A checked reservation, not yet stored."""
+    """A checked reservation, not yet stored. For a rental, `slot` ends when the item is due
+    back and `rental` is the duration."""
 
     booking: Booking
     product: Product
     option: Option
     slot: Slot | None
+    rental: RentalDuration | None = None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources: the client's selection
+
+    @property
+    def lock_key(self) -> SlotKey | None:
+        """The lock row a write of this booking takes (None: it takes no places)."""
+        if self.slot is None:
+            return None
+        return lock_key(self.product.id, self.option.id, self.slot.id, rental=self.rental is not None)
 
 
 @dataclass(frozen=True)
@@ -121,11 +159,14 @@ class BookingDetails:
     state: SlotState | None
     cancellable: bool
     order_reference: str | None = None
+    rental: RentalDuration | None = None
+    # octo/packages: the included bookings of a package booking.
+    package_bookings: tuple[BookingDetails, ...] = ()
 
 
 def fingerprint(data: ReserveInput) -> str:
     """What makes two reservations with one uuid 'the same request' (OCTO.md §5.3)."""
-    document = {
+    document: dict[str, Any] = {
         "productId": data.product_id,
         "optionId": data.option_id,
         "availabilityId": data.availability_id,
@@ -139,28 +180,39 @@ def fingerprint(data: ReserveInput) -> str:
         "currency": data.currency,
         "orderId": data.order_id,
     }
+    if data.rental_duration_id is not None:  # absent otherwise: fingerprints made before rentals still match
+        document["rentalDurationId"] = data.rental_duration_id
+    if data.package_bookings is not None:
+        document["packageBookings"] = [[p.include_id, p.availability_id] for p in data.package_bookings]
+    if data.resource_ids is not None:
+        document["resourceIds"] = list(data.resource_ids)
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 SlotKey = tuple[str, str, str]
+# The availability id of the one lock row of a rental option (never a real availability id).
+RENTAL_LOCK = "RENTAL"
+
+
+def lock_key(product_id: str, option_id: str, availability_id: str, *, rental: bool) -> SlotKey:
+    """The lock row of a write that takes places: the slot's, or the rental option's."""
+    return (product_id, option_id, RENTAL_LOCK if rental else availability_id)
 
 
 def _slot_key(booking: Booking) -> SlotKey:
     return (booking.product_id, booking.option_id, booking.availability_id or "")
 
 
-def _moved_places(before: Booking | None, after: Booking, now: datetime) -> list[SlotKey]:
-    """The slots whose held places differ between the two versions of a booking."""
+def _holding(booking: Booking | None, now: datetime) -> tuple[SlotKey, datetime | None, int] | None:
+    """What a booking holds: its slot, when a rental's item is due back, and how many places."""
+    if booking is None or booking.availability_id is None or not booking.holds_places(now):
+        return None
+    return _slot_key(booking), booking.slot_end, booking.pax
 
-    def holding(booking: Booking | None) -> tuple[SlotKey, int] | None:
-        if booking is None or booking.availability_id is None or not booking.holds_places(now):
-            return None
-        return _slot_key(booking), booking.pax
 
-    old, new = holding(before), holding(after)
-    if old == new:
-        return []
-    return list(dict.fromkeys(held[0] for held in (old, new) if held is not None))
+def _with_end(product: Product, slot: Slot, end: datetime | None) -> Slot:
+    """A rental booking's slot ends when its item is due back (as stored with the booking)."""
+    return slot if end is None else replace(slot, end=end.astimezone(ZoneInfo(product.time_zone)))
 
 
 def _merge_contact(old: Contact, new: Contact) -> Contact:
@@ -179,12 +231,14 @@ class BookingService:
         clock: Clock,
         catalogs: CatalogService,
         observer: ChangeObserver,
+        resources: ResourceService | None = None,
     ) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
         self._catalogs = catalogs
         self._observer = observer
+        self._resources = resources or ResourceService(database, settings, clock)
 
     def now(self) -> datetime:
         return self._clock()
@@ -235,13 +289,20 @@ class BookingService:
         return slot
 
     async def _held_unlocked(
-        self, product: Product, option: Option, slot: Slot | None, now: datetime, excluding: str | None
+        self,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        now: datetime,
+        excluding: str | None,
+        *,
+        rental: bool = False,
     ) -> int | None:
         """DEBUG mode only: read held places before the write transaction (the race)."""
         if slot is None or not self._settings.debug_disable_slot_lock:
             return None
         async with self._db.transaction(write=False) as conn:
-            return await self._held_in(conn, product, option, slot, now, excluding)
+            return await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
 
     @staticmethod
     async def _held_in(
@@ -251,11 +312,12 @@ class BookingService:
         slot: Slot,
         now: datetime,
         excluding: str | None,
+        *,
+        rental: bool = False,
     ) -> int:
-        start = slot.start.astimezone(UTC)
-        held = await bookings_repo.held_places(
-            conn, product.id, option.id, start, start, now, excluding=excluding
-        )
+        """Places held in `slot` by other bookings; for a rental slot (ending when the item is
+        due back), the peak of items out at any instant of it."""
+        held = await held_in(conn, product, option, [slot], now, rental=rental, excluding=excluding)
         return held.get(slot.id, 0)
 
     async def _take_places(
@@ -269,13 +331,21 @@ class BookingService:
         *,
         excluding: str | None = None,
         held_before: int | None = None,
-        also_lock: Sequence[Slot] = (),
+        also_lock: Sequence[SlotKey] = (),
+        rental: bool = False,
     ) -> None:
-        """Lock the slot, then check that `pax` more places fit. Raises UNPROCESSABLE_ENTITY."""
+        """Lock the slot (a rental: its option's rental row), then check that `pax` more places
+        fit (a rental: over the whole of `slot`, which ends when the item is due back). Raises
+        UNPROCESSABLE_ENTITY."""
         if held_before is None:
-            keys = [(product.id, option.id, s.id) for s in (slot, *also_lock)]
+            keys = [lock_key(product.id, option.id, slot.id, rental=rental), *also_lock]
             await bookings_repo.lock_slots(conn, keys)
-            held = await self._held_in(conn, product, option, slot, now, excluding)
+            # No limit (freesale, or capacity from resources): the places held do not matter.
+            held = (
+                0
+                if slot.capacity is None
+                else await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
+            )
         else:
             held = held_before
         state = slot_state(slot, held, now, pax)
@@ -284,9 +354,44 @@ class BookingService:
                 reason = "is closed for sale" if slot.closed else "is past its sales cutoff"
                 raise UnprocessableEntity(f"Availability {slot.id} {reason}")
             left = state.vacancies or 0
+            if rental:
+                raise UnprocessableEntity(
+                    f"Availability {slot.id} is sold out for a rental until {format_local(slot.end)}: "
+                    f"{left} item(s) free all that time, {pax} requested"
+                )
             raise UnprocessableEntity(
                 f"Availability {slot.id} is sold out: {left} place(s) left, {pax} requested"
             )
+
+    async def _reallocated(
+        self,
+        conn: AsyncConnection,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        booking: Booking,
+        items: Sequence[UnitItem],
+        selection: Sequence[str] | None,
+        *,
+        moved: bool,
+        same_option: bool = True,
+    ) -> tuple[Allocation, ...]:
+        """A changed booking's allocations (octo/resources rules 2 and 3): a non-empty selection
+        replaces them; otherwise (absent or `[]`) they stay as they are unless the party or the
+        slot changed, and then the booking is re-allocated, keeping its resources (and seats)
+        where they still fit."""
+        if slot is None or not option.resource_groups:
+            return ()
+        party = party_of(option, [i.unit_id for i in items])
+        previous = booking.resource_allocations if same_option else ()
+        changed = (
+            moved or not same_option or party != party_of(option, [i.unit_id for i in booking.unit_items])
+        )
+        if not selection and not changed and booking.resource_allocations:
+            return booking.resource_allocations
+        return await self._resources.allocate_in(
+            conn, product, option, slot, booking, party, selection or None, previous
+        )
 
     async def _product(self, conn: AsyncConnection, catalog: Catalog, product_id: str) -> Product:
         product = catalog.product(product_id) or await catalog_repo.load_archived_product(conn, product_id)
@@ -297,35 +402,59 @@ class BookingService:
     async def _details(
         self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
     ) -> list[BookingDetails]:
-        """Serializable details for bookings, with one held-places query per option. Bookings
-        are shown as they stand now (a passed hold as EXPIRED) unless `exact`."""
+        """Serializable details for bookings, with one held-places query per option (one
+        interval query per rental option). Bookings are shown as they stand now (a passed hold
+        as EXPIRED) unless `exact`."""
         now = self._clock()
         resolved: list[tuple[Booking, Product, Option, Slot | None]] = []
         groups: dict[tuple[str, str], list[Slot]] = {}
+        rentals: dict[tuple[str, str], list[int]] = {}  # indexes into `resolved`
+        targets: dict[tuple[str, str], tuple[Product, Option]] = {}
         for raw in bookings:
             booking = raw if exact else as_of(raw, now)
             product = await self._product(conn, catalog, booking.product_id)
             option = product.option(booking.option_id) or product.default_option
             slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
-            resolved.append((booking, product, option, slot))
-            if slot is not None:
+            if slot is not None and booking.slot_end is not None:
+                slot = _with_end(product, slot, booking.slot_end)
+                rentals.setdefault((product.id, option.id), []).append(len(resolved))
+            elif slot is not None:
                 groups.setdefault((product.id, option.id), []).append(slot)
+                targets[(product.id, option.id)] = (product, option)
+            resolved.append((booking, product, option, slot))
         held: dict[tuple[str, str], dict[str, int]] = {}
+        uses: dict[tuple[str, str], dict[str, dict[str, ResourceUse]]] = {}
         for (product_id, option_id), slots in groups.items():
             first = min(s.start for s in slots).astimezone(UTC)
             last = max(s.start for s in slots).astimezone(UTC)
             held[(product_id, option_id)] = await bookings_repo.held_places(
                 conn, product_id, option_id, first, last, now
             )
+            uses[(product_id, option_id)] = await self._resources.use_in(
+                conn, *targets[(product_id, option_id)], slots, now
+            )
+        peaks: dict[int, int] = {}
+        for (product_id, option_id), indexes in rentals.items():
+            windows = [
+                (slot.start, slot.end) for index in indexes if (slot := resolved[index][3]) is not None
+            ]
+            found = await rental_peaks(conn, product_id, option_id, windows, now)
+            peaks.update(zip(indexes, found, strict=True))
         order_references = await orders_repo.references(
             conn, (b.order_id for b, *_ in resolved if b.order_id)
         )
         details = []
-        for booking, product, option, slot in resolved:
+        for index, (booking, product, option, slot) in enumerate(resolved):
             state = None
             cutoff = None
             if slot is not None:
-                state = slot_state(slot, held.get((product.id, option.id), {}).get(slot.id, 0), now)
+                if index in peaks:
+                    state = slot_state(slot, peaks[index], now)
+                else:
+                    use = uses.get((product.id, option.id), {}).get(slot.id, {})
+                    state = availability_state(
+                        option, slot, held.get((product.id, option.id), {}).get(slot.id, 0), use, now
+                    )
                 cutoff = cancellation_cutoff(option, slot)
             details.append(
                 BookingDetails(
@@ -336,9 +465,40 @@ class BookingService:
                     state,
                     is_cancellable(booking, cutoff, now),
                     order_references.get(booking.order_id or ""),
+                    option.rental_duration(booking.rental_duration_id)
+                    if booking.rental_duration_id
+                    else None,
                 )
             )
-        return details
+        return await self._with_package_bookings(conn, catalog, details, exact)
+
+    async def _with_package_bookings(
+        self, conn: AsyncConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
+    ) -> list[BookingDetails]:
+        """octo/packages: package bookings with their included bookings (one query for all)."""
+        packages = [d.booking.id for d in details if d.option.package_includes]
+        if not packages:
+            return details
+        members = await bookings_repo.package_members(conn, packages)
+        described = await self._details(conn, catalog, members, exact=exact)
+        by_package: dict[str, list[BookingDetails]] = {}
+        for member in described:
+            by_package.setdefault(member.booking.package_booking_id or "", []).append(member)
+        result = []
+        for d in details:
+            found = by_package.get(d.booking.id)
+            if found:
+                order = [i.id for i in d.option.includes]
+                found.sort(
+                    key=lambda m: (
+                        order.index(m.booking.package_include_id or "")
+                        if (m.booking.package_include_id or "") in order
+                        else len(order)
+                    )
+                )
+                d = replace(d, package_bookings=tuple(found))
+            result.append(d)
+        return result
 
     async def describe(
         self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
@@ -374,6 +534,7 @@ class BookingService:
         change of an existing booking, an availability_update for each slot whose held places
         changed."""
         now = self._clock()
+        await self._resources.sync_in(conn, before, after, now)
         await bookings_repo.add_event(
             conn, after.id, now, kind, actor, {"status": after.status.value, **(detail or {})}
         )
@@ -381,9 +542,34 @@ class BookingService:
             await self._observer.booking_changed(
                 conn, lambda b: self._exactly(conn, catalog, b), before, after
             )
-        moved = _moved_places(before, after, now) if slots is None else slots
+        moved = self._moved_slots(catalog, before, after, now) if slots is None else slots
         if moved:
             await self._observer.slots_changed(conn, moved)
+
+    def _moved_slots(
+        self, catalog: Catalog, before: Booking | None, after: Booking, now: datetime
+    ) -> list[SlotKey]:
+        """The slots whose held places differ between the two versions of a booking."""
+        old, new = _holding(before, now), _holding(after, now)
+        if old == new:
+            return []
+        keys: list[SlotKey] = []
+        for booking, held in ((before, old), (after, new)):
+            if booking is not None and held is not None:
+                keys.extend(self._slots_of(catalog, booking))
+        return list(dict.fromkeys(keys))
+
+    @staticmethod
+    def _slots_of(catalog: Catalog, booking: Booking) -> list[SlotKey]:
+        """The slots whose availability the places of `booking` count in: its own, or for a
+        rental every start slot whose rentals would overlap the booking's interval."""
+        own = _slot_key(booking)
+        product = catalog.product(booking.product_id)
+        option = product.option(booking.option_id) if product else None
+        if product is None or option is None or booking.slot_start is None or booking.slot_end is None:
+            return [own]
+        starts = affected_starts(product, option, booking.slot_start, booking.slot_end)
+        return [(product.id, option.id, slot.id) for slot in starts] or [own]
 
     # --- reseller operations ---------------------------------------------------------------
 
@@ -402,9 +588,14 @@ class BookingService:
         """Check a reservation against the catalogue and build the booking it would create."""
         product = find_product(catalog, data.product_id)
         option = find_option(product, data.option_id)
+        rental = rental_duration_for(option, data.rental_duration_id)
         slot = self._slot(product, option, data.availability_id)
+        if slot is not None and rental is not None:
+            slot = rental_slot(slot, rental)
         items = self._unit_items(option, data.unit_items)
         currency = find_currency(product, data.currency)
+        if data.resource_ids:
+            check_selection(catalog, product, option, data.resource_ids)
         now = self._clock()
         booking = Booking(
             id=str(uuidlib.uuid4()),
@@ -432,15 +623,21 @@ class BookingService:
             order_id=order_id,
             primary=primary,
             order_position=order_position,
+            rental_duration_id=rental.id if rental else None,
+            slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
-        return PreparedBooking(booking, product, option, slot)
+        return PreparedBooking(booking, product, option, slot, rental, data.resource_ids)
 
     async def held_before(self, prepared: PreparedBooking) -> int | None:
         if prepared.booking.test_mode:
             return None
-        return await self._held_unlocked(
-            prepared.product, prepared.option, prepared.slot, self._clock(), None
+        await self._resources.read_unlocked(
+            prepared.booking, prepared.product, prepared.option, prepared.slot
         )
+        return await self._held_unlocked(
+            prepared.product, prepared.option, prepared.slot, self._clock(), None,
+            rental=prepared.rental is not None,
+        )  # fmt: skip
 
     async def place_in(
         self, conn: AsyncConnection, catalog: Catalog, prepared: PreparedBooking, held_before: int | None
@@ -455,8 +652,15 @@ class BookingService:
         if prepared.slot is not None and not booking.test_mode:
             await self._take_places(
                 conn, prepared.product, prepared.option, prepared.slot, booking.pax, self._clock(),
-                held_before=held_before,
+                held_before=held_before, rental=prepared.rental is not None,
             )  # fmt: skip
+        if prepared.slot is not None and prepared.option.resource_groups:
+            allocations = await self._resources.allocate_in(
+                conn, prepared.product, prepared.option, prepared.slot, booking,
+                party_of(prepared.option, [i.unit_id for i in booking.unit_items]), prepared.resource_ids,
+                locked=held_before is None,  # _take_places has just locked the slot
+            )  # fmt: skip
+            booking = replace(booking, resource_allocations=allocations)
         await bookings_repo.insert_booking(conn, booking)
         await self._changed(
             conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
@@ -471,9 +675,11 @@ class BookingService:
         try:
             async with self._db.transaction(write=True) as conn:
                 booking, _ = await self.place_in(conn, catalog, prepared, held_before)
-                return await self._one(conn, catalog, booking)
         except IntegrityError:
             return await self.repeated(catalog, prepared)
+        # Serialized after commit: the write lock is held only for the write itself.
+        async with self._db.transaction(write=False) as conn:
+            return await self._one(conn, catalog, booking)
 
     async def repeated(self, catalog: Catalog, prepared: PreparedBooking) -> BookingDetails:
         """After losing a race on the uuid's unique constraint: answer as a repeat of the winner."""
@@ -499,7 +705,13 @@ class BookingService:
                 raise InvalidBookingUuid(uuid)
             return await self._one(conn, catalog, booking)
 
-    async def find(
+    async def find(self, catalog: Catalog, where: BookingFilter) -> list[BookingDetails]:
+        """Every matching booking (callers bound the filter: a day's manifest, a reference)."""
+        async with self._db.transaction(write=False) as conn:
+            found, _ = await bookings_repo.find_bookings(conn, where)
+            return await self._details(conn, catalog, found)
+
+    async def find_page(
         self, catalog: Catalog, where: BookingFilter, *, limit: int, offset: int = 0
     ) -> tuple[list[BookingDetails], bool]:
         """At most `limit` matching bookings from `offset` on, and whether more match."""
@@ -531,7 +743,21 @@ class BookingService:
             raise UnprocessableEntity(f"Booking {uuid!r} is {booking.status.value} and cannot be confirmed")
         product = await self._product(conn, catalog, booking.product_id)
         option = find_option(product, booking.option_id)
+        if data.resource_ids:
+            check_selection(catalog, product, option, data.resource_ids)
         slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
+        # A new rental duration moves the booking's interval; without one it keeps its own.
+        rental = (
+            rental_duration_for(option, data.rental_duration_id)
+            if data.rental_duration_id is not None
+            else None
+        )
+        if slot is not None and rental is not None:
+            slot = rental_slot(slot, rental)
+        elif slot is not None:
+            slot = _with_end(product, slot, booking.slot_end)
+        rents = rental is not None or booking.slot_end is not None
+        slot_end = slot.end.astimezone(UTC) if slot is not None and rents else None
         if slot is not None and now >= slot.cutoff_utc:
             raise UnprocessableEntity(
                 f"Availability {slot.id} closed for sale at {format_utc(slot.cutoff_utc)}"
@@ -542,14 +768,19 @@ class BookingService:
             else booking.unit_items
         )
         pax = pax_of(option, [i.unit_id for i in items])
-        if slot is not None and pax > booking.pax and not booking.test_mode:
-            held_before = await self._held_unlocked(product, option, slot, now, booking.id)
+        is_rental = slot_end is not None
+        if slot is not None and (pax > booking.pax or slot_end != booking.slot_end) and not booking.test_mode:
+            held_before = await self._held_unlocked(product, option, slot, now, booking.id, rental=is_rental)
             await self._take_places(
-                conn, product, option, slot, pax, now, excluding=booking.id, held_before=held_before
-            )
+                conn, product, option, slot, pax, now, excluding=booking.id, held_before=held_before,
+                rental=is_rental,
+            )  # fmt: skip
         missing = missing_contact_fields(option, data.contact, items)
         if missing:
             raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
+        allocations = await self._reallocated(
+            conn, product, option, slot, booking, items, data.resource_ids, moved=False
+        )
         status = BookingStatus.CONFIRMED if product.instant_confirmation else BookingStatus.PENDING
         confirmed = replace(
             booking,
@@ -561,6 +792,9 @@ class BookingService:
             notes=booking.notes if data.notes is None else data.notes,
             unit_items=items,
             pax=pax,
+            rental_duration_id=rental.id if rental is not None else booking.rental_duration_id,
+            slot_end=slot_end,
+            resource_allocations=allocations,
             expires_at=None,
             confirmed_at=now if status is BookingStatus.CONFIRMED else None,
             updated_at=now,
@@ -582,6 +816,8 @@ class BookingService:
                 if booking.availability_id
                 else None
             )
+            if old_slot is not None:
+                old_slot = _with_end(old_product, old_slot, booking.slot_end)
             cutoff = cancellation_cutoff(old_option, old_slot) if old_slot else None
             if not is_cancellable(booking, cutoff, now):
                 raise UnprocessableEntity(self._not_changeable(booking, cutoff, "updated"))
@@ -593,6 +829,20 @@ class BookingService:
                 option = old_option
             else:
                 option = product.default_option
+            # The rental interval is worked out again when the booking moves or its duration
+            # changes; otherwise the booking keeps its own (also if the catalogue changed since).
+            keep_interval = not moving and "rentalDurationId" not in data.sent
+            rental: RentalDuration | None = None
+            if not keep_interval:
+                if "rentalDurationId" in data.sent:
+                    rental_id = data.rental_duration_id
+                elif booking.rental_duration_id and option.rental_duration(booking.rental_duration_id):
+                    rental_id = booking.rental_duration_id
+                else:
+                    rental_id = None
+                rental = rental_duration_for(option, rental_id)
+            if data.resource_ids:
+                check_selection(catalog, product, option, data.resource_ids)
             if moving:
                 availability_id = (
                     data.availability_id if "availabilityId" in data.sent else booking.availability_id
@@ -600,6 +850,12 @@ class BookingService:
                 slot = self._slot(product, option, availability_id)
             else:
                 slot = old_slot
+            if keep_interval:
+                slot_end = booking.slot_end
+            else:
+                if slot is not None and rental is not None:
+                    slot = rental_slot(slot, rental)
+                slot_end = slot.end.astimezone(UTC) if slot is not None and rental is not None else None
             if data.unit_items is not None:
                 items = self._unit_items(option, data.unit_items, booking.unit_items)
             else:
@@ -608,14 +864,29 @@ class BookingService:
             pax = pax_of(option, [i.unit_id for i in items])
             same_slot = slot is not None and old_slot is not None and (product.id, option.id, slot.id) == (
                 old_product.id, old_option.id, old_slot.id,
-            )  # fmt: skip
+            ) and slot_end == booking.slot_end  # fmt: skip
             if slot is not None and not booking.test_mode and (not same_slot or pax > booking.pax):
-                held_before = await self._held_unlocked(product, option, slot, now, booking.id)
+                is_rental = slot_end is not None
+                old_lock = (
+                    [
+                        lock_key(
+                            old_product.id, old_option.id, old_slot.id, rental=booking.slot_end is not None
+                        )
+                    ]
+                    if old_slot is not None and not same_slot
+                    else []
+                )
+                held_before = await self._held_unlocked(
+                    product, option, slot, now, booking.id, rental=is_rental
+                )
                 await self._take_places(
                     conn, product, option, slot, pax, now,
-                    excluding=booking.id, held_before=held_before,
-                    also_lock=[old_slot] if old_slot is not None and not same_slot else [],
+                    excluding=booking.id, held_before=held_before, also_lock=old_lock, rental=is_rental,
                 )  # fmt: skip
+            allocations = await self._reallocated(
+                conn, product, option, slot, booking, items, data.resource_ids,
+                moved=not same_slot, same_option=(product.id, option.id) == (old_product.id, old_option.id),
+            )  # fmt: skip
             expires_at = booking.expires_at
             if booking.status is BookingStatus.ON_HOLD and data.expiration_minutes is not None:
                 expires_at = self.expiry(data.expiration_minutes, now)
@@ -629,6 +900,11 @@ class BookingService:
                 freesale=slot is None,
                 unit_items=items,
                 pax=pax,
+                rental_duration_id=booking.rental_duration_id
+                if keep_interval
+                else (rental.id if rental else None),
+                slot_end=slot_end,
+                resource_allocations=allocations,
                 expires_at=expires_at,
                 notes=data.notes if "notes" in data.sent else booking.notes,
                 reseller_reference=data.reseller_reference
@@ -702,6 +978,16 @@ class BookingService:
                 booking = as_of(await self._by_id(conn, uuid_or_id), now)
             actor = SUPPLIER if connection_id is None else RESELLER
             cancelled = await self.cancel_in(conn, catalog, booking, reason, force=force, actor=actor)
+            # A package booking's included bookings go with it (the staff's cancel comes here).
+            for member in await bookings_repo.package_members(conn, [booking.id], lock=True):
+                included = as_of(member, now)
+                if included.status in (
+                    BookingStatus.CANCELLED,
+                    BookingStatus.EXPIRED,
+                    BookingStatus.REJECTED,
+                ):
+                    continue
+                await self.cancel_in(conn, catalog, included, reason, force=force, actor=actor)
             return await self._one(conn, catalog, cancelled)
 
     async def cancel_in(
@@ -751,8 +1037,12 @@ class BookingService:
             for stored in due:
                 expired = as_of(stored, now)
                 await bookings_repo.save_booking(conn, expired)
-                # The places came free when the hold ran out; announce the slot now.
-                freed = [] if stored.test_mode or stored.availability_id is None else [_slot_key(stored)]
+                # The places came free when the hold ran out; announce the slot(s) now.
+                freed = (
+                    []
+                    if stored.test_mode or stored.availability_id is None
+                    else self._slots_of(catalog, stored)
+                )
                 await self._changed(conn, catalog, stored, expired, "expired", SYSTEM, slots=freed)
         return len(due)
 

@@ -40,7 +40,9 @@ class CatalogService:
 
     async def snapshot(self, version: int | None = None) -> CatalogSnapshot:
         """The catalogue at `version` (the database's current one when not given)."""
-        if version is not None and version == self._snapshot.version:
+        if version is not None and version <= self._snapshot.version:
+            # Versions only grow: a caller holding an older number (a remembered key check)
+            # gets the newer catalogue this process already has.
             return self._snapshot
         async with self._reload_lock:
             if version is None:
@@ -58,7 +60,8 @@ class CatalogService:
             version = await catalog_repo.save_catalog(conn, catalog, self._clock())
             if self.observer is not None:
                 await self.observer.catalog_changed(conn, before or EMPTY_CATALOG, catalog)
-            return version
+        self._snapshot = CatalogSnapshot(version, catalog)
+        return version
 
     async def import_text(self, text: str) -> tuple[Catalog, int]:
         """Parse and store a catalogue file; raises CatalogFileError and stores nothing if bad."""

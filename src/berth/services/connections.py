@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from berth.domain.connections import Connection, hash_api_key, key_hint, new_api_key
@@ -12,12 +13,21 @@ from berth.services.clock import Clock
 from berth.store import connections_repo, webhooks_repo
 from berth.store.database import Database
 
+MAX_REMEMBERED_KEYS = 10_000
+
 
 class ConnectionService:
-    def __init__(self, database: Database, clock: Clock, box: SecretBox) -> None:
+    """Connections and API-key checks. A key's answer (its connection and the catalogue
+    version) is remembered for `cache_seconds`, so a busy process checks the database about
+    once a second per key instead of on every request; this process's own revocations
+    forget it at once, other processes' within `cache_seconds`."""
+
+    def __init__(self, database: Database, clock: Clock, box: SecretBox, cache_seconds: float = 0.0) -> None:
         self._db = database
         self._clock = clock
         self._box = box
+        self._cache_seconds = cache_seconds
+        self._recent: dict[str, tuple[float, tuple[Connection, int] | None]] = {}
 
     async def create(self, name: str) -> tuple[Connection, str, str]:
         """A new connection, its API key (not stored: it cannot be shown again) and the secret
@@ -76,6 +86,8 @@ class ConnectionService:
             if connection is None:
                 raise NotFound(f"No connection with id or name {id_or_name!r}")
             await connections_repo.revoke_connection(conn, connection.id, self._clock())
+        self.forget()
+        async with self._db.transaction(write=False) as conn:
             revoked = await connections_repo.find_connection(conn, connection.id)
         assert revoked is not None
         return revoked
@@ -89,8 +101,20 @@ class ConnectionService:
 
     async def authenticate(self, api_key: str) -> tuple[Connection, int] | None:
         """The active connection for this key and the current catalogue version, or None."""
-        async with self._db.transaction(write=False) as conn:
-            found = await connections_repo.authenticate(conn, hash_api_key(api_key))
-        if found is None or not found[0].active:
-            return None
-        return found
+        key_hash = hash_api_key(api_key)
+        now = time.monotonic()
+        remembered = self._recent.get(key_hash)
+        if remembered is not None and now - remembered[0] < self._cache_seconds:
+            return remembered[1]
+        async with self._db.single_read() as conn:
+            found = await connections_repo.authenticate(conn, key_hash)
+        answer = None if found is None or not found[0].active else found
+        if self._cache_seconds > 0:
+            if len(self._recent) > MAX_REMEMBERED_KEYS:
+                self._recent.clear()
+            self._recent[key_hash] = (now, answer)
+        return answer
+
+    def forget(self) -> None:
+        """Drop remembered key checks (after a revocation or a catalogue change here)."""
+        self._recent.clear()

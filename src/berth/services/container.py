@@ -13,7 +13,10 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.limits import RateLimiter, seconds_of
+from berth.services.mappings import MappingService
 from berth.services.orders import OrderService
+from berth.services.packages import PackageService
+from berth.services.resources import ResourceService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -28,9 +31,12 @@ class Services:
     availability: AvailabilityService
     bookings: BookingService
     orders: OrderService
+    resources: ResourceService
     webhooks: WebhookService
+    mappings: MappingService
     fanout: WebhookFanout
     delivery: DeliveryWorker
+    packages: PackageService
     rate_limiter: RateLimiter
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
@@ -50,17 +56,21 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     availability = AvailabilityService(database, settings, clock)
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
-    bookings = BookingService(database, settings, clock, catalog, fanout)
+    resources = ResourceService(database, settings, clock)
+    bookings = BookingService(database, settings, clock, catalog, fanout, resources)
     return Services(
         settings=settings,
         database=database,
         catalog=catalog,
-        connections=ConnectionService(database, clock, box),
+        connections=ConnectionService(database, clock, box, settings.auth_cache_seconds),
         availability=availability,
         bookings=bookings,
         orders=OrderService(database, settings, clock, bookings, fanout),
+        resources=resources,
         webhooks=WebhookService(database, settings, clock, box),
+        mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
+        packages=PackageService(database, clock, bookings),
         rate_limiter=RateLimiter(settings, seconds_of(clock)),
     )

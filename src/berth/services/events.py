@@ -1,5 +1,5 @@
-"""What services announce when they change something resellers may subscribe to. The webhook
-fan-out implements it; services only call it, inside their own transaction."""
+"""What services announce when they change something resellers may subscribe to, or must be
+told of. The webhook fan-out implements it; services only call it, inside their own transaction."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
+from berth.domain.mappings import MappingRow
 from berth.domain.orders import Order
 
 if TYPE_CHECKING:
@@ -32,3 +33,13 @@ class ChangeObserver(Protocol):
     async def slots_changed(self, conn: AsyncConnection, slots: Sequence[tuple[str, str, str]]) -> None: ...
 
     async def catalog_changed(self, conn: AsyncConnection, before: Catalog, after: Catalog) -> None: ...
+
+
+class MappingObserver(Protocol):
+    """Told of mapping changes inside the changing transaction; queues the notifications."""
+
+    async def mapping_resolved(self, conn: AsyncConnection, row: MappingRow) -> None: ...
+
+    async def mapping_url_changed(self, conn: AsyncConnection, row: MappingRow) -> None: ...
+
+    async def mappings_removed(self, conn: AsyncConnection, rows: Sequence[MappingRow]) -> None: ...

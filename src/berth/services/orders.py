@@ -163,9 +163,7 @@ class OrderService:
                 await orders_repo.insert_order(conn, order)
                 # Every slot of the order first, in one sorted pass: two orders holding the same
                 # slots in another sequence then wait for each other instead of deadlocking.
-                await bookings_repo.lock_slots(
-                    conn, [(p.product.id, p.option.id, p.slot.id) for p in prepared if p.slot is not None]
-                )
+                await bookings_repo.lock_slots(conn, [p.lock_key for p in prepared if p.lock_key is not None])
                 for index, (item, held_before) in enumerate(zip(prepared, held, strict=True)):
                     booking, new = await self._place(conn, catalog, item, held_before, index)
                     if not new:

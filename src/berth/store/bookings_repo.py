@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem
+from berth.domain.rentals import HeldInterval
+from berth.domain.resources import Allocation
 from berth.store.tables import booking_events, bookings, slot_locks
 
 
@@ -62,11 +64,16 @@ def _row_values(booking: Booking) -> dict[str, Any]:
         "order_id": booking.order_id,
         "is_primary": booking.primary,
         "order_position": booking.order_position,
+        "rental_duration_id": booking.rental_duration_id,
+        "slot_end": booking.slot_end,
+        "package_booking_id": booking.package_booking_id,
+        "package_include_id": booking.package_include_id,
         "rejection": (
             {"reason": booking.rejection_reason, "at": _utc(booking.rejected_at)}
             if booking.rejected_at
             else None
         ),
+        "resource_allocations": [a.to_document() for a in booking.resource_allocations],
     }
 
 
@@ -109,6 +116,11 @@ def booking_from_row(row: Any) -> Booking:
         order_id=row.order_id,
         primary=row.is_primary,
         order_position=row.order_position,
+        rental_duration_id=row.rental_duration_id,
+        slot_end=row.slot_end,
+        package_booking_id=row.package_booking_id,
+        package_include_id=row.package_include_id,
+        resource_allocations=tuple(Allocation.from_document(a) for a in row.resource_allocations or ()),
     )
 
 
@@ -234,6 +246,34 @@ async def held_places(
     return {row[0]: int(row[1]) for row in await conn.execute(query)}
 
 
+async def held_intervals(
+    conn: AsyncConnection,
+    product_id: str,
+    option_id: str,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> list[HeldInterval]:
+    """Items held by the option's rentals overlapping [start, end): one aggregate query, one
+    row per distinct (start, end) with the places held over it."""
+    query = (
+        select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
+        .where(
+            bookings.c.product_id == product_id,
+            bookings.c.option_id == option_id,
+            bookings.c.slot_end > start,
+            bookings.c.slot_start < end,
+            _holding(now),
+        )
+        .group_by(bookings.c.slot_start, bookings.c.slot_end)
+    )
+    if excluding is not None:
+        query = query.where(bookings.c.id != excluding)
+    return [HeldInterval(row[0], row[1], int(row[2])) for row in await conn.execute(query)]
+
+
 async def lock_slots(conn: AsyncConnection, keys: Iterable[tuple[str, str, str]]) -> None:
     """Take the PostgreSQL row lock of each slot, creating the row on first use. Keys are
     locked in sorted order so two writers touching the same two slots cannot deadlock.
@@ -285,3 +325,16 @@ async def events_of(conn: AsyncConnection, booking_id: str) -> list[dict[str, An
         select(booking_events).where(booking_events.c.booking_id == booking_id).order_by(booking_events.c.id)
     )
     return [{"at": _utc(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail} for row in rows]
+
+
+async def package_members(
+    conn: AsyncConnection, package_booking_ids: Iterable[str], *, lock: bool = False
+) -> list[Booking]:
+    """The included bookings of package bookings (octo/packages), one query for all of them."""
+    ids = list(set(package_booking_ids))
+    if not ids:
+        return []
+    query = select(bookings).where(bookings.c.package_booking_id.in_(ids)).order_by(bookings.c.id)
+    if lock and conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return [booking_from_row(row) for row in await conn.execute(query)]

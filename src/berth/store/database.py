@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,6 +15,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 _WRITE = "berth_write"
+_SINGLE_READ = "berth_single_read"
 
 
 def normalize_url(url: str) -> str:
@@ -41,8 +46,13 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(
             self.url, echo=echo, connect_args=connect_args, pool_pre_ping=not self.is_sqlite
         )
+        self._lock_path: str | None = None
+        self._local_writers = asyncio.Lock()
         if self.is_sqlite:
             self._configure_sqlite()
+            path = make_url(self.url).database
+            if path and path != ":memory:":
+                self._lock_path = path + ".writelock"
 
     @property
     def is_sqlite(self) -> bool:
@@ -64,16 +74,56 @@ class Database:
 
         @event.listens_for(sync_engine, "begin")
         def _on_begin(connection: Any) -> None:
-            write = connection.get_execution_options().get(_WRITE, False)
-            connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+            options = connection.get_execution_options()
+            if options.get(_SINGLE_READ):
+                return
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(_WRITE, False) else "BEGIN")
 
     @asynccontextmanager
     async def transaction(self, *, write: bool) -> AsyncIterator[AsyncConnection]:
-        async with self.engine.connect() as conn:
+        turn = self._write_turn() if write else contextlib.nullcontext()
+        async with turn, self.engine.connect() as conn:
             if write:
                 await conn.execution_options(**{_WRITE: True})
             async with conn.begin():
                 yield conn
+
+    @asynccontextmanager
+    async def _write_turn(self) -> AsyncIterator[None]:
+        """SQLite: writers of every process take turns on a file lock, waiting in the kernel,
+        which wakes the next one at once. (SQLite's own busy handler sleeps in growing steps
+        of up to 100 ms, so under load writers starve while the database sits idle.)"""
+        if self._lock_path is None:
+            yield
+            return
+        async with self._local_writers:
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
+                try:
+                    await asyncio.shield(waiting)
+                except asyncio.CancelledError:
+                    # The thread may still get the lock: let it, then give the lock back.
+                    await asyncio.wait([waiting])
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    raise
+                try:
+                    yield
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    @asynccontextmanager
+    async def single_read(self) -> AsyncIterator[AsyncConnection]:
+        """For one SELECT on a hot path: no BEGIN/COMMIT round trips around it (the statement
+        is its own snapshot). Anything reading twice wants `transaction(write=False)`."""
+        async with self.engine.connect() as conn:
+            if self.is_sqlite:
+                await conn.execution_options(**{_SINGLE_READ: True})
+            else:
+                await conn.execution_options(isolation_level="AUTOCOMMIT")
+            yield conn
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,6 +18,10 @@ PENDING = "pending"
 SENDING = "sending"
 DELIVERED = "delivered"
 FAILED = "failed"
+# A mapping notification replaced by a newer one for the same row (or whose row was removed):
+# final, never sent again. Only notifications that retry forever need it.
+SUPERSEDED = "superseded"
+STATUSES = (PENDING, SENDING, DELIVERED, FAILED, SUPERSEDED)
 UNFINISHED = (PENDING, SENDING)
 _FANOUT_LOCK = 0x6F7574626F78  # "outbox": one fan-out at a time keeps per-subject order
 
@@ -42,7 +48,7 @@ class Delivery:
     delivered_at: datetime | None
 
 
-def _delivery(row: Any) -> Delivery:
+def delivery_from_row(row: Any) -> Delivery:
     return Delivery(
         id=row.id,
         sequence=row.sequence,
@@ -149,7 +155,7 @@ async def claim_due(
     query = select(deliveries).where(due, ~blocked).order_by(deliveries.c.sequence).limit(limit)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True, of=deliveries)
-    claimed = [_delivery(row) for row in await conn.execute(query)]
+    claimed = [delivery_from_row(row) for row in await conn.execute(query)]
     if claimed:
         await conn.execute(
             update(deliveries)
@@ -188,22 +194,55 @@ async def finish(
     next_attempt_at: datetime | None,
     delivered_at: datetime | None,
 ) -> None:
+    """Store the outcome of an attempt. A superseded delivery stays superseded unless this
+    attempt delivered it."""
     await conn.execute(
-        update(deliveries)
-        .where(deliveries.c.id == delivery_id)
-        .values(
-            status=status,
-            attempts=attempts,
-            next_attempt_at=next_attempt_at,
-            delivered_at=delivered_at,
-            lease_until=None,
-        )
+        update(deliveries).where(deliveries.c.id == delivery_id).values(attempts=attempts, lease_until=None)
     )
+    query = update(deliveries).where(deliveries.c.id == delivery_id)
+    if status != DELIVERED:
+        query = query.where(deliveries.c.status != SUPERSEDED)
+    await conn.execute(
+        query.values(status=status, next_attempt_at=next_attempt_at, delivered_at=delivered_at)
+    )
+
+
+async def supersede(conn: AsyncConnection, target_keys: Sequence[str], statuses: tuple[str, ...]) -> None:
+    """Stop sending the targets' deliveries that are in `statuses`."""
+    if target_keys:
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.target_key.in_(list(target_keys)), deliveries.c.status.in_(statuses))
+            .values(status=SUPERSEDED, next_attempt_at=None, lease_until=None)
+        )
+
+
+async def has_unfinished(conn: AsyncConnection, target_key: str) -> bool:
+    found = await conn.scalar(
+        select(deliveries.c.sequence)
+        .where(deliveries.c.target_key == target_key, deliveries.c.status.in_(UNFINISHED))
+        .limit(1)
+    )
+    return found is not None
+
+
+async def has_newer(conn: AsyncConnection, delivery: Delivery) -> bool:
+    """Whether a later message for the same target and subject was queued."""
+    found = await conn.scalar(
+        select(deliveries.c.sequence)
+        .where(
+            deliveries.c.target_key == delivery.target_key,
+            deliveries.c.subject_key == delivery.subject_key,
+            deliveries.c.sequence > delivery.sequence,
+        )
+        .limit(1)
+    )
+    return found is not None
 
 
 async def get_delivery(conn: AsyncConnection, delivery_id: str) -> Delivery | None:
     row = (await conn.execute(select(deliveries).where(deliveries.c.id == delivery_id))).first()
-    return None if row is None else _delivery(row)
+    return None if row is None else delivery_from_row(row)
 
 
 async def list_deliveries(
@@ -224,7 +263,7 @@ async def list_deliveries(
         select(deliveries).where(condition).order_by(deliveries.c.sequence.desc()).limit(limit).offset(offset)
     )
     total = int(await conn.scalar(select(func.count()).select_from(deliveries).where(condition)) or 0)
-    return [_delivery(row) for row in rows], total
+    return [delivery_from_row(row) for row in rows], total
 
 
 async def attempts_of(conn: AsyncConnection, delivery_id: str) -> list[dict[str, Any]]:
@@ -262,3 +301,61 @@ async def counts_by_status(conn: AsyncConnection) -> dict[tuple[str, str], int]:
         )
     )
     return {(row[0], row[1]): int(row[2]) for row in rows}
+
+
+async def counts_by_webhook(
+    conn: AsyncConnection, *, webhook_id: str | None = None, statuses: Sequence[str] | None = None
+) -> dict[str, Counter[str]]:
+    """Webhook deliveries counted by webhook and status, in one query."""
+    query = (
+        select(deliveries.c.webhook_id, deliveries.c.status, func.count())
+        .where(deliveries.c.kind == "webhook", deliveries.c.webhook_id.is_not(None))
+        .group_by(deliveries.c.webhook_id, deliveries.c.status)
+    )
+    if webhook_id is not None:
+        query = query.where(deliveries.c.webhook_id == webhook_id)
+    if statuses is not None:
+        query = query.where(deliveries.c.status.in_(list(statuses)))
+    counts: dict[str, Counter[str]] = {}
+    for hook, status, count in await conn.execute(query):
+        counts.setdefault(hook, Counter())[status] = int(count)
+    return counts
+
+
+@dataclass(frozen=True)
+class LastAttempt:
+    attempts: int  # every attempt recorded, redeliveries included
+    at: datetime
+    status_code: int | None
+    error: str | None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
+
+
+async def last_attempts(conn: AsyncConnection, delivery_ids: list[str]) -> dict[str, LastAttempt]:
+    """The latest attempt of each delivery and how many it had, in one query."""
+    if not delivery_ids:
+        return {}
+    per_delivery = (
+        select(
+            delivery_attempts.c.delivery_id,
+            func.count().label("attempts"),
+            func.max(delivery_attempts.c.id).label("last_id"),
+        )
+        .where(delivery_attempts.c.delivery_id.in_(delivery_ids))
+        .group_by(delivery_attempts.c.delivery_id)
+        .subquery()
+    )
+    query = select(
+        per_delivery.c.delivery_id,
+        per_delivery.c.attempts,
+        delivery_attempts.c.attempted_at,
+        delivery_attempts.c.status_code,
+        delivery_attempts.c.error,
+    ).join(per_delivery, delivery_attempts.c.id == per_delivery.c.last_id)
+    return {
+        row.delivery_id: LastAttempt(int(row.attempts), row.attempted_at, row.status_code, row.error)
+        for row in await conn.execute(query)
+    }

@@ -117,15 +117,23 @@ bookings = Table(
     Column("order_id", String(36), ForeignKey("orders.id"), nullable=True, index=True),
     Column("is_primary", Boolean, nullable=False, server_default=false()),
     Column("order_position", Integer, nullable=True),
+    # octo/rentals: a rental holds its places over [slot_start, slot_end).
+    Column("rental_duration_id", String(100), nullable=True),
+    Column("slot_end", UTCDateTime, nullable=True),
+    Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
+    Column("package_include_id", String(100), nullable=True),
+    Column("resource_allocations", JSONDocument, nullable=True),  # octo/resources, see below
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
+    Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),
     Index("ix_bookings_connection_date", "connection_id", "local_date"),
     Index("ix_bookings_connection_reseller_reference", "connection_id", "reseller_reference"),
     Index("ix_bookings_status_expires", "status", "expires_at"),
 )
 
 # One row per slot that was ever written to; writers lock it (SELECT … FOR UPDATE on
-# PostgreSQL) before re-checking capacity, so two writers to one slot take turns.
+# PostgreSQL) before re-checking capacity, so two writers to one slot take turns. Rental
+# options have one row for the whole option (availability_id "RENTAL"): see bookings service.
 slot_locks = Table(
     "slot_locks",
     metadata,
@@ -228,4 +236,56 @@ delivery_attempts = Table(
     Column("error", String(500), nullable=True),
     Column("latency_ms", Integer, nullable=False),
     Column("response_excerpt", Text, nullable=True),
+)
+
+# octo/resources. A booking's allocations are a document on the booking (what it was given);
+# these two tables index the allocations of bookings that hold places, so that a slot's use of
+# each resource is one aggregate query and no seat of a slot can be given twice. Rows are
+# written when a booking takes or changes its allocations and deleted when it stops holding
+# places; a hold that expired but was not swept yet keeps its rows until a writer of the slot
+# clears them (under the slot lock), and reads leave it out by the booking's status.
+booking_resources = Table(
+    "booking_resources",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("resource_id", String(100), primary_key=True),
+    Column("resource_group_id", String(100), nullable=False),
+    Column("places", Integer, nullable=False),
+)
+
+# One row per seat taken: the primary key is the (slot, seat) uniqueness constraint.
+booking_seats = Table(
+    "booking_seats",
+    metadata,
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+    Column("resource_id", String(100), primary_key=True),
+    Column("seat_id", String(40), primary_key=True),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False, index=True),
+)
+
+# Self-service mapping rows (vendor/mappings): the reseller's listings, one per
+# (connection, reseller_reference). The reseller's uploads write the reseller columns; only
+# the supplier writes product_id, option_id and unit_id. `position` keeps the upload's order.
+mappings = Table(
+    "mappings",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("reseller_reference", String(255), nullable=False),
+    Column("reseller_status", String(100), nullable=True),
+    Column("reseller_product", String(1000), nullable=True),
+    Column("option_required", Boolean, nullable=False),
+    Column("unit_required", Boolean, nullable=False),
+    Column("validity_days", Integer, nullable=True),
+    Column("webhook_url", String(2048), nullable=True),
+    Column("product_id", String(100), nullable=True),
+    Column("option_id", String(100), nullable=True),
+    Column("unit_id", String(100), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("mapped_at", UTCDateTime, nullable=True),
+    UniqueConstraint("connection_id", "reseller_reference", name="uq_mappings_connection_reference"),
 )

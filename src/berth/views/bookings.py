@@ -82,7 +82,9 @@ def booking_view(details: BookingDetails, view: View, product_json: JSON | None 
     cancellation = booking.cancellation
     availability = None
     if details.slot is not None and details.state is not None:
-        item = SlotAvailability(product, option, details.slot, details.state, (), booking.currency)
+        item = SlotAvailability(
+            product, option, details.slot, details.state, (), booking.currency, details.rental
+        )
         availability = availability_view(item, view)
     out: JSON = {
         "id": booking.id,

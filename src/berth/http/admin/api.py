@@ -11,7 +11,7 @@ from starlette.responses import Response
 from berth.domain.catalog_document import CatalogFileError
 from berth.domain.connections import Connection
 from berth.domain.errors import BadRequest
-from berth.http.context import services
+from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.services.container import Services
@@ -51,18 +51,18 @@ def connection_json(connection: Connection) -> dict[str, Any]:
 
 
 @router.get("/connections", response_model=list[ConnectionOut])
-async def list_connections(svc: Services = Depends(services)) -> Response:
+async def list_connections(svc: Services = Depends(current_services)) -> Response:
     return json_response([connection_json(c) for c in await svc.connections.list()])
 
 
 @router.post("/connections", response_model=ConnectionCreated)
-async def create_connection(body: ConnectionCreate, svc: Services = Depends(services)) -> Response:
+async def create_connection(body: ConnectionCreate, svc: Services = Depends(current_services)) -> Response:
     connection, key, secret = await svc.connections.create(body.name)
     return json_response({"connection": connection_json(connection), "apiKey": key, "signingSecret": secret})
 
 
 @router.post("/connections/{connectionId}/revoke", response_model=ConnectionOut)
-async def revoke_connection(connectionId: str, svc: Services = Depends(services)) -> Response:
+async def revoke_connection(connectionId: str, svc: Services = Depends(current_services)) -> Response:
     return json_response(connection_json(await svc.connections.revoke(connectionId)))
 
 
@@ -72,7 +72,7 @@ async def revoke_connection(connectionId: str, svc: Services = Depends(services)
     response_class=Response,
     responses={200: {"content": {"application/yaml": {}}}},
 )
-async def export_catalog(svc: Services = Depends(services)) -> Response:
+async def export_catalog(svc: Services = Depends(current_services)) -> Response:
     return Response(await svc.catalog.export_text(), media_type="application/yaml")
 
 
@@ -86,7 +86,7 @@ async def export_catalog(svc: Services = Depends(services)) -> Response:
         }
     },
 )
-async def import_catalog(request: Request, svc: Services = Depends(services)) -> Response:
+async def import_catalog(request: Request, svc: Services = Depends(current_services)) -> Response:
     raw = await request.body()
     try:
         text = raw.decode("utf-8")

@@ -10,8 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.capabilities.base import View
+from berth.capabilities.mappings import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
-from berth.http.context import services
+from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET, Flag, IsoDate
@@ -21,7 +22,9 @@ from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
-STAFF_VIEW = View(capabilities=frozenset(c.id for c in CAPABILITIES))
+# Every capability's fields but vendor/mappings: mapping rows belong to one connection and staff
+# see them under /admin/api/mappings.
+STAFF_VIEW = View(capabilities=frozenset(c.id for c in CAPABILITIES if c.id != MAPPINGS))
 
 
 class RejectBody(BaseModel):
@@ -52,7 +55,7 @@ async def search_bookings(
     connectionId: str | None = None,
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     where = BookingFilter(
         connection_id=connectionId,
@@ -70,27 +73,27 @@ async def search_bookings(
 
 
 @router.get("/bookings/{bookingId}", summary="One booking with its history")
-async def get_booking(bookingId: str, svc: Services = Depends(services)) -> Response:
+async def get_booking(bookingId: str, svc: Services = Depends(current_services)) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     details, history = await svc.bookings.admin_get(catalog, bookingId)
     return json_response({"booking": _staff_json(svc, details), "history": history})
 
 
 @router.post("/bookings/{bookingId}/redeem", summary="Mark a CONFIRMED booking REDEEMED")
-async def redeem(bookingId: str, svc: Services = Depends(services)) -> Response:
+async def redeem(bookingId: str, svc: Services = Depends(current_services)) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     return json_response(_staff_json(svc, await svc.bookings.redeem(catalog, bookingId)))
 
 
 @router.post("/bookings/{bookingId}/accept", summary="Accept a PENDING booking (CONFIRMED)")
-async def accept(bookingId: str, svc: Services = Depends(services)) -> Response:
+async def accept(bookingId: str, svc: Services = Depends(current_services)) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     return json_response(_staff_json(svc, await svc.bookings.accept(catalog, bookingId)))
 
 
 @router.post("/bookings/{bookingId}/reject", summary="Reject a PENDING booking (REJECTED, places released)")
 async def reject(
-    bookingId: str, body: RejectBody | None = Body(default=None), svc: Services = Depends(services)
+    bookingId: str, body: RejectBody | None = Body(default=None), svc: Services = Depends(current_services)
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     details = await svc.bookings.reject(catalog, bookingId, body.reason if body else None)
@@ -99,7 +102,7 @@ async def reject(
 
 @router.post("/bookings/{bookingId}/cancel", summary="Cancel a booking (force: even after the cutoff)")
 async def cancel(
-    bookingId: str, body: CancelBody | None = Body(default=None), svc: Services = Depends(services)
+    bookingId: str, body: CancelBody | None = Body(default=None), svc: Services = Depends(current_services)
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     details = await svc.bookings.cancel(

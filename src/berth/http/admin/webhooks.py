@@ -8,12 +8,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 from starlette.responses import PlainTextResponse, Response
 
-from berth.http.context import services
+from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET, IsoDateTime
 from berth.services.container import Services
-from berth.store.deliveries_repo import Delivery
+from berth.store.deliveries_repo import STATUSES, Delivery
 from berth.views.webhooks import webhook_view
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
@@ -48,7 +48,7 @@ def delivery_json(delivery: Delivery, *, with_payload: bool = False) -> dict[str
 async def list_webhooks(
     limit: int = Query(default=100, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     hooks, total = await svc.webhooks.page(limit, offset)
     return json_response(
@@ -71,7 +71,7 @@ async def webhook_deliveries(
     status: str | None = None,
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     await svc.webhooks.webhook(webhookId)
     found, total = await svc.webhooks.deliveries(
@@ -81,7 +81,9 @@ async def webhook_deliveries(
 
 
 @router.post("/webhooks/{webhookId}/redeliver", summary="Send again every delivery since a time")
-async def redeliver_since(webhookId: str, since: IsoDateTime, svc: Services = Depends(services)) -> Response:
+async def redeliver_since(
+    webhookId: str, since: IsoDateTime, svc: Services = Depends(current_services)
+) -> Response:
     return json_response({"requeued": await svc.webhooks.redeliver_since(webhookId, since)})
 
 
@@ -90,20 +92,20 @@ async def list_deliveries(
     status: str | None = None,
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     found, total = await svc.webhooks.deliveries(status=status, limit=limit, offset=offset)
     return json_response({"total": total, "deliveries": [delivery_json(d) for d in found]})
 
 
 @router.get("/deliveries/{deliveryId}", summary="One delivery with its payload and every attempt")
-async def get_delivery(deliveryId: str, svc: Services = Depends(services)) -> Response:
+async def get_delivery(deliveryId: str, svc: Services = Depends(current_services)) -> Response:
     delivery, attempts = await svc.webhooks.delivery(deliveryId)
     return json_response({**delivery_json(delivery, with_payload=True), "attemptLog": attempts})
 
 
 @router.post("/deliveries/{deliveryId}/redeliver", summary="Send one delivery again (same message id)")
-async def redeliver(deliveryId: str, svc: Services = Depends(services)) -> Response:
+async def redeliver(deliveryId: str, svc: Services = Depends(current_services)) -> Response:
     return json_response(delivery_json(await svc.webhooks.redeliver(deliveryId)))
 
 
@@ -111,7 +113,9 @@ async def redeliver(deliveryId: str, svc: Services = Depends(services)) -> Respo
     "/connections/{connectionId}/rotate-secret", summary="New signing secret; the old one signs for 24 h"
 )
 async def rotate_secret(
-    connectionId: str, graceHours: float = Query(default=24, ge=0, le=720), svc: Services = Depends(services)
+    connectionId: str,
+    graceHours: float = Query(default=24, ge=0, le=720),
+    svc: Services = Depends(current_services),
 ) -> Response:
     connection = await svc.connections.get(connectionId)
     secret = await svc.webhooks.rotate_secret(connection.id, timedelta(hours=graceHours))
@@ -119,13 +123,13 @@ async def rotate_secret(
 
 
 @metrics_router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
-async def metrics(svc: Services = Depends(services)) -> Response:
+async def metrics(svc: Services = Depends(current_services)) -> Response:
     counts = await svc.webhooks.delivery_counts()
     lines = [
         "# HELP berth_deliveries Outbound deliveries (webhooks and mapping notifications) by status.",
         "# TYPE berth_deliveries gauge",
     ]
-    for status in ("pending", "sending", "delivered", "failed"):
+    for status in STATUSES:
         for kind in ("webhook", "mapping"):
             lines.append(
                 f'berth_deliveries{{kind="{kind}",status="{status}"}} {counts.get((kind, status), 0)}'

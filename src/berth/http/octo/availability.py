@@ -10,7 +10,7 @@ from pydantic import Field
 from starlette.responses import Response
 
 from berth.domain.errors import OctoError
-from berth.http.context import OctoRequest, octo_request, services
+from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import AvailabilityBody, CalendarBody
 from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
@@ -33,7 +33,9 @@ async def _numbered(index: int, work: Awaitable[T]) -> T:
 
 @router.post("/availability", response_model=list[AvailabilityOut], summary="Check availability")
 async def check_availability(
-    body: AvailabilityBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    body: AvailabilityBody,
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     items = await svc.availability.check(octo.snapshot.catalog, body.query())
     return octo_response(octo, [availability_view(item, octo.view) for item in items])
@@ -41,7 +43,7 @@ async def check_availability(
 
 @router.post("/availability/calendar", response_model=list[CalendarDayOut], summary="Availability per day")
 async def availability_calendar(
-    body: CalendarBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    body: CalendarBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     days = await svc.availability.calendar(octo.snapshot.catalog, body.query())
     return octo_response(octo, [calendar_view(day, octo.view) for day in days])
@@ -54,8 +56,8 @@ async def availability_calendar(
 )
 async def check_availability_batch(
     body: Annotated[list[AvailabilityBody], Body(), Field(min_length=1, max_length=BATCH_LIMIT)],
-    octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     rows: list[dict[str, Any]] = []
     for index, request in enumerate(body):
@@ -75,7 +77,7 @@ async def check_availability_batch(
 async def availability_calendar_batch(
     body: Annotated[list[CalendarBody], Body(), Field(min_length=1, max_length=BATCH_LIMIT)],
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     rows: list[dict[str, Any]] = []
     for index, request in enumerate(body):

@@ -5,14 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
+from berth.capabilities.resources import CAPABILITY_ID as RESOURCES
 from berth.domain.errors import BadRequest, InvalidBookingUuid
-from berth.http.context import OctoRequest, octo_request, services
+from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
 from berth.http.types import MAX_OFFSET, IsoDate
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
+from berth.services.packages import is_package_request
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view, bookings_view
 
@@ -32,13 +34,17 @@ def _known_uuid(uuid: str) -> str:
 @router.post("/bookings", response_model=BookingOut, summary="Reserve: hold places (ON_HOLD)")
 async def reserve(
     body: ReserveBody,
-    octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
     octo_env: str | None = Header(default=None, alias="Octo-Env"),
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
-    reservation = body.reservation()
-    if reservation.order_id is not None or octo.view.has("octo/cart"):
+    reservation = body.reservation(resources=octo.view.has(RESOURCES))
+    if is_package_request(octo.snapshot.catalog, reservation):
+        details = await svc.packages.reserve(
+            octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
+        )
+    elif reservation.order_id is not None or octo.view.has("octo/cart"):
         details = await svc.orders.reserve(
             octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
         )
@@ -66,8 +72,8 @@ async def list_bookings(
     offset: int = Query(
         default=0, ge=0, le=MAX_OFFSET, description="Berth extension: skip this many (with limit)"
     ),
-    octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     if (localDateStart is None) != (localDateEnd is None):
         raise BadRequest("localDateStart and localDateEnd must be sent together")
@@ -93,7 +99,9 @@ async def list_bookings(
         product_id=productId,
         option_id=optionId,
     )
-    found, more = await svc.bookings.find(octo.snapshot.catalog, where, limit=limit or cap, offset=offset)
+    found, more = await svc.bookings.find_page(
+        octo.snapshot.catalog, where, limit=limit or cap, offset=offset
+    )
     if more and limit is None:  # never a silently shortened list
         raise BadRequest(f"More than {cap} bookings match: narrow the filter, or page with limit and offset")
     return octo_response(octo, bookings_view(found, octo.view))
@@ -101,7 +109,9 @@ async def list_bookings(
 
 @router.get("/bookings/{uuid}", response_model=BookingOut, summary="One of your bookings")
 async def get_booking(
-    uuid: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    uuid: str,
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return _one(
         octo, svc, await svc.bookings.get(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid))
@@ -110,20 +120,30 @@ async def get_booking(
 
 @router.patch("/bookings/{uuid}", response_model=BookingOut, summary="Change a booking before its cutoff")
 async def update_booking(
-    uuid: str, body: UpdateBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    uuid: str,
+    body: UpdateBody,
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
+    await svc.packages.check_updatable(octo.connection.id, _known_uuid(uuid))
     details = await svc.bookings.update(
-        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update()
+        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update(octo.view.has(RESOURCES))
     )
     return _one(octo, svc, details)
 
 
 @router.post("/bookings/{uuid}/confirm", response_model=BookingOut, summary="Confirm a held booking")
 async def confirm_booking(
-    uuid: str, body: ConfirmBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    uuid: str,
+    body: ConfirmBody,
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
-    details = await svc.bookings.confirm(
-        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.confirmation()
+    details = await svc.packages.confirm(
+        octo.snapshot.catalog,
+        octo.connection.id,
+        _known_uuid(uuid),
+        body.confirmation(octo.view.has(RESOURCES)),
     )
     return _one(octo, svc, details)
 
@@ -132,18 +152,18 @@ async def confirm_booking(
 async def extend_booking(
     uuid: str,
     body: ExtendBody | None = Body(default=None),
-    octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     minutes = body.expirationMinutes if body else None
-    details = await svc.bookings.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
+    details = await svc.packages.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
     return _one(octo, svc, details)
 
 
 async def _cancel(uuid: str, body: CancelBody | None, octo: OctoRequest, svc: Services) -> Response:
     # `force` is the supplier's override of the cutoff; from a reseller it is ignored.
     reason = body.reason if body else None
-    details = await svc.bookings.cancel(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), reason)
+    details = await svc.packages.cancel(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), reason)
     return _one(octo, svc, details)
 
 
@@ -151,8 +171,8 @@ async def _cancel(uuid: str, body: CancelBody | None, octo: OctoRequest, svc: Se
 async def cancel_booking(
     uuid: str,
     body: CancelBody | None = Body(default=None),
-    octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(uuid, body, octo, svc)
 
@@ -161,7 +181,7 @@ async def cancel_booking(
 async def delete_booking(
     uuid: str,
     body: CancelBody | None = Body(default=None),
-    octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
 ) -> Response:
     return await _cancel(uuid, body, octo, svc)

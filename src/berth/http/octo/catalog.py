@@ -8,7 +8,7 @@ from starlette.responses import Response
 
 from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import InvalidProductId
-from berth.http.context import OctoRequest, octo_request, services
+from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES, CapabilityOut, ProductOut, SupplierOut
 from berth.services.container import Services
@@ -19,7 +19,7 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 @router.get("/supplier", response_model=SupplierOut, summary="The supplier behind this endpoint")
 async def get_supplier(
-    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     supplier = octo.snapshot.catalog.supplier
     return octo_response(octo, supplier_view(supplier, svc.settings.octo_endpoint, octo.view))
@@ -27,7 +27,7 @@ async def get_supplier(
 
 @router.get("/products", response_model=list[ProductOut], summary="Every product on sale")
 async def list_products(octo: OctoRequest = Depends(octo_request)) -> Response:
-    key = ("products", octo.view)
+    key = ("products", octo.view.shared_key)
     encoded = octo.snapshot.memo.get(key)
     if encoded is None:
         encoded = orjson.dumps([product_view(p, octo.view) for p in octo.snapshot.catalog.products])
@@ -37,7 +37,7 @@ async def list_products(octo: OctoRequest = Depends(octo_request)) -> Response:
 
 @router.get("/products/{productId}", response_model=ProductOut, summary="One product")
 async def get_product(productId: str, octo: OctoRequest = Depends(octo_request)) -> Response:
-    key = ("product", productId, octo.view)
+    key = ("product", productId, octo.view.shared_key)
     encoded = octo.snapshot.memo.get(key)
     if encoded is None:
         product = octo.snapshot.catalog.product(productId)

@@ -11,7 +11,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from berth.domain.bookings import CONTACT_KEYS, Contact
 from berth.http.types import Flag, IsoDate, Whole
 from berth.services.availability import AvailabilityQuery
-from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput, UpdateInput
+from berth.services.bookings import (
+    ConfirmInput,
+    PackageBookingInput,
+    ReserveInput,
+    UnitItemInput,
+    UpdateInput,
+)
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 Text = Annotated[str, Field(max_length=1000)]
@@ -49,6 +55,7 @@ class AvailabilityBody(Lenient):
     availabilityIds: Annotated[list[Identifier], Field(max_length=500)] | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
+    rentalDurationId: Identifier | None = None
 
     def query(self) -> AvailabilityQuery:
         return AvailabilityQuery(
@@ -60,6 +67,7 @@ class AvailabilityBody(Lenient):
             availability_ids=tuple(self.availabilityIds) if self.availabilityIds is not None else None,
             units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
             currency=self.currency,
+            rental_duration_id=self.rentalDurationId,
         )
 
 
@@ -70,6 +78,7 @@ class CalendarBody(Lenient):
     localDateEnd: IsoDate | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
+    rentalDurationId: Identifier | None = None
 
     def query(self) -> AvailabilityQuery:
         return AvailabilityQuery(
@@ -79,6 +88,7 @@ class CalendarBody(Lenient):
             local_date_end=self.localDateEnd,
             units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
             currency=self.currency,
+            rental_duration_id=self.rentalDurationId,
         )
 
 
@@ -129,6 +139,26 @@ def _items(items: list[UnitItemBody] | None) -> tuple[UnitItemInput, ...] | None
     return tuple(i.item() for i in items) if items is not None else None
 
 
+class ResourceAllocationBody(Lenient):
+    """octo/resources: a resource the client chooses. `paxCount` and `seatIds` are computed by
+    the server and ignored here (rule 1), so they are not even read."""
+
+    resourceId: Identifier
+
+
+ResourceAllocations = Annotated[list[ResourceAllocationBody], Field(max_length=100)]
+
+
+def resource_selection(
+    allocations: list[ResourceAllocationBody] | None, active: bool
+) -> tuple[str, ...] | None:
+    """The chosen resource ids, or None when not sent or octo/resources is not requested (a
+    capability's behaviour applies only when it is requested)."""
+    if allocations is None or not active:
+        return None
+    return tuple(a.resourceId for a in allocations)
+
+
 class _BookingFields(Lenient):
     """What a reservation and an update both carry."""
 
@@ -140,14 +170,27 @@ class _BookingFields(Lenient):
     notes: Text | None = None
     resellerReference: Text | None = None
     contact: ContactBody | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals
+    resourceAllocations: ResourceAllocations | None = None
+
+
+class PackageBookingBody(Lenient):
+    """octo/packages: one include of a package booking and the availability to book it at."""
+
+    includeId: Identifier | None = None
+    availabilityId: Identifier | None = None
+
+    def selection(self) -> PackageBookingInput:
+        return PackageBookingInput(include_id=self.includeId, availability_id=self.availabilityId)
 
 
 class ReserveBody(_BookingFields):
     uuid: ClientUuid | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
     orderId: Identifier | None = None
+    packageBookings: Annotated[list[PackageBookingBody], Field(max_length=100)] | None = None
 
-    def reservation(self) -> ReserveInput:
+    def reservation(self, resources: bool = False) -> ReserveInput:
         return ReserveInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -160,13 +203,18 @@ class ReserveBody(_BookingFields):
             contact=_contact(self.contact),
             currency=self.currency,
             order_id=self.orderId,
+            rental_duration_id=self.rentalDurationId,
+            package_bookings=tuple(p.selection() for p in self.packageBookings)
+            if self.packageBookings is not None
+            else None,
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 
 class UpdateBody(_BookingFields):
     emailReceipt: Flag | None = None
 
-    def update(self) -> UpdateInput:
+    def update(self, resources: bool = False) -> UpdateInput:
         return UpdateInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -176,7 +224,9 @@ class UpdateBody(_BookingFields):
             notes=self.notes,
             reseller_reference=self.resellerReference,
             contact=_contact(self.contact),
+            rental_duration_id=self.rentalDurationId,
             sent=frozenset(self.model_fields_set),
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 
@@ -186,13 +236,17 @@ class ConfirmBody(Lenient):
     unitItems: UnitItems | None = None
     emailReceipt: Flag | None = None
     notes: Text | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals: a new duration for the rental
+    resourceAllocations: ResourceAllocations | None = None
 
-    def confirmation(self) -> ConfirmInput:
+    def confirmation(self, resources: bool = False) -> ConfirmInput:
         return ConfirmInput(
             contact=self.contact.contact(),
             reseller_reference=self.resellerReference,
             unit_items=_items(self.unitItems) if self.unitItems else None,
             notes=self.notes,
+            rental_duration_id=self.rentalDurationId,
+            resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
 

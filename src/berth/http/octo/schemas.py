@@ -18,6 +18,7 @@ class OctoErrorBody(BaseModel):
     availabilityId: str | None = None
     uuid: str | None = None
     retryAfter: int | None = Field(default=None, description="TOO_MANY_REQUESTS: seconds to wait")
+    rentalDurationId: str | None = None
 
 
 class SupplierContactOut(BaseModel):
@@ -75,6 +76,15 @@ class UnitOut(BaseModel):
     features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
 
 
+class RentalDurationOut(BaseModel):
+    id: str
+    title: str
+    shortDescription: str | None
+    durationAmount: float
+    durationUnit: str = Field(description="minute, hour or day")
+    pricingMultiplier: float = Field(description="Prices of this duration are the option's times this")
+
+
 class OptionRestrictionsOut(BaseModel):
     minUnits: int | None
     maxUnits: int | None
@@ -107,6 +117,7 @@ class OptionOut(ContentFields):
     restrictions: OptionRestrictionsOut
     units: list[UnitOut]
     pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer BOOKING")
+    rentalDurations: list[RentalDurationOut] | None = Field(default=None, description="octo/rentals")
 
 
 class ProductOut(ContentFields):
@@ -127,6 +138,7 @@ class ProductOut(ContentFields):
     defaultCurrency: str | None = Field(default=None, description="octo/pricing")
     availableCurrencies: list[str] | None = Field(default=None, description="octo/pricing")
     pricingPer: str | None = Field(default=None, description="octo/pricing")
+    isRental: bool | None = Field(default=None, description="octo/rentals")
 
 
 class CapabilityOut(BaseModel):
@@ -165,6 +177,21 @@ class UnitPricingOut(PricingOut):
     unitId: str
 
 
+class MappingOut(BaseModel):
+    """A mapping row (vendor/mappings): the reseller's listing and the supplier's resolution."""
+
+    resellerReference: str
+    resellerStatus: str | None
+    resellerProduct: str | None
+    productId: str | None = Field(description="Set by the supplier; null until mapped")
+    optionId: str | None = Field(description="Null until selected, or when optionRequired is false")
+    unitId: str | None = Field(description="Null until selected, or when unitRequired is false")
+    optionRequired: bool
+    unitRequired: bool
+    validityDays: int | None
+    webhookUrl: str | None
+
+
 class AvailabilityOut(BaseModel):
     id: str
     localDateTimeStart: str
@@ -181,6 +208,8 @@ class AvailabilityOut(BaseModel):
     optionId: str | None = Field(default=None, description="batch rows only")
     unitPricing: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
+    hasResources: bool | None = Field(default=None, description="octo/resources")
 
 
 class CalendarDayOut(BaseModel):
@@ -239,6 +268,23 @@ class UnitItemOut(BaseModel):
     pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
 
 
+class SeatPlaceOut(BaseModel):
+    id: str
+    title: str
+    row: str
+    column: str
+
+
+class ResourceAllocationOut(BaseModel):
+    resourceGroupId: str
+    resourceGroup: dict[str, Any] = Field(description="id, title, split, required")
+    resourceId: str
+    resource: dict[str, Any] = Field(description="id, title, seating, driver, guide")
+    seatIds: list[str]
+    seats: list[SeatPlaceOut]
+    paxCount: int
+
+
 class BookingOut(BaseModel):
     id: str
     uuid: str
@@ -265,4 +311,41 @@ class BookingOut(BaseModel):
     deliveryMethods: list[str]
     voucher: TicketOut | None
     unitItems: list[UnitItemOut]
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    isRental: bool | None = Field(default=None, description="octo/rentals")
+    rentalDurationId: str | None = Field(default=None, description="octo/rentals")
+    rentalDuration: RentalDurationOut | None = Field(default=None, description="octo/rentals")
+    mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
+    resourceAllocations: list[ResourceAllocationOut] | None = Field(
+        default=None, description="octo/resources"
+    )
+    orderId: str | None = Field(default=None, description="octo/cart")
+    orderReference: str | None = Field(default=None, description="octo/cart")
+    primary: bool | None = Field(default=None, description="octo/cart")
+
+
+class OrderOut(BaseModel):
+    id: str
+    testMode: bool
+    supplierReference: str
+    settlementMethod: str
+    settlementMethods: list[str]
+    status: str = Field(description="ON_HOLD, CONFIRMED, PENDING, CANCELLED or EXPIRED")
+    utcCreatedAt: str
+    utcUpdatedAt: str | None
+    utcExpiresAt: str | None
+    utcConfirmedAt: str | None
+    cancellable: bool
+    confirmable: bool
+    updatable: bool
+    active: bool
+    quote: bool
+    emailReceipt: bool
+    currency: str | None
+    cancellation: CancellationOut | None
+    contact: ContactOut
+    visibleContactFields: list[str]
+    requiredContactFields: list[str]
+    voucher: TicketOut | None
+    bookings: list[BookingOut]
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.domain.errors import BadRequest
-from berth.http.context import OctoRequest, octo_request, services
+from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES
 from berth.http.types import Flag
@@ -57,7 +57,7 @@ class WebhookOut(BaseModel):
 
 @router.post("/webhooks", response_model=WebhookOut, summary="Subscribe to an event")
 async def create_webhook(
-    body: WebhookBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    body: WebhookBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     webhook = await svc.webhooks.create(octo.connection.id, body.input(), octo.view.capabilities)
     return octo_response(octo, webhook_view(webhook))
@@ -68,7 +68,7 @@ async def update_webhook(
     webhookId: str,
     body: WebhookBody,
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     webhook = await svc.webhooks.update(octo.connection.id, webhookId, body.input(), octo.view.capabilities)
     return octo_response(octo, webhook_view(webhook))
@@ -76,14 +76,14 @@ async def update_webhook(
 
 @router.get("/webhooks", response_model=list[WebhookOut], summary="Your webhooks")
 async def list_webhooks(
-    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     return octo_response(octo, [webhook_view(w) for w in await svc.webhooks.find(octo.connection.id)])
 
 
 @router.delete("/webhooks/{webhookId}", response_model=WebhookOut, summary="Delete a webhook (returns it)")
 async def delete_webhook(
-    webhookId: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(services)
+    webhookId: str, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
     return octo_response(octo, webhook_view(await svc.webhooks.delete(octo.connection.id, webhookId)))
 
@@ -93,7 +93,7 @@ async def delete_webhooks_by_url(
     url: str | None = Query(default=None, max_length=2048),
     body: DeleteByUrlBody | None = Body(default=None),
     octo: OctoRequest = Depends(octo_request),
-    svc: Services = Depends(services),
+    svc: Services = Depends(current_services),
 ) -> Response:
     target = url or (body.url if body else None)
     if not target:

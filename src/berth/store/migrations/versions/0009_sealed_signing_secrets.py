@@ -3,8 +3,8 @@
 Existing rows are sealed with the key `berth db upgrade` runs with; a downgrade opens them
 again with it.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0009
+Revises: 0008
 """
 
 import sqlalchemy as sa
@@ -13,8 +13,8 @@ from alembic import context, op
 from berth.domain.sealing import SecretBox
 from berth.settings import Settings
 
-revision = "0005"
-down_revision = "0004"
+revision = "0009"
+down_revision = "0008"
 
 _table = sa.table(
     "signing_secrets",
