@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +21,17 @@ KEY_B = "demo-reseller-b"
 
 def pytest_report_header() -> str:
     return f"berth test database: {backend_name()}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    fuzz = sys.modules.get("tests.test_fuzz")
+    cases = getattr(fuzz, "CASES", None)
+    if cases:
+        operations = len([name for name in cases if name != "stateful"])
+        terminalreporter.write_line(
+            f"fuzz: {sum(cases.values())} requests ({operations} operations, "
+            f"{cases['stateful']} in stateful sequences) on {backend_name()}"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +63,7 @@ def settings(database_url: str) -> Settings:
         log_level="WARNING",
         webhook_allow_private_targets=True,
         retry_schedule="60,120,240",
+        rate_limit_per_minute=0,
     )
 
 

@@ -106,7 +106,7 @@ async def test_selector_errors(client: httpx.AsyncClient, demo: Services) -> Non
 
 async def test_bad_dates(client: httpx.AsyncClient, demo: Services) -> None:
     cases = {
-        "localDate: Input should be a valid date or datetime, input is too short": {**TOUR, "localDate": "soon"},
+        "localDate: must be a date, YYYY-MM-DD": {**TOUR, "localDate": "soon"},
         "localDateEnd 2026-06-01 is before localDateStart 2026-06-05": {
             **TOUR, "localDateStart": "2026-06-05", "localDateEnd": "2026-06-01",
         },

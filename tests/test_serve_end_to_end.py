@@ -20,8 +20,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("serve")
     port = _free_port()
     env = {
         **os.environ,
@@ -74,3 +75,23 @@ def test_demo_server_answers_resellers_and_admin(server: str) -> None:
         "Demo reseller B",
         "Harbourside box office",
     ]
+
+
+def test_an_oversized_body_is_refused_over_a_real_socket(server: str) -> None:
+    """uvicorn gets the answer before the body is read: the client sees BAD_REQUEST, not a
+    reset connection, and the server goes on serving."""
+    headers = {"Authorization": "Bearer demo-reseller-a", "Content-Type": "application/json"}
+    response = httpx.post(server + "/octo/bookings", content=b" " * (3 * 1024 * 1024), headers=headers)
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "BAD_REQUEST",
+        "errorMessage": "The request body is larger than the limit of 1048576 bytes",
+    }
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(64):
+            yield b" " * 65536
+
+    streamed = httpx.post(server + "/octo/bookings", content=chunks(), headers=headers)
+    assert streamed.status_code == 400 and "larger than the limit" in streamed.json()["errorMessage"]
+    assert httpx.get(server + "/octo/supplier", headers=headers).status_code == 200

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI
 
@@ -18,6 +19,7 @@ from berth.http.admin.resources import router as admin_resources_router
 from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.errors import install_error_handlers
+from berth.http.limits import BodyLimitMiddleware, RateLimitMiddleware, TimeoutMiddleware
 from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
 from berth.http.octo.availability import router as octo_availability_router
 from berth.http.octo.bookings import router as octo_bookings_router
@@ -56,6 +58,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         lifespan=lifespan,
     )
     app.state.services = built
+    _document_only_real_answers(app)
     install_error_handlers(app)
     app.include_router(ops_router, tags=["operations"])
     app.include_router(metrics_router, tags=["operations"])
@@ -71,9 +74,33 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     for router in admin_routers:
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
     app.include_router(backoffice_router)
+    # Innermost first: the request context wraps the timeout, which wraps everything else.
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RateLimitMiddleware)
     app.add_middleware(AuthMiddleware)
+    app.add_middleware(TimeoutMiddleware)
     app.add_middleware(RequestContextMiddleware)
     return app
+
+
+def _document_only_real_answers(app: FastAPI) -> None:
+    """FastAPI documents a 422 validation error on every route with input; Berth answers those
+    as OCTO BAD_REQUEST (400), which is documented, so the 422 entries go."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            for operations in document.get("paths", {}).values():
+                for operation in operations.values():
+                    operation.get("responses", {}).pop("422", None)
+            schemas = document.get("components", {}).get("schemas", {})
+            for name in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(name, None)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def app_from_environment() -> FastAPI:

@@ -14,6 +14,8 @@ import typer
 import uvicorn
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from berth.background import run_background
 from berth.domain.catalog_document import CatalogFileError
@@ -36,11 +38,19 @@ errors = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 
 
+def redact_database_url(url: str) -> str:
+    """The database URL fit to print: the password hidden."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<database url>"
+
+
 def _run(work: Callable[[Services], Awaitable[T]]) -> T:
     async def main() -> T:
         services = build_services(Settings())
         try:
-            await upgrade(services.database)
+            await upgrade(services.database, services.settings.secret_box())
             return await work(services)
         finally:
             await services.close()
@@ -62,6 +72,8 @@ def serve(
     """Apply migrations and serve the OCTO API (and the admin API)."""
     if demo and not os.environ.get("BERTH_ADMIN_TOKEN"):
         os.environ["BERTH_ADMIN_TOKEN"] = DEMO_ADMIN_TOKEN
+    if demo:  # the demo is for trying things out: no rate limit unless one is asked for
+        os.environ.setdefault("BERTH_RATE_LIMIT_PER_MINUTE", "0")
 
     async def prepare(services: Services) -> None:
         if demo:
@@ -70,8 +82,13 @@ def serve(
     _run(prepare)
     settings = Settings()
     console.print(
-        f"Berth serving the OCTO API at [bold]{settings.octo_endpoint}[/bold] ({settings.database_url})"
+        f"Berth serving the OCTO API at [bold]{settings.octo_endpoint}[/bold] ({redact_database_url(settings.database_url)})"
     )
+    if settings.secret_key is None and not demo:
+        errors.print(
+            "[yellow]warning:[/yellow] BERTH_SECRET_KEY is not set: webhook signing secrets are sealed with "
+            "the built-in development key, which is public. Set it before going live."
+        )
     if demo:
         console.print("Demo API keys: demo-reseller-a, demo-reseller-b; admin token: " + DEMO_ADMIN_TOKEN)
     uvicorn.run(

@@ -7,7 +7,12 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import parse_schedule
+
+# Used when BERTH_SECRET_KEY is unset, so the embedded demo needs no set-up. Anyone can read it
+# here: secrets sealed with it are as good as plain text. `berth serve` warns about it.
+DEVELOPMENT_SECRET_KEY = "berth-development-key-not-secret-set-BERTH_SECRET_KEY"
 
 
 class Settings(BaseSettings):
@@ -41,6 +46,31 @@ class Settings(BaseSettings):
         default=1.0, gt=0, description="How often an idle worker looks for work"
     )
     run_worker: bool = Field(default=True, description="Run the background worker inside `berth serve`")
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1, description="Largest request body accepted")
+    max_list_items: int = Field(
+        default=1000,
+        ge=1,
+        description="Most bookings GET /octo/bookings answers at once (narrow or page past it)",
+    )
+    max_webhooks_per_connection: int = Field(default=50, ge=1, description="Webhooks one connection may have")
+    rate_limit_per_minute: int = Field(
+        default=1200, ge=0, description="Requests per minute per connection and process (0 = no limit)"
+    )
+    rate_limit_burst: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests a connection may send at once (default: the per-minute limit)",
+    )
+    request_timeout_seconds: float = Field(
+        default=30.0, ge=0, description="Longest a request may run before it is stopped (0 = no limit)"
+    )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="Encrypts webhook signing secrets at rest; unset: a built-in development key (not for production)",
+    )
+    secret_key_previous: SecretStr | None = Field(
+        default=None, description="Earlier secret keys, comma-separated: they still open what they sealed"
+    )
     auth_cache_seconds: float = Field(
         default=1.0,
         ge=0,
@@ -54,6 +84,21 @@ class Settings(BaseSettings):
     def _schedule(cls, value: str) -> str:
         parse_schedule(value)
         return value
+
+    @field_validator("secret_key")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 32:
+            raise ValueError(
+                "BERTH_SECRET_KEY must be at least 32 characters (e.g. `openssl rand -base64 32`)"
+            )
+        return value
+
+    def secret_box(self) -> SecretBox:
+        """Seals and opens secrets stored in the database (webhook signing secrets)."""
+        key = self.secret_key.get_secret_value() if self.secret_key else DEVELOPMENT_SECRET_KEY
+        previous = self.secret_key_previous.get_secret_value().split(",") if self.secret_key_previous else []
+        return SecretBox(key, [k.strip() for k in previous if k.strip()])
 
     @property
     def octo_endpoint(self) -> str:

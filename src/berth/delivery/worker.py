@@ -23,7 +23,9 @@ from standardwebhooks.webhooks import Webhook as Signer
 
 from berth.delivery.fanout import WebhookFanout
 from berth.domain.errors import OctoError
+from berth.domain.sealing import SealError, SecretBox
 from berth.domain.webhooks import next_retry_delay, parse_schedule
+from berth.logs import redact_url
 from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
 from berth.settings import Settings
@@ -71,11 +73,14 @@ class DeliveryWorker:
         clock: Clock,
         fanout: WebhookFanout,
         client: httpx.AsyncClient | None = None,
+        *,
+        box: SecretBox | None = None,
     ) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
         self._fanout = fanout
+        self._box = box or settings.secret_box()
         self._schedule = parse_schedule(settings.retry_schedule)
         self._timeout = settings.delivery_timeout_seconds
         # A claimed delivery is leased for longer than a send can take, so a live worker's
@@ -123,7 +128,7 @@ class DeliveryWorker:
             return 0
         async with self._db.transaction(write=False) as conn:
             secrets = {
-                connection_id: await webhooks_repo.live_signing_secrets(conn, connection_id, now)
+                connection_id: await self._secrets_of(conn, connection_id, now)
                 for connection_id in {d.connection_id for d in claimed}
             }
         outcomes = await asyncio.gather(*(self._send(d, secrets[d.connection_id]) for d in claimed))
@@ -132,10 +137,20 @@ class DeliveryWorker:
                 await self._record(conn, outcome)
         return len(claimed)
 
-    async def _send(self, delivery: Delivery, secrets: list[str]) -> Outcome:
+    async def _secrets_of(self, conn: AsyncConnection, connection_id: str, now: datetime) -> list[str] | None:
+        """The connection's live signing secrets, opened; None when the key cannot open them."""
+        try:
+            return await webhooks_repo.live_signing_secrets(conn, self._box, connection_id, now)
+        except SealError:
+            return None
+
+    async def _send(self, delivery: Delivery, secrets: list[str] | None) -> Outcome:
         async with self._concurrency:
             started = time.perf_counter()
             outcome = Outcome(delivery)
+            if secrets is None:  # never send unsigned: record it and retry once the key is fixed
+                outcome.error = "the connection's signing secrets cannot be opened: check BERTH_SECRET_KEY"
+                return outcome
             try:
                 await check_delivery_url(delivery.url, self._settings.webhook_allow_private_targets)
                 body, headers = self._signed(delivery, secrets)
@@ -144,7 +159,7 @@ class DeliveryWorker:
                 outcome.excerpt = response.content[:EXCERPT_BYTES].decode("utf-8", "replace")
                 outcome.retry_after = _retry_after(response, self._clock())
                 if response.is_redirect:
-                    location = response.headers.get("location", "?")
+                    location = redact_url(response.headers.get("location", "?"))
                     outcome.error = f"redirected to {location}; redirects are not followed"
             except OctoError as exc:
                 outcome.error = exc.message
@@ -203,9 +218,9 @@ class DeliveryWorker:
         log.info(
             "delivery attempt",
             delivery=delivery.id,
-            url=delivery.url,
+            url=redact_url(delivery.url),
             status_code=status_code,
-            error=error,
+            error=error.replace(delivery.url, redact_url(delivery.url)) if error else None,
             outcome=status,
             attempt=attempts,
         )

@@ -35,6 +35,16 @@ class UnprocessableEntity(OctoError):
     code = "UNPROCESSABLE_ENTITY"
 
 
+class TooManyRequests(OctoError):
+    """OCTO clients retry after `retryAfter` seconds when they see this code."""
+
+    code = "TOO_MANY_REQUESTS"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message, retryAfter=retry_after)
+        self.retry_after = retry_after
+
+
 class NotFound(OctoError):
     code = "NOT_FOUND"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import structlog
@@ -9,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from berth.capabilities.registry import header_value
 from berth.domain.errors import BadRequest, NotFound, OctoError
@@ -17,16 +19,19 @@ from berth.http.responses import json_response
 log = structlog.get_logger("berth.http")
 
 # OCTO clients and the conformance validator expect 400 for every OCTO error but the internal
-# one (OCTO.md §2.2); NOT_FOUND is only for unknown routes.
-STATUS_BY_CODE: dict[str, int] = {"INTERNAL_SERVER_ERROR": 500, "NOT_FOUND": 404}
+# one (OCTO.md §2.2); NOT_FOUND is only for unknown routes (and unknown ids of the admin API);
+# TOO_MANY_REQUESTS is 429 so generic HTTP clients and proxies back off too (docs/decisions.md).
+STATUS_BY_CODE: dict[str, int] = {"INTERNAL_SERVER_ERROR": 500, "NOT_FOUND": 404, "TOO_MANY_REQUESTS": 429}
 DEFAULT_ERROR_STATUS = 400
 
 
-def error_response(error: OctoError, capabilities: frozenset[str] = frozenset()) -> Response:
+def error_response(
+    error: OctoError, capabilities: frozenset[str] = frozenset(), headers: dict[str, str] | None = None
+) -> Response:
     return json_response(
         error.body(),
         status_code=STATUS_BY_CODE.get(error.code, DEFAULT_ERROR_STATUS),
-        headers={"Octo-Capabilities": header_value(capabilities)},
+        headers={"Octo-Capabilities": header_value(capabilities), **(headers or {})},
     )
 
 
@@ -63,6 +68,38 @@ def validation_message(errors: list[Any]) -> str:
     return "; ".join(messages) or "The request is not valid"
 
 
+_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+
+
+def _documented_paths(app: Any) -> list[tuple[int, re.Pattern[str], list[str]]]:
+    """(parameters, pattern, methods) of each path of the OpenAPI document, built once."""
+    found: list[tuple[int, re.Pattern[str], list[str]]] | None = getattr(app.state, "documented_paths", None)
+    if found is None:
+        found = []
+        for template, operations in app.openapi().get("paths", {}).items():
+            pattern = re.compile("^" + re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template)) + "$")
+            methods = sorted(m.upper() for m in operations if m.upper() in _METHODS)
+            found.append((template.count("{"), pattern, methods))
+        found.sort(key=lambda entry: entry[0])
+        app.state.documented_paths = found
+    return found
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods the OpenAPI document lists for this path; where paths overlap
+    (`/mappings/counts` and `/mappings/{mappingId}`) the most literal one. Starlette names only
+    the first route's method. Paths outside the document: asked of the routes themselves."""
+    for _, pattern, methods in _documented_paths(request.app):
+        if pattern.match(request.url.path):
+            return methods
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    ]
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(OctoError)
     async def _octo(request: Request, exc: OctoError) -> Response:
@@ -78,12 +115,11 @@ def install_error_handlers(app: FastAPI) -> None:
             error: OctoError = NotFound(f"There is no route {request.method} {request.url.path}")
             return error_response(error, _capabilities(request))
         if exc.status_code == 405:
-            response = json_response(
+            return json_response(
                 BadRequest(f"{request.method} is not allowed on {request.url.path}").body(),
                 status_code=405,
-                headers=exc.headers,
+                headers={"Allow": ", ".join(_allowed_methods(request))},
             )
-            return response
         return json_response(BadRequest(str(exc.detail)).body(), status_code=exc.status_code)
 
     @app.exception_handler(Exception)

@@ -25,7 +25,7 @@ from berth.services.container import Services
 log = structlog.get_logger("berth.access")
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
         if key == name:
             return str(value.decode("latin-1"))
@@ -49,7 +49,7 @@ class RequestContextMiddleware:
             scope = dict(scope)
             scope["path"] = path.rstrip("/") or "/"
             scope["raw_path"] = scope["path"].encode()
-        request_id = _header(scope, b"x-request-id") or uuid.uuid4().hex
+        request_id = header(scope, b"x-request-id") or uuid.uuid4().hex
         structlog.contextvars.bind_contextvars(request_id=request_id)
         started = time.perf_counter()
         status = 500
@@ -90,7 +90,7 @@ class AuthMiddleware:
         services: Services = scope["app"].state.services
         error: OctoError | None = None
         if path == "/octo" or path.startswith("/octo/"):
-            capabilities = parse_capabilities(_header(scope, b"octo-capabilities"))
+            capabilities = parse_capabilities(header(scope, b"octo-capabilities"))
             state["capabilities"] = capabilities
             error = await self._authenticate_reseller(scope, state, services, capabilities)
         elif path == "/admin/api" or path.startswith("/admin/api/"):
@@ -102,10 +102,10 @@ class AuthMiddleware:
 
     @staticmethod
     def _bearer(scope: Scope) -> str | OctoError:
-        header = _header(scope, b"authorization")
-        if not header:
+        value = header(scope, b"authorization")
+        if not value:
             return Unauthorized("Send your API key in the header 'Authorization: Bearer <API key>'")
-        scheme, _, token = header.partition(" ")
+        scheme, _, token = value.partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             return Unauthorized("The Authorization header must be 'Bearer <API key>'")
@@ -122,7 +122,7 @@ class AuthMiddleware:
             return Unauthorized("The API key is not valid or has been revoked")
         connection, catalog_version = found
         snapshot = await services.catalog.snapshot(catalog_version)
-        language = choose_language(_header(scope, b"accept-language"), snapshot.catalog.languages)
+        language = choose_language(header(scope, b"accept-language"), snapshot.catalog.languages)
         state["connection_id"] = connection.id
         state["octo"] = OctoRequest(
             connection=connection, view=View(capabilities=capabilities, language=language), snapshot=snapshot

@@ -706,9 +706,20 @@ class BookingService:
             return await self._one(conn, catalog, booking)
 
     async def find(self, catalog: Catalog, where: BookingFilter) -> list[BookingDetails]:
+        """Every matching booking (callers bound the filter: a day's manifest, a reference)."""
         async with self._db.transaction(write=False) as conn:
             found, _ = await bookings_repo.find_bookings(conn, where)
             return await self._details(conn, catalog, found)
+
+    async def find_page(
+        self, catalog: Catalog, where: BookingFilter, *, limit: int, offset: int = 0
+    ) -> tuple[list[BookingDetails], bool]:
+        """At most `limit` matching bookings from `offset` on, and whether more match."""
+        async with self._db.transaction(write=False) as conn:
+            found, _ = await bookings_repo.find_bookings(
+                conn, where, limit=limit + 1, offset=offset, count=False
+            )
+            return await self._details(conn, catalog, found[:limit]), len(found) > limit
 
     async def confirm(
         self, catalog: Catalog, connection_id: str, uuid: str, data: ConfirmInput

@@ -7,6 +7,7 @@ import uuid
 
 from berth.domain.connections import Connection, hash_api_key, key_hint, new_api_key
 from berth.domain.errors import BadRequest, NotFound
+from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import new_signing_secret
 from berth.services.clock import Clock
 from berth.store import connections_repo, webhooks_repo
@@ -21,9 +22,10 @@ class ConnectionService:
     once a second per key instead of on every request; this process's own revocations
     forget it at once, other processes' within `cache_seconds`."""
 
-    def __init__(self, database: Database, clock: Clock, cache_seconds: float = 0.0) -> None:
+    def __init__(self, database: Database, clock: Clock, box: SecretBox, cache_seconds: float = 0.0) -> None:
         self._db = database
         self._clock = clock
+        self._box = box
         self._cache_seconds = cache_seconds
         self._recent: dict[str, tuple[float, tuple[Connection, int] | None]] = {}
 
@@ -42,7 +44,9 @@ class ConnectionService:
             if await connections_repo.find_connection(conn, name) is not None:
                 raise BadRequest(f"A connection named {name!r} already exists")
             await connections_repo.insert_connection(conn, connection, hash_api_key(key))
-            await webhooks_repo.add_signing_secret(conn, connection.id, secret, connection.created_at, None)
+            await webhooks_repo.add_signing_secret(
+                conn, self._box, connection.id, secret, connection.created_at, None
+            )
         return connection, key, secret
 
     async def ensure(self, name: str, api_key: str, signing_secret: str | None = None) -> Connection:
@@ -53,10 +57,10 @@ class ConnectionService:
             existing = await connections_repo.find_by_key_hash(conn, hash_api_key(api_key))
             if existing is not None:
                 if signing_secret and not await webhooks_repo.has_signing_secret(
-                    conn, existing.id, signing_secret
+                    conn, self._box, existing.id, signing_secret
                 ):
                     await webhooks_repo.add_signing_secret(
-                        conn, existing.id, signing_secret, self._clock(), None
+                        conn, self._box, existing.id, signing_secret, self._clock(), None
                     )
                 return existing
             connection = Connection(
@@ -67,7 +71,9 @@ class ConnectionService:
                 revoked_at=None,
             )
             await connections_repo.insert_connection(conn, connection, hash_api_key(api_key))
-            await webhooks_repo.add_signing_secret(conn, connection.id, secret, connection.created_at, None)
+            await webhooks_repo.add_signing_secret(
+                conn, self._box, connection.id, secret, connection.created_at, None
+            )
             return connection
 
     async def list(self) -> list[Connection]:

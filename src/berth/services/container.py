@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
@@ -11,6 +12,7 @@ from berth.services.bookings import BookingService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.orders import OrderService
 from berth.services.packages import PackageService
@@ -35,14 +37,21 @@ class Services:
     fanout: WebhookFanout
     delivery: DeliveryWorker
     packages: PackageService
+    rate_limiter: RateLimiter
+    # Requests stopped at their deadline that are still unwinding (rolling back) in the
+    # background; closing waits for them before it closes the database.
+    unwinding: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def close(self) -> None:
+        if self.unwinding:
+            await asyncio.wait(set(self.unwinding), timeout=40)
         await self.delivery.close()
         await self.database.dispose()
 
 
 def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     database = Database(settings.database_url)
+    box = settings.secret_box()
     catalog = CatalogService(database, clock)
     availability = AvailabilityService(database, settings, clock)
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
@@ -53,14 +62,15 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         settings=settings,
         database=database,
         catalog=catalog,
-        connections=ConnectionService(database, clock, settings.auth_cache_seconds),
+        connections=ConnectionService(database, clock, box, settings.auth_cache_seconds),
         availability=availability,
         bookings=bookings,
         orders=OrderService(database, settings, clock, bookings, fanout),
         resources=resources,
-        webhooks=WebhookService(database, settings, clock),
+        webhooks=WebhookService(database, settings, clock, box),
         mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
-        delivery=DeliveryWorker(database, settings, clock, fanout),
+        delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
         packages=PackageService(database, clock, bookings),
+        rate_limiter=RateLimiter(settings, seconds_of(clock)),
     )

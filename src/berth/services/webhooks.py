@@ -10,6 +10,7 @@ from typing import Any
 
 from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import BadRequest, NotFound
+from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import Webhook, new_signing_secret, parse_event, webhook_capabilities
 from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
@@ -42,10 +43,11 @@ def _check_headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 class WebhookService:
-    def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
+    def __init__(self, database: Database, settings: Settings, clock: Clock, box: SecretBox) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
+        self._box = box
 
     async def create(self, connection_id: str, data: WebhookInput, capabilities: frozenset[str]) -> Webhook:
         if data.event is None:
@@ -68,6 +70,9 @@ class WebhookService:
             updated_at=now,
         )
         async with self._db.transaction(write=True) as conn:
+            most = self._settings.max_webhooks_per_connection
+            if await webhooks_repo.count_webhooks(conn, connection_id) >= most:
+                raise BadRequest(f"A connection may have at most {most} webhooks; delete one first")
             await webhooks_repo.insert_webhook(conn, webhook)
         return webhook
 
@@ -104,8 +109,15 @@ class WebhookService:
         return webhook
 
     async def find(self, connection_id: str | None = None) -> list[Webhook]:
+        """A connection's webhooks (at most `BERTH_MAX_WEBHOOKS_PER_CONNECTION`), or every one's."""
         async with self._db.transaction(write=False) as conn:
             return await webhooks_repo.list_webhooks(conn, connection_id)
+
+    async def page(self, limit: int, offset: int) -> tuple[list[Webhook], int]:
+        """Every connection's webhooks, a page at a time, and how many there are."""
+        async with self._db.transaction(write=False) as conn:
+            found = await webhooks_repo.list_webhooks(conn, limit=limit, offset=offset)
+            return found, await webhooks_repo.count_webhooks(conn)
 
     async def delete(self, connection_id: str, webhook_id: str) -> Webhook:
         async with self._db.transaction(write=True) as conn:
@@ -169,7 +181,7 @@ class WebhookService:
         now = self._clock()
         secret = new_signing_secret()
         async with self._db.transaction(write=True) as conn:
-            await webhooks_repo.add_signing_secret(conn, connection_id, secret, now, now + grace)
+            await webhooks_repo.add_signing_secret(conn, self._box, connection_id, secret, now, now + grace)
         return secret
 
     async def delivery_counts(self) -> dict[tuple[str, str], int]:

@@ -162,9 +162,15 @@ class BookingFilter:
 
 
 async def find_bookings(
-    conn: AsyncConnection, where: BookingFilter, *, limit: int | None = None, offset: int = 0
+    conn: AsyncConnection,
+    where: BookingFilter,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    count: bool = True,
 ) -> tuple[list[Booking], int]:
-    """Bookings matching every given filter, by travel date then creation, and the total count."""
+    """Bookings matching every given filter, by travel date then creation, and the total count
+    (with `count=False`, the number of rows returned)."""
     clauses: list[ColumnElement[bool]] = []
     if where.connection_id is not None:
         clauses.append(bookings.c.connection_id == where.connection_id)
@@ -199,7 +205,7 @@ async def find_bookings(
     if limit is not None:
         query = query.limit(limit).offset(offset)
     rows = (await conn.execute(query)).all()
-    total = len(rows) if limit is None else int(await conn.scalar(counting) or 0)
+    total = len(rows) if limit is None or not count else int(await conn.scalar(counting) or 0)
     return [booking_from_row(row) for row in rows], total
 
 

@@ -155,13 +155,14 @@ booking_events = Table(
 )
 
 # Signing secrets of each connection's webhook deliveries. Rotation adds a new secret and
-# gives the old one an `expires_at`: until then deliveries carry both signatures.
+# gives the old one an `expires_at`: until then deliveries carry both signatures. Stored sealed
+# (AES-GCM under BERTH_SECRET_KEY, bound to the connection id: berth.domain.sealing).
 signing_secrets = Table(
     "signing_secrets",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False, index=True),
-    Column("secret", String(100), nullable=False),
+    Column("sealed_secret", String(255), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=True),
 )

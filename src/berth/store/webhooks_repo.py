@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hmac
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import Webhook, WebhookEvent
 from berth.store.tables import signing_secrets, webhooks
 
@@ -63,11 +65,22 @@ async def get_webhook(
     return None if row is None else _webhook(row)
 
 
-async def list_webhooks(conn: AsyncConnection, connection_id: str | None = None) -> list[Webhook]:
+async def list_webhooks(
+    conn: AsyncConnection, connection_id: str | None = None, *, limit: int | None = None, offset: int = 0
+) -> list[Webhook]:
     query = select(webhooks).order_by(webhooks.c.created_at, webhooks.c.id)
     if connection_id is not None:
         query = query.where(webhooks.c.connection_id == connection_id)
+    if limit is not None:
+        query = query.limit(limit).offset(offset)
     return [_webhook(row) for row in await conn.execute(query)]
+
+
+async def count_webhooks(conn: AsyncConnection, connection_id: str | None = None) -> int:
+    query = select(func.count()).select_from(webhooks)
+    if connection_id is not None:
+        query = query.where(webhooks.c.connection_id == connection_id)
+    return int(await conn.scalar(query) or 0)
 
 
 async def active_webhooks(
@@ -87,9 +100,15 @@ async def delete_webhooks(conn: AsyncConnection, ids: list[str]) -> None:
 
 
 async def add_signing_secret(
-    conn: AsyncConnection, connection_id: str, secret: str, now: datetime, retire_others_at: datetime | None
+    conn: AsyncConnection,
+    box: SecretBox,
+    connection_id: str,
+    secret: str,
+    now: datetime,
+    retire_others_at: datetime | None,
 ) -> None:
-    """Add a secret; other live secrets of the connection stop signing at `retire_others_at`."""
+    """Add a secret (stored sealed, bound to its connection); other live secrets of the
+    connection stop signing at `retire_others_at`."""
     if retire_others_at is not None:
         await conn.execute(
             update(signing_secrets)
@@ -101,33 +120,35 @@ async def add_signing_secret(
         )
     await conn.execute(
         insert(signing_secrets).values(
-            connection_id=connection_id, secret=secret, created_at=now, expires_at=None
+            connection_id=connection_id,
+            sealed_secret=box.seal(secret, connection_id),
+            created_at=now,
+            expires_at=None,
         )
     )
 
 
-async def live_signing_secrets(conn: AsyncConnection, connection_id: str, now: datetime) -> list[str]:
-    """Secrets that sign deliveries now, the newest first."""
+async def live_signing_secrets(
+    conn: AsyncConnection, box: SecretBox, connection_id: str, now: datetime
+) -> list[str]:
+    """Secrets that sign deliveries now, the newest first, opened."""
     rows = await conn.execute(
-        select(signing_secrets.c.secret)
+        select(signing_secrets.c.sealed_secret)
         .where(
             signing_secrets.c.connection_id == connection_id,
             or_(signing_secrets.c.expires_at.is_(None), signing_secrets.c.expires_at > now),
         )
         .order_by(signing_secrets.c.id.desc())
     )
-    return [row[0] for row in rows]
+    return [box.open(row[0], connection_id) for row in rows]
 
 
-async def has_signing_secret(conn: AsyncConnection, connection_id: str, secret: str) -> bool:
-    row = (
-        await conn.execute(
-            select(signing_secrets.c.id).where(
-                and_(signing_secrets.c.connection_id == connection_id, signing_secrets.c.secret == secret)
-            )
-        )
-    ).first()
-    return row is not None
+async def has_signing_secret(conn: AsyncConnection, box: SecretBox, connection_id: str, secret: str) -> bool:
+    """Whether the connection has this secret (sealed values differ each time: open and compare)."""
+    rows = await conn.execute(
+        select(signing_secrets.c.sealed_secret).where(signing_secrets.c.connection_id == connection_id)
+    )
+    return any(hmac.compare_digest(box.open(row[0], connection_id), secret) for row in rows)
 
 
 async def disable_webhook(conn: AsyncConnection, webhook_id: str, now: datetime, reason: str) -> None:

@@ -12,11 +12,11 @@ from berth.domain.catalog_document import CatalogFileError
 from berth.domain.connections import Connection
 from berth.domain.errors import BadRequest
 from berth.http.context import current_services
-from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.services.container import Services
 
-router = APIRouter(responses=ERROR_RESPONSES)
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
 
 class ConnectionCreate(BaseModel):

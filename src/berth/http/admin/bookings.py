@@ -3,7 +3,6 @@ PENDING ones, cancel past the cutoff."""
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
@@ -14,14 +13,15 @@ from berth.capabilities.base import View
 from berth.capabilities.mappings import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
 from berth.http.context import current_services
-from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
+from berth.http.types import MAX_OFFSET, Flag, IsoDate
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
 
-router = APIRouter(responses=ERROR_RESPONSES)
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 # Every capability's fields but vendor/mappings: mapping rows belong to one connection and staff
 # see them under /admin/api/mappings.
 STAFF_VIEW = View(capabilities=frozenset(c.id for c in CAPABILITIES if c.id != MAPPINGS))
@@ -35,7 +35,7 @@ class RejectBody(BaseModel):
 class CancelBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reason: str | None = Field(default=None, max_length=1000)
-    force: bool = Field(default=False, description="Cancel even after the cancellation cutoff")
+    force: Flag = Field(default=False, description="Cancel even after the cancellation cutoff")
 
 
 def _staff_json(svc: Services, details: BookingDetails) -> dict[str, Any]:
@@ -47,14 +47,14 @@ def _staff_json(svc: Services, details: BookingDetails) -> dict[str, Any]:
 @router.get("/bookings", summary="Search bookings of every connection")
 async def search_bookings(
     reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
-    localDate: date | None = None,
-    localDateStart: date | None = None,
-    localDateEnd: date | None = None,
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
     productId: str | None = None,
     status: str | None = None,
     connectionId: str | None = None,
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     svc: Services = Depends(current_services),
 ) -> Response:
     where = BookingFilter(

@@ -14,11 +14,12 @@ from berth.capabilities.mappings import mapping_json
 from berth.domain.mappings import MappingRow, Resolution
 from berth.http.admin.webhooks import delivery_json
 from berth.http.context import services
-from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
+from berth.http.types import MAX_OFFSET
 from berth.services.container import Services
 
-router = APIRouter(responses=ERROR_RESPONSES)
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
 
 class CompleteBody(BaseModel):
@@ -52,7 +53,7 @@ async def list_mappings(
     pending: bool | None = Query(default=None, description="true: waiting rows; false: mapped rows"),
     connectionId: str | None = None,
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     svc: Services = Depends(services),
 ) -> Response:
     found, total = await svc.mappings.search(

@@ -11,13 +11,13 @@ from starlette.responses import Response
 from berth.capabilities.resources import HOLDS_ALLOCATIONS
 from berth.domain.catalog_lookup import find_option, find_product
 from berth.http.context import services
-from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.services.backoffice import manifest
 from berth.services.container import Services
 from berth.views.resources import slot_resources_view
 
-router = APIRouter(responses=ERROR_RESPONSES)
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
 
 @router.get("/resources", summary="Resource groups of every option that has them (catalogue file schema)")

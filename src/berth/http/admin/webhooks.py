@@ -9,13 +9,14 @@ from fastapi import APIRouter, Depends, Query
 from starlette.responses import PlainTextResponse, Response
 
 from berth.http.context import current_services
-from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
+from berth.http.types import MAX_OFFSET, IsoDateTime
 from berth.services.container import Services
 from berth.store.deliveries_repo import STATUSES, Delivery
 from berth.views.webhooks import webhook_view
 
-router = APIRouter(responses=ERROR_RESPONSES)
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 metrics_router = APIRouter()
 
 
@@ -43,9 +44,13 @@ def delivery_json(delivery: Delivery, *, with_payload: bool = False) -> dict[str
     return out
 
 
-@router.get("/webhooks", summary="Every connection's webhooks")
-async def list_webhooks(svc: Services = Depends(current_services)) -> Response:
-    hooks = await svc.webhooks.find()
+@router.get("/webhooks", summary="Every connection's webhooks, a page at a time (total in X-Total-Count)")
+async def list_webhooks(
+    limit: int = Query(default=100, ge=1, le=500),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
+    svc: Services = Depends(current_services),
+) -> Response:
+    hooks, total = await svc.webhooks.page(limit, offset)
     return json_response(
         [
             {
@@ -55,7 +60,8 @@ async def list_webhooks(svc: Services = Depends(current_services)) -> Response:
                 "disabledReason": w.disabled_reason,
             }
             for w in hooks
-        ]
+        ],
+        headers={"X-Total-Count": str(total)},
     )
 
 
@@ -64,7 +70,7 @@ async def webhook_deliveries(
     webhookId: str,
     status: str | None = None,
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     svc: Services = Depends(current_services),
 ) -> Response:
     await svc.webhooks.webhook(webhookId)
@@ -76,7 +82,7 @@ async def webhook_deliveries(
 
 @router.post("/webhooks/{webhookId}/redeliver", summary="Send again every delivery since a time")
 async def redeliver_since(
-    webhookId: str, since: datetime, svc: Services = Depends(current_services)
+    webhookId: str, since: IsoDateTime, svc: Services = Depends(current_services)
 ) -> Response:
     return json_response({"requeued": await svc.webhooks.redeliver_since(webhookId, since)})
 
@@ -85,7 +91,7 @@ async def redeliver_since(
 async def list_deliveries(
     status: str | None = None,
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     svc: Services = Depends(current_services),
 ) -> Response:
     found, total = await svc.webhooks.deliveries(status=status, limit=limit, offset=offset)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
@@ -13,6 +11,7 @@ from berth.http.context import OctoRequest, current_services, octo_request_with_
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
+from berth.http.types import MAX_OFFSET, IsoDate
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
 from berth.services.packages import is_package_request
@@ -60,11 +59,19 @@ async def reserve(
 async def list_bookings(
     resellerReference: str | None = Query(default=None, max_length=1000),
     supplierReference: str | None = Query(default=None, max_length=100),
-    localDate: date | None = None,
-    localDateStart: date | None = None,
-    localDateEnd: date | None = None,
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
     productId: str | None = Query(default=None, max_length=200),
     optionId: str | None = Query(default=None, max_length=200),
+    limit: int | None = Query(
+        default=None,
+        ge=1,
+        description="Berth extension: answer at most this many (up to BERTH_MAX_LIST_ITEMS)",
+    ),
+    offset: int = Query(
+        default=0, ge=0, le=MAX_OFFSET, description="Berth extension: skip this many (with limit)"
+    ),
     octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
@@ -74,6 +81,15 @@ async def list_bookings(
         raise BadRequest(
             "Filter by resellerReference, supplierReference, localDate, or localDateStart with localDateEnd"
         )
+    if localDateStart is not None and localDateEnd is not None:
+        if localDateEnd < localDateStart:
+            raise BadRequest(f"localDateEnd {localDateEnd} is before localDateStart {localDateStart}")
+        days, longest = (localDateEnd - localDateStart).days + 1, svc.settings.max_range_days
+        if days > longest:
+            raise BadRequest(f"The range covers {days} days; at most {longest} are allowed")
+    cap = svc.settings.max_list_items
+    if limit is not None and limit > cap:
+        raise BadRequest(f"limit must be at most {cap}")
     where = BookingFilter(
         connection_id=octo.connection.id,
         reseller_reference=resellerReference,
@@ -83,7 +99,11 @@ async def list_bookings(
         product_id=productId,
         option_id=optionId,
     )
-    found = await svc.bookings.find(octo.snapshot.catalog, where)
+    found, more = await svc.bookings.find_page(
+        octo.snapshot.catalog, where, limit=limit or cap, offset=offset
+    )
+    if more and limit is None:  # never a silently shortened list
+        raise BadRequest(f"More than {cap} bookings match: narrow the filter, or page with limit and offset")
     return octo_response(octo, bookings_view(found, octo.view))
 
 

@@ -15,6 +15,7 @@ from berth.domain.mappings import MappingFilter, MappingUpload, Problem, upload_
 from berth.http.context import OctoRequest, octo_request, services
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES, MappingOut
+from berth.http.types import Flag
 from berth.services.container import Services
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -28,8 +29,8 @@ class MappingRowBody(BaseModel):
     resellerReference: Annotated[str, Field(min_length=1, max_length=255)]
     resellerStatus: Annotated[str, Field(max_length=100)] | None = None
     resellerProduct: Annotated[str, Field(max_length=1000)] | None = None
-    optionRequired: bool | None = Field(default=None, description="Default true")
-    unitRequired: bool | None = Field(default=None, description="Default false")
+    optionRequired: Flag | None = Field(default=None, description="Default true")
+    unitRequired: Flag | None = Field(default=None, description="Default false")
     validityDays: Annotated[int, Field(ge=0, le=100000)] | None = None
     webhookUrl: Annotated[str, Field(max_length=2048)] | None = Field(
         default=None, description="Where the notification POST goes once the supplier maps the row"

@@ -13,6 +13,7 @@ from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import ContactBody, Lenient, ReserveBody
 from berth.http.octo.schemas import ERROR_RESPONSES, OrderOut
+from berth.http.types import Flag, Whole
 from berth.services.container import Services
 from berth.services.orders import OrderDetails, OrderInput
 from berth.views.orders import order_view
@@ -22,8 +23,8 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 class OrderBody(Lenient):
     currency: Annotated[str, Field(max_length=3)] | None = None
-    expirationMinutes: int | None = None
-    emailReceipt: bool | None = None
+    expirationMinutes: Whole | None = None
+    emailReceipt: Flag | None = None
     contact: ContactBody | None = None
     bookings: Annotated[list[ReserveBody], Field(max_length=50)] | None = None
 
@@ -39,16 +40,16 @@ class OrderBody(Lenient):
 
 class OrderConfirmBody(Lenient):
     contact: ContactBody | None = None
-    emailReceipt: bool | None = None
+    emailReceipt: Flag | None = None
 
 
 class OrderExtendBody(Lenient):
-    expirationMinutes: int | None = None
+    expirationMinutes: Whole | None = None
 
 
 class OrderCancelBody(Lenient):
     reason: Annotated[str, Field(max_length=1000)] | None = None
-    force: bool | None = None
+    force: Flag | None = None
 
 
 def _order(octo: OctoRequest, details: OrderDetails) -> Response:

@@ -4,12 +4,12 @@ wrong types are BAD_REQUEST, naming the field."""
 from __future__ import annotations
 
 import re
-from datetime import date
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from berth.domain.bookings import CONTACT_KEYS, Contact
+from berth.http.types import Flag, IsoDate, Whole
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings import (
     ConfirmInput,
@@ -43,15 +43,15 @@ class Lenient(BaseModel):
 
 class UnitQuantity(Lenient):
     id: Identifier
-    quantity: Annotated[int, Field(ge=0, le=1000)]
+    quantity: Annotated[Whole, Field(ge=0, le=1000)]
 
 
 class AvailabilityBody(Lenient):
     productId: Identifier | None = None
     optionId: Identifier | None = None
-    localDate: date | None = None
-    localDateStart: date | None = None
-    localDateEnd: date | None = None
+    localDate: IsoDate | None = None
+    localDateStart: IsoDate | None = None
+    localDateEnd: IsoDate | None = None
     availabilityIds: Annotated[list[Identifier], Field(max_length=500)] | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
@@ -74,8 +74,8 @@ class AvailabilityBody(Lenient):
 class CalendarBody(Lenient):
     productId: Identifier | None = None
     optionId: Identifier | None = None
-    localDateStart: date | None = None
-    localDateEnd: date | None = None
+    localDateStart: IsoDate | None = None
+    localDateEnd: IsoDate | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
     rentalDurationId: Identifier | None = None
@@ -102,7 +102,7 @@ class ContactBody(Lenient):
     country: Text | None = None
     notes: Text | None = None
     locales: Annotated[list[Annotated[str, Field(max_length=35)]], Field(max_length=20)] | None = None
-    allowMarketing: bool | None = None
+    allowMarketing: Flag | None = None
 
     def contact(self) -> Contact:
         sent = self.model_fields_set
@@ -165,7 +165,7 @@ class _BookingFields(Lenient):
     productId: Identifier | None = None
     optionId: Identifier | None = None
     availabilityId: Identifier | None = None
-    expirationMinutes: int | None = None
+    expirationMinutes: Whole | None = None
     unitItems: UnitItems | None = None
     notes: Text | None = None
     resellerReference: Text | None = None
@@ -212,7 +212,7 @@ class ReserveBody(_BookingFields):
 
 
 class UpdateBody(_BookingFields):
-    emailReceipt: bool | None = None
+    emailReceipt: Flag | None = None
 
     def update(self, resources: bool = False) -> UpdateInput:
         return UpdateInput(
@@ -234,7 +234,7 @@ class ConfirmBody(Lenient):
     contact: ContactBody
     resellerReference: Text | None = None
     unitItems: UnitItems | None = None
-    emailReceipt: bool | None = None
+    emailReceipt: Flag | None = None
     notes: Text | None = None
     rentalDurationId: Identifier | None = None  # octo/rentals: a new duration for the rental
     resourceAllocations: ResourceAllocations | None = None
@@ -251,9 +251,9 @@ class ConfirmBody(Lenient):
 
 
 class ExtendBody(Lenient):
-    expirationMinutes: int | None = None
+    expirationMinutes: Whole | None = None
 
 
 class CancelBody(Lenient):
     reason: Text | None = None
-    force: bool | None = None
+    force: Flag | None = None

@@ -112,12 +112,14 @@ def _from_query(params: list[tuple[str, str]]) -> dict[str, Any]:
     either as JSON text or indexed (`units[0][id]=adult&units[0][quantity]=2`,
     `resourceAllocations[0][resourceId]=boat-1`)."""
     body: dict[str, Any] = {}
-    indexed: dict[str, dict[int, dict[str, str]]] = {}
+    indexed: dict[str, dict[int, dict[str, Any]]] = {}
     for key, value in params:
         found = _INDEXED.match(key)
         if found:
             name, index, field = found.group(1), int(found.group(2)), found.group(3)
-            indexed.setdefault(name, {}).setdefault(index, {})[field] = value
+            # Query text is all strings; a count sent this way is a number (JSON bodies must send one).
+            number = field == "quantity" and re.fullmatch(r"-?\d{1,9}", value)
+            indexed.setdefault(name, {}).setdefault(index, {})[field] = int(value) if number else value
         elif key in ("units", "resourceAllocations"):
             try:
                 body[key] = orjson.loads(value)

@@ -17,6 +17,7 @@ class OctoErrorBody(BaseModel):
     unitId: str | None = None
     availabilityId: str | None = None
     uuid: str | None = None
+    retryAfter: int | None = Field(default=None, description="TOO_MANY_REQUESTS: seconds to wait")
     rentalDurationId: str | None = None
 
 
@@ -150,7 +151,20 @@ class CapabilityOut(BaseModel):
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": OctoErrorBody, "description": "An OCTO error (every error code but the internal one)"},
+    429: {
+        "model": OctoErrorBody,
+        "description": "TOO_MANY_REQUESTS, with `retryAfter` seconds (and a Retry-After header)",
+    },
     500: {"model": OctoErrorBody, "description": "INTERNAL_SERVER_ERROR"},
+}
+# The admin API is not rate limited, and answers NOT_FOUND (404) for an unknown id.
+ADMIN_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: ERROR_RESPONSES[400],
+    404: {
+        "model": OctoErrorBody,
+        "description": "NOT_FOUND: no such booking, connection, webhook or delivery",
+    },
+    500: ERROR_RESPONSES[500],
 }
 
 

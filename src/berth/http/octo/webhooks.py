@@ -12,6 +12,7 @@ from berth.domain.errors import BadRequest
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES
+from berth.http.types import Flag
 from berth.services.container import Services
 from berth.services.webhooks import WebhookInput
 from berth.views.webhooks import webhook_view
@@ -25,9 +26,9 @@ class WebhookBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
     event: Annotated[str, Field(max_length=40)] | None = None
     url: Annotated[str, Field(max_length=2048)] | None = None
-    useContactLanguage: bool | None = None
+    useContactLanguage: Flag | None = None
     headers: dict[str, str] | None = None
-    retryOnError: bool | None = None
+    retryOnError: Flag | None = None
 
     def input(self) -> WebhookInput:
         return WebhookInput(
