@@ -18,7 +18,7 @@ DEVELOPMENT_SECRET_KEY = "berth-development-key-not-secret-set-BERTH_SECRET_KEY"
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BERTH_", extra="ignore")
 
-    database_url: str = "sqlite+aiosqlite:///./berth.db"
+    database_url: str = "sqlite:///./berth.db"
     admin_token: SecretStr | None = None
     public_url: str = Field(
         default="http://127.0.0.1:8000", description="Base URL resellers use; `/octo` is appended"

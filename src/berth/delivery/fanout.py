@@ -18,8 +18,6 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from berth.capabilities.base import JSON, View
 from berth.capabilities.mappings import MAPPINGS, mapping_json
 from berth.domain.bookings import Booking
@@ -36,7 +34,7 @@ from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.settings import Settings
 from berth.store import deliveries_repo, mappings_repo, webhooks_repo
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 from berth.store.deliveries_repo import PENDING, SENDING, NewDelivery
 from berth.views.availability import availability_view
 from berth.views.bookings import booking_view
@@ -92,7 +90,7 @@ class MappingRows:
     """Each connection's mapped rows, loaded once per fan-out for the webhooks that ask for
     vendor/mappings."""
 
-    def __init__(self, conn: AsyncConnection) -> None:
+    def __init__(self, conn: DbConnection) -> None:
         self._conn = conn
         self._loaded: dict[str, MappedRows] = {}
 
@@ -145,7 +143,7 @@ class WebhookFanout:
     # --- called inside the changing transaction ---------------------------------------------
 
     async def booking_changed(
-        self, conn: AsyncConnection, describe: Describe, before: Booking, after: Booking
+        self, conn: DbConnection, describe: Describe, before: Booking, after: Booking
     ) -> None:
         hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.BOOKING_UPDATE, after.connection_id)
         if not hooks:
@@ -168,7 +166,7 @@ class WebhookFanout:
         self.wakeup.set()
 
     async def order_changed(
-        self, conn: AsyncConnection, describe: DescribeOrder, before: Order, after: Order
+        self, conn: DbConnection, describe: DescribeOrder, before: Order, after: Order
     ) -> None:
         hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.ORDER_UPDATE, after.connection_id)
         if not hooks:
@@ -189,7 +187,7 @@ class WebhookFanout:
             )
         self.wakeup.set()
 
-    async def slots_changed(self, conn: AsyncConnection, slots: Sequence[tuple[str, str, str]]) -> None:
+    async def slots_changed(self, conn: DbConnection, slots: Sequence[tuple[str, str, str]]) -> None:
         if not await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE, limit=1):
             return  # nobody listens: a later subscriber must not hear of changes made before it
         now = self._clock()
@@ -198,7 +196,7 @@ class WebhookFanout:
             await deliveries_repo.add_outbox(conn, WebhookEvent.AVAILABILITY_UPDATE.value, subject, now)
         self.wakeup.set()
 
-    async def catalog_changed(self, conn: AsyncConnection, before: Catalog, after: Catalog) -> None:
+    async def catalog_changed(self, conn: DbConnection, before: Catalog, after: Catalog) -> None:
         hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.PRODUCT_UPDATE)
         if not hooks:
             return
@@ -221,14 +219,14 @@ class WebhookFanout:
                 )
         self.wakeup.set()
 
-    async def mapping_resolved(self, conn: AsyncConnection, row: MappingRow) -> None:
+    async def mapping_resolved(self, conn: DbConnection, row: MappingRow) -> None:
         """Queue the notification of a row the supplier mapped (or re-mapped); an older one
         still waiting is superseded, as it carries an outdated state."""
         await deliveries_repo.supersede(conn, [notification_target(row.id)], (PENDING,))
         await deliveries_repo.add_delivery(conn, mapping_delivery(row), self._clock())
         self.wakeup.set()
 
-    async def mapping_url_changed(self, conn: AsyncConnection, row: MappingRow) -> None:
+    async def mapping_url_changed(self, conn: DbConnection, row: MappingRow) -> None:
         """The reseller moved a row's `webhookUrl`: a notification not yet delivered goes to
         the new address instead (the old one may be why it was never delivered), or is dropped
         when the row has no address or no mapping any more."""
@@ -242,7 +240,7 @@ class WebhookFanout:
         await deliveries_repo.add_delivery(conn, mapping_delivery(row), self._clock())
         self.wakeup.set()
 
-    async def mappings_removed(self, conn: AsyncConnection, rows: Sequence[MappingRow]) -> None:
+    async def mappings_removed(self, conn: DbConnection, rows: Sequence[MappingRow]) -> None:
         """Rows the reseller removed are not notified any more."""
         targets = [notification_target(row.id) for row in rows]
         await deliveries_repo.supersede(conn, targets, (PENDING, SENDING))
@@ -284,7 +282,7 @@ class WebhookFanout:
         return len(rows)
 
     async def _slot(
-        self, conn: AsyncConnection, catalog: Catalog, product_id: str, option_id: str, availability_id: str
+        self, conn: DbConnection, catalog: Catalog, product_id: str, option_id: str, availability_id: str
     ) -> SlotAvailability | None:
         product = catalog.product(product_id)
         option = product.option(option_id) if product else None

@@ -18,7 +18,6 @@ from email.utils import parsedate_to_datetime
 import httpx
 import orjson
 import structlog
-from sqlalchemy.ext.asyncio import AsyncConnection
 from standardwebhooks.webhooks import Webhook as Signer
 
 from berth.delivery.fanout import WebhookFanout
@@ -30,7 +29,7 @@ from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
 from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SUPERSEDED, Delivery
 
 log = structlog.get_logger("berth.delivery")
@@ -137,7 +136,7 @@ class DeliveryWorker:
                 await self._record(conn, outcome)
         return len(claimed)
 
-    async def _secrets_of(self, conn: AsyncConnection, connection_id: str, now: datetime) -> list[str] | None:
+    async def _secrets_of(self, conn: DbConnection, connection_id: str, now: datetime) -> list[str] | None:
         """The connection's live signing secrets, opened; None when the key cannot open them."""
         try:
             return await webhooks_repo.live_signing_secrets(conn, self._box, connection_id, now)
@@ -188,7 +187,7 @@ class DeliveryWorker:
             headers["webhook-signature"] = signatures
         return body, headers
 
-    async def _record(self, conn: AsyncConnection, outcome: Outcome) -> None:
+    async def _record(self, conn: DbConnection, outcome: Outcome) -> None:
         delivery, status_code, error = outcome.delivery, outcome.status_code, outcome.error
         now = self._clock()
         attempts = delivery.attempts + 1

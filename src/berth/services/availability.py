@@ -12,8 +12,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from berth.domain.availability import AvailabilityStatus, SlotState, day_state, slot_state
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration, rental_minutes
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
@@ -24,7 +22,7 @@ from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_repo, resources_repo
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 
 
 @dataclass(frozen=True)
@@ -77,7 +75,7 @@ def today_in(product: Product, now: datetime) -> date:
 
 
 async def held_in(
-    conn: AsyncConnection,
+    conn: DbConnection,
     product: Product,
     option: Option,
     slots: Sequence[Slot],
@@ -100,7 +98,7 @@ async def held_in(
 
 
 async def rental_peaks(
-    conn: AsyncConnection,
+    conn: DbConnection,
     product_id: str,
     option_id: str,
     windows: Sequence[tuple[datetime, datetime]],
@@ -126,7 +124,7 @@ def shortest_rental(option: Option) -> RentalDuration | None:
 
 
 async def _use_in(
-    conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
 ) -> dict[str, dict[str, ResourceUse]]:
     first = min(s.start for s in slots).astimezone(UTC)
     last = max(s.start for s in slots).astimezone(UTC)
@@ -192,7 +190,7 @@ class AvailabilityService:
             return await _use_in(conn, product, option, slots, now)
 
     async def states_in(
-        self, conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot]
+        self, conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot]
     ) -> list[SlotAvailability]:
         """The slots as they stand now, read inside the caller's transaction. A rental
         option's slots are described for its shortest rental duration."""

@@ -12,6 +12,7 @@ peak re-read inside the lock sees every overlapping rental, whatever its start a
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid as uuidlib
 from collections.abc import Callable, Sequence
@@ -22,7 +23,6 @@ from zoneinfo import ZoneInfo
 
 import orjson
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.availability import SlotState, slot_state
 from berth.domain.bookings import (
@@ -59,7 +59,7 @@ from berth.services.resources import ResourceService
 from berth.settings import Settings
 from berth.store import bookings_repo, catalog_repo, orders_repo
 from berth.store.bookings_repo import BookingFilter
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 
 RESELLER = "reseller"
 SUPPLIER = "supplier"
@@ -302,11 +302,15 @@ class BookingService:
         if slot is None or not self._settings.debug_disable_slot_lock:
             return None
         async with self._db.transaction(write=False) as conn:
-            return await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
+            held = await self._held_in(conn, product, option, slot, now, excluding, rental=rental)
+        # Let other requests read the same count before this one writes, as they would from
+        # other processes (SQLite statements run without yielding to the event loop).
+        await asyncio.sleep(0)
+        return held
 
     @staticmethod
     async def _held_in(
-        conn: AsyncConnection,
+        conn: DbConnection,
         product: Product,
         option: Option,
         slot: Slot,
@@ -322,7 +326,7 @@ class BookingService:
 
     async def _take_places(
         self,
-        conn: AsyncConnection,
+        conn: DbConnection,
         product: Product,
         option: Option,
         slot: Slot,
@@ -365,7 +369,7 @@ class BookingService:
 
     async def _reallocated(
         self,
-        conn: AsyncConnection,
+        conn: DbConnection,
         product: Product,
         option: Option,
         slot: Slot | None,
@@ -393,14 +397,14 @@ class BookingService:
             conn, product, option, slot, booking, party, selection or None, previous
         )
 
-    async def _product(self, conn: AsyncConnection, catalog: Catalog, product_id: str) -> Product:
+    async def _product(self, conn: DbConnection, catalog: Catalog, product_id: str) -> Product:
         product = catalog.product(product_id) or await catalog_repo.load_archived_product(conn, product_id)
         if product is None:
             raise NotFound(f"Product {product_id!r} of a booking is missing from the catalogue")
         return product
 
     async def _details(
-        self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
+        self, conn: DbConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
     ) -> list[BookingDetails]:
         """Serializable details for bookings, with one held-places query per option (one
         interval query per rental option). Bookings are shown as they stand now (a passed hold
@@ -473,7 +477,7 @@ class BookingService:
         return await self._with_package_bookings(conn, catalog, details, exact)
 
     async def _with_package_bookings(
-        self, conn: AsyncConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
+        self, conn: DbConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
     ) -> list[BookingDetails]:
         """octo/packages: package bookings with their included bookings (one query for all)."""
         packages = [d.booking.id for d in details if d.option.package_includes]
@@ -501,17 +505,17 @@ class BookingService:
         return result
 
     async def describe(
-        self, conn: AsyncConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
+        self, conn: DbConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
     ) -> list[BookingDetails]:
         return await self._details(conn, catalog, bookings, exact=exact)
 
-    async def _one(self, conn: AsyncConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
+    async def _one(self, conn: DbConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
         return (await self._details(conn, catalog, [booking]))[0]
 
-    async def _exactly(self, conn: AsyncConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
+    async def _exactly(self, conn: DbConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
         return (await self._details(conn, catalog, [booking], exact=True))[0]
 
-    async def _owned(self, conn: AsyncConnection, connection_id: str, uuid: str, now: datetime) -> Booking:
+    async def _owned(self, conn: DbConnection, connection_id: str, uuid: str, now: datetime) -> Booking:
         """The connection's booking, locked for this transaction, as it stands at `now`."""
         booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
         if booking is None:
@@ -521,7 +525,7 @@ class BookingService:
 
     async def _changed(
         self,
-        conn: AsyncConnection,
+        conn: DbConnection,
         catalog: Catalog,
         before: Booking | None,
         after: Booking,
@@ -640,7 +644,7 @@ class BookingService:
         )  # fmt: skip
 
     async def place_in(
-        self, conn: AsyncConnection, catalog: Catalog, prepared: PreparedBooking, held_before: int | None
+        self, conn: DbConnection, catalog: Catalog, prepared: PreparedBooking, held_before: int | None
     ) -> tuple[Booking, bool]:
         """Insert a prepared booking after taking its places, inside the caller's transaction.
         Returns the booking and whether it is new (False: the same request was made before)."""
@@ -731,7 +735,7 @@ class BookingService:
             return await self._one(conn, catalog, confirmed)
 
     async def confirm_in(
-        self, conn: AsyncConnection, catalog: Catalog, booking: Booking, data: ConfirmInput, now: datetime
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, data: ConfirmInput, now: datetime
     ) -> Booking:
         """Confirm one (locked, as-of-now) booking inside the caller's transaction."""
         uuid = booking.uuid
@@ -950,7 +954,7 @@ class BookingService:
         return expires_at
 
     async def hold_until_in(
-        self, conn: AsyncConnection, catalog: Catalog, booking: Booking, expires_at: datetime
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, expires_at: datetime
     ) -> Booking:
         extended = replace(booking, expires_at=expires_at, updated_at=self._clock())
         await bookings_repo.save_booking(conn, extended)
@@ -992,7 +996,7 @@ class BookingService:
 
     async def cancel_in(
         self,
-        conn: AsyncConnection,
+        conn: DbConnection,
         catalog: Catalog,
         booking: Booking,
         reason: str | None,
@@ -1048,7 +1052,7 @@ class BookingService:
 
     # --- supplier operations ---------------------------------------------------------------
 
-    async def _by_id(self, conn: AsyncConnection, booking_id: str) -> Booking:
+    async def _by_id(self, conn: DbConnection, booking_id: str) -> Booking:
         booking = await bookings_repo.get_by_id(conn, booking_id)
         if booking is None:
             raise NotFound(f"No booking with id {booking_id!r}")

@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
 from berth.domain.mappings import MappingRow
 from berth.domain.orders import Order
+from berth.store.database import DbConnection
 
 if TYPE_CHECKING:
     from berth.services.bookings import BookingDetails
@@ -23,23 +22,23 @@ DescribeOrder = Callable[[Order], Awaitable["OrderDetails"]]
 
 class ChangeObserver(Protocol):
     async def booking_changed(
-        self, conn: AsyncConnection, describe: Describe, before: Booking, after: Booking
+        self, conn: DbConnection, describe: Describe, before: Booking, after: Booking
     ) -> None: ...
 
     async def order_changed(
-        self, conn: AsyncConnection, describe: DescribeOrder, before: Order, after: Order
+        self, conn: DbConnection, describe: DescribeOrder, before: Order, after: Order
     ) -> None: ...
 
-    async def slots_changed(self, conn: AsyncConnection, slots: Sequence[tuple[str, str, str]]) -> None: ...
+    async def slots_changed(self, conn: DbConnection, slots: Sequence[tuple[str, str, str]]) -> None: ...
 
-    async def catalog_changed(self, conn: AsyncConnection, before: Catalog, after: Catalog) -> None: ...
+    async def catalog_changed(self, conn: DbConnection, before: Catalog, after: Catalog) -> None: ...
 
 
 class MappingObserver(Protocol):
     """Told of mapping changes inside the changing transaction; queues the notifications."""
 
-    async def mapping_resolved(self, conn: AsyncConnection, row: MappingRow) -> None: ...
+    async def mapping_resolved(self, conn: DbConnection, row: MappingRow) -> None: ...
 
-    async def mapping_url_changed(self, conn: AsyncConnection, row: MappingRow) -> None: ...
+    async def mapping_url_changed(self, conn: DbConnection, row: MappingRow) -> None: ...
 
-    async def mappings_removed(self, conn: AsyncConnection, rows: Sequence[MappingRow]) -> None: ...
+    async def mappings_removed(self, conn: DbConnection, rows: Sequence[MappingRow]) -> None: ...

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact, as_of, new_reference
 from berth.domain.catalog import Catalog
@@ -30,7 +29,7 @@ from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.settings import Settings
 from berth.store import bookings_repo, orders_repo
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 
 LIVE = (OrderStatus.ON_HOLD, OrderStatus.CONFIRMED, OrderStatus.PENDING)
 
@@ -82,19 +81,19 @@ class OrderService:
     # --- helpers ----------------------------------------------------------------------------
 
     async def _details(
-        self, conn: AsyncConnection, catalog: Catalog, order: Order, *, exact: bool = False
+        self, conn: DbConnection, catalog: Catalog, order: Order, *, exact: bool = False
     ) -> OrderDetails:
         members = await orders_repo.bookings_of(conn, order.id)
         described = await self._bookings.describe(conn, catalog, members, exact=exact)
         return OrderDetails(order if exact else order_as_of(order, self._clock()), tuple(described))
 
-    async def _owned(self, conn: AsyncConnection, connection_id: str, order_id: str) -> Order:
+    async def _owned(self, conn: DbConnection, connection_id: str, order_id: str) -> Order:
         order = await orders_repo.get_order(conn, order_id, connection_id, lock=True)
         if order is None:
             raise InvalidOrderId(order_id)
         return order_as_of(order, self._clock())
 
-    async def _changed(self, conn: AsyncConnection, catalog: Catalog, before: Order, after: Order) -> None:
+    async def _changed(self, conn: DbConnection, catalog: Catalog, before: Order, after: Order) -> None:
         await self._observer.order_changed(
             conn, lambda o: self._details(conn, catalog, o, exact=True), before, after
         )
@@ -176,7 +175,7 @@ class OrderService:
 
     async def _place(
         self,
-        conn: AsyncConnection,
+        conn: DbConnection,
         catalog: Catalog,
         item: PreparedBooking,
         held_before: int | None,

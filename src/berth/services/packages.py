@@ -14,7 +14,6 @@ from dataclasses import replace
 from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.bookings import Booking, as_of
 from berth.domain.catalog import Catalog, Option, PackageInclude, Product, include_unit
@@ -37,7 +36,7 @@ from berth.services.bookings import (
 )
 from berth.services.clock import Clock
 from berth.store import bookings_repo
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 
 
 def is_package_request(catalog: Catalog, data: ReserveInput) -> bool:
@@ -191,7 +190,7 @@ class PackageService:
     # --- confirm, extend, cancel ----------------------------------------------------------------
 
     async def _package(
-        self, conn: AsyncConnection, connection_id: str, uuid: str, verb: str
+        self, conn: DbConnection, connection_id: str, uuid: str, verb: str
     ) -> tuple[Booking, list[Booking]]:
         """The connection's booking (locked, as of now) and its included bookings (locked)."""
         now = self._clock()

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from berth.domain.availability import AvailabilityStatus, SlotState
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
@@ -36,7 +34,7 @@ from berth.domain.slots import Slot, slot_for_id
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_repo, resources_repo
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 from berth.store.resources_repo import SlotIndex
 
 
@@ -158,7 +156,7 @@ class ResourceService:
 
     @staticmethod
     async def use_in(
-        conn: AsyncConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+        conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
     ) -> dict[str, dict[str, ResourceUse]]:
         """Use of the option's resources per slot: one query, none for an option without
         resources."""
@@ -239,7 +237,7 @@ class ResourceService:
 
     async def allocate_in(
         self,
-        conn: AsyncConnection,
+        conn: DbConnection,
         product: Product,
         option: Option,
         slot: Slot,
@@ -274,7 +272,7 @@ class ResourceService:
         return allocations
 
     @staticmethod
-    async def sync_in(conn: AsyncConnection, before: Booking | None, after: Booking, now: datetime) -> None:
+    async def sync_in(conn: DbConnection, before: Booking | None, after: Booking, now: datetime) -> None:
         """Keep the index of live allocations in step with a booking that changed: its rows
         while it holds places, none once it stops (cancelled, expired, rejected)."""
 

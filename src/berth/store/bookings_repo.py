@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
+from berth.store.database import DbConnection
 from berth.store.tables import booking_events, bookings, slot_locks
 
 
@@ -124,17 +124,17 @@ def booking_from_row(row: Any) -> Booking:
     )
 
 
-async def insert_booking(conn: AsyncConnection, booking: Booking) -> None:
+async def insert_booking(conn: DbConnection, booking: Booking) -> None:
     await conn.execute(insert(bookings).values(**_row_values(booking)))
 
 
-async def save_booking(conn: AsyncConnection, booking: Booking) -> None:
+async def save_booking(conn: DbConnection, booking: Booking) -> None:
     values = _row_values(booking)
     del values["id"]
     await conn.execute(update(bookings).where(bookings.c.id == booking.id).values(**values))
 
 
-async def get_by_uuid(conn: AsyncConnection, connection_id: str, uuid: str) -> Booking | None:
+async def get_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Booking | None:
     row = (
         await conn.execute(
             select(bookings).where(bookings.c.connection_id == connection_id, bookings.c.uuid == uuid)
@@ -143,7 +143,7 @@ async def get_by_uuid(conn: AsyncConnection, connection_id: str, uuid: str) -> B
     return None if row is None else booking_from_row(row)
 
 
-async def get_by_id(conn: AsyncConnection, booking_id: str) -> Booking | None:
+async def get_by_id(conn: DbConnection, booking_id: str) -> Booking | None:
     row = (await conn.execute(select(bookings).where(bookings.c.id == booking_id))).first()
     return None if row is None else booking_from_row(row)
 
@@ -162,7 +162,7 @@ class BookingFilter:
 
 
 async def find_bookings(
-    conn: AsyncConnection,
+    conn: DbConnection,
     where: BookingFilter,
     *,
     limit: int | None = None,
@@ -209,18 +209,45 @@ async def find_bookings(
     return [booking_from_row(row) for row in rows], total
 
 
-def _holding(now: datetime) -> ColumnElement[bool]:
-    return and_(
-        bookings.c.test_mode.is_(False),
-        or_(
-            bookings.c.status.in_([s.value for s in HOLDING]),
-            and_(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at > now),
-        ),
+# Hot statements are built once, with bind parameters: building and hashing an expression
+# costs more than running it on SQLite. `HOLDING_NOW` needs the parameter "now".
+HOLDING_NOW = and_(
+    bookings.c.test_mode.is_(False),
+    or_(
+        bookings.c.status.in_([literal(s.value) for s in HOLDING]),
+        and_(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at > bindparam("now")),
+    ),
+)
+_IN_OPTION = and_(
+    bookings.c.product_id == bindparam("product_id"), bookings.c.option_id == bindparam("option_id")
+)
+_NOT_EXCLUDED = bookings.c.id != bindparam("excluding")
+_HELD_PLACES = (
+    select(bookings.c.availability_id, func.sum(bookings.c.pax))
+    .where(
+        _IN_OPTION,
+        bookings.c.slot_start >= bindparam("first"),
+        bookings.c.slot_start <= bindparam("last"),
+        HOLDING_NOW,
     )
+    .group_by(bookings.c.availability_id)
+)
+_HELD_PLACES_EXCLUDING = _HELD_PLACES.where(_NOT_EXCLUDED)
+_HELD_INTERVALS = (
+    select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
+    .where(
+        _IN_OPTION,
+        bookings.c.slot_end > bindparam("start"),
+        bookings.c.slot_start < bindparam("end"),
+        HOLDING_NOW,
+    )
+    .group_by(bookings.c.slot_start, bookings.c.slot_end)
+)
+_HELD_INTERVALS_EXCLUDING = _HELD_INTERVALS.where(_NOT_EXCLUDED)
 
 
 async def held_places(
-    conn: AsyncConnection,
+    conn: DbConnection,
     product_id: str,
     option_id: str,
     first: datetime,
@@ -230,24 +257,16 @@ async def held_places(
     excluding: str | None = None,
 ) -> dict[str, int]:
     """Places held per availability id for slots starting in [first, last]: one query."""
-    query = (
-        select(bookings.c.availability_id, func.sum(bookings.c.pax))
-        .where(
-            bookings.c.product_id == product_id,
-            bookings.c.option_id == option_id,
-            bookings.c.slot_start >= first,
-            bookings.c.slot_start <= last,
-            _holding(now),
-        )
-        .group_by(bookings.c.availability_id)
-    )
-    if excluding is not None:
-        query = query.where(bookings.c.id != excluding)
-    return {row[0]: int(row[1]) for row in await conn.execute(query)}
+    parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
+    if excluding is None:
+        rows = await conn.execute(_HELD_PLACES, parameters)
+    else:
+        rows = await conn.execute(_HELD_PLACES_EXCLUDING, {**parameters, "excluding": excluding})
+    return {row[0]: int(row[1]) for row in rows}
 
 
 async def held_intervals(
-    conn: AsyncConnection,
+    conn: DbConnection,
     product_id: str,
     option_id: str,
     start: datetime,
@@ -258,23 +277,15 @@ async def held_intervals(
 ) -> list[HeldInterval]:
     """Items held by the option's rentals overlapping [start, end): one aggregate query, one
     row per distinct (start, end) with the places held over it."""
-    query = (
-        select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
-        .where(
-            bookings.c.product_id == product_id,
-            bookings.c.option_id == option_id,
-            bookings.c.slot_end > start,
-            bookings.c.slot_start < end,
-            _holding(now),
-        )
-        .group_by(bookings.c.slot_start, bookings.c.slot_end)
-    )
-    if excluding is not None:
-        query = query.where(bookings.c.id != excluding)
-    return [HeldInterval(row[0], row[1], int(row[2])) for row in await conn.execute(query)]
+    parameters = {"product_id": product_id, "option_id": option_id, "start": start, "end": end, "now": now}
+    if excluding is None:
+        rows = await conn.execute(_HELD_INTERVALS, parameters)
+    else:
+        rows = await conn.execute(_HELD_INTERVALS_EXCLUDING, {**parameters, "excluding": excluding})
+    return [HeldInterval(row[0], row[1], int(row[2])) for row in rows]
 
 
-async def lock_slots(conn: AsyncConnection, keys: Iterable[tuple[str, str, str]]) -> None:
+async def lock_slots(conn: DbConnection, keys: Iterable[tuple[str, str, str]]) -> None:
     """Take the PostgreSQL row lock of each slot, creating the row on first use. Keys are
     locked in sorted order so two writers touching the same two slots cannot deadlock.
     (On SQLite the write transaction already holds the database's only write lock.)"""
@@ -294,13 +305,13 @@ async def lock_slots(conn: AsyncConnection, keys: Iterable[tuple[str, str, str]]
         )
 
 
-async def lock_booking(conn: AsyncConnection, booking_id: str) -> None:
+async def lock_booking(conn: DbConnection, booking_id: str) -> None:
     """Serialise writers of one booking (PostgreSQL row lock; SQLite's write lock does it)."""
     if conn.dialect.name == "postgresql":
         await conn.execute(select(bookings.c.id).where(bookings.c.id == booking_id).with_for_update())
 
 
-async def due_holds(conn: AsyncConnection, now: datetime, limit: int) -> list[Booking]:
+async def due_holds(conn: DbConnection, now: datetime, limit: int) -> list[Booking]:
     query = (
         select(bookings)
         .where(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at <= now)
@@ -313,14 +324,14 @@ async def due_holds(conn: AsyncConnection, now: datetime, limit: int) -> list[Bo
 
 
 async def add_event(
-    conn: AsyncConnection, booking_id: str, at: datetime, kind: str, actor: str, detail: dict[str, Any]
+    conn: DbConnection, booking_id: str, at: datetime, kind: str, actor: str, detail: dict[str, Any]
 ) -> None:
     await conn.execute(
         insert(booking_events).values(booking_id=booking_id, at=at, kind=kind, actor=actor, detail=detail)
     )
 
 
-async def events_of(conn: AsyncConnection, booking_id: str) -> list[dict[str, Any]]:
+async def events_of(conn: DbConnection, booking_id: str) -> list[dict[str, Any]]:
     rows = await conn.execute(
         select(booking_events).where(booking_events.c.booking_id == booking_id).order_by(booking_events.c.id)
     )
@@ -328,7 +339,7 @@ async def events_of(conn: AsyncConnection, booking_id: str) -> list[dict[str, An
 
 
 async def package_members(
-    conn: AsyncConnection, package_booking_ids: Iterable[str], *, lock: bool = False
+    conn: DbConnection, package_booking_ids: Iterable[str], *, lock: bool = False
 ) -> list[Booking]:
     """The included bookings of package bookings (octo/packages), one query for all of them."""
     ids = list(set(package_booking_ids))

@@ -5,19 +5,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.catalog import Catalog, Product, Supplier
+from berth.store.database import DbConnection
 from berth.store.tables import catalog_meta, products
 
 
-async def catalog_version(conn: AsyncConnection) -> int:
+async def catalog_version(conn: DbConnection) -> int:
     """0 when no catalogue was ever saved."""
     version = await conn.scalar(select(catalog_meta.c.version).where(catalog_meta.c.id == 1))
     return int(version or 0)
 
 
-async def load_catalog(conn: AsyncConnection) -> tuple[int, Catalog | None]:
+async def load_catalog(conn: DbConnection) -> tuple[int, Catalog | None]:
     meta = (await conn.execute(select(catalog_meta).where(catalog_meta.c.id == 1))).first()
     if meta is None:
         return 0, None
@@ -31,12 +31,12 @@ async def load_catalog(conn: AsyncConnection) -> tuple[int, Catalog | None]:
     return int(meta.version), catalog
 
 
-async def load_archived_product(conn: AsyncConnection, product_id: str) -> Product | None:
+async def load_archived_product(conn: DbConnection, product_id: str) -> Product | None:
     document = await conn.scalar(select(products.c.document).where(products.c.id == product_id))
     return None if document is None else Product.model_validate(document)
 
 
-async def save_catalog(conn: AsyncConnection, catalog: Catalog, now: datetime) -> int:
+async def save_catalog(conn: DbConnection, catalog: Catalog, now: datetime) -> int:
     """Replace the catalogue; products no longer in it are archived. Returns the new version."""
     supplier_doc = catalog.supplier.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     current = (

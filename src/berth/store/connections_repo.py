@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.connections import Connection
+from berth.store.database import DbConnection
 from berth.store.tables import catalog_meta, connections
 
 _COLUMNS = (
@@ -26,7 +26,7 @@ def _connection(row: Any) -> Connection:
     )
 
 
-async def insert_connection(conn: AsyncConnection, connection: Connection, key_hash: str) -> None:
+async def insert_connection(conn: DbConnection, connection: Connection, key_hash: str) -> None:
     await conn.execute(
         insert(connections).values(
             id=connection.id,
@@ -39,12 +39,12 @@ async def insert_connection(conn: AsyncConnection, connection: Connection, key_h
     )
 
 
-async def list_connections(conn: AsyncConnection) -> list[Connection]:
+async def list_connections(conn: DbConnection) -> list[Connection]:
     rows = await conn.execute(select(*_COLUMNS).order_by(connections.c.created_at, connections.c.name))
     return [_connection(row) for row in rows]
 
 
-async def find_connection(conn: AsyncConnection, id_or_name: str) -> Connection | None:
+async def find_connection(conn: DbConnection, id_or_name: str) -> Connection | None:
     rows = (
         await conn.execute(
             select(*_COLUMNS).where(or_(connections.c.id == id_or_name, connections.c.name == id_or_name))
@@ -55,12 +55,12 @@ async def find_connection(conn: AsyncConnection, id_or_name: str) -> Connection 
     return _connection(rows[0])
 
 
-async def find_by_key_hash(conn: AsyncConnection, key_hash: str) -> Connection | None:
+async def find_by_key_hash(conn: DbConnection, key_hash: str) -> Connection | None:
     row = (await conn.execute(select(*_COLUMNS).where(connections.c.key_hash == key_hash))).first()
     return None if row is None else _connection(row)
 
 
-async def authenticate(conn: AsyncConnection, key_hash: str) -> tuple[Connection, int] | None:
+async def authenticate(conn: DbConnection, key_hash: str) -> tuple[Connection, int] | None:
     """The connection holding this key (revoked or not) and the catalogue version, in one query."""
     version = select(catalog_meta.c.version).where(catalog_meta.c.id == 1).scalar_subquery()
     row = (
@@ -73,7 +73,7 @@ async def authenticate(conn: AsyncConnection, key_hash: str) -> tuple[Connection
     return _connection(row), int(row.catalog_version or 0)
 
 
-async def revoke_connection(conn: AsyncConnection, connection_id: str, now: datetime) -> None:
+async def revoke_connection(conn: DbConnection, connection_id: str, now: datetime) -> None:
     await conn.execute(
         update(connections)
         .where(connections.c.id == connection_id, connections.c.revoked_at.is_(None))

@@ -1,4 +1,11 @@
-"""Engine set-up and transactions for SQLite (embedded) and PostgreSQL (scale-out)."""
+"""Engine set-up and transactions for SQLite (embedded) and PostgreSQL (scale-out).
+
+On PostgreSQL statements go through SQLAlchemy's async engine (asyncpg). On SQLite they run
+synchronously in the event loop's thread (pysqlite): an indexed statement on a local file takes
+tens of microseconds, while handing each one to a driver thread and back (aiosqlite) cost more
+than the statement itself, several times per transaction. What may wait (the write lock) is
+awaited before the transaction starts, off the event loop. See docs/decisions.md.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +13,73 @@ import asyncio
 import contextlib
 import fcntl
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import event, text
+from sqlalchemy import Connection, CursorResult, Dialect, Engine, ScalarResult, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import QueuePool
+from sqlalchemy.sql.base import Executable
 
 _WRITE = "berth_write"
 _SINGLE_READ = "berth_single_read"
+T = TypeVar("T")
+Rows = CursorResult[*tuple[Any, ...]]
+# A statement waiting for SQLite's lock would hold up the event loop: only processes that do
+# not take Berth's write turn (an sqlite3 shell, say) can make it wait at all.
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+
+class DbConnection(Protocol):
+    """What the repositories use of a connection: SQLAlchemy's AsyncConnection on PostgreSQL,
+    `SqliteConnection` on SQLite."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def execute(self, statement: Executable, parameters: Any = None) -> Rows: ...
+
+    async def scalar(self, statement: Executable, parameters: Any = None) -> Any: ...
+
+    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]: ...
+
+    async def run_sync(self, fn: Callable[[Connection], T]) -> T: ...
+
+
+class SqliteConnection:
+    """A pysqlite connection used from the event loop's thread: each statement runs at once."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._connection.dialect
+
+    async def execute(self, statement: Executable, parameters: Any = None) -> Rows:
+        return self._connection.execute(statement, parameters)
+
+    async def scalar(self, statement: Executable, parameters: Any = None) -> Any:
+        return self._connection.scalar(statement, parameters)
+
+    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]:
+        return self._connection.scalars(statement, parameters)
+
+    async def run_sync(self, fn: Callable[[Connection], T]) -> T:
+        return fn(self._connection)
 
 
 def normalize_url(url: str) -> str:
-    """Accept the URLs people paste (`postgresql://…`, `sqlite:///…`) and pick async drivers."""
+    """Accept the URLs people paste (`postgresql://…`, `sqlite:///…`, `sqlite+aiosqlite:///…`)
+    and pick the drivers Berth runs on."""
     parsed = make_url(url)
     driver = parsed.drivername
     if driver in ("postgresql", "postgres", "postgresql+psycopg2", "postgresql+psycopg"):
         parsed = parsed.set(drivername="postgresql+asyncpg")
-    elif driver == "sqlite":
-        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    elif driver in ("sqlite", "sqlite+aiosqlite"):
+        parsed = parsed.set(drivername="sqlite+pysqlite")
     return parsed.render_as_string(hide_password=False)
 
 
@@ -40,39 +94,43 @@ class Database:
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self.url = normalize_url(url)
         self.dialect = make_url(self.url).get_backend_name()
-        connect_args: dict[str, Any] = {}
-        if self.is_sqlite:
-            connect_args["timeout"] = 30
-        self.engine: AsyncEngine = create_async_engine(
-            self.url, echo=echo, connect_args=connect_args, pool_pre_ping=not self.is_sqlite
-        )
         self._lock_path: str | None = None
+        self._lock_fd: int | None = None
         self._local_writers = asyncio.Lock()
+        self._sqlite: Engine | None = None
+        self._async: AsyncEngine | None = None
         if self.is_sqlite:
-            self._configure_sqlite()
             path = make_url(self.url).database
-            if path and path != ":memory:":
-                self._lock_path = path + ".writelock"
+            in_memory = not path or path == ":memory:"
+            # A file: a pool that never makes the (single) thread wait for a connection.
+            pool: dict[str, Any] = {} if in_memory else {"poolclass": QueuePool, "max_overflow": -1}
+            self._sqlite = create_engine(
+                self.url, echo=echo, connect_args={"check_same_thread": False}, **pool
+            )
+            self._configure_sqlite(self._sqlite)
+            if not in_memory:
+                self._lock_path = f"{path}.writelock"
+        else:
+            self._async = create_async_engine(self.url, echo=echo, pool_pre_ping=True)
 
     @property
     def is_sqlite(self) -> bool:
         return self.dialect == "sqlite"
 
-    def _configure_sqlite(self) -> None:
-        sync_engine = self.engine.sync_engine
-
-        @event.listens_for(sync_engine, "connect")
+    @staticmethod
+    def _configure_sqlite(engine: Engine) -> None:
+        @event.listens_for(engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
             # Take transaction control away from the driver so BEGIN is ours to choose.
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
 
-        @event.listens_for(sync_engine, "begin")
+        @event.listens_for(engine, "begin")
         def _on_begin(connection: Any) -> None:
             options = connection.get_execution_options()
             if options.get(_SINGLE_READ):
@@ -80,25 +138,36 @@ class Database:
             connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(_WRITE, False) else "BEGIN")
 
     @asynccontextmanager
-    async def transaction(self, *, write: bool) -> AsyncIterator[AsyncConnection]:
-        turn = self._write_turn() if write else contextlib.nullcontext()
-        async with turn, self.engine.connect() as conn:
-            if write:
-                await conn.execution_options(**{_WRITE: True})
-            async with conn.begin():
-                yield conn
+    async def transaction(self, *, write: bool) -> AsyncIterator[DbConnection]:
+        if self._sqlite is not None:
+            turn = self._write_turn() if write else contextlib.nullcontext()
+            async with turn:
+                with self._sqlite.connect() as sync_conn:
+                    if write:
+                        sync_conn.execution_options(**{_WRITE: True})
+                    with sync_conn.begin():
+                        yield SqliteConnection(sync_conn)
+            return
+        assert self._async is not None
+        async with self._async.connect() as conn, conn.begin():
+            yield conn
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:
         """SQLite: writers of every process take turns on a file lock, waiting in the kernel,
         which wakes the next one at once. (SQLite's own busy handler sleeps in growing steps
-        of up to 100 ms, so under load writers starve while the database sits idle.)"""
+        of up to 100 ms, so under load writers starve while the database sits idle.) A free
+        lock is taken at once; a taken one is waited for in a thread."""
         if self._lock_path is None:
             yield
             return
         async with self._local_writers:
-            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            if self._lock_fd is None:
+                self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = self._lock_fd
             try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
                 waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
                 try:
                     await asyncio.shield(waiting)
@@ -107,27 +176,34 @@ class Database:
                     await asyncio.wait([waiting])
                     fcntl.flock(fd, fcntl.LOCK_UN)
                     raise
-                try:
-                    yield
-                finally:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
+            try:
+                yield
             finally:
-                os.close(fd)
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     @asynccontextmanager
-    async def single_read(self) -> AsyncIterator[AsyncConnection]:
+    async def single_read(self) -> AsyncIterator[DbConnection]:
         """For one SELECT on a hot path: no BEGIN/COMMIT round trips around it (the statement
         is its own snapshot). Anything reading twice wants `transaction(write=False)`."""
-        async with self.engine.connect() as conn:
-            if self.is_sqlite:
-                await conn.execution_options(**{_SINGLE_READ: True})
-            else:
-                await conn.execution_options(isolation_level="AUTOCOMMIT")
+        if self._sqlite is not None:
+            with self._sqlite.connect() as sync_conn:
+                sync_conn.execution_options(**{_SINGLE_READ: True})
+                yield SqliteConnection(sync_conn)
+            return
+        assert self._async is not None
+        async with self._async.connect() as conn:
+            await conn.execution_options(isolation_level="AUTOCOMMIT")
             yield conn
 
     async def ping(self) -> None:
-        async with self.engine.connect() as conn:
+        async with self.single_read() as conn:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
-        await self.engine.dispose()
+        if self._sqlite is not None:
+            self._sqlite.dispose()
+        if self._async is not None:
+            await self._async.dispose()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None

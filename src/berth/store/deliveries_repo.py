@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select, text, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
+from berth.store.database import DbConnection
 from berth.store.tables import deliveries, delivery_attempts, outbox
 
 PENDING = "pending"
@@ -87,7 +87,7 @@ class NewDelivery:
     retry_forever: bool = False
 
 
-async def add_delivery(conn: AsyncConnection, new: NewDelivery, now: datetime) -> None:
+async def add_delivery(conn: DbConnection, new: NewDelivery, now: datetime) -> None:
     await conn.execute(
         insert(deliveries).values(
             id=new.id,
@@ -110,11 +110,11 @@ async def add_delivery(conn: AsyncConnection, new: NewDelivery, now: datetime) -
     )
 
 
-async def add_outbox(conn: AsyncConnection, event: str, subject: dict[str, Any], now: datetime) -> None:
+async def add_outbox(conn: DbConnection, event: str, subject: dict[str, Any], now: datetime) -> None:
     await conn.execute(insert(outbox).values(event=event, subject=subject, created_at=now))
 
 
-async def take_outbox(conn: AsyncConnection, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
+async def take_outbox(conn: DbConnection, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
     """The oldest outbox rows, for one fan-out at a time (the caller deletes them when done).
     Returns nothing when another process holds the fan-out."""
     if conn.dialect.name == "postgresql":
@@ -127,14 +127,12 @@ async def take_outbox(conn: AsyncConnection, limit: int) -> list[tuple[int, str,
     return [(row.id, row.event, row.subject) for row in rows]
 
 
-async def drop_outbox(conn: AsyncConnection, ids: list[int]) -> None:
+async def drop_outbox(conn: DbConnection, ids: list[int]) -> None:
     if ids:
         await conn.execute(delete(outbox).where(outbox.c.id.in_(ids)))
 
 
-async def claim_due(
-    conn: AsyncConnection, now: datetime, lease_until: datetime, limit: int
-) -> list[Delivery]:
+async def claim_due(conn: DbConnection, now: datetime, lease_until: datetime, limit: int) -> list[Delivery]:
     """Due deliveries whose subject has no earlier unfinished delivery to the same target,
     leased to this worker until `lease_until` (a crashed worker's lease simply runs out)."""
     earlier = aliased(deliveries)
@@ -166,7 +164,7 @@ async def claim_due(
 
 
 async def record_attempt(
-    conn: AsyncConnection,
+    conn: DbConnection,
     delivery_id: str,
     at: datetime,
     status_code: int | None,
@@ -187,7 +185,7 @@ async def record_attempt(
 
 
 async def finish(
-    conn: AsyncConnection,
+    conn: DbConnection,
     delivery_id: str,
     status: str,
     attempts: int,
@@ -207,7 +205,7 @@ async def finish(
     )
 
 
-async def supersede(conn: AsyncConnection, target_keys: Sequence[str], statuses: tuple[str, ...]) -> None:
+async def supersede(conn: DbConnection, target_keys: Sequence[str], statuses: tuple[str, ...]) -> None:
     """Stop sending the targets' deliveries that are in `statuses`."""
     if target_keys:
         await conn.execute(
@@ -217,7 +215,7 @@ async def supersede(conn: AsyncConnection, target_keys: Sequence[str], statuses:
         )
 
 
-async def has_unfinished(conn: AsyncConnection, target_key: str) -> bool:
+async def has_unfinished(conn: DbConnection, target_key: str) -> bool:
     found = await conn.scalar(
         select(deliveries.c.sequence)
         .where(deliveries.c.target_key == target_key, deliveries.c.status.in_(UNFINISHED))
@@ -226,7 +224,7 @@ async def has_unfinished(conn: AsyncConnection, target_key: str) -> bool:
     return found is not None
 
 
-async def has_newer(conn: AsyncConnection, delivery: Delivery) -> bool:
+async def has_newer(conn: DbConnection, delivery: Delivery) -> bool:
     """Whether a later message for the same target and subject was queued."""
     found = await conn.scalar(
         select(deliveries.c.sequence)
@@ -240,13 +238,13 @@ async def has_newer(conn: AsyncConnection, delivery: Delivery) -> bool:
     return found is not None
 
 
-async def get_delivery(conn: AsyncConnection, delivery_id: str) -> Delivery | None:
+async def get_delivery(conn: DbConnection, delivery_id: str) -> Delivery | None:
     row = (await conn.execute(select(deliveries).where(deliveries.c.id == delivery_id))).first()
     return None if row is None else delivery_from_row(row)
 
 
 async def list_deliveries(
-    conn: AsyncConnection, *, webhook_id: str | None = None, target_key: str | None = None, status: str | None = None,
+    conn: DbConnection, *, webhook_id: str | None = None, target_key: str | None = None, status: str | None = None,
     since: datetime | None = None, limit: int = 50, offset: int = 0,
 ) -> tuple[list[Delivery], int]:  # fmt: skip
     clauses = []
@@ -266,7 +264,7 @@ async def list_deliveries(
     return [delivery_from_row(row) for row in rows], total
 
 
-async def attempts_of(conn: AsyncConnection, delivery_id: str) -> list[dict[str, Any]]:
+async def attempts_of(conn: DbConnection, delivery_id: str) -> list[dict[str, Any]]:
     rows = await conn.execute(
         select(delivery_attempts)
         .where(delivery_attempts.c.delivery_id == delivery_id)
@@ -284,7 +282,7 @@ async def attempts_of(conn: AsyncConnection, delivery_id: str) -> list[dict[str,
     ]
 
 
-async def requeue(conn: AsyncConnection, delivery_ids: list[str], now: datetime) -> None:
+async def requeue(conn: DbConnection, delivery_ids: list[str], now: datetime) -> None:
     """Send again (a redelivery keeps the message id, so receivers can de-duplicate)."""
     if delivery_ids:
         await conn.execute(
@@ -294,7 +292,7 @@ async def requeue(conn: AsyncConnection, delivery_ids: list[str], now: datetime)
         )
 
 
-async def counts_by_status(conn: AsyncConnection) -> dict[tuple[str, str], int]:
+async def counts_by_status(conn: DbConnection) -> dict[tuple[str, str], int]:
     rows = await conn.execute(
         select(deliveries.c.kind, deliveries.c.status, func.count()).group_by(
             deliveries.c.kind, deliveries.c.status
@@ -304,7 +302,7 @@ async def counts_by_status(conn: AsyncConnection) -> dict[tuple[str, str], int]:
 
 
 async def counts_by_webhook(
-    conn: AsyncConnection, *, webhook_id: str | None = None, statuses: Sequence[str] | None = None
+    conn: DbConnection, *, webhook_id: str | None = None, statuses: Sequence[str] | None = None
 ) -> dict[str, Counter[str]]:
     """Webhook deliveries counted by webhook and status, in one query."""
     query = (
@@ -334,7 +332,7 @@ class LastAttempt:
         return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
 
 
-async def last_attempts(conn: AsyncConnection, delivery_ids: list[str]) -> dict[str, LastAttempt]:
+async def last_attempts(conn: DbConnection, delivery_ids: list[str]) -> dict[str, LastAttempt]:
     """The latest attempt of each delivery and how many it had, in one query."""
     if not delivery_ids:
         return {}

@@ -20,9 +20,9 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.mappings import DEFAULT_OPTION, MappedRows, MappingFilter, MappingRow, notification_target
+from berth.store.database import DbConnection
 from berth.store.deliveries_repo import Delivery, delivery_from_row
 from berth.store.tables import connections, deliveries, mappings
 
@@ -70,7 +70,7 @@ def _reseller_side(row: MappingRow) -> dict[str, Any]:
     }
 
 
-async def lock_connection(conn: AsyncConnection, connection_id: str) -> None:
+async def lock_connection(conn: DbConnection, connection_id: str) -> None:
     """Serialise uploads of one connection (PostgreSQL; SQLite's write transaction already
     does). FOR NO KEY UPDATE: rows that reference the connection (bookings, deliveries) can
     still be inserted meanwhile."""
@@ -80,7 +80,7 @@ async def lock_connection(conn: AsyncConnection, connection_id: str) -> None:
 
 
 async def connection_rows(
-    conn: AsyncConnection, connection_id: str, *, for_update: bool = False
+    conn: DbConnection, connection_id: str, *, for_update: bool = False
 ) -> list[MappingRow]:
     query = select(mappings).where(c.connection_id == connection_id).order_by(c.position, c.id)
     if for_update:
@@ -88,7 +88,7 @@ async def connection_rows(
     return [_row(row) for row in await conn.execute(query)]
 
 
-async def insert_rows(conn: AsyncConnection, rows: Sequence[MappingRow]) -> None:
+async def insert_rows(conn: DbConnection, rows: Sequence[MappingRow]) -> None:
     if rows:
         await conn.execute(
             insert(mappings),
@@ -109,7 +109,7 @@ async def insert_rows(conn: AsyncConnection, rows: Sequence[MappingRow]) -> None
         )
 
 
-async def save_reseller_sides(conn: AsyncConnection, rows: Sequence[MappingRow]) -> None:
+async def save_reseller_sides(conn: DbConnection, rows: Sequence[MappingRow]) -> None:
     """Write the reseller columns of several rows in one statement (executemany)."""
     if rows:
         await conn.execute(
@@ -120,7 +120,7 @@ async def save_reseller_sides(conn: AsyncConnection, rows: Sequence[MappingRow])
         )
 
 
-async def save_supplier_side(conn: AsyncConnection, row: MappingRow) -> None:
+async def save_supplier_side(conn: DbConnection, row: MappingRow) -> None:
     await conn.execute(
         update(mappings)
         .where(c.id == row.id)
@@ -134,7 +134,7 @@ async def save_supplier_side(conn: AsyncConnection, row: MappingRow) -> None:
     )
 
 
-async def delete_rows(conn: AsyncConnection, ids: Sequence[str]) -> None:
+async def delete_rows(conn: DbConnection, ids: Sequence[str]) -> None:
     if ids:
         await conn.execute(delete(mappings).where(c.id.in_(list(ids))))
 
@@ -148,7 +148,7 @@ def _option_condition(option_ids: Sequence[str]) -> ColumnElement[bool]:
     return condition
 
 
-async def find_rows(conn: AsyncConnection, connection_id: str, where: MappingFilter) -> list[MappingRow]:
+async def find_rows(conn: DbConnection, connection_id: str, where: MappingFilter) -> list[MappingRow]:
     query = select(mappings).where(c.connection_id == connection_id)
     if where.product_ids is not None:
         query = query.where(c.product_id.in_(list(where.product_ids)))
@@ -161,13 +161,13 @@ async def find_rows(conn: AsyncConnection, connection_id: str, where: MappingFil
     return [_row(row) for row in await conn.execute(query.order_by(c.position, c.id))]
 
 
-async def mapped_rows(conn: AsyncConnection, connection_id: str) -> MappedRows:
+async def mapped_rows(conn: DbConnection, connection_id: str) -> MappedRows:
     """A connection's complete rows: what `mappings[]` on availability and bookings draws from."""
     query = select(mappings).where(c.connection_id == connection_id, ~PENDING).order_by(c.position, c.id)
     return MappedRows(tuple(_row(row) for row in await conn.execute(query)))
 
 
-async def get_row(conn: AsyncConnection, row_id: str, *, for_update: bool = False) -> MappingRow | None:
+async def get_row(conn: DbConnection, row_id: str, *, for_update: bool = False) -> MappingRow | None:
     query = select(mappings).where(c.id == row_id)
     if for_update:
         query = query.with_for_update()
@@ -176,7 +176,7 @@ async def get_row(conn: AsyncConnection, row_id: str, *, for_update: bool = Fals
 
 
 async def staff_rows(
-    conn: AsyncConnection, *, pending: bool | None, connection_id: str | None, limit: int, offset: int
+    conn: DbConnection, *, pending: bool | None, connection_id: str | None, limit: int, offset: int
 ) -> tuple[list[tuple[MappingRow, str]], int]:
     """Rows of every connection (or one) with the connection's name, oldest first, and the total."""
     clauses: list[ColumnElement[bool]] = []
@@ -197,7 +197,7 @@ async def staff_rows(
     return [(_row(row), row.connection_name) for row in rows], total
 
 
-async def counts(conn: AsyncConnection) -> list[tuple[str, str, int, int]]:
+async def counts(conn: DbConnection) -> list[tuple[str, str, int, int]]:
     """(connection id, name, pending rows, mapped rows) of each connection that has rows."""
     pending = func.sum(case((PENDING, 1), else_=0))
     rows = await conn.execute(
@@ -212,7 +212,7 @@ async def counts(conn: AsyncConnection) -> list[tuple[str, str, int, int]]:
     ]
 
 
-async def latest_notifications(conn: AsyncConnection, row_ids: Sequence[str]) -> dict[str, Delivery]:
+async def latest_notifications(conn: DbConnection, row_ids: Sequence[str]) -> dict[str, Delivery]:
     """The newest notification of each of these rows (if it has any), in one query."""
     if not row_ids:
         return {}

@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.bookings import Booking, Cancellation, Contact
 from berth.domain.orders import Order, OrderStatus
 from berth.store.bookings_repo import booking_from_row
+from berth.store.database import DbConnection
 from berth.store.tables import bookings, orders
 
 
@@ -62,16 +62,16 @@ def _order(row: Any) -> Order:
     )
 
 
-async def insert_order(conn: AsyncConnection, order: Order) -> None:
+async def insert_order(conn: DbConnection, order: Order) -> None:
     await conn.execute(insert(orders).values(id=order.id, **_values(order)))
 
 
-async def save_order(conn: AsyncConnection, order: Order) -> None:
+async def save_order(conn: DbConnection, order: Order) -> None:
     await conn.execute(update(orders).where(orders.c.id == order.id).values(**_values(order)))
 
 
 async def get_order(
-    conn: AsyncConnection, order_id: str, connection_id: str | None = None, *, lock: bool = False
+    conn: DbConnection, order_id: str, connection_id: str | None = None, *, lock: bool = False
 ) -> Order | None:
     query = select(orders).where(orders.c.id == order_id)
     if connection_id is not None:
@@ -82,14 +82,14 @@ async def get_order(
     return None if row is None else _order(row)
 
 
-async def bookings_of(conn: AsyncConnection, order_id: str, *, lock: bool = False) -> list[Booking]:
+async def bookings_of(conn: DbConnection, order_id: str, *, lock: bool = False) -> list[Booking]:
     query = select(bookings).where(bookings.c.order_id == order_id).order_by(bookings.c.order_position)
     if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
     return [booking_from_row(row) for row in await conn.execute(query)]
 
 
-async def references(conn: AsyncConnection, order_ids: Iterable[str]) -> dict[str, str]:
+async def references(conn: DbConnection, order_ids: Iterable[str]) -> dict[str, str]:
     ids = list(set(order_ids))
     if not ids:
         return {}
@@ -97,7 +97,7 @@ async def references(conn: AsyncConnection, order_ids: Iterable[str]) -> dict[st
     return {row[0]: row[1] for row in rows}
 
 
-async def due_orders(conn: AsyncConnection, now: datetime, limit: int) -> list[Order]:
+async def due_orders(conn: DbConnection, now: datetime, limit: int) -> list[Order]:
     query = (
         select(orders)
         .where(orders.c.status == OrderStatus.ON_HOLD.value, orders.c.expires_at <= now)
@@ -109,7 +109,7 @@ async def due_orders(conn: AsyncConnection, now: datetime, limit: int) -> list[O
     return [_order(row) for row in await conn.execute(query)]
 
 
-async def next_position(conn: AsyncConnection, order_id: str) -> int:
+async def next_position(conn: DbConnection, order_id: str) -> int:
     found = await conn.scalar(
         select(func.max(bookings.c.order_position)).where(bookings.c.order_id == order_id)
     )

@@ -8,21 +8,21 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import case, delete, func, insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.bookings import Booking
 from berth.domain.resources import ResourceUse
 
 # The one definition of "holds places" (ON_HOLD until it expires, CONFIRMED, PENDING,
 # REDEEMED; never test mode) is the bookings repository's: resources are held exactly as places.
-from berth.store.bookings_repo import _holding as holding
+from berth.store.bookings_repo import HOLDING_NOW
+from berth.store.database import DbConnection
 from berth.store.tables import booking_resources, booking_seats, bookings
 
 SlotKey = tuple[str, str, str]  # product id, option id, availability id
 
 
 async def use_between(
-    conn: AsyncConnection, product_id: str, option_id: str, first: datetime, last: datetime, now: datetime
+    conn: DbConnection, product_id: str, option_id: str, first: datetime, last: datetime, now: datetime
 ) -> dict[str, dict[str, ResourceUse]]:
     """Places and bookings per resource, for each slot starting in [first, last]: one query
     (no seats: availability needs only the counts)."""
@@ -39,12 +39,12 @@ async def use_between(
             bookings.c.option_id == option_id,
             bookings.c.slot_start >= first,
             bookings.c.slot_start <= last,
-            holding(now),
+            HOLDING_NOW,
         )
         .group_by(bookings.c.availability_id, booking_resources.c.resource_id)
     )
     found: dict[str, dict[str, ResourceUse]] = {}
-    for availability_id, resource_id, places, count in await conn.execute(query):
+    for availability_id, resource_id, places, count in await conn.execute(query, {"now": now}):
         found.setdefault(availability_id, {})[resource_id] = ResourceUse(int(places), int(count))
     return found
 
@@ -60,7 +60,7 @@ class SlotIndex:
 
 
 async def use_of_slot(
-    conn: AsyncConnection,
+    conn: DbConnection,
     key: SlotKey,
     slot_start: datetime,
     now: datetime,
@@ -78,7 +78,7 @@ async def use_of_slot(
             bookings.c.option_id == option_id,
             bookings.c.slot_start == slot_start,
             bookings.c.availability_id == availability_id,
-            holding(now),
+            HOLDING_NOW,
         )
         .group_by(booking_resources.c.resource_id)
     )
@@ -87,7 +87,7 @@ async def use_of_slot(
             booking_seats.c.resource_id,
             booking_seats.c.seat_id,
             booking_seats.c.booking_id,
-            case((holding(now), 1), else_=0),
+            case((HOLDING_NOW, 1), else_=0),
         )
         .select_from(booking_seats.join(bookings, bookings.c.id == booking_seats.c.booking_id))
         .where(
@@ -101,25 +101,25 @@ async def use_of_slot(
         seats = seats.where(bookings.c.id != excluding)
     taken: dict[str, set[str]] = {}
     released: dict[tuple[str, str], str] = {}
-    for resource_id, seat_id, booking_id, live in await conn.execute(seats):
+    for resource_id, seat_id, booking_id, live in await conn.execute(seats, {"now": now}):
         if live:
             taken.setdefault(resource_id, set()).add(seat_id)
         else:
             released[(resource_id, seat_id)] = booking_id
     found: dict[str, ResourceUse] = {}
-    for resource_id, places, count in await conn.execute(counts):
+    for resource_id, places, count in await conn.execute(counts, {"now": now}):
         found[resource_id] = ResourceUse(int(places), int(count), frozenset(taken.pop(resource_id, ())))
     for resource_id, seat_ids in taken.items():  # seats without a count row: never written so
         found[resource_id] = ResourceUse(0, 0, frozenset(seat_ids))
     return SlotIndex(found, released)
 
 
-async def release(conn: AsyncConnection, booking_id: str) -> None:
+async def release(conn: DbConnection, booking_id: str) -> None:
     await conn.execute(delete(booking_seats).where(booking_seats.c.booking_id == booking_id))
     await conn.execute(delete(booking_resources).where(booking_resources.c.booking_id == booking_id))
 
 
-async def clear_released_seats(conn: AsyncConnection, key: SlotKey, seats: Sequence[tuple[str, str]]) -> None:
+async def clear_released_seats(conn: DbConnection, key: SlotKey, seats: Sequence[tuple[str, str]]) -> None:
     """Delete the rows of seats whose booking stopped holding them (see `SlotIndex`), before
     a booking that was just given those seats indexes its own."""
     product_id, option_id, availability_id = key
@@ -138,7 +138,7 @@ async def clear_released_seats(conn: AsyncConnection, key: SlotKey, seats: Seque
         )
 
 
-async def hold(conn: AsyncConnection, booking: Booking, *, fresh: bool = False) -> None:
+async def hold(conn: DbConnection, booking: Booking, *, fresh: bool = False) -> None:
     """Index the allocations of a booking that holds places, replacing what it had (`fresh`:
     a new booking has nothing to replace). A seat another live booking of the slot has violates
     the primary key of `booking_seats`."""

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, insert, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import Webhook, WebhookEvent
+from berth.store.database import DbConnection
 from berth.store.tables import signing_secrets, webhooks
 
 
@@ -47,16 +47,16 @@ def _values(webhook: Webhook) -> dict[str, Any]:
     }
 
 
-async def insert_webhook(conn: AsyncConnection, webhook: Webhook) -> None:
+async def insert_webhook(conn: DbConnection, webhook: Webhook) -> None:
     await conn.execute(insert(webhooks).values(id=webhook.id, **_values(webhook)))
 
 
-async def save_webhook(conn: AsyncConnection, webhook: Webhook) -> None:
+async def save_webhook(conn: DbConnection, webhook: Webhook) -> None:
     await conn.execute(update(webhooks).where(webhooks.c.id == webhook.id).values(**_values(webhook)))
 
 
 async def get_webhook(
-    conn: AsyncConnection, webhook_id: str, connection_id: str | None = None
+    conn: DbConnection, webhook_id: str, connection_id: str | None = None
 ) -> Webhook | None:
     query = select(webhooks).where(webhooks.c.id == webhook_id)
     if connection_id is not None:
@@ -66,7 +66,7 @@ async def get_webhook(
 
 
 async def list_webhooks(
-    conn: AsyncConnection, connection_id: str | None = None, *, limit: int | None = None, offset: int = 0
+    conn: DbConnection, connection_id: str | None = None, *, limit: int | None = None, offset: int = 0
 ) -> list[Webhook]:
     query = select(webhooks).order_by(webhooks.c.created_at, webhooks.c.id)
     if connection_id is not None:
@@ -76,7 +76,7 @@ async def list_webhooks(
     return [_webhook(row) for row in await conn.execute(query)]
 
 
-async def count_webhooks(conn: AsyncConnection, connection_id: str | None = None) -> int:
+async def count_webhooks(conn: DbConnection, connection_id: str | None = None) -> int:
     query = select(func.count()).select_from(webhooks)
     if connection_id is not None:
         query = query.where(webhooks.c.connection_id == connection_id)
@@ -84,7 +84,7 @@ async def count_webhooks(conn: AsyncConnection, connection_id: str | None = None
 
 
 async def active_webhooks(
-    conn: AsyncConnection, event: WebhookEvent, connection_id: str | None = None, limit: int | None = None
+    conn: DbConnection, event: WebhookEvent, connection_id: str | None = None, limit: int | None = None
 ) -> list[Webhook]:
     """Enabled webhooks for an event: one connection's, or every connection's."""
     query = select(webhooks).where(webhooks.c.event == event.value, webhooks.c.disabled_at.is_(None))
@@ -94,13 +94,13 @@ async def active_webhooks(
     return [_webhook(row) for row in await conn.execute(query)]
 
 
-async def delete_webhooks(conn: AsyncConnection, ids: list[str]) -> None:
+async def delete_webhooks(conn: DbConnection, ids: list[str]) -> None:
     if ids:
         await conn.execute(delete(webhooks).where(webhooks.c.id.in_(ids)))
 
 
 async def add_signing_secret(
-    conn: AsyncConnection,
+    conn: DbConnection,
     box: SecretBox,
     connection_id: str,
     secret: str,
@@ -129,7 +129,7 @@ async def add_signing_secret(
 
 
 async def live_signing_secrets(
-    conn: AsyncConnection, box: SecretBox, connection_id: str, now: datetime
+    conn: DbConnection, box: SecretBox, connection_id: str, now: datetime
 ) -> list[str]:
     """Secrets that sign deliveries now, the newest first, opened."""
     rows = await conn.execute(
@@ -143,7 +143,7 @@ async def live_signing_secrets(
     return [box.open(row[0], connection_id) for row in rows]
 
 
-async def has_signing_secret(conn: AsyncConnection, box: SecretBox, connection_id: str, secret: str) -> bool:
+async def has_signing_secret(conn: DbConnection, box: SecretBox, connection_id: str, secret: str) -> bool:
     """Whether the connection has this secret (sealed values differ each time: open and compare)."""
     rows = await conn.execute(
         select(signing_secrets.c.sealed_secret).where(signing_secrets.c.connection_id == connection_id)
@@ -151,7 +151,7 @@ async def has_signing_secret(conn: AsyncConnection, box: SecretBox, connection_i
     return any(hmac.compare_digest(box.open(row[0], connection_id), secret) for row in rows)
 
 
-async def disable_webhook(conn: AsyncConnection, webhook_id: str, now: datetime, reason: str) -> None:
+async def disable_webhook(conn: DbConnection, webhook_id: str, now: datetime, reason: str) -> None:
     await conn.execute(
         update(webhooks)
         .where(webhooks.c.id == webhook_id, webhooks.c.disabled_at.is_(None))
