@@ -6,7 +6,7 @@ import secrets
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -157,6 +157,43 @@ class Booking:
         if self.status is BookingStatus.ON_HOLD:
             return self.expires_at is not None and self.expires_at > now
         return self.status in HOLDING
+
+
+# The `until` of places held for good (CONFIRMED, PENDING, REDEEMED): no hold ends later.
+HELD_FOR_GOOD = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class PlaceHold:
+    """What a booking counts in its slot's held places: `pax` places until `until` (an ON_HOLD
+    booking's expiry, rounded up to the second so holds made in the same second share a count;
+    HELD_FOR_GOOD otherwise). At any `now`, the booking holds places iff `until > now`."""
+
+    product_id: str
+    option_id: str
+    availability_id: str
+    slot_start: datetime
+    until: datetime
+    pax: int
+
+
+def place_hold(booking: Booking) -> PlaceHold | None:
+    """The booking's count in its slot, independent of the time: None when it can never hold
+    places in its current state (test mode, freesale, EXPIRED, CANCELLED, REJECTED)."""
+    if booking.test_mode or booking.availability_id is None or booking.slot_start is None:
+        return None
+    if booking.status is BookingStatus.ON_HOLD:
+        if booking.expires_at is None:
+            return None
+        expiry = booking.expires_at
+        until = expiry.replace(microsecond=0) + (timedelta(seconds=1) if expiry.microsecond else timedelta())
+    elif booking.status in HOLDING:
+        until = HELD_FOR_GOOD
+    else:
+        return None
+    return PlaceHold(
+        booking.product_id, booking.option_id, booking.availability_id, booking.slot_start, until, booking.pax
+    )
 
 
 def as_of(booking: Booking, now: datetime) -> Booking:

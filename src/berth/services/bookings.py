@@ -803,7 +803,7 @@ class BookingService:
             confirmed_at=now if status is BookingStatus.CONFIRMED else None,
             updated_at=now,
         )
-        await bookings_repo.save_booking(conn, confirmed)
+        await bookings_repo.save_booking(conn, confirmed, booking)
         await self._changed(conn, catalog, booking, confirmed, "confirmed", RESELLER)
         return confirmed
 
@@ -917,7 +917,7 @@ class BookingService:
                 contact=_merge_contact(booking.contact, data.contact) if data.contact else booking.contact,
                 updated_at=now,
             )
-            await bookings_repo.save_booking(conn, updated)
+            await bookings_repo.save_booking(conn, updated, booking)
             await self._changed(
                 conn, catalog, booking, updated, "updated", RESELLER, {"fields": sorted(data.sent)}
             )
@@ -957,7 +957,7 @@ class BookingService:
         self, conn: DbConnection, catalog: Catalog, booking: Booking, expires_at: datetime
     ) -> Booking:
         extended = replace(booking, expires_at=expires_at, updated_at=self._clock())
-        await bookings_repo.save_booking(conn, extended)
+        await bookings_repo.save_booking(conn, extended, booking)
         await self._changed(
             conn, catalog, booking, extended, "extended", RESELLER, {"utcExpiresAt": format_utc(expires_at)}
         )
@@ -1019,7 +1019,7 @@ class BookingService:
             expires_at=None,
             updated_at=now,
         )
-        await bookings_repo.save_booking(conn, cancelled)
+        await bookings_repo.save_booking(conn, cancelled, booking)
         await self._changed(conn, catalog, booking, cancelled, "cancelled", actor, {"reason": reason})
         return cancelled
 
@@ -1040,7 +1040,7 @@ class BookingService:
             due = await bookings_repo.due_holds(conn, now, batch)
             for stored in due:
                 expired = as_of(stored, now)
-                await bookings_repo.save_booking(conn, expired)
+                await bookings_repo.save_booking(conn, expired, stored)
                 # The places came free when the hold ran out; announce the slot(s) now.
                 freed = (
                     []
@@ -1048,6 +1048,7 @@ class BookingService:
                     else self._slots_of(catalog, stored)
                 )
                 await self._changed(conn, catalog, stored, expired, "expired", SYSTEM, slots=freed)
+            await bookings_repo.forget_ended_holds(conn, now)
         return len(due)
 
     # --- supplier operations ---------------------------------------------------------------
@@ -1091,7 +1092,7 @@ class BookingService:
                     f"Booking {booking_id!r} is {booking.status.value}; only {expected.value} bookings can be {kind}"
                 )
             changed = replace(change(booking, now), updated_at=now)
-            await bookings_repo.save_booking(conn, changed)
+            await bookings_repo.save_booking(conn, changed, booking)
             await self._changed(conn, catalog, booking, changed, kind, SUPPLIER)
             return await self._one(conn, catalog, changed)
 

@@ -7,15 +7,16 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, literal, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
 
-from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem
+from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem, place_hold
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.store.database import DbConnection
-from berth.store.tables import booking_events, bookings, slot_locks
+from berth.store.tables import booking_events, bookings, slot_holds, slot_locks
 
 
 def _utc(value: datetime | None) -> str | None:
@@ -124,22 +125,68 @@ def booking_from_row(row: Any) -> Booking:
     )
 
 
+_HOLD_KEY = ("product_id", "option_id", "availability_id", "until")
+
+
+def _add_to_holds(dialect: str) -> Any:
+    """Upsert into slot_holds adding "pax" (negative to take away) to the row's count."""
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(slot_holds)
+    return statement.on_conflict_do_update(
+        index_elements=list(_HOLD_KEY), set_={"pax": slot_holds.c.pax + statement.excluded.pax}
+    )
+
+
+_ADD_TO_HOLDS = {dialect: _add_to_holds(dialect) for dialect in ("sqlite", "postgresql")}
+
+
+async def _count_holds(conn: DbConnection, before: Booking | None, after: Booking | None) -> None:
+    """Move the booking's places in slot_holds from what `before` counted to what `after` does
+    (rows in key order, so two writers moving places between the same slots cannot deadlock)."""
+    changes: dict[tuple[str, str, str, datetime], tuple[datetime, int]] = {}
+    for hold, sign in (
+        (place_hold(before) if before else None, -1),
+        (place_hold(after) if after else None, 1),
+    ):
+        if hold is not None:
+            key = (hold.product_id, hold.option_id, hold.availability_id, hold.until)
+            changes[key] = (hold.slot_start, changes.get(key, (hold.slot_start, 0))[1] + sign * hold.pax)
+    statement = _ADD_TO_HOLDS[conn.dialect.name]
+    for key, (slot_start, pax) in sorted(changes.items()):
+        if pax:
+            await conn.execute(
+                statement, {**dict(zip(_HOLD_KEY, key, strict=True)), "slot_start": slot_start, "pax": pax}
+            )
+
+
+_INSERT_BOOKING = insert(bookings)
+_SAVE_BOOKING = update(bookings).where(bookings.c.id == bindparam("booking_id"))
+_BY_UUID = select(bookings).where(
+    bookings.c.connection_id == bindparam("connection_id"), bookings.c.uuid == bindparam("uuid")
+)
+_ADD_EVENT = insert(booking_events)
+
+
 async def insert_booking(conn: DbConnection, booking: Booking) -> None:
-    await conn.execute(insert(bookings).values(**_row_values(booking)))
+    await conn.execute(_INSERT_BOOKING, _row_values(booking))
+    await _count_holds(conn, None, booking)
 
 
-async def save_booking(conn: DbConnection, booking: Booking) -> None:
+async def save_booking(conn: DbConnection, booking: Booking, before: Booking) -> None:
+    """Store `booking` over `before`, the version read in this transaction (or that version
+    as of now: a hold whose time has passed counts nothing either way)."""
     values = _row_values(booking)
-    del values["id"]
-    await conn.execute(update(bookings).where(bookings.c.id == booking.id).values(**values))
+    values["booking_id"] = values.pop("id")
+    await conn.execute(_SAVE_BOOKING, values)
+    await _count_holds(conn, before, booking)
+
+
+async def forget_ended_holds(conn: DbConnection, now: datetime) -> None:
+    """Drop slot_holds rows that count nothing any more: holds that ran out, emptied counts."""
+    await conn.execute(delete(slot_holds).where(or_(slot_holds.c.until <= now, slot_holds.c.pax == 0)))
 
 
 async def get_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Booking | None:
-    row = (
-        await conn.execute(
-            select(bookings).where(bookings.c.connection_id == connection_id, bookings.c.uuid == uuid)
-        )
-    ).first()
+    row = (await conn.execute(_BY_UUID, {"connection_id": connection_id, "uuid": uuid})).first()
     return None if row is None else booking_from_row(row)
 
 
@@ -223,16 +270,28 @@ _IN_OPTION = and_(
 )
 _NOT_EXCLUDED = bookings.c.id != bindparam("excluding")
 _HELD_PLACES = (
+    select(slot_holds.c.availability_id, func.sum(slot_holds.c.pax))
+    .where(
+        slot_holds.c.product_id == bindparam("product_id"),
+        slot_holds.c.option_id == bindparam("option_id"),
+        slot_holds.c.slot_start >= bindparam("first"),
+        slot_holds.c.slot_start <= bindparam("last"),
+        slot_holds.c.until > bindparam("now"),
+    )
+    .group_by(slot_holds.c.availability_id)
+)
+# Leaving one booking out: from the bookings themselves.
+_HELD_PLACES_EXCLUDING = (
     select(bookings.c.availability_id, func.sum(bookings.c.pax))
     .where(
         _IN_OPTION,
         bookings.c.slot_start >= bindparam("first"),
         bookings.c.slot_start <= bindparam("last"),
         HOLDING_NOW,
+        _NOT_EXCLUDED,
     )
     .group_by(bookings.c.availability_id)
 )
-_HELD_PLACES_EXCLUDING = _HELD_PLACES.where(_NOT_EXCLUDED)
 _HELD_INTERVALS = (
     select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
     .where(
@@ -256,13 +315,14 @@ async def held_places(
     *,
     excluding: str | None = None,
 ) -> dict[str, int]:
-    """Places held per availability id for slots starting in [first, last]: one query."""
+    """Places held per availability id for slots starting in [first, last]: one query (from
+    slot_holds; leaving out the booking `excluding`, from the bookings)."""
     parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
     if excluding is None:
         rows = await conn.execute(_HELD_PLACES, parameters)
     else:
         rows = await conn.execute(_HELD_PLACES_EXCLUDING, {**parameters, "excluding": excluding})
-    return {row[0]: int(row[1]) for row in rows}
+    return {row[0]: int(row[1]) for row in rows if row[1]}
 
 
 async def held_intervals(
@@ -327,7 +387,7 @@ async def add_event(
     conn: DbConnection, booking_id: str, at: datetime, kind: str, actor: str, detail: dict[str, Any]
 ) -> None:
     await conn.execute(
-        insert(booking_events).values(booking_id=booking_id, at=at, kind=kind, actor=actor, detail=detail)
+        _ADD_EVENT, {"booking_id": booking_id, "at": at, "kind": kind, "actor": actor, "detail": detail}
     )
 
 

@@ -142,6 +142,22 @@ slot_locks = Table(
     Column("availability_id", String(40), primary_key=True),
 )
 
+# Places held per slot, kept in the transaction that writes the bookings (bookings_repo): the
+# sum of `pax` of the slot's bookings by the instant their hold ends (`until`, see
+# berth.domain.bookings.place_hold). A slot's held places are the sum over its rows with
+# `until` after now: a few rows, however many bookings the slot has.
+slot_holds = Table(
+    "slot_holds",
+    metadata,
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+    Column("until", UTCDateTime, primary_key=True),
+    Column("slot_start", UTCDateTime, nullable=False),
+    Column("pax", Integer, nullable=False),
+    Index("ix_slot_holds_start", "product_id", "option_id", "slot_start"),
+)
+
 # What happened to each booking, in order: the back office shows it as the booking's history.
 booking_events = Table(
     "booking_events",

@@ -6,7 +6,7 @@ import hmac
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 
 from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import Webhook, WebhookEvent
@@ -83,15 +83,27 @@ async def count_webhooks(conn: DbConnection, connection_id: str | None = None) -
     return int(await conn.scalar(query) or 0)
 
 
+# Run on every booking change (the outbox): built once, with bind parameters.
+_NO_LIMIT = 2**31 - 1
+_ACTIVE = (
+    select(webhooks)
+    .where(webhooks.c.event == bindparam("event"), webhooks.c.disabled_at.is_(None))
+    .order_by(webhooks.c.created_at, webhooks.c.id)
+    .limit(bindparam("limit"))
+)
+_ACTIVE_OF_CONNECTION = _ACTIVE.where(webhooks.c.connection_id == bindparam("connection_id"))
+
+
 async def active_webhooks(
     conn: DbConnection, event: WebhookEvent, connection_id: str | None = None, limit: int | None = None
 ) -> list[Webhook]:
     """Enabled webhooks for an event: one connection's, or every connection's."""
-    query = select(webhooks).where(webhooks.c.event == event.value, webhooks.c.disabled_at.is_(None))
-    if connection_id is not None:
-        query = query.where(webhooks.c.connection_id == connection_id)
-    query = query.order_by(webhooks.c.created_at, webhooks.c.id).limit(limit)
-    return [_webhook(row) for row in await conn.execute(query)]
+    parameters: dict[str, Any] = {"event": event.value, "limit": limit or _NO_LIMIT}
+    if connection_id is None:
+        rows = await conn.execute(_ACTIVE, parameters)
+    else:
+        rows = await conn.execute(_ACTIVE_OF_CONNECTION, {**parameters, "connection_id": connection_id})
+    return [_webhook(row) for row in rows]
 
 
 async def delete_webhooks(conn: DbConnection, ids: list[str]) -> None:
