@@ -8,14 +8,35 @@ import fcntl
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 _WRITE = "berth_write"
 _SINGLE_READ = "berth_single_read"
+_SQLITE_FULL = 13
+
+
+class DatabaseUnavailable(Exception):
+    """No connection to the database could be made (refused, shutting down, not accepting
+    connections, unreachable). The cause carries the driver's error."""
+
+
+def fault_of(exc: BaseException) -> Literal["unavailable", "full"] | None:
+    """What kind of database fault `exc` is, if it is one a caller can name: the database could
+    not be reached or the connection was lost ("unavailable"), or it has no room ("full")."""
+    if isinstance(exc, DatabaseUnavailable):
+        return "unavailable"
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return "unavailable"
+        code = getattr(exc.orig, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF == _SQLITE_FULL:
+            return "full"
+    return None
 
 
 def normalize_url(url: str) -> str:
@@ -80,9 +101,20 @@ class Database:
             connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(_WRITE, False) else "BEGIN")
 
     @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection; failing to get one raises DatabaseUnavailable. (A connection
+        lost later is marked by SQLAlchemy: `DBAPIError.connection_invalidated`.)"""
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                conn = await stack.enter_async_context(self.engine.connect())
+            except (DBAPIError, OSError) as exc:
+                raise DatabaseUnavailable("cannot connect to the database") from exc
+            yield conn
+
+    @asynccontextmanager
     async def transaction(self, *, write: bool) -> AsyncIterator[AsyncConnection]:
         turn = self._write_turn() if write else contextlib.nullcontext()
-        async with turn, self.engine.connect() as conn:
+        async with turn, self._connect() as conn:
             if write:
                 await conn.execution_options(**{_WRITE: True})
             async with conn.begin():
@@ -118,7 +150,7 @@ class Database:
     async def single_read(self) -> AsyncIterator[AsyncConnection]:
         """For one SELECT on a hot path: no BEGIN/COMMIT round trips around it (the statement
         is its own snapshot). Anything reading twice wants `transaction(write=False)`."""
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             if self.is_sqlite:
                 await conn.execution_options(**{_SINGLE_READ: True})
             else:
@@ -126,7 +158,7 @@ class Database:
             yield conn
 
     async def ping(self) -> None:
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
