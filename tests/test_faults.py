@@ -1,5 +1,6 @@
-"""Faults: the database going away for a moment (PostgreSQL, taken away for real) and the
-background loops riding out database errors. Disk full on SQLite: tests/test_disk_full.py."""
+"""Faults: the database going away for a moment (PostgreSQL, taken away for real), receivers
+that hang or trickle, and the background loops riding out database errors. Disk full on SQLite:
+tests/test_disk_full.py."""
 
 from __future__ import annotations
 
@@ -19,19 +20,20 @@ from berth.background import run_background
 from berth.http.errors import DATABASE_FAULTS
 from berth.services.container import Services
 from berth.settings import Settings
-from tests.bookings_helpers import reservation, reserve, vacancies
+from tests.bookings_helpers import confirm, reservation, reserve, vacancies
 from tests.conftest import ADMIN, Clock, auth
 from tests.databases import POSTGRES_URL
-from tests.receivers import receiver
-from tests.test_webhooks import subscribe
+from tests.receivers import receiver, stalling_receiver
+from tests.test_mappings import mapped, notifications, put, row
+from tests.test_webhooks import drain, subscribe
 
 UNAVAILABLE = {"error": "INTERNAL_SERVER_ERROR", "errorMessage": DATABASE_FAULTS["unavailable"]}
 
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    # Every request checks its key in the database (no remembered checks).
-    return settings.model_copy(update={"auth_cache_seconds": 0})
+    # Every request checks its key in the database (no remembered checks); receivers get 1 s.
+    return settings.model_copy(update={"auth_cache_seconds": 0, "delivery_timeout_seconds": 1})
 
 
 async def until(condition: Callable[[], bool | Awaitable[bool]], seconds: float = 8) -> None:
@@ -208,3 +210,82 @@ async def test_the_background_loops_ride_out_an_outage(
             stop.set()
             await asyncio.wait_for(loops, 8)
     assert await vacancies(client) == 20
+
+
+# --- receivers that hang ------------------------------------------------------------------------
+
+
+async def _attempt_log(
+    client: httpx.AsyncClient, hook_id: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    listed = (await client.get(f"/admin/api/webhooks/{hook_id}/deliveries", headers=ADMIN)).json()
+    (delivery,) = listed["deliveries"]
+    detail = (await client.get(f"/admin/api/deliveries/{delivery['id']}", headers=ADMIN)).json()
+    return detail, detail["attemptLog"]
+
+
+@pytest.mark.parametrize("mode", ["silent", "trickle-headers"])
+async def test_a_receiver_that_never_answers_is_given_up_on_and_retried(
+    client: httpx.AsyncClient, demo: Services, clock: Clock, mode: str
+) -> None:
+    """The worker gives up at the delivery timeout, records why and schedules a retry; a
+    healthy receiver's message of the same batch is not held back behind it."""
+    async with stalling_receiver(mode) as stuck, receiver() as healthy:
+        healthy_had: list[int] = []
+        stuck.on_give_up = lambda: healthy_had.append(len(healthy.requests))
+        stuck_hook = await subscribe(client, stuck.url)
+        healthy_hook = await subscribe(client, healthy.url)
+        booking = await reserve(client)
+        await confirm(client, booking["uuid"])
+        await asyncio.wait_for(drain(demo), 8)
+        await until(lambda: stuck.given_up == 1)
+        assert stuck.requests == 1 and len(healthy.requests) == 1
+        assert healthy_had == [1], "the healthy receiver waited for the stuck one"
+        detail, (attempt,) = await _attempt_log(client, stuck_hook["id"])
+        assert attempt["statusCode"] is None and attempt["error"] == "no answer within 1 s"
+        assert detail["status"] == "pending" and detail["nextAttemptAt"] is not None
+        healthy_detail, _ = await _attempt_log(client, healthy_hook["id"])
+        assert healthy_detail["status"] == "delivered"
+
+        stuck.mode = "answer"  # the receiver got better: the retry reaches it
+        clock.advance(seconds=80)
+        await asyncio.wait_for(drain(demo), 8)
+        detail, attempts = await _attempt_log(client, stuck_hook["id"])
+        assert [a["statusCode"] for a in attempts] == [None, 200]
+        assert detail["status"] == "delivered" and stuck.requests == 2
+
+
+async def test_a_receiver_that_trickles_its_body_is_cut_off_at_the_deadline(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    """It answered 200 in time, so the message is delivered; the body it keeps trickling (for
+    hours at this pace) is read only until the deadline."""
+    async with stalling_receiver("trickle-body") as slow:
+        hook = await subscribe(client, slow.url)
+        booking = await reserve(client)
+        await confirm(client, booking["uuid"])
+        await asyncio.wait_for(drain(demo), 8)
+        await until(lambda: slow.given_up == 1)
+        detail, (attempt,) = await _attempt_log(client, hook["id"])
+        assert attempt["statusCode"] == 200 and attempt["error"] is None
+        assert set(attempt["responseExcerpt"]) <= {"x"}
+        assert detail["status"] == "delivered"
+
+
+async def test_a_mapping_notification_to_a_receiver_that_hangs_is_retried(
+    client: httpx.AsyncClient, demo: Services, clock: Clock
+) -> None:
+    async with stalling_receiver("silent") as stuck:
+        await put(client, [row("B1", stuck.url)])
+        await mapped(client, "B1", productId="thames-sightseeing", optionId="DEFAULT")
+        await asyncio.wait_for(drain(demo), 8)
+        (notification,) = await notifications(client, "B1")
+        assert notification["status"] == "pending" and notification["attempts"] == 1
+        detail = (await client.get(f"/admin/api/deliveries/{notification['id']}", headers=ADMIN)).json()
+        assert [a["error"] for a in detail["attemptLog"]] == ["no answer within 1 s"]
+
+        stuck.mode = "answer"
+        clock.advance(seconds=80)
+        await asyncio.wait_for(drain(demo), 8)
+        (notification,) = await notifications(client, "B1")
+        assert notification["status"] == "delivered" and notification["attempts"] == 2
