@@ -9,6 +9,7 @@ same message id. A lease outlives the send timeout, so no two workers send one m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from dataclasses import dataclass
@@ -151,23 +152,41 @@ class DeliveryWorker:
                 outcome.error = "the connection's signing secrets cannot be opened: check BERTH_SECRET_KEY"
                 return outcome
             try:
-                await check_delivery_url(delivery.url, self._settings.webhook_allow_private_targets)
-                body, headers = self._signed(delivery, secrets)
-                response = await self._client.post(delivery.url, content=body, headers=headers)
-                outcome.status_code = response.status_code
-                outcome.excerpt = response.content[:EXCERPT_BYTES].decode("utf-8", "replace")
-                outcome.retry_after = _retry_after(response, self._clock())
-                if response.is_redirect:
-                    location = redact_url(response.headers.get("location", "?"))
-                    outcome.error = f"redirected to {location}; redirects are not followed"
+                # One deadline for the whole attempt: httpx's timeouts apply to each read, so a
+                # receiver that trickles a byte at a time would otherwise hold the send (and
+                # outlive the lease).
+                async with asyncio.timeout(self._timeout):
+                    await self._post(delivery, secrets, outcome)
             except OctoError as exc:
                 outcome.error = exc.message
-            except httpx.TimeoutException:
-                outcome.error = f"no answer within {self._timeout:g} s"
+            except (TimeoutError, httpx.TimeoutException):
+                if outcome.status_code is None:  # else: the body was still coming; see _post
+                    outcome.error = f"no answer within {self._timeout:g} s"
             except httpx.HTTPError as exc:
                 outcome.error = f"{type(exc).__name__}: {exc}"
             outcome.latency_ms = round((time.perf_counter() - started) * 1000)
             return outcome
+
+    async def _post(self, delivery: Delivery, secrets: list[str], outcome: Outcome) -> None:
+        await check_delivery_url(delivery.url, self._settings.webhook_allow_private_targets)
+        body, headers = self._signed(delivery, secrets)
+        async with self._client.stream("POST", delivery.url, content=body, headers=headers) as response:
+            outcome.status_code = response.status_code
+            outcome.retry_after = _retry_after(response, self._clock())
+            if response.is_redirect:
+                location = redact_url(response.headers.get("location", "?"))
+                outcome.error = f"redirected to {location}; redirects are not followed"
+            # The status decides the attempt. Of the body only the excerpt is read (an answer may
+            # be of any size), and a body cut short (closed, stalled, past the deadline) only
+            # shortens the excerpt.
+            excerpt = b""
+            outcome.excerpt = ""
+            with contextlib.suppress(httpx.HTTPError):
+                async for chunk in response.aiter_bytes():
+                    excerpt = (excerpt + chunk)[:EXCERPT_BYTES]
+                    outcome.excerpt = excerpt.decode("utf-8", "replace")
+                    if len(excerpt) == EXCERPT_BYTES:
+                        break
 
     def _signed(self, delivery: Delivery, secrets: list[str]) -> tuple[bytes, dict[str, str]]:
         now = self._clock()

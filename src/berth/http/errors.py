@@ -15,6 +15,7 @@ from starlette.routing import Match
 from berth.capabilities.registry import header_value
 from berth.domain.errors import BadRequest, NotFound, OctoError
 from berth.http.responses import json_response
+from berth.store.database import fault_of
 
 log = structlog.get_logger("berth.http")
 
@@ -23,6 +24,20 @@ log = structlog.get_logger("berth.http")
 # TOO_MANY_REQUESTS is 429 so generic HTTP clients and proxies back off too (docs/decisions.md).
 STATUS_BY_CODE: dict[str, int] = {"INTERNAL_SERVER_ERROR": 500, "NOT_FOUND": 404, "TOO_MANY_REQUESTS": 429}
 DEFAULT_ERROR_STATUS = 400
+
+# What a client is told of a failure that is not its own: never the exception's text (driver
+# messages name hosts, databases and SQL); the log has it, under the request id.
+UNEXPECTED = "An unexpected error occurred; it has been logged"
+DATABASE_FAULTS = {
+    "unavailable": "The database could not be reached; repeat the request shortly to learn its outcome",
+    "full": "The database is full; the change was not saved",
+}
+
+
+def internal_error(exc: BaseException) -> OctoError:
+    """The INTERNAL_SERVER_ERROR a client gets for an exception nothing else handled."""
+    fault = fault_of(exc)
+    return OctoError(DATABASE_FAULTS[fault] if fault else UNEXPECTED)
 
 
 def error_response(
@@ -122,9 +137,9 @@ def install_error_handlers(app: FastAPI) -> None:
             )
         return json_response(BadRequest(str(exc.detail)).body(), status_code=exc.status_code)
 
+    # A backstop: RequestContextMiddleware answers unhandled errors itself, inside the request's
+    # log context and with its X-Request-Id; this handler sees only what escapes that.
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:
-        log.exception("unhandled error", path=request.url.path)
-        return error_response(
-            OctoError("An unexpected error occurred; it has been logged"), _capabilities(request)
-        )
+        log.exception("unhandled error", path=request.url.path, fault=fault_of(exc))
+        return error_response(internal_error(exc), _capabilities(request))

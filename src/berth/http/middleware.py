@@ -19,8 +19,9 @@ from berth.capabilities.registry import parse_capabilities
 from berth.domain.errors import Forbidden, OctoError, Unauthorized
 from berth.domain.languages import choose_language
 from berth.http.context import OctoRequest
-from berth.http.errors import error_response
+from berth.http.errors import error_response, internal_error
 from berth.services.container import Services
+from berth.store.database import fault_of
 
 log = structlog.get_logger("berth.access")
 
@@ -52,7 +53,7 @@ class RequestContextMiddleware:
         request_id = header(scope, b"x-request-id") or uuid.uuid4().hex
         structlog.contextvars.bind_contextvars(request_id=request_id)
         started = time.perf_counter()
-        status = 500
+        status: int | None = None
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
@@ -63,12 +64,20 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            # Logged here, where the request id is bound, and answered with X-Request-Id; the
+            # client gets a fixed text (internal_error), the log the exception and its cause.
+            log.exception("unhandled error", path=scope["path"], fault=fault_of(exc))
+            if status is not None:  # part of the answer is out: nothing better to do than to end it
+                raise
+            capabilities = scope.get("state", {}).get("capabilities", frozenset())
+            await error_response(internal_error(exc), capabilities)(scope, receive, send_with_id)
         finally:
             log.info(
                 "request",
                 method=scope["method"],
                 path=scope["path"],
-                status=status,
+                status=status or 500,
                 duration_ms=round((time.perf_counter() - started) * 1000, 2),
                 connection=scope.get("state", {}).get("connection_id"),
             )

@@ -13,13 +13,14 @@ import asyncio
 import contextlib
 import fcntl
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from sqlalchemy import Connection, CursorResult, Dialect, Engine, ScalarResult, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.base import Executable
 
@@ -30,6 +31,28 @@ Rows = CursorResult[*tuple[Any, ...]]
 # A statement waiting for SQLite's lock would hold up the event loop: only processes that do
 # not take Berth's write turn (an sqlite3 shell, say) can make it wait at all.
 SQLITE_BUSY_TIMEOUT_MS = 5000
+
+
+_SQLITE_FULL = 13
+
+
+class DatabaseUnavailable(Exception):
+    """No connection to the database could be made (refused, shutting down, not accepting
+    connections, unreachable). The cause carries the driver's error."""
+
+
+def fault_of(exc: BaseException) -> Literal["unavailable", "full"] | None:
+    """What kind of database fault `exc` is, if it is one a caller can name: the database could
+    not be reached or the connection was lost ("unavailable"), or it has no room ("full")."""
+    if isinstance(exc, DatabaseUnavailable):
+        return "unavailable"
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return "unavailable"
+        code = getattr(exc.orig, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF == _SQLITE_FULL:
+            return "full"
+    return None
 
 
 class DbConnection(Protocol):
@@ -137,19 +160,40 @@ class Database:
                 return
             connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(_WRITE, False) else "BEGIN")
 
+    @contextlib.contextmanager
+    def _connect_sqlite(self) -> Iterator[Connection]:
+        assert self._sqlite is not None
+        try:
+            conn = self._sqlite.connect()
+        except (DBAPIError, OSError) as exc:
+            raise DatabaseUnavailable("cannot open the database") from exc
+        with conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection; failing to get one raises DatabaseUnavailable. (A connection
+        lost later is marked by SQLAlchemy: `DBAPIError.connection_invalidated`.)"""
+        assert self._async is not None
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                conn = await stack.enter_async_context(self._async.connect())
+            except (DBAPIError, OSError) as exc:
+                raise DatabaseUnavailable("cannot connect to the database") from exc
+            yield conn
+
     @asynccontextmanager
     async def transaction(self, *, write: bool) -> AsyncIterator[DbConnection]:
         if self._sqlite is not None:
             turn = self._write_turn() if write else contextlib.nullcontext()
             async with turn:
-                with self._sqlite.connect() as sync_conn:
+                with self._connect_sqlite() as sync_conn:
                     if write:
                         sync_conn.execution_options(**{_WRITE: True})
                     with sync_conn.begin():
                         yield SqliteConnection(sync_conn)
             return
-        assert self._async is not None
-        async with self._async.connect() as conn, conn.begin():
+        async with self._connect() as conn, conn.begin():
             yield conn
 
     @asynccontextmanager
@@ -186,12 +230,11 @@ class Database:
         """For one SELECT on a hot path: no BEGIN/COMMIT round trips around it (the statement
         is its own snapshot). Anything reading twice wants `transaction(write=False)`."""
         if self._sqlite is not None:
-            with self._sqlite.connect() as sync_conn:
+            with self._connect_sqlite() as sync_conn:
                 sync_conn.execution_options(**{_SINGLE_READ: True})
                 yield SqliteConnection(sync_conn)
             return
-        assert self._async is not None
-        async with self._async.connect() as conn:
+        async with self._connect() as conn:
             await conn.execution_options(isolation_level="AUTOCOMMIT")
             yield conn
 
