@@ -345,6 +345,19 @@ async def held_intervals(
     return [HeldInterval(row[0], row[1], int(row[2])) for row in rows]
 
 
+# One statement: a new row is ours until commit; an existing one is locked by the (no-op)
+# update, as by SELECT … FOR UPDATE.
+_SLOT_ROW = pg_insert(slot_locks).values(
+    product_id=bindparam("product_id"),
+    option_id=bindparam("option_id"),
+    availability_id=bindparam("availability_id"),
+)
+_LOCK_SLOT = _SLOT_ROW.on_conflict_do_update(
+    index_elements=[slot_locks.c.product_id, slot_locks.c.option_id, slot_locks.c.availability_id],
+    set_={"product_id": _SLOT_ROW.excluded.product_id},
+)
+
+
 async def lock_slots(conn: DbConnection, keys: Iterable[tuple[str, str, str]]) -> None:
     """Take the PostgreSQL row lock of each slot, creating the row on first use. Keys are
     locked in sorted order so two writers touching the same two slots cannot deadlock.
@@ -353,16 +366,7 @@ async def lock_slots(conn: DbConnection, keys: Iterable[tuple[str, str, str]]) -
         return
     for product_id, option_id, availability_id in sorted(set(keys)):
         key = {"product_id": product_id, "option_id": option_id, "availability_id": availability_id}
-        await conn.execute(pg_insert(slot_locks).values(**key).on_conflict_do_nothing())
-        await conn.execute(
-            select(slot_locks.c.product_id)
-            .where(
-                slot_locks.c.product_id == product_id,
-                slot_locks.c.option_id == option_id,
-                slot_locks.c.availability_id == availability_id,
-            )
-            .with_for_update()
-        )
+        await conn.execute(_LOCK_SLOT, key)
 
 
 async def lock_booking(conn: DbConnection, booking_id: str) -> None:
