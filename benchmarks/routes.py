@@ -446,24 +446,15 @@ async def _no_seat_twice(ctx: BenchContext, run: RouteRun) -> list[str]:
                 .having(func.count() > 1)
             )
             problems.extend(f"{a} seat {s} held {n} times" for a, s, n in doubled)
-            seated = int(
-                await conn.scalar(
-                    select(func.count())
-                    .select_from(booking_seats)
-                    .where(booking_seats.c.product_id == "bench-seats")
-                )
-                or 0
+            # One statement, one snapshot: requests still finishing cannot fall between counts.
+            unseated = await conn.execute(
+                select(bookings.c.uuid, func.count(booking_seats.c.seat_id))
+                .select_from(bookings.outerjoin(booking_seats, booking_seats.c.booking_id == bookings.c.id))
+                .where(bookings.c.product_id == "bench-seats", bookings.c.status.in_(live))
+                .group_by(bookings.c.uuid)
+                .having(func.count(booking_seats.c.seat_id) != 2)
             )
-            booked = int(
-                await conn.scalar(
-                    select(func.count())
-                    .select_from(bookings)
-                    .where(bookings.c.product_id == "bench-seats", bookings.c.status.in_(live))
-                )
-                or 0
-            )
-            if seated != 2 * booked:
-                problems.append(f"{booked} live parties of two hold {seated} seats")
+            problems.extend(f"live party of two {uuid} holds {n} seat(s)" for uuid, n in unseated)
             uuids = list(set(run.collected))
             found: set[str] = set()
             for start in range(0, len(uuids), 500):

@@ -33,7 +33,9 @@ UNAVAILABLE = {"error": "INTERNAL_SERVER_ERROR", "errorMessage": DATABASE_FAULTS
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     # Every request checks its key in the database (no remembered checks); receivers get 1 s.
-    return settings.model_copy(update={"auth_cache_seconds": 0, "delivery_timeout_seconds": 1})
+    return settings.model_copy(
+        update={"auth_cache_seconds": 0, "delivery_timeout_seconds": 1, "database_ping_idle_seconds": 0}
+    )
 
 
 async def until(condition: Callable[[], bool | Awaitable[bool]], seconds: float = 8) -> None:

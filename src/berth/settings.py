@@ -45,6 +45,11 @@ class Settings(BaseSettings):
     delivery_poll_seconds: float = Field(
         default=1.0, gt=0, description="How often an idle worker looks for work"
     )
+    database_ping_idle_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="PostgreSQL: check a pooled connection before use when it has been idle this long (0 = always)",
+    )
     run_worker: bool = Field(default=True, description="Run the background worker inside `berth serve`")
     max_body_bytes: int = Field(default=1024 * 1024, ge=1, description="Largest request body accepted")
     max_list_items: int = Field(

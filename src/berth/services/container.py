@@ -50,7 +50,7 @@ class Services:
 
 
 def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
-    database = Database(settings.database_url)
+    database = Database(settings.database_url, ping_idle_seconds=settings.database_ping_idle_seconds)
     box = settings.secret_box()
     catalog = CatalogService(database, clock)
     availability = AvailabilityService(database, settings, clock)
