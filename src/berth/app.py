@@ -19,6 +19,7 @@ from berth.http.admin.resources import router as admin_resources_router
 from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.errors import install_error_handlers
+from berth.http.hot_routes import HotRoutesMiddleware
 from berth.http.limits import BodyLimitMiddleware, RateLimitMiddleware, TimeoutMiddleware
 from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
 from berth.http.octo.availability import router as octo_availability_router
@@ -35,7 +36,10 @@ from berth.services.container import Services, build_services
 from berth.settings import Settings
 
 
-def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, services: Services | None = None, *, hot_routes: bool = True
+) -> FastAPI:
+    """`hot_routes=False` leaves every request to FastAPI's routing: tests compare both roads."""
     settings = settings or (services.settings if services else Settings())
     configure_logging(settings.log_level, settings.log_format)
     built = services or build_services(settings)
@@ -75,6 +79,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
     app.include_router(backoffice_router)
     # Innermost first: the request context wraps the timeout, which wraps everything else.
+    if hot_routes:
+        app.add_middleware(HotRoutesMiddleware)
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RateLimitMiddleware)
     app.add_middleware(AuthMiddleware)

@@ -39,11 +39,15 @@ async def current_services(request: Request) -> Services:
     return services(request)
 
 
-async def octo_request_with_mappings(request: Request) -> OctoRequest:
+async def with_mappings(octo: OctoRequest, svc: Services) -> OctoRequest:
     """The request context for routes that serialize availability or bookings: with
     vendor/mappings requested, its View carries the connection's mapped rows (one query)."""
-    octo = await octo_request(request)
     if not octo.view.has(MAPPINGS):
         return octo
-    rows = await services(request).mappings.view_rows(octo.connection.id)
+    rows = await svc.mappings.view_rows(octo.connection.id)
     return replace(octo, view=replace(octo.view, mappings=rows))
+
+
+async def octo_request_with_mappings(request: Request) -> OctoRequest:
+    """`with_mappings` as a route dependency."""
+    return await with_mappings(await octo_request(request), services(request))

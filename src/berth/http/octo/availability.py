@@ -31,22 +31,30 @@ async def _numbered(index: int, work: Awaitable[T]) -> T:
         raise
 
 
+async def availability_answer(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> Response:
+    items = await svc.availability.check(octo.snapshot.catalog, body.query())
+    return octo_response(octo, [availability_view(item, octo.view) for item in items])
+
+
+async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) -> Response:
+    days = await svc.availability.calendar(octo.snapshot.catalog, body.query())
+    return octo_response(octo, [calendar_view(day, octo.view) for day in days])
+
+
 @router.post("/availability", response_model=list[AvailabilityOut], summary="Check availability")
 async def check_availability(
     body: AvailabilityBody,
     octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
-    items = await svc.availability.check(octo.snapshot.catalog, body.query())
-    return octo_response(octo, [availability_view(item, octo.view) for item in items])
+    return await availability_answer(octo, svc, body)
 
 
 @router.post("/availability/calendar", response_model=list[CalendarDayOut], summary="Availability per day")
 async def availability_calendar(
     body: CalendarBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
 ) -> Response:
-    days = await svc.availability.calendar(octo.snapshot.catalog, body.query())
-    return octo_response(octo, [calendar_view(day, octo.view) for day in days])
+    return await calendar_answer(octo, svc, body)
 
 
 @router.post(

@@ -31,12 +31,8 @@ def _known_uuid(uuid: str) -> str:
     return uuid
 
 
-@router.post("/bookings", response_model=BookingOut, summary="Reserve: hold places (ON_HOLD)")
-async def reserve(
-    body: ReserveBody,
-    octo: OctoRequest = Depends(octo_request_with_mappings),
-    svc: Services = Depends(current_services),
-    octo_env: str | None = Header(default=None, alias="Octo-Env"),
+async def reserve_answer(
+    octo: OctoRequest, svc: Services, body: ReserveBody, octo_env: str | None
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
     reservation = body.reservation(resources=octo.view.has(RESOURCES))
@@ -53,6 +49,26 @@ async def reserve(
             octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
         )
     return _one(octo, svc, details)
+
+
+async def confirm_answer(octo: OctoRequest, svc: Services, uuid: str, body: ConfirmBody) -> Response:
+    details = await svc.packages.confirm(
+        octo.snapshot.catalog,
+        octo.connection.id,
+        _known_uuid(uuid),
+        body.confirmation(octo.view.has(RESOURCES)),
+    )
+    return _one(octo, svc, details)
+
+
+@router.post("/bookings", response_model=BookingOut, summary="Reserve: hold places (ON_HOLD)")
+async def reserve(
+    body: ReserveBody,
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
+    octo_env: str | None = Header(default=None, alias="Octo-Env"),
+) -> Response:
+    return await reserve_answer(octo, svc, body, octo_env)
 
 
 @router.get("/bookings", response_model=list[BookingOut], summary="Find your bookings")
@@ -139,13 +155,7 @@ async def confirm_booking(
     octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
-    details = await svc.packages.confirm(
-        octo.snapshot.catalog,
-        octo.connection.id,
-        _known_uuid(uuid),
-        body.confirmation(octo.view.has(RESOURCES)),
-    )
-    return _one(octo, svc, details)
+    return await confirm_answer(octo, svc, uuid, body)
 
 
 @router.post("/bookings/{uuid}/extend", response_model=BookingOut, summary="Extend a hold")
