@@ -48,9 +48,11 @@ async def same_answer(
     content_type: str | None = JSON,
     capabilities: str | None = None,
     key: str = KEY_A,
-    **extra_headers: str,
+    language: str | None = None,
 ) -> httpx.Response:
-    headers = auth(key, capabilities=capabilities, **extra_headers)
+    headers = auth(key, capabilities=capabilities)
+    if language is not None:
+        headers["Accept-Language"] = language
     if content_type is not None:
         headers["Content-Type"] = content_type
     hot, plain = [await client.request(method, path, content=body, headers=headers) for client in clients]
@@ -109,7 +111,7 @@ async def test_catalogue_routes(both: tuple[httpx.AsyncClient, httpx.AsyncClient
                     path,
                     content_type=None,
                     capabilities=capabilities,
-                    **{"Accept-Language": language},
+                    language=language,
                 )
                 assert response.status_code == 200
     for product_id in ("no-such-product", "%20x", "thames-sightseeing%2Fx", "ü"):

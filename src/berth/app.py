@@ -60,6 +60,8 @@ def create_app(
         version=__version__,
         description="OCTO booking API for resellers (`/octo`) and the supplier's admin API (`/admin/api`).",
         lifespan=lifespan,
+        # Berth ships no OpenTelemetry SDK; FastAPI's check for one costs every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.state.services = built
     _document_only_real_answers(app)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from functools import partial
 from typing import Any
 
 import structlog
@@ -39,10 +38,11 @@ class TimeoutMiddleware:
     """Answers INTERNAL_SERVER_ERROR once a request has run `BERTH_REQUEST_TIMEOUT_SECONDS`, so a
     stuck database or a slow client never holds a connection open indefinitely.
 
-    The request runs in its own task. At the deadline the task is cancelled and the answer goes
-    out at once, without waiting for the cancellation to finish: work blocked in a driver thread
-    (SQLite waiting for its write lock) may take a while to unwind, and it does so in the
-    background, rolling back its transaction. Whatever the late task still sends is dropped.
+    A timer, not a task per request (a task and a wait cost more than some answers): at the
+    deadline the answer goes out at once from a task of its own, and the request's task is
+    cancelled. Work blocked in a driver thread (waiting for SQLite's write lock) may take a
+    while to unwind; it does so after the answer, rolling back its transaction, and whatever it
+    still sends is dropped.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -51,43 +51,51 @@ class TimeoutMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         services = _services(scope)
         seconds = services.settings.request_timeout_seconds if scope["type"] == "http" else 0
-        if not seconds:
+        request = asyncio.current_task()
+        if not seconds or request is None:
             await self.app(scope, receive, send)
             return
-        started = False
-        answered = False
+        started = expired = False
+        answer: asyncio.Task[None] | None = None
 
         async def guarded_send(message: Message) -> None:
             nonlocal started
-            if answered:
+            if expired:
                 return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
-        async def run() -> None:
-            await self.app(scope, receive, guarded_send)
+        def expire() -> None:
+            nonlocal expired, answer
+            expired = True
+            log.warning("request timed out", method=scope["method"], path=scope["path"], seconds=seconds)
+            if not started:  # else part of the answer is out: nothing better to do than to end it
+                error = OctoError(
+                    f"The request did not finish within {seconds:g} s and was stopped; "
+                    "repeat it to learn its outcome"
+                )
+                answer = asyncio.create_task(
+                    error_response(error, _capabilities(scope))(scope, receive, send)
+                )
+            services.unwinding.add(request)
+            request.cancel()
 
-        task = asyncio.create_task(run())
+        timer = asyncio.get_running_loop().call_later(seconds, expire)
         try:
-            done, _ = await asyncio.wait({task}, timeout=seconds)
-        except asyncio.CancelledError:  # the server gave up on the request: so do we
-            task.cancel()
-            raise
-        if done:
-            task.result()
-            return
-        answered = True
-        task.cancel()
-        services.unwinding.add(task)
-        task.add_done_callback(partial(_unwound, services.unwinding))
-        log.warning("request timed out", method=scope["method"], path=scope["path"], seconds=seconds)
-        if started:  # part of the answer is out: nothing better to do than to end it here
-            return
-        error = OctoError(
-            f"The request did not finish within {seconds:g} s and was stopped; repeat it to learn its outcome"
-        )
-        await error_response(error, _capabilities(scope))(scope, receive, send)
+            await self.app(scope, receive, guarded_send)
+        except asyncio.CancelledError:
+            if not expired or request.uncancel() > 0:  # cancelled by someone else too: the server
+                raise
+        except Exception as exc:
+            if not expired:
+                raise
+            log.warning("timed-out request failed while stopping", error=type(exc).__name__)
+        finally:
+            timer.cancel()
+            services.unwinding.discard(request)
+        if answer is not None:
+            await answer
 
 
 # A JSON string escape \u0000 that is not itself an escaped backslash followed by "u0000".
@@ -103,12 +111,6 @@ def _has_nul(scope: Scope, body: bytes) -> bool:
         or b"\x00" in body
         or (b"\\u0000" in body and _JSON_NUL.search(body) is not None)
     )
-
-
-def _unwound(unwinding: set[asyncio.Task[None]], task: asyncio.Task[None]) -> None:
-    unwinding.discard(task)
-    if not task.cancelled() and task.exception() is not None:
-        log.warning("timed-out request failed while stopping", error=type(task.exception()).__name__)
 
 
 class RateLimitMiddleware:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import secrets
 import time
-import uuid
 from typing import Any
 
 import structlog
@@ -50,7 +49,7 @@ class RequestContextMiddleware:
             scope = dict(scope)
             scope["path"] = path.rstrip("/") or "/"
             scope["raw_path"] = scope["path"].encode()
-        request_id = header(scope, b"x-request-id") or uuid.uuid4().hex
+        request_id = header(scope, b"x-request-id") or secrets.token_hex(16)
         structlog.contextvars.bind_contextvars(request_id=request_id)
         started = time.perf_counter()
         status: int | None = None
@@ -131,7 +130,7 @@ class AuthMiddleware:
             return Unauthorized("The API key is not valid or has been revoked")
         connection, catalog_version = found
         snapshot = await services.catalog.snapshot(catalog_version)
-        language = choose_language(header(scope, b"accept-language"), snapshot.catalog.languages)
+        language = choose_language(header(scope, b"accept-language"), snapshot.languages)
         state["connection_id"] = connection.id
         state["octo"] = OctoRequest(
             connection=connection, view=View(capabilities=capabilities, language=language), snapshot=snapshot

@@ -27,6 +27,10 @@ class CatalogSnapshot:
     version: int
     catalog: Catalog
     memo: dict[Any, Any] = field(default_factory=dict)
+    languages: list[str] = field(init=False)  # the catalogue's, asked by every OCTO request
+
+    def __post_init__(self) -> None:
+        self.languages = self.catalog.languages
 
 
 class CatalogService:

@@ -17,7 +17,7 @@ bearer = HTTPBearer(auto_error=False, description="The API key of your connectio
 def octo_headers(octo: OctoRequest) -> dict[str, str]:
     headers = {"Octo-Capabilities": header_value(octo.view.capabilities)}
     if octo.view.has("octo/content"):
-        languages = octo.snapshot.catalog.languages
+        languages = octo.snapshot.languages
         headers["Content-Language"] = octo.view.language or (languages[0] if languages else "en")
         headers["Available-Languages"] = headers["Octo-Available-Languages"] = ", ".join(languages)
     return headers
