@@ -643,6 +643,14 @@ class BookingService:
             rental=prepared.rental is not None,
         )  # fmt: skip
 
+    async def _take_prepared(
+        self, conn: DbConnection, prepared: PreparedBooking, slot: Slot, held_before: int | None
+    ) -> None:
+        await self._take_places(
+            conn, prepared.product, prepared.option, slot, prepared.booking.pax, self._clock(),
+            held_before=held_before, rental=prepared.rental is not None,
+        )  # fmt: skip
+
     async def place_in(
         self, conn: DbConnection, catalog: Catalog, prepared: PreparedBooking, held_before: int | None
     ) -> tuple[Booking, bool]:
@@ -653,11 +661,12 @@ class BookingService:
         if existing is not None:
             self._check_repeat(existing, booking.request_fingerprint)
             return existing, False
-        if prepared.slot is not None and not booking.test_mode:
-            await self._take_places(
-                conn, prepared.product, prepared.option, prepared.slot, booking.pax, self._clock(),
-                held_before=held_before, rental=prepared.rental is not None,
-            )  # fmt: skip
+        slot = prepared.slot if not booking.test_mode else None
+        # Resources are allocated under the slot's lock into the row, and a rental's places are
+        # counted from the bookings themselves (this one too, once written): both lock first.
+        if slot is not None and (prepared.option.resource_groups or prepared.rental is not None):
+            await self._take_prepared(conn, prepared, slot, held_before)
+            slot = None  # taken
         if prepared.slot is not None and prepared.option.resource_groups:
             allocations = await self._resources.allocate_in(
                 conn, prepared.product, prepared.option, prepared.slot, booking,
@@ -665,10 +674,17 @@ class BookingService:
                 locked=held_before is None,  # _take_places has just locked the slot
             )  # fmt: skip
             booking = replace(booking, resource_allocations=allocations)
+        # On PostgreSQL the slot's lock is held from _take_places to the commit, and every
+        # reservation of a departure queues for it: what does not need the lock (the row, its
+        # history, the outbox) is written first, so the lock is held for three statements.
+        # Its places count (slot_holds) from count_new_hold on, after the check.
         await bookings_repo.insert_booking(conn, booking)
         await self._changed(
             conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
         )
+        if slot is not None:
+            await self._take_prepared(conn, prepared, slot, held_before)
+        await bookings_repo.count_new_hold(conn, booking)
         return booking, True
 
     async def reserve(
@@ -681,8 +697,10 @@ class BookingService:
                 booking, _ = await self.place_in(conn, catalog, prepared, held_before)
         except IntegrityError:
             return await self.repeated(catalog, prepared)
-        # Serialized after commit: the write lock is held only for the write itself.
-        async with self._db.transaction(write=False) as conn:
+        # Serialized after commit: the write lock is held only for the write itself. The reads
+        # (the slot's places; its resources or order, if any) are each as of now: no BEGIN and
+        # COMMIT round trips around them.
+        async with self._db.single_read() as conn:
             return await self._one(conn, catalog, booking)
 
     async def repeated(self, catalog: Catalog, prepared: PreparedBooking) -> BookingDetails:

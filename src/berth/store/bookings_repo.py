@@ -167,7 +167,12 @@ _ADD_EVENT = insert(booking_events)
 
 
 async def insert_booking(conn: DbConnection, booking: Booking) -> None:
+    """The booking's row; its places count once `count_new_hold` has run (the caller decides
+    when: after taking the slot's lock, see BookingService.place_in)."""
     await conn.execute(_INSERT_BOOKING, _row_values(booking))
+
+
+async def count_new_hold(conn: DbConnection, booking: Booking) -> None:
     await _count_holds(conn, None, booking)
 
 
