@@ -111,6 +111,7 @@ ROUTES: list[Route] = [
 
 ADMIN = {"Authorization": "Bearer demo-admin"}
 TOUR = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
+BENCH_CRUISE = {"productId": "bench-cruise", "optionId": "DEFAULT"}
 # A product with room for every reservation a run can make, so the booking rows measure
 # reserving, not refusing. All reservations go to ONE departure: the worst case for the
 # slot lock (every writer queues on the same row).
@@ -153,19 +154,33 @@ def _calendar(days: int) -> SetupHook:
     return setup
 
 
-async def _reservation(ctx: BenchContext) -> Any:
-    """Add the bench product (once per database mode) and reserve two places on its departure."""
+async def _add_product(ctx: BenchContext, product_id: str, text: str) -> None:
+    """Add a product to the catalogue, once per database mode."""
     catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
     catalog.raise_for_status()
-    if "bench-cruise" not in catalog.text:
-        # The export writes list items at the start of the line, as BENCH_PRODUCT is written.
-        text = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + BENCH_PRODUCT.lstrip("\n"), 1)
-        answer = await ctx.client.put("/admin/api/catalog", content=text.encode(), headers=ADMIN)
+    if f"id: {product_id}\n" not in catalog.text:
+        # The export writes list items at the start of the line, as the bench products are written.
+        updated = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + text.lstrip("\n"), 1)
+        answer = await ctx.client.put("/admin/api/catalog", content=updated.encode(), headers=ADMIN)
         answer.raise_for_status()
-    bench = {"productId": "bench-cruise", "optionId": "DEFAULT"}
-    slots = await ctx.reseller_post("/octo/availability", {**bench, "localDate": _day(3)})
+
+
+async def _cruise_departures(ctx: BenchContext, first_day: int, last_day: int) -> list[str]:
+    """Add the bench product; the availability ids of its departures from `first_day` to
+    `last_day` days ahead (one a day)."""
+    await _add_product(ctx, "bench-cruise", BENCH_PRODUCT)
+    slots = await ctx.reseller_post(
+        "/octo/availability",
+        {**BENCH_CRUISE, "localDateStart": _day(first_day), "localDateEnd": _day(last_day)},
+    )
+    return [slot["id"] for slot in slots]
+
+
+async def _reservation(ctx: BenchContext) -> Any:
+    """Reserve two places on the bench product's departure in three days."""
+    (departure,) = await _cruise_departures(ctx, 3, 3)
     return {
-        "uuid": "{{uuid}}", **bench, "availabilityId": slots[0]["id"],
+        "uuid": "{{uuid}}", **BENCH_CRUISE, "availabilityId": departure,
         "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
     }  # fmt: skip
 
@@ -370,15 +385,6 @@ def _seated_product() -> str:
             - {{id: coach-a, title: Coach A, capacity: 120}}
             - {{id: coach-b, title: Coach B, capacity: 120}}
 """
-
-
-async def _add_product(ctx: BenchContext, product_id: str, text: str) -> None:
-    catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
-    catalog.raise_for_status()
-    if f"id: {product_id}\n" not in catalog.text:
-        updated = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + text.lstrip("\n"), 1)
-        answer = await ctx.client.put("/admin/api/catalog", content=updated.encode(), headers=ADMIN)
-        answer.raise_for_status()
 
 
 async def _cruise_availability(ctx: BenchContext) -> Any:
