@@ -5,8 +5,9 @@ measured on the same machine in the same run.
 
 For each database mode (SQLite, and PostgreSQL when BERTH_BENCH_POSTGRES_URL is set) it
 starts `berth serve --demo` on a fresh database, then drives every route in routes.py with
-wrk, alternating baseline and Berth rounds, and prints a table (also written to
-benchmarks/results/<UTC timestamp>.json). See benchmarks/README.md.
+wrk, alternating baseline and Berth rounds, then tops the database up to 10,000 bookings and
+reads each worker's RSS (issue 4's memory target). It prints a table and a line per mode (also
+written to benchmarks/results/<UTC timestamp>.json). See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -43,7 +44,17 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
-from routes import ROUTES, RSS_TARGET_MB, TARGETS, BenchContext, Route, RouteRun
+from routes import (
+    ROUTES,
+    RSS_AFTER_BOOKINGS,
+    RSS_TARGET_MB,
+    TARGETS,
+    BenchContext,
+    Route,
+    RouteRun,
+    count_bookings,
+    reserve_spread,
+)
 from servers import (
     BenchError,
     ServerProcess,
@@ -59,6 +70,8 @@ REPO = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
 MODES = ("sqlite", "postgres")
 POSTGRES_ENV = "BERTH_BENCH_POSTGRES_URL"
+TOP_UP_CONCURRENCY = 32  # reservations in flight at once during the top-up
+TOP_UP_SECONDS = 120
 
 
 # --- options -------------------------------------------------------------------------------
@@ -294,24 +307,59 @@ def _ratio_of_medians(outcome: RouteOutcome) -> float | None:
 
 
 @dataclass
+class TopUp:
+    """The database topped up to RSS_AFTER_BOOKINGS bookings after the routes."""
+
+    before: int  # bookings in the database after the routes
+    total: int = 0  # counted again after the top-up
+    made: int = 0  # reservations answered 200 during the top-up
+    sold_out: int = 0  # refused by a full departure, then made on another
+    seconds: float = 0.0
+
+    @property
+    def reached(self) -> bool:
+        return self.total >= RSS_AFTER_BOOKINGS
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "bookings_before": self.before,
+            "made": self.made,
+            "sold_out": self.sold_out,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+@dataclass
 class ModeOutcome:
     mode: str
     database: str | None = None
     skipped: str | None = None
     error: str | None = None
     routes: list[RouteOutcome] = field(default_factory=list)
-    rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the last route
+    top_up: TopUp | None = None
+    rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the top-up
+
+    @property
+    def rss_met(self) -> bool | None:
+        """None when the database never held RSS_AFTER_BOOKINGS bookings: the target's
+        condition."""
+        largest = max(self.rss_mb.values(), default=None)
+        if largest is None or self.top_up is None or not self.top_up.reached:
+            return None
+        return largest <= RSS_TARGET_MB
 
     def as_json(self) -> dict[str, Any]:
-        largest = max(self.rss_mb.values(), default=None)
         return {
             "mode": self.mode,
             "database": self.database,
             "skipped": self.skipped,
             "error": self.error,
+            "bookings_total": self.top_up.total if self.top_up else None,
+            "bookings_target": RSS_AFTER_BOOKINGS,
+            "top_up": self.top_up.as_json() if self.top_up else None,
             "rss_mb_per_worker": {str(pid): round(size, 1) for pid, size in self.rss_mb.items()},
             "rss_target_mb": RSS_TARGET_MB,
-            "rss_met": None if largest is None else largest <= RSS_TARGET_MB,
+            "rss_met": self.rss_met,
             "routes": [outcome.as_json() for outcome in self.routes],
         }
 
@@ -375,7 +423,7 @@ class Bench:
             else:
                 wanted.append(mode)
         per_route = self.options.rounds * 2 + (2 if self.options.warmup else 0)
-        steps = len(wanted) * len(self.routes) * per_route
+        steps = len(wanted) * (len(self.routes) * per_route + 1)  # + the top-up
         seconds = (
             len(wanted)
             * len(self.routes)
@@ -385,7 +433,8 @@ class Bench:
             f"{len(self.routes)} route(s) x {len(wanted)} mode(s); load alone takes about {seconds} s "
             f"({self.options.rounds} round(s) of {self.options.duration} s per server and route, "
             f"{self.options.connections} connections, {self.options.threads} wrk threads, "
-            f"{self.options.workers} workers)"
+            f"{self.options.workers} workers), then a top-up to {RSS_AFTER_BOOKINGS:,} bookings per mode "
+            f"(at most {TOP_UP_SECONDS} s)"
         )
 
         port = free_port()
@@ -482,9 +531,39 @@ class Bench:
                         route_outcome = RouteOutcome(route)
                         outcome.routes.append(route_outcome)
                         await self.run_route(route_outcome, context, baseline, server)
-                outcome.rss_mb = server.worker_rss_mb()
+                    await self.top_up(outcome, context, server)
             finally:
                 server.stop()
+
+    async def top_up(self, outcome: ModeOutcome, context: BenchContext, server: ServerProcess) -> None:
+        """Reservations until the database holds RSS_AFTER_BOOKINGS bookings (issue 4 sets its
+        RSS target after that many), then each worker's RSS."""
+        label = f"{outcome.mode}: top-up to {RSS_AFTER_BOOKINGS:,} bookings"
+        self._advance(label)
+        top_up = outcome.top_up = TopUp(before=await count_bookings(context.database_url))
+        started = time.monotonic()
+
+        def progress(made: int, sold_out: int) -> None:
+            top_up.made, top_up.sold_out = made, sold_out
+            self._advance(f"{label} ({top_up.before + made:,})")
+
+        try:
+            async with asyncio.timeout(TOP_UP_SECONDS):
+                await reserve_spread(
+                    context, RSS_AFTER_BOOKINGS - top_up.before, TOP_UP_CONCURRENCY, progress
+                )
+        except TimeoutError:
+            outcome.error = (
+                f"the top-up did not reach {RSS_AFTER_BOOKINGS:,} bookings within {TOP_UP_SECONDS} s"
+            )
+        except BenchError as exc:
+            outcome.error = f"the top-up stopped: {exc}"
+        top_up.seconds = time.monotonic() - started
+        top_up.total = await count_bookings(context.database_url)
+        outcome.rss_mb = server.worker_rss_mb()
+        if outcome.error is not None:
+            self.say(f"[red]{outcome.mode}: {outcome.error} (stopped at {top_up.total:,})[/red]")
+        self._advance()
 
     async def run_route(
         self, outcome: RouteOutcome, context: BenchContext, baseline: ServerProcess, server: ServerProcess
@@ -576,6 +655,7 @@ class Bench:
                 "latency": "p50 and p99 of Berth's best round",
                 "non_2xx": "Berth answers with status >= 400, all measured rounds",
                 "rss": "VmRSS of each uvicorn worker process after the route's rounds",
+                "rss_mode": f"the same, once the database was topped up to {RSS_AFTER_BOOKINGS:,} bookings",
             },
             "targets": {"ratios": TARGETS, "rss_mb_per_worker": RSS_TARGET_MB},
             "baseline": {
@@ -654,6 +734,16 @@ def _rss_text(sizes: dict[int, float]) -> str:
         else f"{values[0]:.0f}-{values[-1]:.0f}"
     )
     return f"[red]{text}[/red]" if values[-1] > RSS_TARGET_MB else text
+
+
+def _top_up_line(mode: ModeOutcome, top_up: TopUp) -> str:
+    met = {None: "[yellow]not judged[/yellow]", True: "[green]met[/green]", False: "[red]not met[/red]"}
+    total = f"{top_up.total:,}" if top_up.reached else f"[red]{top_up.total:,}[/red]"
+    return (
+        f"{mode.mode}: {total} bookings after the top-up ({top_up.made:,} made in {top_up.seconds:.0f} s, "
+        f"{top_up.sold_out} sold out) · RSS MB/worker {_rss_text(mode.rss_mb)} · "
+        f"target ≤ {RSS_TARGET_MB:.0f} MB after {RSS_AFTER_BOOKINGS:,} bookings: {met[mode.rss_met]}"
+    )
 
 
 def _row(outcome: RouteOutcome) -> list[str]:
@@ -775,6 +865,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = bench.table()
         # Never elide figures: in a narrow terminal the rows wrap rather than lose digits.
         console.print(table, width=max(console.width, console.measure(table).maximum))
+        for mode in bench.modes:
+            if mode.top_up is not None:
+                console.print(_top_up_line(mode, mode.top_up), highlight=False)
         if bench.baseline_rss:
             console.print(f"Baseline RSS per worker: {_rss_text(bench.baseline_rss)} MB", highlight=False)
         path = bench.write_results()
