@@ -525,7 +525,10 @@ class Bench:
             try:
                 server.start()
                 await server.wait_healthy("/healthz")
-                async with httpx.AsyncClient(base_url=server.base_url, timeout=60) as client:
+                # uvicorn closes a connection idle for 5 s, and httpx reuses one idle for up to 5 s
+                # by default: a request can meet a closing connection (ReadError). Let go sooner.
+                limits = httpx.Limits(max_keepalive_connections=TOP_UP_CONCURRENCY, keepalive_expiry=1.0)
+                async with httpx.AsyncClient(base_url=server.base_url, timeout=60, limits=limits) as client:
                     context = BenchContext(outcome.mode, server.base_url, database_url, workdir, client)
                     for route in self.routes:
                         route_outcome = RouteOutcome(route)
