@@ -1,7 +1,7 @@
 """Berth's benchmark: how fast each hot route is, as a ratio to a bare Starlette baseline
 measured on the same machine in the same run.
 
-    .venv/bin/python benchmarks/run.py [--duration 5] [--rounds 2] [--only supplier] ...
+    .venv/bin/python benchmarks/run.py [--duration 3] [--rounds 1] [--only supplier] ...
 
 For each database mode (SQLite, and PostgreSQL when BERTH_BENCH_POSTGRES_URL is set) it
 starts `berth serve --demo` on a fresh database, then drives every route in routes.py with
@@ -124,14 +124,14 @@ def parse_options(argv: Sequence[str]) -> Options:
         prog="benchmarks/run.py",
         description="Benchmark Berth against a bare Starlette baseline on the same machine, same run.",
     )
-    parser.add_argument("--duration", type=_positive, default=5, help="seconds per round (default 5)")
+    parser.add_argument("--duration", type=_positive, default=3, help="seconds per round (default 3)")
     parser.add_argument("--connections", type=_positive, default=32, help="wrk connections (default 32)")
     parser.add_argument("--threads", type=_positive, default=2, help="wrk threads (default 2)")
     parser.add_argument(
         "--workers", type=_positive, default=2, help="uvicorn workers, both servers (default 2)"
     )
     parser.add_argument(
-        "--rounds", type=_positive, default=2, help="measured rounds per server and route (default 2)"
+        "--rounds", type=_positive, default=1, help="measured rounds per server and route (default 1)"
     )
     parser.add_argument(
         "--warmup",
