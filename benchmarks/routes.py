@@ -8,14 +8,18 @@ of this file and benchmarks/README.md) and, when issue 4 gives it one, a target 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
+import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import httpx
+from servers import BenchError
 
 LUA_DIR = Path(__file__).resolve().parent / "lua"
 
@@ -30,8 +34,10 @@ TARGETS: dict[str, float] = {
     "booking-reserve": 0.03,
 }
 
-# Issue 4: RSS of every uvicorn worker at most this many MB (after 10,000 bookings).
+# Issue 4: RSS of every uvicorn worker at most this many MB once the database holds this
+# many bookings (run.py tops it up to that count after the routes).
 RSS_TARGET_MB = 150.0
+RSS_AFTER_BOOKINGS = 10_000
 
 RESELLER = {"Authorization": "Bearer demo-reseller-a"}
 CONTENT_PRICING = {**RESELLER, "Octo-Capabilities": "octo/content, octo/pricing"}
@@ -111,6 +117,7 @@ ROUTES: list[Route] = [
 
 ADMIN = {"Authorization": "Bearer demo-admin"}
 TOUR = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
+BENCH_CRUISE = {"productId": "bench-cruise", "optionId": "DEFAULT"}
 # A product with room for every reservation a run can make, so the booking rows measure
 # reserving, not refusing. All reservations go to ONE departure: the worst case for the
 # slot lock (every writer queues on the same row).
@@ -153,19 +160,38 @@ def _calendar(days: int) -> SetupHook:
     return setup
 
 
-async def _reservation(ctx: BenchContext) -> Any:
-    """Add the bench product (once per database mode) and reserve two places on its departure."""
+async def _add_product(ctx: BenchContext, product_id: str, text: str) -> None:
+    """Add a product to the catalogue, once per database mode."""
+    from berth.settings import Settings
+
     catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
     catalog.raise_for_status()
-    if "bench-cruise" not in catalog.text:
-        # The export writes list items at the start of the line, as BENCH_PRODUCT is written.
-        text = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + BENCH_PRODUCT.lstrip("\n"), 1)
-        answer = await ctx.client.put("/admin/api/catalog", content=text.encode(), headers=ADMIN)
+    if f"id: {product_id}\n" not in catalog.text:
+        # The export writes list items at the start of the line, as the bench products are written.
+        updated = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + text.lstrip("\n"), 1)
+        answer = await ctx.client.put("/admin/api/catalog", content=updated.encode(), headers=ADMIN)
         answer.raise_for_status()
-    bench = {"productId": "bench-cruise", "optionId": "DEFAULT"}
-    slots = await ctx.reseller_post("/octo/availability", {**bench, "localDate": _day(3)})
+        # The other workers trust their last API key check, and the catalogue version read with
+        # it, for BERTH_AUTH_CACHE_SECONDS: until then they answer that the product does not exist.
+        await asyncio.sleep(float(Settings.model_fields["auth_cache_seconds"].default) + 0.2)
+
+
+async def _cruise_departures(ctx: BenchContext, first_day: int, last_day: int) -> list[str]:
+    """Add the bench product; the availability ids of its departures from `first_day` to
+    `last_day` days ahead (one a day)."""
+    await _add_product(ctx, "bench-cruise", BENCH_PRODUCT)
+    slots = await ctx.reseller_post(
+        "/octo/availability",
+        {**BENCH_CRUISE, "localDateStart": _day(first_day), "localDateEnd": _day(last_day)},
+    )
+    return [slot["id"] for slot in slots]
+
+
+async def _reservation(ctx: BenchContext) -> Any:
+    """Reserve two places on the bench product's departure in three days."""
+    (departure,) = await _cruise_departures(ctx, 3, 3)
     return {
-        "uuid": "{{uuid}}", **bench, "availabilityId": slots[0]["id"],
+        "uuid": "{{uuid}}", **BENCH_CRUISE, "availabilityId": departure,
         "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
     }  # fmt: skip
 
@@ -226,6 +252,71 @@ ROUTES += [
           check=_no_oversell),
     Route("order-create", "POST", "/octo/orders", RESELLER, setup=_order, script="booking.lua", check=_no_oversell),
 ]  # fmt: skip
+
+
+# --- the top-up to RSS_AFTER_BOOKINGS bookings (run.py, after the routes) ----------------------
+
+TOP_UP_DAYS = 60  # departures of the bench cruise the top-up spreads its reservations over
+
+
+async def count_bookings(database_url: str) -> int:
+    """Bookings in the database, whatever their status."""
+    from sqlalchemy import func, select
+
+    from berth.store.database import Database
+    from berth.store.tables import bookings
+
+    database = Database(database_url)
+    try:
+        async with database.transaction(write=False) as conn:
+            return int((await conn.execute(select(func.count()).select_from(bookings))).scalar_one())
+    finally:
+        await database.dispose()
+
+
+async def reserve_spread(
+    ctx: BenchContext, count: int, concurrency: int, progress: Callable[[int, int], None]
+) -> None:
+    """Make `count` reservations over HTTP, `concurrency` at a time, each on a departure of
+    the bench cruise picked at random among the next TOP_UP_DAYS days. A departure that
+    refuses the party (sold out) is dropped and the reservation made on another.
+    `progress(made, sold_out)` follows every answer; any other answer stops with BenchError."""
+    template = await _reservation(ctx)
+    departures = await _cruise_departures(ctx, 1, TOP_UP_DAYS)
+    made = sold_out = 0
+    left = count
+    failure: str | None = None
+
+    async def reserve() -> None:
+        nonlocal made, sold_out, left, failure
+        while left > 0 and failure is None:
+            if not departures:
+                failure = f"every departure of the bench cruise in the next {TOP_UP_DAYS} days is sold out"
+                return
+            left -= 1
+            departure = random.choice(departures)
+            body = {**template, "uuid": str(uuid4()), "availabilityId": departure}
+            try:
+                answer = await ctx.client.post("/octo/bookings", json=body, headers=RESELLER)
+                refused = answer.status_code == 400 and answer.json().get("error") == "UNPROCESSABLE_ENTITY"
+            except (httpx.HTTPError, ValueError) as exc:
+                failure = f"POST /octo/bookings failed: {type(exc).__name__}: {exc}"
+                return
+            if answer.status_code == 200:
+                made += 1
+            elif refused:
+                sold_out += 1
+                left += 1
+                if departure in departures:
+                    departures.remove(departure)
+            else:
+                failure = f"POST /octo/bookings answered {answer.status_code}: {answer.text[:300]}"
+                return
+            progress(made, sold_out)
+
+    await asyncio.gather(*(reserve() for _ in range(concurrency)))
+    if failure is not None:
+        raise BenchError(failure)
 
 
 # --- octo/rentals (issue 6): the demo's bike hire (Europe/London, 12 hybrid bikes) -----------
@@ -370,15 +461,6 @@ def _seated_product() -> str:
             - {{id: coach-a, title: Coach A, capacity: 120}}
             - {{id: coach-b, title: Coach B, capacity: 120}}
 """
-
-
-async def _add_product(ctx: BenchContext, product_id: str, text: str) -> None:
-    catalog = await ctx.client.get("/admin/api/catalog", headers=ADMIN)
-    catalog.raise_for_status()
-    if f"id: {product_id}\n" not in catalog.text:
-        updated = catalog.text.replace("\nproducts:\n", "\nproducts:\n" + text.lstrip("\n"), 1)
-        answer = await ctx.client.put("/admin/api/catalog", content=updated.encode(), headers=ADMIN)
-        answer.raise_for_status()
 
 
 async def _cruise_availability(ctx: BenchContext) -> Any:
