@@ -50,6 +50,14 @@ class Settings(BaseSettings):
         ge=0,
         description="PostgreSQL: check a pooled connection before use when it has been idle this long (0 = always)",
     )
+    database_pool_size: int = Field(
+        default=16, ge=1, description="PostgreSQL: connections each process keeps open for reuse"
+    )
+    database_max_overflow: int = Field(
+        default=4,
+        ge=0,
+        description="PostgreSQL: connections a process may open beyond the pool under load (closed when returned)",
+    )
     run_worker: bool = Field(default=True, description="Run the background worker inside `berth serve`")
     max_body_bytes: int = Field(default=1024 * 1024, ge=1, description="Largest request body accepted")
     max_list_items: int = Field(

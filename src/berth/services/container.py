@@ -50,7 +50,12 @@ class Services:
 
 
 def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
-    database = Database(settings.database_url, ping_idle_seconds=settings.database_ping_idle_seconds)
+    database = Database(
+        settings.database_url,
+        ping_idle_seconds=settings.database_ping_idle_seconds,
+        pool_size=settings.database_pool_size,
+        max_overflow=settings.database_max_overflow,
+    )
     box = settings.secret_box()
     catalog = CatalogService(database, clock)
     availability = AvailabilityService(database, settings, clock)

@@ -115,7 +115,15 @@ class Database:
     read-check-write steps. On PostgreSQL, writers lock the rows they change explicitly.
     """
 
-    def __init__(self, url: str, *, echo: bool = False, ping_idle_seconds: float = 1.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        ping_idle_seconds: float = 1.0,
+        pool_size: int = 16,
+        max_overflow: int = 4,
+    ) -> None:
         self.url = normalize_url(url)
         self.dialect = make_url(self.url).get_backend_name()
         self._lock_path: str | None = None
@@ -135,7 +143,11 @@ class Database:
             if not in_memory:
                 self._lock_path = f"{path}.writelock"
         else:
-            self._async = create_async_engine(self.url, echo=echo)
+            # Every request past the pool's size opens a connection (a server process) and closes
+            # it again: the pool must cover a process's usual concurrency (docs/decisions.md).
+            self._async = create_async_engine(
+                self.url, echo=echo, pool_size=pool_size, max_overflow=max_overflow
+            )
             self._ping_when_idle(self._async.sync_engine, ping_idle_seconds)
 
     @property
