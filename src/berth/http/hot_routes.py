@@ -21,12 +21,12 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from berth.domain.errors import OctoError
 from berth.http.context import OctoRequest, with_mappings
 from berth.http.errors import error_response
-from berth.http.middleware import header
+from berth.http.middleware import header, replaying
 from berth.http.octo.availability import availability_answer, calendar_answer
 from berth.http.octo.bookings import confirm_answer, reserve_answer
 from berth.http.octo.catalog import product_answer, products_answer, supplier_answer
@@ -142,20 +142,6 @@ async def _read_body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
-def _replaying(raw: bytes, receive: Receive) -> Receive:
-    """A receive that hands on the body already read, then listens to the client again."""
-    handed_on = False
-
-    async def replay() -> Message:
-        nonlocal handed_on
-        if handed_on:
-            return await receive()
-        handed_on = True
-        return {"type": "http.request", "body": raw, "more_body": False}
-
-    return replay
-
-
 class HotRoutesMiddleware:
     """Innermost middleware: answers the routes of `find` itself, hands the rest to FastAPI."""
 
@@ -174,7 +160,7 @@ class HotRoutesMiddleware:
             raw = await _read_body(receive)
             body = parse_body(route.body, scope, raw)
             if body is None:
-                await self.app(scope, _replaying(raw, receive), send)
+                await self.app(scope, replaying(raw, receive), send)
                 return
         svc: Services = scope["app"].state.services
         try:

@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from typing import Any
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from berth.domain.errors import BadRequest, OctoError, TooManyRequests
 from berth.http.errors import error_response
-from berth.http.middleware import header
+from berth.http.middleware import header, replaying
 from berth.services.container import Services
 
 log = structlog.get_logger("berth.http")
@@ -179,14 +178,4 @@ class BodyLimitMiddleware:
             error = BadRequest("The request contains the NUL character (U+0000), which no field accepts")
             await error_response(error, _capabilities(scope))(scope, receive, send)
             return
-        whole: dict[str, Any] = {"type": "http.request", "body": body, "more_body": False}
-        handed_on = False
-
-        async def replay() -> Message:
-            nonlocal handed_on
-            if handed_on:
-                return await receive()
-            handed_on = True
-            return whole
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)

@@ -32,6 +32,20 @@ def header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands on a body already read whole, then listens to the client again."""
+    handed_on = False
+
+    async def replay() -> Message:
+        nonlocal handed_on
+        if handed_on:
+            return await receive()
+        handed_on = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 class RequestContextMiddleware:
     """Binds a request id to the logs, echoes it as `X-Request-Id`, logs one line per request,
     and serves `/octo/products/` as `/octo/products` (the core spec writes some paths with a
