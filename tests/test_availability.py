@@ -71,10 +71,13 @@ async def test_opening_hours_product(client: httpx.AsyncClient, demo: Services) 
     week = (
         await check(client, {**MUSEUM, "localDateStart": "2026-06-01", "localDateEnd": "2026-06-07"})
     ).json()
-    # Mondays closed: no slot on 1 June.
-    assert week[0]["id"] == "2026-06-02T00:00:00+01:00"
-    assert len(week) == 6
-    day = week[0]
+    # Mondays shut: 1 June is listed CLOSED with the usual hours, as a holiday closure is.
+    assert len(week) == 7
+    assert {k: week[0][k] for k in ("id", "status", "available", "openingHours")} == {
+        "id": "2026-06-01T00:00:00+01:00", "status": "CLOSED", "available": False,
+        "openingHours": [{"from": "09:30", "to": "17:30"}],
+    }  # fmt: skip
+    day = week[1]
     assert day["allDay"] is True
     assert day["localDateTimeEnd"] == "2026-06-03T00:00:00+01:00"
     assert day["openingHours"] == [{"from": "09:30", "to": "17:30"}]
@@ -172,8 +175,8 @@ async def test_calendar(client: httpx.AsyncClient, demo: Services) -> None:
     days = response.json()
     assert [d["localDate"] for d in days] == [f"2026-06-0{n}" for n in range(1, 8)]
     assert days[0] == {
-        "localDate": "2026-06-01", "available": False, "status": "CLOSED", "vacancies": 0, "capacity": 0,
-        "openingHours": [],
+        "localDate": "2026-06-01", "available": False, "status": "CLOSED", "vacancies": 0, "capacity": 300,
+        "openingHours": [{"from": "09:30", "to": "17:30"}],
     }  # fmt: skip
     assert days[1] == {
         "localDate": "2026-06-02", "available": True, "status": "AVAILABLE", "vacancies": 300, "capacity": 300,
@@ -251,3 +254,20 @@ async def test_daylight_saving_days(client: httpx.AsyncClient, demo: Services, c
         ("2026-10-25T00:00:00+01:00", "2026-10-26T00:00:00+00:00"),
     ]
     assert [s["utcCutoffAt"] for s in autumn] == ["2026-10-24T16:30:00Z", "2026-10-25T17:30:00Z"]
+
+
+async def test_every_opening_hours_day_carries_opening_hours(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    """Shut weekdays (Mondays) and holiday closures (25 December) alike: CLOSED, not available,
+    with the hours the museum keeps, in the calendar and in the check."""
+    body = {**MUSEUM, "localDateStart": "2026-12-20", "localDateEnd": "2027-01-10"}
+    days = (await client.post("/octo/availability/calendar", json=body, headers=auth())).json()
+    checked = (await check(client, body)).json()
+    assert len(days) == len(checked) == 22
+    hours = [{"from": "09:30", "to": "17:30"}]
+    assert all(d["openingHours"] == hours for d in days + checked)
+    closed = {"2026-12-21", "2026-12-25", "2026-12-26", "2026-12-28", "2027-01-01", "2027-01-04"}
+    assert {d["localDate"] for d in days if d["status"] == "CLOSED"} == closed
+    assert {c["id"][:10] for c in checked if c["status"] == "CLOSED"} == closed
+    assert not any(d["available"] for d in days + checked if d["status"] == "CLOSED")

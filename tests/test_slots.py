@@ -21,7 +21,7 @@ from berth.domain.catalog import (
     UnitType,
     Weekday,
 )
-from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id, slots_between
+from berth.domain.slots import Slot, cancellation_cutoff, opening_hours_on, slot_for_id, slots_between
 from berth.domain.times import add_duration, format_local, format_utc, local_datetime
 
 LONDON = ZoneInfo("Europe/London")
@@ -654,7 +654,9 @@ def test_slots_are_unique_ordered_and_well_formed(product: Product, first: date,
         assert slot.cutoff_utc.tzinfo is UTC
         assert slot.all_day is all_day
         assert bool(slot.opening_hours) is all_day
-        assert slot.closed == (slot.local_date in option.closed_dates)
+        # A closed date, or (opening hours) a weekday no schedule of the season opens.
+        shut = all_day and not any(s.applies_on(slot.local_date) for s in option.schedules)
+        assert slot.closed == (slot.local_date in option.closed_dates or shut)
         if not all_day:
             assert slot.end.astimezone(UTC) - slot.start.astimezone(UTC) == timedelta(
                 minutes=option.duration_minutes
@@ -687,3 +689,52 @@ def test_slot_for_id_never_raises(text: str) -> None:
         product = make_product(make_option(schedule), kind, "Pacific/Kiritimati")
         found = slot_for_id(product, product.options[0], text)
         assert found is None or found.start.astimezone(UTC) == datetime.fromisoformat(text).astimezone(UTC)
+
+
+def test_a_weekday_an_opening_hours_option_is_shut_is_a_closed_day_with_its_usual_hours() -> None:
+    weekdays = Schedule(
+        weekdays=(Weekday.TUE, Weekday.WED, Weekday.THU, Weekday.FRI, Weekday.SAT, Weekday.SUN),
+        opening_hours=(OpeningHours(opens="09:30", closes="17:30"),),
+        capacity=300,
+        valid_from=date(2026, 4, 1),
+        valid_until=date(2026, 10, 31),
+    )
+    product = make_product(
+        make_option(weekdays, closed_dates=(date(2026, 7, 8),)), AvailabilityType.OPENING_HOURS
+    )
+    monday, tuesday, holiday = slots_between(product, product.options[0], date(2026, 7, 6), date(2026, 7, 8))[
+        :3
+    ]
+    # The shut weekday and the holiday closure follow one rule: listed, closed, with the hours.
+    assert (monday.local_date, monday.closed, monday.opening_hours, monday.capacity) == (
+        date(2026, 7, 6), True, (("09:30", "17:30"),), 300,
+    )  # fmt: skip
+    assert (holiday.local_date, holiday.closed, holiday.opening_hours) == (
+        date(2026, 7, 8), True, (("09:30", "17:30"),),
+    )  # fmt: skip
+    assert not tuesday.closed
+    # Out of every schedule's season there is no slot, but the day still has usual hours.
+    assert day_slots(product, date(2026, 12, 1)) == []
+    assert opening_hours_on(product.options[0], date(2026, 12, 1)) == (("09:30", "17:30"),)
+    assert opening_hours_on(product.options[0], date(2026, 7, 6)) == (("09:30", "17:30"),)
+
+
+def test_usual_opening_hours_prefer_the_schedule_of_the_day_then_of_its_season() -> None:
+    summer = Schedule(
+        opening_hours=(OpeningHours(opens="09:00", closes="20:00"),),
+        capacity=10,
+        weekdays=(Weekday.SAT,),
+        valid_from=date(2026, 6, 1),
+        valid_until=date(2026, 8, 31),
+    )
+    winter = Schedule(
+        opening_hours=(OpeningHours(opens="10:00", closes="16:00"),),
+        capacity=10,
+        weekdays=(Weekday.SAT,),
+        valid_from=date(2026, 11, 1),
+        valid_until=date(2027, 2, 28),
+    )
+    option = make_option(summer, winter)
+    assert opening_hours_on(option, date(2026, 7, 4)) == (("09:00", "20:00"),)  # a summer Saturday
+    assert opening_hours_on(option, date(2026, 12, 1)) == (("10:00", "16:00"),)  # a winter Tuesday
+    assert opening_hours_on(option, date(2026, 9, 15)) == (("09:00", "20:00"),)  # between seasons

@@ -474,12 +474,14 @@ class Schedule(CatalogModel):
     opening_hours: tuple[OpeningHours, ...] = ()
     capacity: Annotated[int, Field(ge=0)] | None
 
-    def applies_on(self, day: date) -> bool:
-        return (
-            (self.valid_from is None or self.valid_from <= day)
-            and (self.valid_until is None or day <= self.valid_until)
-            and WEEKDAYS[day.weekday()] in self.weekdays
+    def in_season(self, day: date) -> bool:
+        """`day` is within the schedule's date range (whatever its weekday)."""
+        return (self.valid_from is None or self.valid_from <= day) and (
+            self.valid_until is None or day <= self.valid_until
         )
+
+    def applies_on(self, day: date) -> bool:
+        return self.in_season(day) and WEEKDAYS[day.weekday()] in self.weekdays
 
 
 class RentalDuration(CatalogModel):

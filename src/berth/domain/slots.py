@@ -139,13 +139,31 @@ def _departures(
             yield _Candidate(slot, shifted=(local_date, local_clock) != (day, clock))
 
 
+def opening_hours_on(option: Option, day: date) -> tuple[tuple[str, str], ...]:
+    """The hours an OPENING_HOURS option keeps on `day`, also on a day it is shut: those of the
+    schedule that opens the day, else of the first whose season covers it, else of the first
+    (every OPENING_HOURS availability carries opening hours, whatever its status)."""
+    with_hours = [s for s in option.schedules if s.opening_hours]
+    schedule = (
+        next((s for s in with_hours if s.applies_on(day)), None)
+        or next((s for s in with_hours if s.in_season(day)), None)
+        or next(iter(with_hours), None)
+    )
+    return tuple((h.opens, h.closes) for h in schedule.opening_hours) if schedule else ()
+
+
 def _whole_day(
     option: Option, day: date, zone: ZoneInfo, overrides: _Overrides, closed_dates: set[date]
 ) -> Iterator[_Candidate]:
     # A schedule without opening hours would have no closing time: it does not open the day.
-    schedule = next((s for s in option.schedules if s.opening_hours and s.applies_on(day)), None)
+    # A weekday its season's schedule skips is a closed day, as a closed date is.
+    with_hours = [s for s in option.schedules if s.opening_hours]
+    schedule = next((s for s in with_hours if s.applies_on(day)), None)
+    shut = schedule is None
     if schedule is None:
-        return
+        schedule = next((s for s in with_hours if s.in_season(day)), None)
+        if schedule is None:
+            return
     start = local_datetime(day, "00:00", zone)
     local_date = start.date()
     hours = tuple((h.opens, h.closes) for h in schedule.opening_hours)
@@ -158,7 +176,7 @@ def _whole_day(
         all_day=True,
         opening_hours=hours,
         capacity=_capacity(overrides, schedule, local_date, None),
-        closed=local_date in closed_dates,
+        closed=shut or local_date in closed_dates,
         cutoff_utc=closing.astimezone(UTC) - timedelta(minutes=option.sales_cutoff_minutes),
     )
     yield _Candidate(slot, shifted=(local_date, _clock(start)) != (day, "00:00"))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from berth.capabilities.base import JSON, View
 from berth.capabilities.registry import active
 from berth.domain.catalog import AvailabilityType
-from berth.domain.slots import Slot
+from berth.domain.slots import opening_hours_on
 from berth.domain.times import format_local, format_utc
 from berth.services.availability import CalendarDay, SlotAvailability
 
 
-def _opening_hours(slot: Slot) -> list[JSON]:
-    return [{"from": opens, "to": closes} for opens, closes in slot.opening_hours]
+def _opening_hours(hours: tuple[tuple[str, str], ...]) -> list[JSON]:
+    return [{"from": opens, "to": closes} for opens, closes in hours]
 
 
 def availability_view(item: SlotAvailability, view: View) -> JSON:
@@ -27,7 +27,7 @@ def availability_view(item: SlotAvailability, view: View) -> JSON:
         "vacancies": state.vacancies,
         "capacity": state.capacity,
         "maxUnits": item.option.restrictions.max_units,
-        "openingHours": _opening_hours(slot),
+        "openingHours": _opening_hours(slot.opening_hours),
     }
     for capability in active(view.capabilities):
         capability.availability_fields(item, out, view)
@@ -36,11 +36,10 @@ def availability_view(item: SlotAvailability, view: View) -> JSON:
 
 def calendar_view(day: CalendarDay, view: View) -> JSON:
     state = day.state
-    hours = (
-        _opening_hours(day.slots[0])
-        if day.slots and day.product.availability_type is AvailabilityType.OPENING_HOURS
-        else []
-    )
+    hours: list[JSON] = []
+    if day.product.availability_type is AvailabilityType.OPENING_HOURS:
+        kept = day.slots[0].opening_hours if day.slots else opening_hours_on(day.option, day.local_date)
+        hours = _opening_hours(kept)
     out: JSON = {
         "localDate": day.local_date.isoformat(),
         "available": state.available,
