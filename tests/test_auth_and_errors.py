@@ -7,6 +7,7 @@ import pytest
 from fastapi import FastAPI
 
 from berth.services.container import Services
+from tests.bookings_helpers import reservation, reserve
 from tests.conftest import ADMIN, auth
 
 
@@ -107,7 +108,7 @@ async def test_malformed_json_and_wrong_types(client: httpx.AsyncClient, demo: S
     assert response.json()["error"] == "BAD_REQUEST"
     assert response.json()["errorMessage"].startswith("The request body is not valid JSON")
     response = await client.post("/admin/api/connections", json={"name": 42}, headers=ADMIN)
-    assert response.json() == {"error": "BAD_REQUEST", "errorMessage": "name: Input should be a valid string"}
+    assert response.json() == {"error": "BAD_REQUEST", "errorMessage": "name: must be a string"}
     response = await client.post("/admin/api/connections", json={}, headers=ADMIN)
     assert response.json() == {"error": "BAD_REQUEST", "errorMessage": "name is required"}
     response = await client.post("/admin/api/connections", json={"name": "x", "colour": 1}, headers=ADMIN)
@@ -155,3 +156,94 @@ async def test_internal_errors_are_json(client: httpx.AsyncClient, demo: Service
         "error": "INTERNAL_SERVER_ERROR",
         "errorMessage": "An unexpected error occurred; it has been logged",
     }
+
+
+async def test_missing_ids_are_named_in_octo_terms(client: httpx.AsyncClient, demo: Services) -> None:
+    day = {"localDate": "2026-06-02"}
+    cases = [
+        ("/octo/availability", {"productId": "thames-sightseeing", **day}, "INVALID_OPTION_ID",
+         "optionId is required: the id of one of the options of product 'thames-sightseeing' (DEFAULT, evening)"),
+        ("/octo/availability", {"optionId": "DEFAULT", **day}, "INVALID_PRODUCT_ID",
+         "productId is required: the id of one of the supplier's products (GET /products)"),
+        ("/octo/bookings", {"productId": "thames-sightseeing", "unitItems": [{"unitId": "adult"}]},
+         "INVALID_OPTION_ID",
+         "optionId is required: the id of one of the options of product 'thames-sightseeing' (DEFAULT, evening)"),
+    ]  # fmt: skip
+    for path, body, code, message in cases:
+        response = await client.post(path, json=body, headers=auth())
+        assert response.status_code == 400
+        assert response.json()["error"] == code
+        assert response.json()["errorMessage"] == message
+        assert "None" not in response.text
+
+
+async def test_bodies_of_the_wrong_shape_say_what_is_expected(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    async def message(**request: object) -> str:
+        response = await client.post("/octo/bookings", **request)  # type: ignore[arg-type]
+        assert response.status_code == 400 and response.json()["error"] == "BAD_REQUEST"
+        text = response.json()["errorMessage"]
+        assert "Input should" not in text and "dictionary" not in text
+        return str(text)
+
+    json_body = b'{"productId": "thames-sightseeing", "optionId": "DEFAULT"}'
+    assert await message(json=[{"productId": "thames-sightseeing"}], headers=auth()) == (
+        "The request body must be a JSON object; an array was sent"
+    )
+    assert await message(content=json_body, headers=auth()) == (
+        "The request body must be JSON sent with the header Content-Type: application/json"
+    )
+    assert await message(content=json_body, headers=auth(**{"Content-Type": "text/plain"})) == (
+        "The request body must be JSON sent with the header Content-Type: application/json (text/plain was sent)"
+    )
+    wrong_types = {
+        "productId": 5,
+        "expirationMinutes": "x",
+        "unitItems": [{"unitId": "adult"}, {"unitId": 3}],
+    }
+    assert await message(json=wrong_types, headers=auth()) == (
+        "productId: must be a string; expirationMinutes: must be a whole number; "
+        "unitItems[1].unitId: must be a string"
+    )
+    assert (
+        await message(json={"unitItems": {"unitId": "adult"}}, headers=auth())
+        == "unitItems: must be an array"
+    )
+    assert (
+        await message(json={"notes": "x" * 1001}, headers=auth()) == "notes: must be at most 1000 characters"
+    )
+    batch = await client.post("/octo/availability/batch", json=[{"productId": 5}], headers=auth())
+    assert batch.json()["errorMessage"] == "[0].productId: must be a string"
+
+
+async def test_confirm_without_contact_follows_the_required_contact_fields_rule(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    """One rule, one wording: a booking's confirm and an order's confirm name the same missing
+    contact fields; a confirm without contact keeps the contact given at reservation."""
+    guest = {"firstName": "Ada", "lastName": "Lovelace", "emailAddress": "ada@example.com"}
+    expected = {
+        "error": "UNPROCESSABLE_ENTITY",
+        "errorMessage": "Required contact fields are missing: contact.firstName, contact.lastName, "
+        "contact.emailAddress",
+    }
+    bare = await reserve(client)
+    assert (
+        await client.post(f"/octo/bookings/{bare['uuid']}/confirm", json={}, headers=auth())
+    ).json() == expected
+    order = await client.post(
+        "/octo/orders", json={"bookings": [reservation()]}, headers=auth(capabilities="octo/cart")
+    )
+    order_id = order.json()["id"]
+    confirmed_order = await client.post(
+        f"/octo/orders/{order_id}/confirm", json={}, headers=auth(capabilities="octo/cart")
+    )
+    # The order names the booking that failed, in the same words.
+    assert confirmed_order.json()["error"] == expected["error"]
+    assert expected["errorMessage"] in confirmed_order.json()["errorMessage"]
+    with_contact = await reserve(client, reservation(contact=guest))
+    response = await client.post(f"/octo/bookings/{with_contact['uuid']}/confirm", json={}, headers=auth())
+    assert response.status_code == 200, response.text
+    assert response.json()["status"] == "CONFIRMED"
+    assert {k: response.json()["contact"][k] for k in guest} == guest

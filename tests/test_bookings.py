@@ -80,10 +80,14 @@ async def test_confirm_checks_required_contact_fields(client: httpx.AsyncClient,
     )
     assert response.json() == {
         "error": "UNPROCESSABLE_ENTITY",
-        "errorMessage": "Required contact fields are missing: lastName, emailAddress",
+        "errorMessage": "Required contact fields are missing: contact.lastName, contact.emailAddress",
     }
     missing = await client.post(f"/octo/bookings/{booking['uuid']}/confirm", json={}, headers=auth())
-    assert missing.json() == {"error": "BAD_REQUEST", "errorMessage": "contact is required"}
+    assert missing.json() == {
+        "error": "UNPROCESSABLE_ENTITY",
+        "errorMessage": "Required contact fields are missing: contact.firstName, contact.lastName, "
+        "contact.emailAddress",
+    }
     assert (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()[
         "status"
     ] == "ON_HOLD"

@@ -546,7 +546,7 @@ async def test_resources_route_errors(client: httpx.AsyncClient, demo: Services)
     bad_quantity = await get(
         **CRUISE, availabilityId=TEN, **{"units[0][id]": "adult", "units[0][quantity]": "x"}
     )
-    assert bad_quantity["error"] == "BAD_REQUEST" and "units.0.quantity" in bad_quantity["errorMessage"]
+    assert bad_quantity["error"] == "BAD_REQUEST" and "units[0].quantity" in bad_quantity["errorMessage"]
     unit = await get(**CRUISE, availabilityId=TEN, **{"units[0][id]": "rider", "units[0][quantity]": "1"})
     assert unit["error"] == "INVALID_UNIT_ID"
     foreign = await get(**CRUISE, availabilityId=TEN, **{"resourceAllocations[0][resourceId]": "falcon"})

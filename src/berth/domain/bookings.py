@@ -270,7 +270,7 @@ def check_units(option: Option, unit_ids: Sequence[str]) -> None:
 def missing_contact_fields(option: Option, contact: Contact, items: Sequence[UnitItem]) -> list[str]:
     """Contact fields the option or a ticket's unit requires that were not given. A ticket's
     own contact may be filled from the lead traveller's."""
-    missing = [f.value for f in option.required_contact_fields if not contact.has(f)]
+    missing = [f"contact.{f.value}" for f in option.required_contact_fields if not contact.has(f)]
     for index, item in enumerate(items):
         unit = option.unit(item.unit_id)
         if unit is None:

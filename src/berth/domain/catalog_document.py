@@ -13,6 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from berth.domain.catalog import Catalog, Path, catalog_problems
+from berth.domain.input_errors import expectation
 
 _TAG_INT = "tag:yaml.org,2002:int"
 _TAG_FLOAT = "tag:yaml.org,2002:float"
@@ -119,7 +120,7 @@ def parse_catalog(text: str) -> Catalog:
                 other[: len(loc)] == loc and other != loc for other in locs
             ):
                 continue
-            problems.append(Problem(builder.line_of(loc), format_path(loc), error["msg"]))
+            problems.append(Problem(builder.line_of(loc), format_path(loc), expectation(error)))
         raise CatalogFileError(sorted(problems, key=_in_file_order)) from None
     rule_problems = catalog_problems(catalog)
     if rule_problems:

@@ -18,7 +18,7 @@ def find_product(catalog: Catalog, product_id: str | None) -> Product:
 def find_option(product: Product, option_id: str | None) -> Option:
     option = product.option(option_id) if option_id else None
     if option is None:
-        raise InvalidOptionId(option_id, product.id)
+        raise InvalidOptionId(option_id, product.id, [o.id for o in product.options])
     return option
 
 

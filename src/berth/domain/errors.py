@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -53,16 +54,25 @@ class InvalidProductId(OctoError):
     code = "INVALID_PRODUCT_ID"
 
     def __init__(self, product_id: Any) -> None:
-        super().__init__(f"The product {product_id!r} does not exist", productId=product_id)
+        message = (
+            "productId is required: the id of one of the supplier's products (GET /products)"
+            if product_id is None
+            else f"The product {product_id!r} does not exist"
+        )
+        super().__init__(message, productId=product_id)
 
 
 class InvalidOptionId(OctoError):
     code = "INVALID_OPTION_ID"
 
-    def __init__(self, option_id: Any, product_id: str) -> None:
-        super().__init__(
-            f"The option {option_id!r} is not an option of product {product_id!r}", optionId=option_id
+    def __init__(self, option_id: Any, product_id: str, options: Sequence[str] = ()) -> None:
+        listed = f" ({', '.join(options)})" if options else ""
+        message = (
+            f"optionId is required: the id of one of the options of product {product_id!r}{listed}"
+            if option_id is None
+            else f"The option {option_id!r} is not an option of product {product_id!r}{listed}"
         )
+        super().__init__(message, optionId=option_id)
 
 
 class InvalidUnitId(OctoError):

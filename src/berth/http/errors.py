@@ -14,6 +14,7 @@ from starlette.routing import Match
 
 from berth.capabilities.registry import header_value
 from berth.domain.errors import BadRequest, NotFound, OctoError
+from berth.domain.input_errors import expectation, field_path
 from berth.http.responses import json_response
 from berth.store.database import fault_of
 
@@ -55,16 +56,34 @@ def _capabilities(request: Request) -> frozenset[str]:
     return found if isinstance(found, frozenset) else frozenset()
 
 
-def _field(loc: tuple[Any, ...]) -> str:
-    parts = [str(part) for part in loc if part not in ("body", "query", "path", "header")]
-    return ".".join(parts)
+_JSON_KINDS: tuple[tuple[type, str], ...] = (
+    (list, "an array"),
+    (str, "a string"),
+    (bool, "a boolean"),
+    (int, "a number"),
+    (float, "a number"),
+)
+_NOT_AN_OBJECT = frozenset({"dict_type", "model_type", "model_attributes_type"})
+_JSON_CONTENT = re.compile(r"^application/([\w.+-]+\+)?json\s*(;|$)", re.IGNORECASE)
 
 
-def validation_message(errors: list[Any]) -> str:
+def _body_is_not_an_object(content_type: str | None, body: Any) -> str:
+    """Why a request body is not the JSON object a route expects: not sent as JSON at all, or
+    JSON of another kind."""
+    if not content_type or not _JSON_CONTENT.match(content_type):
+        sent = f" ({content_type.split(';')[0].strip()} was sent)" if content_type else ""
+        return f"The request body must be JSON sent with the header Content-Type: application/json{sent}"
+    kind = next((name for cls, name in _JSON_KINDS if isinstance(body, cls)), None)
+    return "The request body must be a JSON object" + (f"; {kind} was sent" if kind else "")
+
+
+def validation_message(errors: list[Any], content_type: str | None = None, body: Any = None) -> str:
+    """One message naming every field that is wrong and what it expects. `content_type` and
+    `body` (the request's) tell why a body that is not a JSON object was refused."""
     messages = []
     for error in errors:
         kind = error.get("type")
-        field = _field(tuple(error.get("loc", ())))
+        field = field_path(tuple(error.get("loc", ())))
         if kind == "json_invalid":
             detail = (error.get("ctx") or {}).get("error", "")
             return (
@@ -74,12 +93,12 @@ def validation_message(errors: list[Any]) -> str:
             )
         if kind == "missing" and not field:
             messages.append("The request body is required")
-        elif kind == "missing":
-            messages.append(f"{field} is required")
-        elif kind == "extra_forbidden":
-            messages.append(f"{field} is not a known field")
+        elif kind in _NOT_AN_OBJECT and not field:
+            messages.append(_body_is_not_an_object(content_type, body))
+        elif kind in ("missing", "extra_forbidden"):
+            messages.append(f"{field} {expectation(error)}")
         else:
-            messages.append(f"{field}: {error.get('msg')}" if field else str(error.get("msg")))
+            messages.append(f"{field}: {expectation(error)}" if field else expectation(error))
     return "; ".join(messages) or "The request is not valid"
 
 
@@ -122,7 +141,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        return error_response(BadRequest(validation_message(list(exc.errors()))), _capabilities(request))
+        message = validation_message(list(exc.errors()), request.headers.get("content-type"), exc.body)
+        return error_response(BadRequest(message), _capabilities(request))
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> Response:

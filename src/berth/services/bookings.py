@@ -118,9 +118,10 @@ class UpdateInput:
 
 @dataclass(frozen=True)
 class ConfirmInput:
-    """`rental_duration_id`: a new rental duration for the booking (None: keep its own)."""
+    """`contact`: the lead traveller (None: keep the one given at reservation);
+    `rental_duration_id`: a new rental duration for the booking (None: keep its own)."""
 
-    contact: Contact
+    contact: Contact | None
     reseller_reference: str | None = None
     unit_items: tuple[UnitItemInput, ...] | None = None
     notes: str | None = None
@@ -797,7 +798,8 @@ class BookingService:
                 conn, product, option, slot, pax, now, excluding=booking.id, held_before=held_before,
                 rental=is_rental,
             )  # fmt: skip
-        missing = missing_contact_fields(option, data.contact, items)
+        contact = booking.contact if data.contact is None else data.contact
+        missing = missing_contact_fields(option, contact, items)
         if missing:
             raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
         allocations = await self._reallocated(
@@ -807,7 +809,7 @@ class BookingService:
         confirmed = replace(
             booking,
             status=status,
-            contact=data.contact,
+            contact=contact,
             reseller_reference=booking.reseller_reference
             if data.reseller_reference is None
             else data.reseller_reference,

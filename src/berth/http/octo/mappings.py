@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from berth.capabilities.mappings import mapping_json
 from berth.domain.errors import BadRequest
+from berth.domain.input_errors import expectation, field_path
 from berth.domain.mappings import MappingFilter, MappingUpload, Problem, upload_error
 from berth.http.context import OctoRequest, octo_request, services
 from berth.http.octo.common import octo_response
@@ -52,14 +53,6 @@ _ROWS = TypeAdapter(list[MappingRowBody])
 _SHAPE = "The body must be a JSON array of mapping rows (or an object with the array under 'mappings')"
 
 
-def _message(error: Any) -> str:
-    if error["type"] == "missing":
-        return "is required"
-    if error["type"] in ("model_type", "dict_type"):
-        return "must be an object"
-    return str(error["msg"])
-
-
 def parse_upload(raw: bytes) -> list[MappingUpload]:
     """The rows of a PUT body: a bare array (requirements §4.4), or `{"mappings": [...]}`
     (a sample's form). Every bad row and field is named; nothing is applied if any is bad."""
@@ -79,8 +72,8 @@ def parse_upload(raw: bytes) -> list[MappingUpload]:
         problems = [
             Problem(
                 int(error["loc"][0]),
-                ".".join(str(part) for part in error["loc"][1:]) or None,
-                _message(error),
+                field_path(error["loc"][1:]) or None,
+                expectation(error),
             )
             for error in exc.errors()
         ]

@@ -231,7 +231,9 @@ class UpdateBody(_BookingFields):
 
 
 class ConfirmBody(Lenient):
-    contact: ContactBody
+    # Absent: the contact given at reservation; the option's required contact fields are
+    # checked either way (the same rule, and the same error, as an order's confirm).
+    contact: ContactBody | None = None
     resellerReference: Text | None = None
     unitItems: UnitItems | None = None
     emailReceipt: Flag | None = None
@@ -241,7 +243,7 @@ class ConfirmBody(Lenient):
 
     def confirmation(self, resources: bool = False) -> ConfirmInput:
         return ConfirmInput(
-            contact=self.contact.contact(),
+            contact=_contact(self.contact),
             reseller_reference=self.resellerReference,
             unit_items=_items(self.unitItems) if self.unitItems else None,
             notes=self.notes,
