@@ -8,7 +8,7 @@ import pytest
 from berth.domain.catalog_document import CatalogFileError, catalog_to_yaml, parse_catalog
 from berth.services.container import Services
 from berth.services.demo import demo_catalog_text
-from tests.conftest import ADMIN, auth
+from tests.conftest import ADMIN, auth, load_test_demo
 
 MINIMAL = """\
 supplier:
@@ -169,13 +169,12 @@ async def test_catalogue_change_reaches_another_process(services: Services, demo
 
 
 async def test_demo_load_is_idempotent(demo: Services) -> None:
-    from berth.services.demo import load_demo
     from berth.store.bookings_repo import BookingFilter
 
     version = (await demo.catalog.snapshot()).version
     catalog = (await demo.catalog.snapshot()).catalog
     bookings_before = await demo.bookings.search(catalog, BookingFilter(), 100, 0)
-    await load_demo(demo)
+    await load_test_demo(demo)
     assert (await demo.catalog.snapshot()).version == version
     assert len(await demo.connections.list()) == 3
     assert await demo.bookings.search(catalog, BookingFilter(), 100, 0) == bookings_before

@@ -13,7 +13,7 @@ from berth.services.container import Services, build_services
 from berth.services.orders import OrderInput
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, SLOT, TOUR, reservation, vacancies
-from tests.conftest import KEY_B, Clock, auth
+from tests.conftest import KEY_B, Clock, auth, load_test_demo
 from tests.receivers import receiver
 from tests.test_webhooks import drain, subscribe
 
@@ -271,9 +271,8 @@ async def test_two_orders_race_for_the_last_places(settings: Settings, clock: Cl
     fleet = [build_services(settings, clock) for _ in range(4)]
     try:
         from berth.services.bookings import ReserveInput, UnitItemInput
-        from berth.services.demo import load_demo
 
-        await load_demo(fleet[0])
+        await load_test_demo(fleet[0])
         catalog = (await fleet[0].catalog.snapshot()).catalog
         connection = await fleet[0].connections.ensure("Racer", "order-racer")
         filler = ReserveInput(product_id="thames-sightseeing", option_id="DEFAULT", availability_id=SLOT,

@@ -17,7 +17,7 @@ from berth.services.bookings import PackageBookingInput, ReserveInput, UnitItemI
 from berth.services.container import Services, build_services
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, vacancies
-from tests.conftest import ADMIN, Clock, auth
+from tests.conftest import ADMIN, Clock, auth, load_test_demo
 
 PACKAGES = "octo/packages"
 PASS = {"productId": "harbour-city-pass", "optionId": "DEFAULT"}
@@ -255,9 +255,7 @@ async def test_sold_out_include_holds_nothing(client: httpx.AsyncClient, demo: S
 async def test_two_packages_race_for_an_includes_last_place(settings: Settings, clock: Clock) -> None:
     fleet = [build_services(settings, clock) for _ in range(4)]
     try:
-        from berth.services.demo import load_demo
-
-        await load_demo(fleet[0])
+        await load_test_demo(fleet[0])
         catalog = (await fleet[0].catalog.snapshot()).catalog
         connection = await fleet[0].connections.ensure("Racer", "package-racer")
         for count in (12, 7):

@@ -10,10 +10,11 @@ from typing import Any
 import httpx
 from standardwebhooks.webhooks import Webhook as Verifier
 
+from berth.domain.catalog_document import catalog_to_yaml
 from berth.services.container import Services
 from berth.services.demo import DEMO_CONNECTIONS
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
-from tests.conftest import ADMIN, KEY_B, Clock, auth
+from tests.conftest import ADMIN, KEY_B, Clock, auth, demo_catalog_for_tests
 from tests.receivers import Received, receiver
 from tests.test_catalog_import import MINIMAL
 
@@ -219,12 +220,10 @@ async def test_expiry_announces_booking_and_availability(
 async def test_product_update_with_diff(client: httpx.AsyncClient, demo: Services) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="product_update", capabilities="octo/content")
-        from berth.services.demo import demo_catalog_text
-
+        text = catalog_to_yaml(demo_catalog_for_tests())
+        assert "internalName: Tower of Stories museum" in text
         await demo.catalog.import_text(
-            demo_catalog_text().replace(
-                "internalName: Tower of Stories museum", "internalName: Tower of Tales"
-            )
+            text.replace("internalName: Tower of Stories museum", "internalName: Tower of Tales")
         )
         await drain(demo)
         (payload,) = target.payloads()

@@ -9,6 +9,7 @@ from importlib import resources
 from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Contact
+from berth.domain.catalog import Catalog
 from berth.domain.catalog_document import parse_catalog
 from berth.domain.errors import OctoError
 from berth.domain.mappings import MappingFilter, MappingUpload, Resolution
@@ -79,10 +80,11 @@ def demo_catalog_text() -> str:
     return resources.files("berth.demo").joinpath("catalog.yaml").read_text(encoding="utf-8")
 
 
-async def load_demo(services: Services) -> None:
+async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
     """Idempotent: the catalogue is written only when it differs, connections only when
-    missing, and sold-out departures are filled only where places are left."""
-    catalog = parse_catalog(demo_catalog_text())
+    missing, and sold-out departures are filled only where places are left. `catalog`: a
+    variant of the packaged demo catalogue to load instead (tests pin the figures they use)."""
+    catalog = catalog or parse_catalog(demo_catalog_text())
     if (await services.catalog.snapshot()).catalog != catalog:
         await services.catalog.replace(catalog)
     connections = [
