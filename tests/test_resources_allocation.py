@@ -36,6 +36,7 @@ from berth.domain.resources import (
     demand,
     free_places,
     free_seats,
+    group_label,
     layout_of,
     natural_key,
     resource_slot_state,
@@ -244,8 +245,6 @@ def test_rule_4_every_required_group_and_optional_ones_only_when_chosen() -> Non
     assert [(a.resource_group_id, a.resource_id, a.places) for a in auto] == [
         ("boats", "boat", 4), ("guides", "ana", 3), ("guides", "ben", 1),
     ]  # fmt: skip
-    with pytest.raises(UnprocessableEntity, match=r"'guides' \(Guides\) is required: select resources of it"):
-        allocate(option, slot, {}, (1,) * 4, selection=["boat"])
     chosen = allocate(option, slot, {}, (1,) * 4, selection=["boat", "ben", "ana", "table"])
     assert [(a.resource_id, a.places) for a in chosen] == [("boat", 4), ("ben", 3), ("ana", 1), ("table", 4)]
     with pytest.raises(UnprocessableEntity, match="is short: the selected resources have 3 free places"):
@@ -298,6 +297,76 @@ def test_previous_allocations_are_kept_while_they_fit() -> None:
     full = {"b": ResourceUse(9, 3, frozenset({"1A", "1B", "1C", "1D", "2A", "2B", "2C", "2D", "3A"}))}
     moved = allocate(option, slot, full, (1,) * 5, previous=before)
     assert [a.resource_id for a in moved] == ["a"]
+
+
+def test_a_selection_governs_only_the_groups_it_names() -> None:
+    boats = group("boats", plain("small", 6), plain("big", 10))
+    guides = group("guides", plain("ana", 3), plain("ben", 3), split=True)
+    lunch = group("lunch", plain("table", 8), required=False)
+    option = option_with(boats, guides, lunch)
+    slot = slot_of(option)
+
+    def shape(found: tuple[Allocation, ...]) -> list[tuple[str, int]]:
+        return [(a.resource_id, a.places) for a in found]
+
+    # Unnamed required groups are allocated as automatic allocation would; optional ones are not.
+    assert shape(allocate(option, slot, {}, (1,) * 4, selection=["big"])) == [
+        ("big", 4),
+        ("ana", 3),
+        ("ben", 1),
+    ]
+    assert shape(allocate(option, slot, {}, (1,) * 4, selection=["table"])) == [
+        ("small", 4), ("ana", 3), ("ben", 1), ("table", 4),
+    ]  # fmt: skip
+    # A named group must still take the party; an unnamed one that cannot is refused by name.
+    with pytest.raises(UnprocessableEntity, match=r"'guides' \(Guides\) is short"):
+        allocate(option, slot, {}, (1,) * 4, selection=["big", "ben"])
+    busy = {"ana": ResourceUse(3, 1), "ben": ResourceUse(2, 1)}
+    with pytest.raises(
+        UnprocessableEntity, match=r"'guides' \(Guides\) has 1 free places; the booking needs 4"
+    ):
+        allocate(option, slot, busy, (1,) * 4, selection=["big"])
+    # With allocations before (a PATCH or confirm), unnamed groups keep theirs while they fit ...
+    before = (
+        Allocation("boats", "small", 4, 4),
+        Allocation("guides", "ben", 3, 3),
+        Allocation("guides", "ana", 1, 1),
+        Allocation("lunch", "table", 4, 4),
+    )
+    assert shape(allocate(option, slot, {}, (1,) * 4, selection=["big"], previous=before)) == [
+        ("big", 4), ("ben", 3), ("ana", 1), ("table", 4),
+    ]  # fmt: skip
+    assert shape(allocate(option, slot, {}, (1,) * 4, selection=["ana", "ben"], previous=before)) == [
+        ("small", 4), ("ana", 3), ("ben", 1), ("table", 4),
+    ]  # fmt: skip
+    # ... on the same resources when the party changes and they still take it, else afresh
+    # (an optional group that no longer fits is dropped).
+    busier = {"small": ResourceUse(1, 1), "table": ResourceUse(3, 1)}
+    grown = allocate(option, slot, busier, (1,) * 6, selection=["ana", "ben"], previous=before)
+    assert shape(grown) == [("big", 6), ("ana", 3), ("ben", 3)]
+    assert shape(allocate(option, slot, {}, (1,) * 5, selection=["big"], previous=before)) == [
+        ("big", 5), ("ben", 3), ("ana", 2), ("table", 5),
+    ]  # fmt: skip
+
+
+def test_unnamed_seated_groups_keep_their_seats() -> None:
+    boats = group("boats", seated("a", 2, 4), seated("b", 2, 4))
+    coaches = group("coaches", plain("c1", 12), plain("c2", 10), split=True)
+    option = option_with(boats, coaches)
+    slot = slot_of(option)
+    before = (Allocation("boats", "b", 2, 2, ("2C", "2D")), Allocation("coaches", "c2", 2, 2))
+    kept = allocate(option, slot, {}, (1, 1), selection=["c1"], previous=before)
+    assert kept == (Allocation("boats", "b", 2, 2, ("2C", "2D")), Allocation("coaches", "c1", 2, 2))
+    # Someone else now sits in 2D: the party stays on b, seated afresh.
+    taken = {"b": ResourceUse(1, 1, frozenset({"2D"}))}
+    (boat, _) = allocate(option, slot, taken, (1, 1), selection=["c1"], previous=before)
+    assert (boat.resource_id, boat.seat_ids) == ("b", ("2A", "2B"))
+    # Without a list too, each group is decided alone: boat b is full, the coach is kept (a
+    # fresh allocation would take the tighter c2).
+    full_b = {"b": ResourceUse(8, 4, frozenset(f"{row}{column}" for row in "12" for column in "ABCD"))}
+    moved = allocate(option, slot, full_b, (1, 1), previous=(before[0], Allocation("coaches", "c1", 2, 2)))
+    assert [(a.resource_id, a.seat_ids) for a in moved] == [("a", ("1A", "1B")), ("c1", ())]
+    assert [a.resource_id for a in allocate(option, slot, full_b, (1, 1))] == ["a", "c2"]
 
 
 # --- properties of whole allocations -----------------------------------------------------------
@@ -407,8 +476,15 @@ def test_selected_allocation_properties(
         found = allocate(option, slot, use, party, selection=selection)
     except UnprocessableEntity:
         return
-    # Only what was selected, and the rules hold (optional groups may appear when selected).
-    assert {a.resource_id for a in found} <= set(selection)
+    # In the groups it names, only what was selected; the rules hold (optional groups appear
+    # only when selected).
+    named = {g.id for g in option.resource_groups if any(r.id in selection for r in g.resources)}
+    assert {a.resource_id for a in found if a.resource_group_id in named} <= set(selection)
+    assert all(
+        g.required or g.id in named
+        for g in option.resource_groups
+        if any(a.resource_group_id == g.id for a in found)
+    )
     for g in option.resource_groups:
         mine = [a for a in found if a.resource_group_id == g.id]
         need = demand(g, party)
@@ -421,6 +497,53 @@ def test_selected_allocation_properties(
             assert resource is not None
             assert a.places <= free_places(g, resource, use.get(resource.id, NO_USE))
             assert set(a.seat_ids) <= free_seats(resource, use.get(resource.id, NO_USE))
+
+
+@settings(max_examples=300, deadline=None)
+@given(situations(), st.data())
+def test_partial_selection_properties(
+    situation: tuple[Option, Slot, dict[str, ResourceUse], Party], data: st.DataObject
+) -> None:
+    """A selection governs the groups it names. Every other group gets what it would get
+    without a selection: on create (no allocations before) the automatic allocation, on a
+    change the booking's allocation before, kept exactly while the party is the same and it
+    still fits."""
+    option, slot, use, party = situation
+    named = data.draw(st.sets(st.sampled_from([g.id for g in option.resource_groups]), min_size=1))
+    selection = data.draw(
+        st.lists(
+            st.sampled_from([r.id for g in option.resource_groups if g.id in named for r in g.resources]),
+            min_size=1, max_size=4,
+        )
+    )  # fmt: skip
+    named = {g.id for g in option.resource_groups if any(r.id in selection for r in g.resources)}
+    labels = [group_label(g) for g in option.resource_groups if g.id in named]
+
+    def unnamed(found: tuple[Allocation, ...]) -> list[Allocation]:
+        return [a for a in found if a.resource_group_id not in named]
+
+    try:
+        automatic: tuple[Allocation, ...] | None = allocate(option, slot, use, party)
+    except UnprocessableEntity:
+        automatic = None
+    try:
+        fresh = allocate(option, slot, use, party, selection=selection)
+    except UnprocessableEntity as error:
+        # Refused for a named group, or for an unnamed one automatic allocation refuses too.
+        assert automatic is None or any(label in error.message for label in labels)
+    else:
+        if automatic is not None:
+            assert unnamed(fresh) == unnamed(automatic)
+        assert {a.resource_id for a in fresh if a.resource_group_id in named} <= set(selection)
+    if automatic is None:
+        return
+    # The booking had the automatic allocation: unnamed groups keep it as it was.
+    try:
+        changed = allocate(option, slot, use, party, selection=selection, previous=automatic)
+    except UnprocessableEntity as error:
+        assert any(label in error.message for label in labels)
+        return
+    assert unnamed(changed) == unnamed(automatic)
 
 
 @settings(max_examples=150, deadline=None)

@@ -8,6 +8,8 @@ allocation. Ties are broken by catalogue order (groups, resources) and by seat p
 Rules (OCTO.md §6.5):
 - every booking takes enough places in every *required* group (rule 4); optional groups only
   when the client selects their resources;
+- a selection governs the groups it names; the others keep the booking's allocation while it
+  fits, and required ones are otherwise allocated automatically;
 - a group with `split: false` gives the whole party one resource (rule 5); a split group may
   spread it over several, but only when no single resource can take it;
 - seats: one contiguous run in one row where possible (the smallest run that fits, front rows
@@ -420,30 +422,9 @@ def _allocations(
     return found
 
 
-def _automatic(
-    option: Option, slot: Slot, use: SlotUse, party: Party, keep: Mapping[str, tuple[str, ...]]
-) -> tuple[Allocation, ...]:
-    allocations: list[Allocation] = []
-    for group in option.resource_groups:
-        need = demand(group, party)
-        if not group.required or need == 0:
-            continue
-        candidates = _candidates(group, slot, use)
-        if not candidates:
-            raise UnprocessableEntity(f"{group_label(group)} has no resource serving availability {slot.id}")
-        parts = _automatic_parts(group, candidates, use, need)
-        allocations.extend(_allocations(group, parts, party, use, keep))
-    return tuple(allocations)
-
-
-def _selected(
-    option: Option,
-    slot: Slot,
-    use: SlotUse,
-    party: Party,
-    resource_ids: Sequence[str],
-    keep: Mapping[str, tuple[str, ...]],
-) -> tuple[Allocation, ...]:
+def _picked(option: Option, slot: Slot, resource_ids: Sequence[str]) -> dict[str, list[Resource]]:
+    """The selection's resources by group id, in the order listed (BAD_REQUEST for an id that
+    is not the option's, UNPROCESSABLE_ENTITY for a resource that does not serve the slot)."""
     picked: dict[str, list[Resource]] = {}
     for resource_id in dict.fromkeys(resource_ids):
         found = option.find_resource(resource_id)
@@ -458,20 +439,30 @@ def _selected(
                 f"{group_label(group)}: {_resource_label(resource)} does not serve availability {slot.id}"
             )
         picked.setdefault(group.id, []).append(resource)
-    allocations: list[Allocation] = []
-    for group in option.resource_groups:
-        chosen = picked.get(group.id, [])
-        need = demand(group, party)
-        if not chosen:
-            if group.required and need > 0:
-                raise UnprocessableEntity(
-                    f"{group_label(group)} is required: select resources of it for the booking's "
-                    f"{need} places"
-                )
-            continue
-        parts = _selected_parts(group, chosen, use, need)
-        allocations.extend(_allocations(group, parts, party, use, keep))
-    return tuple(allocations)
+    return picked
+
+
+def _kept_parts(
+    group: ResourceGroup, slot: Slot, use: SlotUse, need: int, before: Sequence[Allocation]
+) -> list[tuple[Resource, int]] | None:
+    """A group's allocation before a change, kept: as it was while the party's demand is the
+    same and every part still fits; else the same resources refitted to the party; None when
+    they no longer serve the slot or cannot take the party."""
+    parts = [
+        (resource, a.places)
+        for a in before
+        if (resource := group.resource(a.resource_id)) is not None and serves(resource, slot)
+    ]
+    if not parts:
+        return None
+    if sum(places for _, places in parts) == need and all(
+        free_places(group, resource, use.get(resource.id, NO_USE)) >= places for resource, places in parts
+    ):
+        return parts
+    try:
+        return _selected_parts(group, [resource for resource, _ in parts], use, need)
+    except UnprocessableEntity:
+        return None
 
 
 def allocate(
@@ -485,28 +476,36 @@ def allocate(
     """The allocations of a party in a slot whose resources are used as `use` says (the party's
     own booking left out of it).
 
-    `selection`: resource ids the client chose; they must cover every required group and obey
-    its split rule (UNPROCESSABLE_ENTITY naming the group otherwise). Without a selection,
-    every required group is allocated automatically. `previous`: the booking's allocations
-    before a change of party or slot; they are kept when they still fit (and seats with them
-    when the party does not grow), else the booking is allocated afresh.
+    `selection`: resource ids the client chose. It governs the groups it names: only those
+    resources, under the group's split rule (UNPROCESSABLE_ENTITY naming the group otherwise).
+    `previous`: the booking's allocations before this write. Every group the selection does not
+    name keeps its previous allocation while it still fits (its seats too when the party does
+    not grow), else is allocated automatically when it is required (an optional one is then
+    dropped); a required group with nothing before is allocated automatically.
     """
     keep = {a.resource_id: a.seat_ids for a in previous}
-    if selection:
-        return _selected(option, slot, use, party, selection, keep)
-    if previous:
-        still = [a.resource_id for a in previous if _serving_resource(option, a.resource_id, slot)]
-        if still:
-            try:
-                return _selected(option, slot, use, party, still, keep)
-            except UnprocessableEntity:
-                pass
-    return _automatic(option, slot, use, party, keep)
-
-
-def _serving_resource(option: Option, resource_id: str, slot: Slot) -> bool:
-    found = option.find_resource(resource_id)
-    return found is not None and serves(found[1], slot)
+    picked = _picked(option, slot, selection or ())
+    allocations: list[Allocation] = []
+    for group in option.resource_groups:
+        need = demand(group, party)
+        chosen = picked.get(group.id)
+        if chosen:
+            parts = _selected_parts(group, chosen, use, need)
+        else:
+            before = [a for a in previous if a.resource_group_id == group.id]
+            found = _kept_parts(group, slot, use, need, before) if before else None
+            if found is None:
+                if not group.required or need == 0:
+                    continue
+                candidates = _candidates(group, slot, use)
+                if not candidates:
+                    raise UnprocessableEntity(
+                        f"{group_label(group)} has no resource serving availability {slot.id}"
+                    )
+                found = _automatic_parts(group, candidates, use, need)
+            parts = found
+        allocations.extend(_allocations(group, parts, party, use, keep))
+    return tuple(allocations)
 
 
 def can_allocate(option: Option, slot: Slot, use: SlotUse, party: Party) -> bool:

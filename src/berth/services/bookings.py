@@ -382,9 +382,9 @@ class BookingService:
         same_option: bool = True,
     ) -> tuple[Allocation, ...]:
         """A changed booking's allocations (octo/resources rules 2 and 3): a non-empty selection
-        replaces them; otherwise (absent or `[]`) they stay as they are unless the party or the
-        slot changed, and then the booking is re-allocated, keeping its resources (and seats)
-        where they still fit."""
+        replaces them in the groups it names; otherwise (absent or `[]`, and in the groups it
+        does not name) they stay as they are unless the party or the slot changed, and then the
+        booking is re-allocated, keeping its resources (and seats) where they still fit."""
         if slot is None or not option.resource_groups:
             return ()
         party = party_of(option, [i.unit_id for i in items])
