@@ -112,6 +112,9 @@ async def test_pricing_from_starts_at_the_cheapest_duration(
     ]  # fmt: skip
     ebike = core["options"][1]["units"][0]["pricingFrom"][0]
     assert (ebike["currency"], ebike["retail"]) == ("GBP", 3000)  # half-day, x 0.6
+    check = {**BIKES, "availabilityIds": ["2026-06-02T09:00:00+01:00"], "rentalDurationId": "3-days"}
+    slot = (await post(client, "/octo/availability", check, "octo/pricing")).json()[0]
+    assert slot["unitPricing"][0]["retail"] == 3000  # the default day's price: 3 days is ignored
 
 
 # --- availability ----------------------------------------------------------------------------
