@@ -22,6 +22,8 @@ from tests.conftest import KEY_A, KEY_B, auth
 JSON = "application/json"
 ALL_CAPABILITIES = "octo/content, octo/pricing, octo/resources, octo/rentals, vendor/mappings, octo/packages"
 UNSTABLE_HEADERS = {"date", "x-request-id"}
+BIKES = {"productId": "city-bike-hire", "optionId": "DEFAULT"}
+BIKE_DAYS = {**BIKES, "localDateStart": "2026-06-02", "localDateEnd": "2026-06-03"}
 
 
 @pytest.fixture
@@ -124,6 +126,9 @@ async def test_catalogue_routes(both: tuple[httpx.AsyncClient, httpx.AsyncClient
 AVAILABILITY_BODIES: list[tuple[bytes, str | None]] = [
     (encoded({**TOUR, "localDate": "2026-06-02"}), JSON),
     (encoded({**TOUR, "localDateStart": "2026-06-02", "localDateEnd": "2026-06-09"}), JSON),
+    (encoded(BIKE_DAYS), JSON),
+    (encoded({**BIKE_DAYS, "rentalDurationId": "3-days"}), JSON),
+    (encoded({**BIKE_DAYS, "rentalDurationId": "fortnight"}), JSON),
     (encoded({**TOUR, "availabilityIds": [SLOT], "units": [{"id": "adult", "quantity": 2}]}), JSON),
     (encoded({**TOUR, "localDate": "2026-06-02", "unknownField": 1}), "application/json; charset=utf-8"),
     (encoded({**TOUR, "localDate": "2026-06-02"}), "Application/JSON"),
@@ -216,3 +221,32 @@ async def test_reserve_and_confirm(both: tuple[httpx.AsyncClient, httpx.AsyncCli
         both, "POST", f"/octo/bookings/{held}/confirm", body=confirmation, key=KEY_B
     )
     assert other_key.status_code == 400
+
+
+async def test_rentals_on_either_road(both: tuple[httpx.AsyncClient, httpx.AsyncClient]) -> None:
+    """A rentalDurationId applies only with octo/rentals; without, the default duration (1 day)."""
+    hot, _ = both
+    body = {**BIKES, "availabilityId": "2026-06-02T09:00:00+01:00", "unitItems": [{"unitId": "bike"}],
+            "rentalDurationId": "3-days"}  # fmt: skip
+    for capabilities, due in (
+        (None, "2026-06-03T09:00:00+01:00"),
+        ("octo/rentals", "2026-06-05T09:00:00+01:00"),
+    ):
+        headers = {**auth(capabilities=capabilities), "Octo-Env": "test"}
+        fresh = [
+            await client.post("/octo/bookings", json={**body, "uuid": str(uuid.uuid4())}, headers=headers)
+            for client in both
+        ]
+        assert [r.status_code for r in fresh] == [200, 200], fresh[0].text
+        assert _without_generated(fresh[0].json()) == _without_generated(fresh[1].json())
+        assert fresh[0].json()["availability"]["localDateTimeEnd"] == due
+    held = await hot.post(
+        "/octo/bookings", json={**body, "uuid": str(uuid.uuid4())}, headers=auth(capabilities="octo/rentals")
+    )
+    assert held.status_code == 200, held.text
+    confirmation = encoded({"contact": GUEST, "rentalDurationId": "2-hours"})  # ignored: no octo/rentals
+    path = f"/octo/bookings/{held.json()['uuid']}/confirm"
+    done = await hot.post(path, content=confirmation, headers={**auth(), "Content-Type": JSON})
+    assert done.json()["availability"]["localDateTimeEnd"] == "2026-06-05T09:00:00+01:00"
+    again = await same_answer(both, "POST", path, body=confirmation)
+    assert again.json() == done.json()

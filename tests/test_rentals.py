@@ -11,6 +11,7 @@ import httpx
 from sqlalchemy import func, select
 
 from berth.services.container import Services
+from berth.services.demo import demo_catalog_text
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, reservation, reserve
 from tests.conftest import auth
@@ -21,6 +22,7 @@ from tests.test_webhooks import drain, subscribe
 BIKES = {"productId": "city-bike-hire", "optionId": "DEFAULT"}
 EBIKES = {"productId": "city-bike-hire", "optionId": "ebike"}
 RENTALS = "octo/rentals"
+PRICED = "octo/pricing, octo/rentals"
 
 
 def rental(
@@ -39,9 +41,19 @@ def rental(
 
 
 async def post(
-    client: httpx.AsyncClient, path: str, body: Any, capabilities: str | None = None
+    client: httpx.AsyncClient, path: str, body: Any, capabilities: str | None = RENTALS
 ) -> httpx.Response:
     return await client.post(path, json=body, headers=auth(capabilities=capabilities))
+
+
+async def hire(
+    client: httpx.AsyncClient, body: dict[str, Any], capabilities: str | None = RENTALS
+) -> dict[str, Any]:
+    """Reserve a rental (by default with octo/rentals, so its rentalDurationId applies)."""
+    response = await post(client, "/octo/bookings", body, capabilities)
+    assert response.status_code == 200, response.text
+    booking: dict[str, Any] = response.json()
+    return booking
 
 
 async def free(
@@ -89,11 +101,20 @@ async def test_rental_fields_only_with_the_capability(client: httpx.AsyncClient,
 async def test_pricing_from_starts_at_the_cheapest_duration(
     client: httpx.AsyncClient, demo: Services
 ) -> None:
-    product = (
-        await client.get("/octo/products/city-bike-hire", headers=auth(capabilities="octo/pricing"))
-    ).json()
+    path = "/octo/products/city-bike-hire"
+    product = (await client.get(path, headers=auth(capabilities="octo/pricing, octo/rentals"))).json()
     bike = product["options"][0]["units"][0]
     assert [(p["currency"], p["retail"]) for p in bike["pricingFrom"]] == [("GBP", 1200), ("EUR", 1400)]
+    # Without octo/rentals only the default duration (1 day, x 1) is sold: it is the lowest price.
+    core = (await client.get(path, headers=auth(capabilities="octo/pricing"))).json()
+    assert [(p["currency"], p["retail"]) for p in core["options"][0]["units"][0]["pricingFrom"]] == [
+        ("GBP", 3000), ("EUR", 3500),
+    ]  # fmt: skip
+    ebike = core["options"][1]["units"][0]["pricingFrom"][0]
+    assert (ebike["currency"], ebike["retail"]) == ("GBP", 3000)  # half-day, x 0.6
+    check = {**BIKES, "availabilityIds": ["2026-06-02T09:00:00+01:00"], "rentalDurationId": "3-days"}
+    slot = (await post(client, "/octo/availability", check, "octo/pricing")).json()[0]
+    assert slot["unitPricing"][0]["retail"] == 3000  # the default day's price: 3 days is ignored
 
 
 # --- availability ----------------------------------------------------------------------------
@@ -103,9 +124,9 @@ async def test_a_three_day_rental_blocks_three_days_and_a_short_one_takes_what_i
     client: httpx.AsyncClient, demo: Services
 ) -> None:
     assert set((await free(client, "2-hours", "2026-06-02", "2026-06-05")).values()) == {12}
-    three = await reserve(client, rental("2026-06-02T09:00:00+01:00", "3-days", bikes=6))
+    three = await hire(client, rental("2026-06-02T09:00:00+01:00", "3-days", bikes=6))
     assert three["availability"]["localDateTimeEnd"] == "2026-06-05T09:00:00+01:00"
-    await reserve(client, rental("2026-06-02T09:00:00+01:00", "3-days", bikes=4))
+    await hire(client, rental("2026-06-02T09:00:00+01:00", "3-days", bikes=4))
     short = await free(client, "2-hours", "2026-06-01", "2026-06-05")
     assert short["06-01T17:00"] == 12
     assert {short[f"06-0{d}T{h}:00"] for d in (2, 3, 4) for h in ("09", "11", "13", "15", "17")} == {2}
@@ -114,7 +135,7 @@ async def test_a_three_day_rental_blocks_three_days_and_a_short_one_takes_what_i
     assert day["06-01T09:00"] == 0  # 09:00 in London now: past its sales cutoff (CLOSED)
     assert (day["06-01T11:00"], day["06-04T17:00"], day["06-05T09:00"]) == (2, 2, 12)
 
-    await reserve(client, rental("2026-06-03T13:00:00+01:00", "2-hours"))
+    await hire(client, rental("2026-06-03T13:00:00+01:00", "2-hours"))
     short = await free(client, "2-hours", "2026-06-03", "2026-06-03")
     assert (short["06-03T11:00"], short["06-03T13:00"], short["06-03T15:00"]) == (2, 1, 2)
     assert (await free(client, "3-days", "2026-06-01", "2026-06-01"))["06-01T11:00"] == 1
@@ -133,7 +154,7 @@ async def test_a_three_day_rental_blocks_three_days_and_a_short_one_takes_what_i
 
 
 async def test_stock_is_per_option(client: httpx.AsyncClient, demo: Services) -> None:
-    await reserve(client, rental("2026-06-02T09:00:00+01:00", "1-day", bikes=4, product=EBIKES))
+    await hire(client, rental("2026-06-02T09:00:00+01:00", "1-day", bikes=4, product=EBIKES))
     assert await free(client, "half-day", "2026-06-02", "2026-06-03", EBIKES) == {
         "06-02T09:00": 0, "06-02T13:00": 0, "06-03T09:00": 4, "06-03T13:00": 4,
     }  # fmt: skip
@@ -141,7 +162,7 @@ async def test_stock_is_per_option(client: httpx.AsyncClient, demo: Services) ->
 
 
 async def test_calendar_and_batches_take_the_duration(client: httpx.AsyncClient, demo: Services) -> None:
-    await reserve(client, rental("2026-06-02T13:00:00+01:00", "1-day", bikes=3, product=EBIKES))
+    await hire(client, rental("2026-06-02T13:00:00+01:00", "1-day", bikes=3, product=EBIKES))
     body = {**EBIKES, "localDateStart": "2026-06-01", "localDateEnd": "2026-06-04"}
     days = (await post(client, "/octo/availability/calendar", {**body, "rentalDurationId": "1-day"})).json()
     # A day from 09:00 or 13:00 on 1 June ends before or as the rental starts; 3 June 09:00 overlaps.
@@ -179,23 +200,21 @@ async def test_prices_follow_the_duration(client: httpx.AsyncClient, demo: Servi
     }
     three = (
         await post(client, "/octo/availability", {**body, "rentalDurationId": "3-days", "currency": "EUR"},
-                   "octo/pricing")
+                   "octo/pricing, octo/rentals")
     ).json()[0]  # fmt: skip
     assert three["unitPricing"][0]["retail"] == 8750
     assert three["unitPricing"][0]["includedTaxes"][0]["retail"] == 1458  # 583 x 2.5 = 1457.5, half up
     assert (three["pricing"]["retail"], three["pricing"]["includedTaxes"][0]["retail"]) == (17500, 2916)
     short = (
-        await post(client, "/octo/availability", {**body, "rentalDurationId": "2-hours"}, "octo/pricing")
+        await post(client, "/octo/availability", {**body, "rentalDurationId": "2-hours"}, PRICED)
     ).json()[0]
     assert (short["pricing"]["retail"], short["pricing"]["net"]) == (2400, 1920)
     day = (
         await post(client, "/octo/availability/calendar", {**BIKES, "localDateStart": "2026-06-02",
-                   "localDateEnd": "2026-06-02", "rentalDurationId": "half-day"}, "octo/pricing")
+                   "localDateEnd": "2026-06-02", "rentalDurationId": "half-day"}, PRICED)
     ).json()[0]  # fmt: skip
     assert day["unitPricingFrom"][0]["retail"] == 1950  # 3000 x 0.65
-    booking = await reserve(
-        client, rental("2026-06-02T09:00:00+01:00", "3-days", bikes=2), capabilities="octo/pricing"
-    )
+    booking = await hire(client, rental("2026-06-02T09:00:00+01:00", "3-days", bikes=2), PRICED)
     assert booking["pricing"]["retail"] == 15000
     assert [item["pricing"]["retail"] for item in booking["unitItems"]] == [7500, 7500]
 
@@ -205,7 +224,8 @@ async def test_prices_follow_the_duration(client: httpx.AsyncClient, demo: Servi
 
 async def test_booking_fields_only_with_the_capability(client: httpx.AsyncClient, demo: Services) -> None:
     body = rental("2026-06-02T11:00:00+01:00", "half-day")
-    plain = await reserve(client, body)
+    await hire(client, body)
+    plain = (await client.get(f"/octo/bookings/{body['uuid']}", headers=auth())).json()
     assert not {"isRental", "rentalDurationId", "rentalDuration"} & plain.keys()
     assert plain["availability"]["localDateTimeEnd"] == "2026-06-02T15:00:00+01:00"
     shown = (await client.get(f"/octo/bookings/{body['uuid']}", headers=auth(capabilities=RENTALS))).json()
@@ -239,9 +259,6 @@ async def test_bad_durations(client: httpx.AsyncClient, demo: Services) -> None:
         answer = (await post(client, "/octo/bookings", body)).json()
         assert answer["error"] == "INVALID_RENTAL_DURATION_ID"
         assert answer["rentalDurationId"] == body["rentalDurationId"]
-    missing = (await post(client, "/octo/bookings", rental(slot, None))).json()
-    assert missing["error"] == "INVALID_RENTAL_DURATION_ID" and missing["rentalDurationId"] is None
-    assert "send rentalDurationId, one of 2-hours, half-day, 1-day, 3-days" in missing["errorMessage"]
     on_a_cruise = (await post(client, "/octo/bookings", reservation(rentalDurationId="1-day"))).json()
     assert on_a_cruise["error"] == "BAD_REQUEST"
     not_text = (await post(client, "/octo/bookings", {**rental(slot, None), "rentalDurationId": 3})).json()
@@ -251,10 +268,10 @@ async def test_bad_durations(client: httpx.AsyncClient, demo: Services) -> None:
     unknown = (await post(client, "/octo/availability", {**check, "rentalDurationId": "fortnight"})).json()
     assert unknown == {
         "error": "INVALID_RENTAL_DURATION_ID",
-        "errorMessage": "The rental duration 'fortnight' is not a rental duration of option 'DEFAULT'",
+        "errorMessage": "The rental duration 'fortnight' is not a rental duration of option 'DEFAULT': "
+        "send one of 2-hours, half-day, 1-day, 3-days, or leave rentalDurationId out for the default, 1-day",
         "rentalDurationId": "fortnight",
     }
-    assert (await post(client, "/octo/availability", check)).json()["rentalDurationId"] is None
     cruise = {"productId": "thames-sightseeing", "optionId": "DEFAULT", "localDate": "2026-06-02"}
     assert (await post(client, "/octo/availability", {**cruise, "rentalDurationId": "1-day"})).json()[
         "error"
@@ -293,9 +310,9 @@ async def test_an_option_with_one_duration_needs_no_id(client: httpx.AsyncClient
 
 async def test_changing_the_duration_rechecks_the_stock(client: httpx.AsyncClient, demo: Services) -> None:
     blocker = rental("2026-06-03T09:00:00+01:00", "1-day", bikes=3, product=EBIKES)
-    await reserve(client, blocker)
+    await hire(client, blocker)
     body = rental("2026-06-02T09:00:00+01:00", "half-day", bikes=2, product=EBIKES)
-    await reserve(client, body)
+    await hire(client, body)
     path = f"/octo/bookings/{body['uuid']}"
     longer = await client.patch(path, json={"rentalDurationId": "1-day"}, headers=auth(capabilities=RENTALS))
     assert longer.status_code == 200, longer.text
@@ -309,7 +326,7 @@ async def test_changing_the_duration_rechecks_the_stock(client: httpx.AsyncClien
         "1-day",
     )
     assert (await free(client, "half-day", "2026-06-02", "2026-06-02", EBIKES))["06-02T13:00"] == 2
-    wrong = await client.patch(path, json={"rentalDurationId": "3-days"}, headers=auth())
+    wrong = await client.patch(path, json={"rentalDurationId": "3-days"}, headers=auth(capabilities=RENTALS))
     assert (
         wrong.json()["error"] == "INVALID_RENTAL_DURATION_ID" and wrong.json()["rentalDurationId"] == "3-days"
     )
@@ -317,7 +334,9 @@ async def test_changing_the_duration_rechecks_the_stock(client: httpx.AsyncClien
     assert notes.json()["rentalDurationId"] == "1-day" and notes.json()["notes"] == "Helmets please"
     # Confirming with a shorter duration frees the afternoon; with a longer one it is re-checked.
     too_long = await client.post(
-        f"{path}/confirm", json={"contact": GUEST, "rentalDurationId": "3-days"}, headers=auth()
+        f"{path}/confirm",
+        json={"contact": GUEST, "rentalDurationId": "3-days"},
+        headers=auth(capabilities=RENTALS),
     )
     assert too_long.json()["error"] == "INVALID_RENTAL_DURATION_ID"
     confirmed = await client.post(
@@ -330,7 +349,9 @@ async def test_changing_the_duration_rechecks_the_stock(client: httpx.AsyncClien
     assert (await free(client, "half-day", "2026-06-02", "2026-06-02", EBIKES))["06-02T13:00"] == 4
     tour = await reserve(client, reservation())
     on_tour = await client.patch(
-        f"/octo/bookings/{tour['uuid']}", json={"rentalDurationId": "1-day"}, headers=auth()
+        f"/octo/bookings/{tour['uuid']}",
+        json={"rentalDurationId": "1-day"},
+        headers=auth(capabilities=RENTALS),
     )
     assert on_tour.json()["error"] == "BAD_REQUEST"
 
@@ -338,13 +359,13 @@ async def test_changing_the_duration_rechecks_the_stock(client: httpx.AsyncClien
 async def test_confirm_with_a_longer_duration_is_refused_when_stock_runs_out(
     client: httpx.AsyncClient, demo: Services
 ) -> None:
-    await reserve(client, rental("2026-06-02T13:00:00+01:00", "half-day", bikes=3, product=EBIKES))
+    await hire(client, rental("2026-06-02T13:00:00+01:00", "half-day", bikes=3, product=EBIKES))
     body = rental("2026-06-02T09:00:00+01:00", "half-day", bikes=2, product=EBIKES)
-    await reserve(client, body)
+    await hire(client, body)
     refused = await client.post(
         f"/octo/bookings/{body['uuid']}/confirm",
         json={"contact": GUEST, "rentalDurationId": "1-day"},
-        headers=auth(),
+        headers=auth(capabilities=RENTALS),
     )
     assert refused.json()["error"] == "UNPROCESSABLE_ENTITY"
     held = (await client.get(f"/octo/bookings/{body['uuid']}", headers=auth(capabilities=RENTALS))).json()
@@ -372,12 +393,228 @@ async def test_availability_updates_cover_every_start_a_rental_overlaps(
 ) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="availability_update")
-        await reserve(client, rental("2026-06-02T13:00:00+01:00", "1-day", bikes=3, product=EBIKES))
+        await hire(client, rental("2026-06-02T13:00:00+01:00", "1-day", bikes=3, product=EBIKES))
         await drain(demo)
         seen = {p["availability"]["id"][5:16]: p["availability"] for p in target.payloads()}
         assert sorted(seen) == ["06-02T09:00", "06-02T13:00", "06-03T09:00"]
-        # Described for the shortest duration (half-day): 09:00-13:00 on 2 June is free.
+        # Described for the default duration (half-day): 09:00-13:00 on 2 June is free.
         assert {k: v["vacancies"] for k, v in seen.items()} == {
             "06-02T09:00": 4, "06-02T13:00": 1, "06-03T09:00": 1,
         }  # fmt: skip
         assert seen["06-02T09:00"]["localDateTimeEnd"] == "2026-06-02T13:00:00+01:00"
+
+
+async def test_availability_updates_describe_the_default_duration(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    async with receiver() as target:
+        await subscribe(client, target.url, event="availability_update")
+        await hire(client, rental("2026-06-02T13:00:00+01:00", "2-hours"))
+        await drain(demo)
+        seen = {p["availability"]["id"]: p["availability"] for p in target.payloads()}
+        # The hybrid bike's declared default is 1 day (not its shortest duration, 2 hours).
+        one = seen["2026-06-02T13:00:00+01:00"]
+        assert (one["localDateTimeEnd"], one["vacancies"]) == ("2026-06-03T13:00:00+01:00", 11)
+
+
+# --- the default duration: without octo/rentals, or without a rentalDurationId ----------------
+
+NO_RENTAL_KEYS = {"isRental", "rentalDurationId", "rentalDuration"}
+
+
+async def test_without_the_capability_availability_is_for_the_default_duration(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    check = {**BIKES, "localDate": "2026-06-02"}
+    plain = await post(client, "/octo/availability", check, None)
+    assert plain.status_code == 200, plain.text
+    # Declared default of the hybrid bike: 1 day; the e-bike declares none: its first, half-day.
+    assert [(s["id"][11:16], s["localDateTimeEnd"][5:16]) for s in plain.json()] == [
+        ("09:00", "06-03T09:00"), ("11:00", "06-03T11:00"), ("13:00", "06-03T13:00"),
+        ("15:00", "06-03T15:00"), ("17:00", "06-03T17:00"),
+    ]  # fmt: skip
+    for ignored in ("2-hours", "fortnight", ""):  # a rentalDurationId without octo/rentals is ignored
+        again = await post(client, "/octo/availability", {**check, "rentalDurationId": ignored}, None)
+        assert again.json() == plain.json()
+    ebikes = await post(client, "/octo/availability", {**EBIKES, "localDate": "2026-06-02"}, None)
+    assert [s["localDateTimeEnd"][11:16] for s in ebikes.json()] == ["13:00", "17:00"]
+    cruise = {"productId": "thames-sightseeing", "optionId": "DEFAULT", "localDate": "2026-06-02"}
+    on_a_cruise = await post(client, "/octo/availability", {**cruise, "rentalDurationId": "1-day"}, None)
+    assert on_a_cruise.status_code == 200, on_a_cruise.text
+
+    body = {**EBIKES, "localDateStart": "2026-06-01", "localDateEnd": "2026-06-03"}
+    days = await post(client, "/octo/availability/calendar", body, None)
+    assert days.status_code == 200, days.text
+    assert [d["vacancies"] for d in days.json()] == [4, 4, 4]
+    ignored_days = await post(client, "/octo/availability/calendar", {**body, "rentalDurationId": "x"}, None)
+    assert ignored_days.json() == days.json()
+    batch = await post(
+        client, "/octo/availability/batch", [check, {**check, "rentalDurationId": "3-days"}], None
+    )
+    assert batch.status_code == 200, batch.text
+    assert [r["localDateTimeEnd"][5:16] for r in batch.json()][:2] == ["06-03T09:00", "06-03T11:00"]
+    assert batch.json()[:5] == batch.json()[5:]
+    calendars = await post(
+        client, "/octo/availability/calendar/batch", [body, {**body, "rentalDurationId": "x"}], None
+    )
+    assert calendars.status_code == 200, calendars.text
+    assert [d["vacancies"] for d in calendars.json()] == [4, 4, 4] * 2
+
+    # The default duration is what is held: a day from 13:00 on 2 June on 3 of the 4 e-bikes.
+    await hire(client, rental("2026-06-02T13:00:00+01:00", "1-day", bikes=3, product=EBIKES))
+    after = await post(client, "/octo/availability", {**EBIKES, "localDateStart": "2026-06-02",
+                                                      "localDateEnd": "2026-06-03"}, None)  # fmt: skip
+    assert [(s["id"][5:16], s["vacancies"]) for s in after.json()] == [
+        ("06-02T09:00", 4), ("06-02T13:00", 1), ("06-03T09:00", 1), ("06-03T13:00", 4),
+    ]  # fmt: skip
+    assert not any(NO_RENTAL_KEYS & slot.keys() for slot in after.json())
+
+
+async def test_without_the_capability_a_rental_is_booked_at_its_default_duration(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    body = rental("2026-06-02T13:00:00+01:00", "3-days", bikes=5)  # its rentalDurationId is ignored
+    booking = await hire(client, body, None)
+    assert booking["availability"]["localDateTimeEnd"] == "2026-06-03T13:00:00+01:00"
+    assert not NO_RENTAL_KEYS & booking.keys()
+    path = f"/octo/bookings/{body['uuid']}"
+    shown = (await client.get(path, headers=auth(capabilities=RENTALS))).json()
+    assert (shown["isRental"], shown["rentalDurationId"]) == (True, "1-day")
+    # Stored with its interval: 5 bikes out from 13:00 on 2 June to 13:00 on 3 June.
+    short = await free(client, "2-hours", "2026-06-02", "2026-06-03")
+    assert (short["06-02T11:00"], short["06-02T13:00"], short["06-03T11:00"], short["06-03T13:00"]) == (
+        12, 7, 7, 12,
+    )  # fmt: skip
+    patched = await client.patch(
+        path, json={"notes": "Helmets", "rentalDurationId": "2-hours"}, headers=auth()
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["availability"]["localDateTimeEnd"] == "2026-06-03T13:00:00+01:00"
+    assert not NO_RENTAL_KEYS & patched.json().keys()
+    confirmed = await client.post(
+        f"{path}/confirm", json={"contact": GUEST, "rentalDurationId": "2-hours"}, headers=auth()
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    assert confirmed.json()["status"] == "CONFIRMED"
+    assert confirmed.json()["availability"]["localDateTimeEnd"] == "2026-06-03T13:00:00+01:00"
+    assert not NO_RENTAL_KEYS & confirmed.json().keys()
+    assert (await client.get(path, headers=auth(capabilities=RENTALS))).json()["rentalDurationId"] == "1-day"
+
+    ebike = await hire(client, rental("2026-06-02T09:00:00+01:00", None, product=EBIKES), None)
+    assert ebike["availability"]["localDateTimeEnd"] == "2026-06-02T13:00:00+01:00"  # half-day
+    tour = await reserve(client, reservation(rentalDurationId="1-day"))  # not a rental: ignored too
+    assert not NO_RENTAL_KEYS & tour.keys()
+    order = await post(client, "/octo/orders", {"bookings": [rental("2026-06-03T09:00:00+01:00", None)]},
+                       "octo/cart")  # fmt: skip
+    assert order.status_code == 200, order.text
+    assert order.json()["bookings"][0]["availability"]["localDateTimeEnd"] == "2026-06-04T09:00:00+01:00"
+
+
+async def test_with_the_capability_no_rental_duration_id_means_the_default(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    slots = await post(client, "/octo/availability", {**BIKES, "localDate": "2026-06-02"})
+    assert slots.status_code == 200, slots.text
+    assert slots.json()[0]["localDateTimeEnd"] == "2026-06-03T09:00:00+01:00"
+    days = await post(client, "/octo/availability/calendar",
+                      {**EBIKES, "localDateStart": "2026-06-02", "localDateEnd": "2026-06-03"})  # fmt: skip
+    assert days.status_code == 200, days.text
+    batch = await post(client, "/octo/availability/batch", [{**EBIKES, "localDate": "2026-06-02"}])
+    assert [s["localDateTimeEnd"][11:16] for s in batch.json()] == ["13:00", "17:00"]
+    booking = await hire(client, rental("2026-06-02T11:00:00+01:00", None))
+    assert (booking["rentalDurationId"], booking["rentalDuration"]["id"]) == ("1-day", "1-day")
+    ebike = await hire(client, rental("2026-06-02T13:00:00+01:00", None, product=EBIKES))
+    assert ebike["rentalDurationId"] == "half-day"
+    assert ebike["availability"]["localDateTimeEnd"] == "2026-06-02T17:00:00+01:00"
+    priced = await hire(client, rental("2026-06-03T11:00:00+01:00", None), PRICED)
+    assert priced["pricing"]["retail"] == 3000  # the day's price, x 1
+
+
+async def test_a_rental_keeps_its_own_duration_when_changed_without_the_capability(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    body = rental("2026-06-02T09:00:00+01:00", "3-days", bikes=2)  # not the default (1 day)
+    await hire(client, body)
+    path = f"/octo/bookings/{body['uuid']}"
+    notes = await client.patch(path, json={"notes": "Helmets"}, headers=auth())
+    assert notes.json()["availability"]["localDateTimeEnd"] == "2026-06-05T09:00:00+01:00"
+    moved = await client.patch(
+        path,
+        json={"availabilityId": "2026-06-02T11:00:00+01:00", "rentalDurationId": "2-hours"},
+        headers=auth(),
+    )
+    assert moved.status_code == 200, moved.text
+    assert moved.json()["availability"]["localDateTimeEnd"] == "2026-06-05T11:00:00+01:00"  # still 3 days
+    null = await client.patch(path, json={"rentalDurationId": None}, headers=auth(capabilities=RENTALS))
+    assert null.status_code == 200, null.text
+    assert null.json()["rentalDurationId"] == "3-days"  # null is the same as leaving it out
+    confirmed = await client.post(f"{path}/confirm", json={"contact": GUEST}, headers=auth())
+    assert confirmed.json()["status"] == "CONFIRMED"
+    assert confirmed.json()["availability"]["localDateTimeEnd"] == "2026-06-05T11:00:00+01:00"
+    shown = (await client.get(path, headers=auth(capabilities=RENTALS))).json()
+    assert (shown["rentalDurationId"], shown["availability"]["localDateTimeEnd"]) == (
+        "3-days", "2026-06-05T11:00:00+01:00",
+    )  # fmt: skip
+    assert (await free(client, "2-hours", "2026-06-04", "2026-06-05"))["06-04T15:00"] == 10
+
+    held = rental("2026-06-03T09:00:00+01:00", "half-day", product=EBIKES)  # the e-bike's default
+    await hire(client, held)
+    confirm = await client.post(
+        f"/octo/bookings/{held['uuid']}/confirm", json={"contact": GUEST, "rentalDurationId": "1-day"},
+        headers=auth(),
+    )  # fmt: skip
+    assert confirm.json()["availability"]["localDateTimeEnd"] == "2026-06-03T13:00:00+01:00"
+
+
+async def test_an_ignored_rental_duration_id_does_not_make_a_repeat_differ(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    before = await count_bookings(demo)
+    body = rental("2026-06-02T09:00:00+01:00", "3-days")
+    first = await hire(client, body, None)
+    assert (await hire(client, {**body, "rentalDurationId": "2-hours"}, None))["id"] == first["id"]
+    without = {key: value for key, value in body.items() if key != "rentalDurationId"}
+    assert (await hire(client, without, None))["id"] == first["id"]
+    # With octo/rentals and no rentalDurationId it is the same request (the default duration) ...
+    assert (await hire(client, without))["id"] == first["id"]
+    # ... but naming 3 days asks for another booking than the day this uuid holds.
+    differs = await post(client, "/octo/bookings", body)
+    assert differs.json()["error"] == "INVALID_BOOKING_UUID"
+    assert await count_bookings(demo) == before + 1
+
+
+async def test_a_package_books_a_rental_include_at_its_default_duration(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    await demo.catalog.import_text(
+        demo_catalog_text().replace(
+            "{id: kayak, productId: sunset-kayak, optionId: DEFAULT,",
+            "{id: bikes, productId: city-bike-hire, optionId: DEFAULT,",
+        )
+    )
+    for _ in range(2):  # every bike, until 3 June
+        await hire(client, rental("2026-06-02T09:00:00+01:00", "1-day", bikes=6))
+    day = {"productId": "harbour-city-pass", "optionId": "DEFAULT", "localDate": "2026-06-02"}
+    found = await post(client, "/octo/availability", day, "octo/packages")
+    assert found.status_code == 200, found.text
+    bikes = {
+        a["id"][11:16]: (a["vacancies"], a["localDateTimeEnd"][5:16])
+        for a in found.json()[0]["packageAvailabilities"]
+        if a["id"].startswith("2026-06-02T") and a["id"][11:16] in ("11:00", "15:00")
+    }
+    assert bikes == {"11:00": (0, "06-03T11:00"), "15:00": (0, "06-03T15:00")}
+    museum = (await post(client, "/octo/availability", {"productId": "tower-of-stories", "optionId": "DEFAULT",
+                                                        "localDate": "2026-06-02"}, None)).json()[0]["id"]  # fmt: skip
+    package = {
+        "uuid": str(uuid.uuid4()), **{k: day[k] for k in ("productId", "optionId")},
+        "availabilityId": found.json()[0]["id"], "unitItems": [{"unitId": "adult"}],
+        "packageBookings": [
+            {"includeId": "cruise", "availabilityId": "2026-06-02T10:00:00+01:00"},
+            {"includeId": "museum", "availabilityId": museum},
+            {"includeId": "bikes", "availabilityId": "2026-06-03T09:00:00+01:00"},
+        ],
+    }  # fmt: skip
+    booked = await post(client, "/octo/bookings", package, "octo/packages")
+    assert booked.status_code == 200, booked.text
+    member = next(b for b in booked.json()["packageBookings"] if b["productId"] == "city-bike-hire")
+    assert member["availability"]["localDateTimeEnd"] == "2026-06-04T09:00:00+01:00"

@@ -252,12 +252,22 @@ def test_choosing_the_duration() -> None:
     assert rental_duration_for(single, None) == DAY_1
     several = plain.model_copy(update={"rental_durations": (HOURS_2, DAY_1)})
     assert rental_duration_for(several, "2-hours") == HOURS_2
-    with pytest.raises(InvalidRentalDurationId) as missing:
-        rental_duration_for(several, None)
-    assert missing.value.extra == {"rentalDurationId": None}
     with pytest.raises(InvalidRentalDurationId) as unknown:
         rental_duration_for(several, "3-days")
     assert unknown.value.body()["rentalDurationId"] == "3-days"
+
+
+def test_no_duration_named_means_the_default_one() -> None:
+    several = make_option(departures("09:00")).model_copy(
+        update={"rental_durations": (HOURS_2, DAY_1, DAYS_3)}
+    )
+    assert several.default_rental_duration == HOURS_2  # not declared: the first listed
+    assert rental_duration_for(several, None) == HOURS_2
+    declared = several.model_copy(update={"default_rental_duration_id": "3-days"})
+    assert declared.default_rental_duration == DAYS_3
+    assert rental_duration_for(declared, None) == DAYS_3
+    assert rental_duration_for(declared, "1-day") == DAY_1  # a named duration wins
+    assert make_option(departures("09:00")).default_rental_duration is None
 
 
 # --- prices ---------------------------------------------------------------------------------
@@ -312,6 +322,31 @@ def test_rental_durations_load_and_round_trip() -> None:
     assert option.is_rental and catalog.products[0].is_rental
     assert [d.id for d in option.rental_durations] == ["2h", "1d"]
     assert parse_catalog(catalog_to_yaml(catalog)) == catalog
+
+
+def test_the_default_duration_is_declared_per_option() -> None:
+    from berth.domain.catalog_document import catalog_to_yaml
+
+    declared = RENTAL.replace(
+        "        rentalDurations:\n", "        defaultRentalDurationId: 1d\n        rentalDurations:\n"
+    )
+    catalog = parse_catalog(declared)
+    option = catalog.products[0].options[0]
+    assert option.default_rental_duration_id == "1d" and option.default_rental_duration is not None
+    assert option.default_rental_duration.id == "1d"
+    assert "defaultRentalDurationId: 1d" in catalog_to_yaml(catalog)
+    assert parse_catalog(catalog_to_yaml(catalog)) == catalog
+    assert parse_catalog(RENTAL).products[0].options[0].default_rental_duration_id is None
+    assert problems_of(declared.replace("defaultRentalDurationId: 1d", "defaultRentalDurationId: 2d")) == [
+        "line 17: products[0].options[0].defaultRentalDurationId: '2d' is not a rental duration of "
+        "option 'DEFAULT': name one of its rentalDurations (2h, 1d)"
+    ]
+    assert problems_of(
+        MINIMAL.replace("        units:\n", "        defaultRentalDurationId: 1d\n        units:\n")
+    ) == [
+        "line 17: products[0].options[0].defaultRentalDurationId: option 'DEFAULT' has no "
+        "rentalDurations: declare them, or leave defaultRentalDurationId out"
+    ]
 
 
 def test_rental_duration_rules() -> None:

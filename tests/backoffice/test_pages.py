@@ -83,6 +83,8 @@ async def test_catalogue_shows_options_units_schedules_closed_dates_and_prices(
     assert "Family (2 adults, 2 children) family Family 0-100 4" in museum
     bikes = text_of((await client.get("/admin/catalog/city-bike-hire")).text)
     assert "Rental durations" in bikes and "3 days 3-days 3 days x 2.5" in bikes
+    assert "1 day Back at the same time tomorrow 1-day · default 1 day x 1" in bikes
+    assert "Half day 4 hours half-day · default 4 hours x 0.6" in bikes  # the e-bike's first
     export = await client.get("/admin/catalog.yaml")
     assert export.headers["content-type"].startswith("application/yaml")
     assert "thames-sightseeing" in export.text

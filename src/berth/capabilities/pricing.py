@@ -4,7 +4,8 @@ prices on availability, calendar days and bookings, in the requested currency.
 A rental's prices are the option's prices times its rental duration's `pricingMultiplier`
 (`scale_price`: each amount rounded half up to whole minor units), whether or not octo/rentals
 is requested: the price is what the booking costs. `pricingFrom` of a rental option starts at
-its smallest multiplier."""
+its smallest multiplier with octo/rentals, and is its default duration's price without (the
+only duration sold then)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration, Unit
 from berth.domain.pricing import lowest_prices, price_on, scale_price
@@ -67,12 +69,17 @@ def _price(
     return scale_price(price, rental.pricing_multiplier)
 
 
-def _lowest(option: Option, prices: tuple[Price, ...], currencies: list[str]) -> list[Price]:
-    """The lowest prices; for a rental option, at its cheapest multiplier."""
+def _lowest(option: Option, prices: tuple[Price, ...], currencies: list[str], view: View) -> list[Price]:
+    """The lowest prices; for a rental option, at its cheapest multiplier (with octo/rentals)
+    or its default duration's (without: the one it is sold at)."""
     lowest = lowest_prices(prices, currencies)
-    if not option.rental_durations:
+    default = option.default_rental_duration
+    if default is None:
         return lowest
-    factor = min(d.pricing_multiplier for d in option.rental_durations)
+    if view.has(RENTALS):
+        factor = min(d.pricing_multiplier for d in option.rental_durations)
+    else:
+        factor = default.pricing_multiplier
     return [scale_price(price, factor) for price in lowest]
 
 
@@ -111,12 +118,14 @@ class PricingCapability(Capability):
     def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
         if product.pricing_per is PricingPer.BOOKING:
             out["pricingFrom"] = [
-                pricing_json(p) for p in _lowest(option, option.booking_prices, product.currencies)
+                pricing_json(p) for p in _lowest(option, option.booking_prices, product.currencies, view)
             ]
 
     def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
         if product.pricing_per is PricingPer.UNIT:
-            out["pricingFrom"] = [pricing_json(p) for p in _lowest(option, unit.prices, product.currencies)]
+            out["pricingFrom"] = [
+                pricing_json(p) for p in _lowest(option, unit.prices, product.currencies, view)
+            ]
 
     def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
         if item.currency is None:

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from berth.services.bookings import BookingDetails
 
 
+CAPABILITY_ID = "octo/rentals"
+
+
 def _number(value: int | float) -> int | float:
     """Whole multipliers as integers (the type [VT] gives `pricingMultiplier`)."""
     return int(value) if float(value).is_integer() else value
@@ -30,7 +33,7 @@ def rental_duration_json(duration: RentalDuration) -> JSON:
 
 
 class RentalsCapability(Capability):
-    id = "octo/rentals"
+    id = CAPABILITY_ID
     docs = "https://docs.ventrata.com/capabilities/rentals"
 
     def product_fields(self, product: Product, out: JSON, view: View) -> None:

@@ -547,8 +547,10 @@ class Option(CatalogModel):
     closed_dates: tuple[date, ...] = ()
     capacity_overrides: tuple[CapacityOverride, ...] = ()
     # octo/rentals: an option with rental durations lends a stock of items (its schedules'
-    # capacity) for the duration the guest picks.
+    # capacity) for the duration the guest picks; a request that names none (and every
+    # request without octo/rentals) gets the default one: this, or the first listed.
     rental_durations: tuple[RentalDuration, ...] = ()
+    default_rental_duration_id: Identifier | None = None
     resource_groups: tuple[ResourceGroup, ...] = ()
     content: dict[LanguageTag, Content] = {}
     package_includes: tuple[PackageIncludeGroup, ...] = ()
@@ -577,6 +579,15 @@ class Option(CatalogModel):
 
     def rental_duration(self, duration_id: str) -> RentalDuration | None:
         return next((d for d in self.rental_durations if d.id == duration_id), None)
+
+    @property
+    def default_rental_duration(self) -> RentalDuration | None:
+        """The duration a rental is sold at when none is named (None: not a rental option)."""
+        if self.default_rental_duration_id is not None:
+            declared = self.rental_duration(self.default_rental_duration_id)
+            if declared is not None:
+                return declared
+        return self.rental_durations[0] if self.rental_durations else None
 
     @property
     def local_start_times(self) -> list[str]:
@@ -874,6 +885,23 @@ def duration_minutes(amount: int | float, unit: DurationUnit) -> Decimal:
 
 def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> list[tuple[Path, str]]:
     problems: list[tuple[Path, str]] = []
+    default = option.default_rental_duration_id
+    if default is not None and not option.rental_durations:
+        problems.append(
+            (
+                (*o_path, "defaultRentalDurationId"),
+                f"option {option.id!r} has no rentalDurations: declare them, or leave defaultRentalDurationId out",
+            )
+        )
+    elif default is not None and option.rental_duration(default) is None:
+        choices = ", ".join(d.id for d in option.rental_durations)
+        problems.append(
+            (
+                (*o_path, "defaultRentalDurationId"),
+                f"{default!r} is not a rental duration of option {option.id!r}: "
+                f"name one of its rentalDurations ({choices})",
+            )
+        )
     seen: set[str] = set()
     for d_index, duration in enumerate(option.rental_durations):
         d_path: Path = (*o_path, "rentalDurations", d_index)

@@ -46,25 +46,24 @@ class HeldInterval(NamedTuple):
 
 def rental_duration_for(option: Option, duration_id: str | None) -> RentalDuration | None:
     """The rental duration a request names for `option`: None for an option that is not a
-    rental. A rental option needs a `rentalDurationId`, unless it has exactly one duration,
-    which then applies. Raises BAD_REQUEST for a duration on a non-rental option and
-    INVALID_RENTAL_DURATION_ID for an id that is not one of the option's (or a missing one)."""
+    rental; the option's default duration when it names none (a request without octo/rentals
+    names none: its `rentalDurationId` is dropped before it gets here). Raises BAD_REQUEST for a
+    duration on a non-rental option and INVALID_RENTAL_DURATION_ID for an id that is not one
+    of the option's."""
     if not option.rental_durations:
         if duration_id is not None:
             raise BadRequest(f"Option {option.id!r} is not a rental option: rentalDurationId is not accepted")
         return None
+    default = option.default_rental_duration or option.rental_durations[0]
     if duration_id is None:
-        if len(option.rental_durations) == 1:
-            return option.rental_durations[0]
-        choices = ", ".join(d.id for d in option.rental_durations)
-        raise InvalidRentalDurationId(
-            None, f"Option {option.id!r} is a rental: send rentalDurationId, one of {choices}"
-        )
+        return default
     duration = option.rental_duration(duration_id)
     if duration is None:
+        choices = ", ".join(d.id for d in option.rental_durations)
         raise InvalidRentalDurationId(
             duration_id,
-            f"The rental duration {duration_id!r} is not a rental duration of option {option.id!r}",
+            f"The rental duration {duration_id!r} is not a rental duration of option {option.id!r}: "
+            f"send one of {choices}, or leave rentalDurationId out for the default, {default.id}",
         )
     return duration
 

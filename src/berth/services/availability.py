@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from berth.domain.availability import AvailabilityStatus, SlotState, day_state, slot_state
-from berth.domain.catalog import Catalog, Option, Product, RentalDuration, rental_minutes
+from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.rentals import peak_held, rental_due, rental_duration_for, rental_slot
@@ -118,11 +118,6 @@ async def rental_peaks(
     return peak_held(held, windows)
 
 
-def shortest_rental(option: Option) -> RentalDuration | None:
-    """What a rental slot is described with when no duration was asked for (webhooks)."""
-    return min(option.rental_durations, key=rental_minutes, default=None)
-
-
 async def _use_in(
     conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
 ) -> dict[str, dict[str, ResourceUse]]:
@@ -193,9 +188,10 @@ class AvailabilityService:
         self, conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot]
     ) -> list[SlotAvailability]:
         """The slots as they stand now, read inside the caller's transaction. A rental
-        option's slots are described for its shortest rental duration."""
+        option's slots are described for its default rental duration, as a check that names no
+        duration (or is made without octo/rentals) describes them."""
         now = self._clock()
-        rental = shortest_rental(option)
+        rental = option.default_rental_duration
         if rental is not None:
             slots = [rental_slot(slot, rental) for slot in slots]
         held = await held_in(conn, product, option, slots, now, rental=rental is not None)
@@ -272,14 +268,18 @@ class AvailabilityService:
             if included is None or included_option is None:
                 continue  # the catalogue rules prevent this
             slots = self.slots(catalog, included, included_option, first, last)
-            held = await self.held(included, included_option, slots, now)
+            # An include is booked at its default rental duration (a package names none).
+            rental = included_option.default_rental_duration
+            if rental is not None:
+                slots = [rental_slot(slot, rental) for slot in slots]
+            held = await self.held(included, included_option, slots, now, rental=rental is not None)
             sellable: set[date] = set()
             for slot in slots:
                 state = slot_state(slot, held.get(slot.id, 0), now, requested)
                 if state.available:
                     sellable.add(slot.local_date)
                 by_day.setdefault(slot.local_date, []).append(
-                    SlotAvailability(included, included_option, slot, state, (), included.currency)
+                    SlotAvailability(included, included_option, slot, state, (), included.currency, rental)
                 )
             if include.required and include.availability_required:
                 for offset in range((last - first).days + 1):

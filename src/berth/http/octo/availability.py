@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Depends
 from pydantic import Field
 from starlette.responses import Response
 
+from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
 from berth.domain.errors import OctoError
 from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
 from berth.http.octo.common import octo_response
@@ -32,12 +33,12 @@ async def _numbered(index: int, work: Awaitable[T]) -> T:
 
 
 async def availability_answer(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> Response:
-    items = await svc.availability.check(octo.snapshot.catalog, body.query())
+    items = await svc.availability.check(octo.snapshot.catalog, body.query(octo.view.has(RENTALS)))
     return octo_response(octo, [availability_view(item, octo.view) for item in items])
 
 
 async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) -> Response:
-    days = await svc.availability.calendar(octo.snapshot.catalog, body.query())
+    days = await svc.availability.calendar(octo.snapshot.catalog, body.query(octo.view.has(RENTALS)))
     return octo_response(octo, [calendar_view(day, octo.view) for day in days])
 
 
@@ -68,8 +69,9 @@ async def check_availability_batch(
     svc: Services = Depends(current_services),
 ) -> Response:
     rows: list[dict[str, Any]] = []
+    rentals = octo.view.has(RENTALS)
     for index, request in enumerate(body):
-        items = await _numbered(index, svc.availability.check(octo.snapshot.catalog, request.query()))
+        items = await _numbered(index, svc.availability.check(octo.snapshot.catalog, request.query(rentals)))
         rows.extend(
             {"productId": item.product.id, "optionId": item.option.id, **availability_view(item, octo.view)}
             for item in items
@@ -88,8 +90,11 @@ async def availability_calendar_batch(
     svc: Services = Depends(current_services),
 ) -> Response:
     rows: list[dict[str, Any]] = []
+    rentals = octo.view.has(RENTALS)
     for index, request in enumerate(body):
-        days = await _numbered(index, svc.availability.calendar(octo.snapshot.catalog, request.query()))
+        days = await _numbered(
+            index, svc.availability.calendar(octo.snapshot.catalog, request.query(rentals))
+        )
         rows.extend(
             {"productId": day.product.id, "optionId": day.option.id, **calendar_view(day, octo.view)}
             for day in days

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
+from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
 from berth.capabilities.resources import CAPABILITY_ID as RESOURCES
 from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
@@ -35,7 +36,7 @@ async def reserve_answer(
     octo: OctoRequest, svc: Services, body: ReserveBody, octo_env: str | None
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
-    reservation = body.reservation(resources=octo.view.has(RESOURCES))
+    reservation = body.reservation(resources=octo.view.has(RESOURCES), rentals=octo.view.has(RENTALS))
     if is_package_request(octo.snapshot.catalog, reservation):
         details = await svc.packages.reserve(
             octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
@@ -56,7 +57,7 @@ async def confirm_answer(octo: OctoRequest, svc: Services, uuid: str, body: Conf
         octo.snapshot.catalog,
         octo.connection.id,
         _known_uuid(uuid),
-        body.confirmation(octo.view.has(RESOURCES)),
+        body.confirmation(octo.view.has(RESOURCES), octo.view.has(RENTALS)),
     )
     return _one(octo, svc, details)
 
@@ -142,9 +143,8 @@ async def update_booking(
     svc: Services = Depends(current_services),
 ) -> Response:
     await svc.packages.check_updatable(octo.connection.id, _known_uuid(uuid))
-    details = await svc.bookings.update(
-        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), body.update(octo.view.has(RESOURCES))
-    )
+    changes = body.update(octo.view.has(RESOURCES), octo.view.has(RENTALS))
+    details = await svc.bookings.update(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), changes)
     return _one(octo, svc, details)
 
 

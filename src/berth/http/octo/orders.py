@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Depends, Header
 from pydantic import Field
 from starlette.responses import Response
 
+from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
 from berth.capabilities.resources import CAPABILITY_ID as RESOURCES
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
@@ -28,13 +29,13 @@ class OrderBody(Lenient):
     contact: ContactBody | None = None
     bookings: Annotated[list[ReserveBody], Field(max_length=50)] | None = None
 
-    def order(self, resources: bool = False) -> OrderInput:
+    def order(self, resources: bool = False, rentals: bool = False) -> OrderInput:
         return OrderInput(
             currency=self.currency,
             expiration_minutes=self.expirationMinutes,
             email_receipt=self.emailReceipt,
             contact=self.contact.contact() if self.contact else None,
-            bookings=tuple(b.reservation(resources) for b in self.bookings or ()),
+            bookings=tuple(b.reservation(resources, rentals) for b in self.bookings or ()),
         )
 
 
@@ -67,7 +68,10 @@ async def create_order(
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
     details = await svc.orders.create(
-        octo.snapshot.catalog, octo.connection.id, body.order(octo.view.has(RESOURCES)), test_mode=test_mode
+        octo.snapshot.catalog,
+        octo.connection.id,
+        body.order(octo.view.has(RESOURCES), octo.view.has(RENTALS)),
+        test_mode=test_mode,
     )
     return _order(octo, details)
 

@@ -41,6 +41,12 @@ class Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+def rental_duration(duration_id: str | None, active: bool) -> str | None:
+    """The rentalDurationId sent, or None when octo/rentals is not requested (a capability's
+    behaviour applies only when it is requested): a rental is then sold at its default duration."""
+    return duration_id if active else None
+
+
 class UnitQuantity(Lenient):
     id: Identifier
     quantity: Annotated[Whole, Field(ge=0, le=1000)]
@@ -55,9 +61,9 @@ class AvailabilityBody(Lenient):
     availabilityIds: Annotated[list[Identifier], Field(max_length=500)] | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
-    rentalDurationId: Identifier | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals
 
-    def query(self) -> AvailabilityQuery:
+    def query(self, rentals: bool = False) -> AvailabilityQuery:
         return AvailabilityQuery(
             product_id=self.productId,
             option_id=self.optionId,
@@ -67,7 +73,7 @@ class AvailabilityBody(Lenient):
             availability_ids=tuple(self.availabilityIds) if self.availabilityIds is not None else None,
             units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
             currency=self.currency,
-            rental_duration_id=self.rentalDurationId,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
         )
 
 
@@ -78,9 +84,9 @@ class CalendarBody(Lenient):
     localDateEnd: IsoDate | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Annotated[str, Field(max_length=3)] | None = None
-    rentalDurationId: Identifier | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals
 
-    def query(self) -> AvailabilityQuery:
+    def query(self, rentals: bool = False) -> AvailabilityQuery:
         return AvailabilityQuery(
             product_id=self.productId,
             option_id=self.optionId,
@@ -88,7 +94,7 @@ class CalendarBody(Lenient):
             local_date_end=self.localDateEnd,
             units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
             currency=self.currency,
-            rental_duration_id=self.rentalDurationId,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
         )
 
 
@@ -190,7 +196,7 @@ class ReserveBody(_BookingFields):
     orderId: Identifier | None = None
     packageBookings: Annotated[list[PackageBookingBody], Field(max_length=100)] | None = None
 
-    def reservation(self, resources: bool = False) -> ReserveInput:
+    def reservation(self, resources: bool = False, rentals: bool = False) -> ReserveInput:
         return ReserveInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -203,7 +209,7 @@ class ReserveBody(_BookingFields):
             contact=_contact(self.contact),
             currency=self.currency,
             order_id=self.orderId,
-            rental_duration_id=self.rentalDurationId,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
             package_bookings=tuple(p.selection() for p in self.packageBookings)
             if self.packageBookings is not None
             else None,
@@ -214,7 +220,10 @@ class ReserveBody(_BookingFields):
 class UpdateBody(_BookingFields):
     emailReceipt: Flag | None = None
 
-    def update(self, resources: bool = False) -> UpdateInput:
+    def update(self, resources: bool = False, rentals: bool = False) -> UpdateInput:
+        duration_id = rental_duration(self.rentalDurationId, rentals)
+        # A null rentalDurationId is the same as leaving it out: the booking keeps its duration.
+        ignored = set() if duration_id is not None else {"rentalDurationId"}
         return UpdateInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -224,8 +233,8 @@ class UpdateBody(_BookingFields):
             notes=self.notes,
             reseller_reference=self.resellerReference,
             contact=_contact(self.contact),
-            rental_duration_id=self.rentalDurationId,
-            sent=frozenset(self.model_fields_set),
+            rental_duration_id=duration_id,
+            sent=frozenset(self.model_fields_set - ignored),
             resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
@@ -241,13 +250,13 @@ class ConfirmBody(Lenient):
     rentalDurationId: Identifier | None = None  # octo/rentals: a new duration for the rental
     resourceAllocations: ResourceAllocations | None = None
 
-    def confirmation(self, resources: bool = False) -> ConfirmInput:
+    def confirmation(self, resources: bool = False, rentals: bool = False) -> ConfirmInput:
         return ConfirmInput(
             contact=_contact(self.contact),
             reseller_reference=self.resellerReference,
             unit_items=_items(self.unitItems) if self.unitItems else None,
             notes=self.notes,
-            rental_duration_id=self.rentalDurationId,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
             resource_ids=resource_selection(self.resourceAllocations, resources),
         )
 
