@@ -162,6 +162,7 @@ async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> 
         "octo/rentals",
         "octo/packages",
         "octo/resources",
+        "octo/webhooks",
     ]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 

@@ -1,11 +1,17 @@
-"""octo/content: titles, descriptions, features, media and locations, per language."""
+"""octo/content: titles, descriptions, features, media and locations, per language.
+
+Each field has the type OCTO core gives it: a string that core does not let be null is "" when
+the catalogue has none (a unit's and an availability's `shortDescription`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.capabilities.base import JSON, Capability, View
 from berth.domain.catalog import Content, Option, Product, Supplier, SupplierContent, Unit, UnitContent
+
+if TYPE_CHECKING:
+    from berth.services.availability import SlotAvailability
 
 
 def _dump(items: tuple[Any, ...]) -> list[Any]:
@@ -71,7 +77,7 @@ class ContentCapability(Capability):
         language = pick_language(unit.content, view, product.locale)
         content = unit.content[language] if language else UnitContent()
         out["title"] = content.title or unit.internal_name
-        out["shortDescription"] = content.short_description
+        out["shortDescription"] = content.short_description or ""
         out["features"] = _dump(content.features)
         restrictions = out["restrictions"]
         r = unit.restrictions
@@ -85,3 +91,9 @@ class ContentCapability(Capability):
         ):
             if value is not None:
                 restrictions[key] = value
+
+    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+        # The catalogue has no content per departure: no title (core allows null), and an
+        # empty shortDescription (core: a string).
+        out["title"] = None
+        out["shortDescription"] = ""

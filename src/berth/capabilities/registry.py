@@ -11,6 +11,7 @@ from berth.capabilities.packages import PackagesCapability
 from berth.capabilities.pricing import PricingCapability
 from berth.capabilities.rentals import RentalsCapability
 from berth.capabilities.resources import ResourcesCapability
+from berth.capabilities.webhooks import WebhooksCapability
 
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
@@ -20,6 +21,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     RentalsCapability(),
     PackagesCapability(),
     ResourcesCapability(),
+    WebhooksCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
@@ -148,40 +149,60 @@ class CommentaryFormat(StrEnum):
 
 
 class CategoryLabel(StrEnum):
-    ADVENTURE = "adventure"
-    ANIMALS_AND_WILDLIFE = "animals-and-wildlife"
-    ATTRACTIONS = "attractions"
+    """OCTO core `CategoryLabel`, in the order of the core document."""
+
+    MULTI_DAY = "multi-day"
+    CITY_CARDS = "city-cards"
+    ADULTS_ONLY = "adults-only"
+    ANIMALS = "animals"
+    AUDIO_GUIDE = "audio-guide"
+    BEACHES = "beaches"
     BIKE_TOURS = "bike-tours"
     BOAT_TOURS = "boat-tours"
-    BUS_TOURS = "bus-tours"
-    CITY_TOURS = "city-tours"
-    CLASSES_AND_WORKSHOPS = "classes-and-workshops"
-    CONCERTS_AND_SHOWS = "concerts-and-shows"
-    CULTURE_AND_HISTORY = "culture-and-history"
+    CLASSES = "classes"
     DAY_TRIPS = "day-trips"
     FAMILY_FRIENDLY = "family-friendly"
-    FOOD_AND_DRINK = "food-and-drink"
+    FAST_TRACK = "fast-track"
+    FOOD = "food"
     GUIDED_TOURS = "guided-tours"
+    HISTORY = "history"
+    HOP_ON_HOP_OFF = "hop-on-hop-off"
+    LITERATURE = "literature"
+    LIVE_MUSIC = "live-music"
     MUSEUMS = "museums"
-    OUTDOOR_ACTIVITIES = "outdoor-activities"
+    NIGHTLIFE = "nightlife"
+    OUTDOORS = "outdoors"
     PRIVATE_TOURS = "private-tours"
-    SIGHTSEEING = "sightseeing"
-    SKIP_THE_LINE = "skip-the-line"
+    ROMANTIC = "romantic"
+    RECURRING_EVENTS = "recurring-events"
+    SELF_GUIDED = "self-guided"
+    SMALL_GROUP_TOURS = "small-group-tours"
     SPORTS = "sports"
     THEME_PARKS = "theme-parks"
-    TRANSFERS = "transfers"
     WALKING_TOURS = "walking-tours"
-    WATER_ACTIVITIES = "water-activities"
-    NIGHTLIFE = "nightlife"
-    WELLNESS = "wellness"
-    SHOPPING = "shopping"
-    SEASONAL = "seasonal"
-    ROMANTIC = "romantic"
-    LUXURY = "luxury"
-    ACCESSIBLE = "accessible"
-    EDUCATIONAL = "educational"
-    ART = "art"
-    NATURE = "nature"
+    WHEELCHAIR_ACCESSIBLE = "wheelchair-accessible"
+    ACCOMMODATION_INCLUDED = "accommodation-included"
+    TRIP_DIFFICULTY_EASY = "trip-difficulty-easy"
+    TRIP_DIFFICULTY_MEDIUM = "trip-difficulty-medium"
+    TRIP_DIFFICULTY_HARD = "trip-difficulty-hard"
+
+
+CATEGORY_LABELS = frozenset(CategoryLabel)
+
+
+def _category_label(value: object) -> object:
+    """A label outside the core list is refused naming every allowed value (pydantic's enum
+    message does not say which value was wrong)."""
+    if isinstance(value, str) and value not in CATEGORY_LABELS:
+        raise PydanticCustomError(
+            "category_label",
+            "'{label}' is not an OCTO category label; use one of: {allowed}",
+            {"label": value, "allowed": ", ".join(CategoryLabel)},
+        )
+    return value
+
+
+CategoryLabelValue = Annotated[CategoryLabel, BeforeValidator(_category_label)]
 
 
 # --- content (octo/content), per language --------------------------------------------------
@@ -258,7 +279,7 @@ class Content(CatalogModel):
     faqs: tuple[Faq, ...] = ()
     media: tuple[Media, ...] = ()
     locations: tuple[Location, ...] = ()
-    category_labels: tuple[CategoryLabel, ...] = ()
+    category_labels: tuple[CategoryLabelValue, ...] = ()
     commentary: tuple[Commentary, ...] = ()
 
 

@@ -34,7 +34,7 @@ def contact_view(contact: Contact) -> JSON:
         "country": values.get("country"),
         "notes": values.get("notes"),
         "locales": list(contact.locales),
-        "allowMarketing": contact.allow_marketing,
+        "allowMarketing": contact.allow_marketing is True,  # OCTO types: a boolean; not given = no consent
     }
 
 

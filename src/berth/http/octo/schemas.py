@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from berth.domain.catalog import CategoryLabel
+
 
 class OctoErrorBody(BaseModel):
     error: str = Field(description="Machine code, e.g. INVALID_PRODUCT_ID")
@@ -72,7 +74,7 @@ class UnitOut(BaseModel):
     requiredContactFields: list[str]
     pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
     title: str | None = Field(default=None, description="octo/content")
-    shortDescription: str | None = Field(default=None, description="octo/content")
+    shortDescription: str | None = Field(default=None, description='octo/content: a string ("" if none)')
     features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
 
 
@@ -98,7 +100,7 @@ class ContentFields(BaseModel):
     faqs: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
     media: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
     locations: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
-    categoryLabels: list[str] | None = Field(default=None, description="octo/content")
+    categoryLabels: list[CategoryLabel] | None = Field(default=None, description="octo/content")
     durationMinutesFrom: int | None = Field(default=None, description="octo/content")
     durationMinutesTo: int | None = Field(default=None, description="octo/content")
     commentary: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
@@ -210,6 +212,8 @@ class AvailabilityOut(BaseModel):
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
     mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
     hasResources: bool | None = Field(default=None, description="octo/resources")
+    title: str | None = Field(default=None, description="octo/content: null (no title per departure)")
+    shortDescription: str | None = Field(default=None, description='octo/content: ""')
 
 
 class CalendarDayOut(BaseModel):
@@ -235,7 +239,7 @@ class ContactOut(BaseModel):
     country: str | None
     notes: str | None
     locales: list[str]
-    allowMarketing: bool | None = None
+    allowMarketing: bool = Field(description="false unless the guest agreed")
 
 
 class DeliveryOptionOut(BaseModel):
