@@ -14,7 +14,11 @@ from tests.receivers import Receiver, receiver
 from tests.test_orders import CART, create, item
 from tests.test_webhooks import drain, subscribe
 
-KAYAK = {"productId": "sunset-kayak", "availabilityId": "2026-06-06T18:00:00+01:00", "unitItems": [{"unitId": "paddler"}]}
+KAYAK = {
+    "productId": "sunset-kayak",
+    "availabilityId": "2026-06-06T18:00:00+01:00",
+    "unitItems": [{"unitId": "paddler"}],
+}
 PADDLER = {**GUEST, "phoneNumber": "+447700900123"}
 
 
@@ -91,7 +95,7 @@ async def test_cancelling_the_only_booking_cancels_the_order(
         (payload,) = await updates(demo, target)
         assert payload["order"] == after
         assert {"op": "replace", "path": "/status", "was": "ON_HOLD", "value": "CANCELLED"} in payload["diff"]
-        refused = await client.post(f"/octo/bookings", json={**item(), "orderId": order["id"]}, headers=auth())
+        refused = await client.post("/octo/bookings", json={**item(), "orderId": order["id"]}, headers=auth())
         assert refused.json()["error"] == "UNPROCESSABLE_ENTITY"  # a cancelled order takes no bookings
 
 
@@ -102,7 +106,7 @@ async def test_an_order_with_a_confirmed_booking_never_expires(
         await subscribe(client, target.url, event="order_update")
         before = await vacancies(client)
         order = await create(client, item(units=("adult", "adult")), item(units=("adult",)))
-        first, second = order["bookings"]
+        first, _ = order["bookings"]
         await client.post(f"/octo/bookings/{first['uuid']}/confirm", json={"contact": GUEST}, headers=auth())
         mixed = await order_of(client, order["id"])
         # Still a hold: the rest of the order can be confirmed (or left to expire).
@@ -156,9 +160,12 @@ async def test_a_booking_hold_change_moves_the_order_hold(
         assert after["utcExpiresAt"] == "2026-06-01T08:15:00Z"
         assert [b["utcExpiresAt"] for b in after["bookings"]] == ["2026-06-01T08:15:00Z"] * 2
         (payload,) = await updates(demo, target)
-        assert {"op": "replace", "path": "/bookings/1/notes", "was": None, "value": "by the window"} in payload[
-            "diff"
-        ]
+        assert {
+            "op": "replace",
+            "path": "/bookings/1/notes",
+            "was": None,
+            "value": "by the window",
+        } in payload["diff"]
         clock.advance(minutes=5)
         assert (await order_of(client, order["id"]))["status"] == "EXPIRED"
 
@@ -168,7 +175,9 @@ async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, demo: Se
         await subscribe(client, target.url, event="order_update")
         kayak = await create(client, {**item(), **KAYAK})
         (paddle,) = kayak["bookings"]
-        await client.post(f"/octo/bookings/{paddle['uuid']}/confirm", json={"contact": PADDLER}, headers=auth())
+        await client.post(
+            f"/octo/bookings/{paddle['uuid']}/confirm", json={"contact": PADDLER}, headers=auth()
+        )
         assert (await order_of(client, kayak["id"]))["status"] == "PENDING"
         accepted = await client.post(f"/admin/api/bookings/{paddle['id']}/accept", headers=ADMIN)
         assert accepted.json()["status"] == "CONFIRMED"
@@ -183,8 +192,12 @@ async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, demo: Se
 
         refused = await create(client, {**item(), **KAYAK})
         (paddle,) = refused["bookings"]
-        await client.post(f"/octo/bookings/{paddle['uuid']}/confirm", json={"contact": PADDLER}, headers=auth())
-        await client.post(f"/admin/api/bookings/{paddle['id']}/reject", json={"reason": "storm"}, headers=ADMIN)
+        await client.post(
+            f"/octo/bookings/{paddle['uuid']}/confirm", json={"contact": PADDLER}, headers=auth()
+        )
+        await client.post(
+            f"/admin/api/bookings/{paddle['id']}/reject", json={"reason": "storm"}, headers=ADMIN
+        )
         rejected = await order_of(client, refused["id"])
         assert rejected["status"] == "CANCELLED" and rejected["cancellation"]["reason"] == "storm"
         assert [p["order"]["status"] for p in await updates(demo, target)] == ["PENDING", "CANCELLED"]
@@ -194,7 +207,9 @@ async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, demo: Se
         await client.post(f"/octo/bookings/{seat['uuid']}/confirm", json={"contact": GUEST}, headers=auth())
         clock.advance(hours=2)  # past the 24-hour cancellation cutoff
         forced = await client.post(
-            f"/admin/api/bookings/{seat['id']}/cancel", json={"force": True, "reason": "engine"}, headers=ADMIN
+            f"/admin/api/bookings/{seat['id']}/cancel",
+            json={"force": True, "reason": "engine"},
+            headers=ADMIN,
         )
         assert forced.json()["status"] == "CANCELLED"
         cancelled = await order_of(client, tour["id"])

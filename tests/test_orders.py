@@ -324,7 +324,9 @@ async def test_a_repeated_cart_reservation_answers_the_same_booking(
     again = await client.post("/octo/bookings", json=body, headers=auth(capabilities=CART))
     assert first.status_code == again.status_code == 200, again.text
     assert again.json() == first.json() and first.json()["orderId"]
-    order = (await client.get(f"/octo/orders/{first.json()['orderId']}", headers=auth(capabilities=CART))).json()
+    order = (
+        await client.get(f"/octo/orders/{first.json()['orderId']}", headers=auth(capabilities=CART))
+    ).json()
     assert [b["uuid"] for b in order["bookings"]] == [body["uuid"]]
     assert await vacancies(client) == before - 2
     changed = await client.post(
@@ -354,15 +356,14 @@ async def test_a_repeated_order_answers_the_same_order(client: httpx.AsyncClient
     assert again.json() == first.json()
     assert await vacancies(client) == before - 2
     used = first_item["uuid"]
-    for index, other in enumerate(
-        (
-            {**body, "bookings": [{**first_item, "notes": "x"}, second_item]},  # a booking differs
-            {**body, "contact": {**GUEST, "firstName": "Grace"}},  # the order differs
-            {**body, "bookings": [first_item]},  # fewer bookings
-            {**body, "bookings": [second_item, first_item]},  # another sequence
-            {**body, "bookings": [first_item, second_item, item()]},  # one more booking
-        )
-    ):
+    others: tuple[dict[str, Any], ...] = (
+        {**body, "bookings": [{**first_item, "notes": "x"}, second_item]},  # a booking differs
+        {**body, "contact": {**GUEST, "firstName": "Grace"}},  # the order differs
+        {**body, "bookings": [first_item]},  # fewer bookings
+        {**body, "bookings": [second_item, first_item]},  # another sequence
+        {**body, "bookings": [first_item, second_item, item()]},  # one more booking
+    )
+    for index, other in enumerate(others):
         refused = await client.post("/octo/orders", json=other, headers=auth(capabilities=CART))
         assert refused.status_code == 400, index
         expected = other["bookings"][0]["uuid"]
@@ -406,7 +407,9 @@ async def test_racing_repeats_end_with_one_order(settings: Settings, clock: Cloc
             *(clients[i % 4].post("/octo/orders", json=order, headers=auth(capabilities=CART)) for i in range(8)),
             *(clients[i % 4].post("/octo/bookings", json=booking, headers=auth(capabilities=CART)) for i in range(8)),
         )  # fmt: skip
-        assert [a.status_code for a in answers] == [200] * 16, [a.text for a in answers if a.status_code != 200]
+        assert [a.status_code for a in answers] == [200] * 16, [
+            a.text for a in answers if a.status_code != 200
+        ]
         assert len({a.json()["id"] for a in answers[:8]}) == 1
         assert len({(a.json()["id"], a.json()["orderId"]) for a in answers[8:]}) == 1
         assert await vacancies(clients[0]) == before - 4

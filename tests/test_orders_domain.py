@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact
 from berth.domain.orders import Order, OrderStatus, follow_bookings
@@ -16,7 +17,7 @@ ORDER = Order(
 )  # fmt: skip
 
 
-def booking(status: BookingStatus = BookingStatus.ON_HOLD, **fields: object) -> Booking:
+def booking(status: BookingStatus = BookingStatus.ON_HOLD, **fields: Any) -> Booking:
     base = Booking(
         id="b", uuid="u", connection_id="c", test_mode=False, status=BookingStatus.ON_HOLD,
         product_id="p", option_id="DEFAULT", availability_id="a", slot_start=T0, local_date=None, pax=1,
@@ -48,7 +49,9 @@ def test_a_confirmed_booking_with_a_hold_beside_it_leaves_the_order_on_hold() ->
 
 def test_firm_bookings_confirm_the_order() -> None:
     now = T0 + timedelta(minutes=5)
-    confirmed = follow_bookings(ORDER, [booking(BookingStatus.CONFIRMED), booking(BookingStatus.CANCELLED)], now)
+    confirmed = follow_bookings(
+        ORDER, [booking(BookingStatus.CONFIRMED), booking(BookingStatus.CANCELLED)], now
+    )
     assert confirmed.status is OrderStatus.CONFIRMED and confirmed.expires_at is None
     assert confirmed.confirmed_at == now and confirmed.updated_at == now and confirmed.cancellation is None
     pending = follow_bookings(ORDER, [booking(BookingStatus.CONFIRMED), booking(BookingStatus.PENDING)], now)
