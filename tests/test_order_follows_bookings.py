@@ -131,6 +131,24 @@ async def test_an_order_with_a_confirmed_booking_never_expires(
         assert await updates(demo, target) == []
 
 
+async def test_the_order_confirms_what_its_bookings_left(client: httpx.AsyncClient, demo: Services) -> None:
+    order = await create(client, item(), item("2026-06-03T10:00:00+01:00"))
+    first, _ = order["bookings"]
+    await client.post(f"/octo/bookings/{first['uuid']}/confirm", json={"contact": GUEST}, headers=auth())
+    confirmed = await client.post(
+        f"/octo/orders/{order['id']}/confirm", json={"contact": GUEST}, headers=auth(capabilities=CART)
+    )
+    assert confirmed.json()["status"] == "CONFIRMED", confirmed.text
+    assert [b["status"] for b in confirmed.json()["bookings"]] == ["CONFIRMED", "CONFIRMED"]
+    assert confirmed.json() == await order_of(client, order["id"])
+    # Cancelling one booking of several leaves the order to the others.
+    other = await create(client, item(), item("2026-06-03T10:00:00+01:00"))
+    await client.post(f"/octo/bookings/{other['bookings'][0]['uuid']}/cancel", headers=auth())
+    left = await order_of(client, other["id"])
+    assert left["status"] == "ON_HOLD" and left["confirmable"] is True and left["cancellable"] is True
+    assert [b["status"] for b in left["bookings"]] == ["CANCELLED", "ON_HOLD"]
+
+
 async def test_a_booking_hold_change_moves_the_order_hold(
     client: httpx.AsyncClient, demo: Services, clock: Clock
 ) -> None:

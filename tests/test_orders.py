@@ -338,6 +338,12 @@ async def test_a_repeated_cart_reservation_answers_the_same_booking(
         "errorMessage": f"The uuid {body['uuid']!r} was already used for a different reservation",
         "uuid": body["uuid"],
     }
+    # Errors speak of the booking sent, not of a `bookings[0]` the client never sent.
+    for bad in (reservation(("pensioner",)), reservation(orderId=first.json()["orderId"], currency="GBP")):
+        refused = await client.post("/octo/bookings", json=bad, headers=auth(capabilities=CART))
+        assert refused.status_code == 400 and not refused.json()["errorMessage"].startswith("bookings["), (
+            refused.text
+        )
     # A booking joining an order is keyed the same way.
     joining = reservation(orderId=first.json()["orderId"])
     joined = await client.post("/octo/bookings", json=joining, headers=auth(capabilities=CART))
