@@ -504,3 +504,24 @@ async def test_open_dated_booking(client: httpx.AsyncClient, services: Services)
     assert booking["cancellable"] is True
     assert uuid.UUID(booking["uuid"])
     assert (await confirm(client, booking["uuid"])).json()["status"] == "CONFIRMED"
+
+
+async def test_a_hold_past_the_cancellation_cutoff_can_be_released(
+    client: httpx.AsyncClient, demo: Services, clock: Clock
+) -> None:
+    """The cancellation cutoff protects sold places; a hold sells nothing (issue 17)."""
+    before = await vacancies(client)
+    held = [await reserve(client, reservation(expirationMinutes=240)) for _ in range(3)]
+    clock.advance(hours=2)  # 11:00 London on 1 June: inside 24 h of the 2 June 10:00 departure, still on sale
+    fetched = (await client.get(f"/octo/bookings/{held[0]['uuid']}", headers=auth())).json()
+    assert fetched["status"] == "ON_HOLD" and fetched["cancellable"] is True
+    patched = await client.patch(f"/octo/bookings/{held[0]['uuid']}", json={"notes": "late"}, headers=auth())
+    assert patched.json()["notes"] == "late"  # update is allowed exactly when cancel is (OCTO.md §5.4)
+    cancelled = await client.post(f"/octo/bookings/{held[0]['uuid']}/cancel", headers=auth())
+    deleted = await client.delete(f"/octo/bookings/{held[1]['uuid']}", headers=auth())
+    assert cancelled.json()["status"] == deleted.json()["status"] == "CANCELLED"
+    assert await vacancies(client) == before - 2
+    confirmed = await confirm(client, held[2]["uuid"])
+    assert confirmed.json()["status"] == "CONFIRMED" and confirmed.json()["cancellable"] is False
+    refused = await client.post(f"/octo/bookings/{held[2]['uuid']}/cancel", headers=auth())
+    assert refused.json()["error"] == "UNPROCESSABLE_ENTITY"

@@ -309,3 +309,131 @@ def _query(availability_id: str) -> Any:
     return AvailabilityQuery(
         product_id="thames-sightseeing", option_id="DEFAULT", availability_ids=(availability_id,)
     )
+
+
+# --- issue 17: a booking uuid is the idempotency key with octo/cart too -------------------------
+
+
+async def test_a_repeated_cart_reservation_answers_the_same_booking(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    before = await vacancies(client)
+    body = reservation(resellerReference="RES-17")
+    first = await client.post("/octo/bookings", json=body, headers=auth(capabilities=CART))
+    again = await client.post("/octo/bookings", json=body, headers=auth(capabilities=CART))
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json() == first.json() and first.json()["orderId"]
+    order = (
+        await client.get(f"/octo/orders/{first.json()['orderId']}", headers=auth(capabilities=CART))
+    ).json()
+    assert [b["uuid"] for b in order["bookings"]] == [body["uuid"]]
+    assert await vacancies(client) == before - 2
+    changed = await client.post(
+        "/octo/bookings", json={**body, "notes": "another request"}, headers=auth(capabilities=CART)
+    )
+    assert changed.status_code == 400
+    assert changed.json() == {
+        "error": "INVALID_BOOKING_UUID",
+        "errorMessage": f"The uuid {body['uuid']!r} was already used for a different reservation",
+        "uuid": body["uuid"],
+    }
+    # Errors speak of the booking sent, not of a `bookings[0]` the client never sent.
+    for bad in (reservation(("pensioner",)), reservation(orderId=first.json()["orderId"], currency="GBP")):
+        refused = await client.post("/octo/bookings", json=bad, headers=auth(capabilities=CART))
+        assert refused.status_code == 400 and not refused.json()["errorMessage"].startswith("bookings["), (
+            refused.text
+        )
+    # A booking joining an order is keyed the same way.
+    joining = reservation(orderId=first.json()["orderId"])
+    joined = await client.post("/octo/bookings", json=joining, headers=auth(capabilities=CART))
+    rejoined = await client.post("/octo/bookings", json=joining, headers=auth(capabilities=CART))
+    assert rejoined.json() == joined.json() and joined.json()["orderId"] == first.json()["orderId"]
+    assert await vacancies(client) == before - 4
+
+
+async def test_a_repeated_order_answers_the_same_order(client: httpx.AsyncClient, demo: Services) -> None:
+    before = await vacancies(client)
+    first_item, second_item = item(units=("adult", "child")), item("2026-06-03T10:00:00+01:00")
+    body = {"bookings": [first_item, second_item], "contact": GUEST, "emailReceipt": True}
+    first = await client.post("/octo/orders", json=body, headers=auth(capabilities=CART))
+    again = await client.post("/octo/orders", json=body, headers=auth(capabilities=CART))
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json() == first.json()
+    assert await vacancies(client) == before - 2
+    used = first_item["uuid"]
+    others: tuple[dict[str, Any], ...] = (
+        {**body, "bookings": [{**first_item, "notes": "x"}, second_item]},  # a booking differs
+        {**body, "contact": {**GUEST, "firstName": "Grace"}},  # the order differs
+        {**body, "bookings": [first_item]},  # fewer bookings
+        {**body, "bookings": [second_item, first_item]},  # another sequence
+        {**body, "bookings": [first_item, second_item, item()]},  # one more booking
+    )
+    for index, other in enumerate(others):
+        refused = await client.post("/octo/orders", json=other, headers=auth(capabilities=CART))
+        assert refused.status_code == 400, index
+        expected = other["bookings"][0]["uuid"]
+        assert refused.json() == {
+            "error": "INVALID_BOOKING_UUID",
+            "errorMessage": f"bookings[0]: the uuid {expected!r} was already used for a different reservation",
+            "uuid": expected,
+        }, index
+    assert used == first_item["uuid"] and await vacancies(client) == before - 2  # the refused held nothing
+    twice = await client.post("/octo/orders", json={"bookings": [(same := item()), same]}, headers=auth())
+    assert twice.json() == {
+        "error": "BAD_REQUEST",
+        "errorMessage": f"bookings[1].uuid {same['uuid']!r} repeats the uuid of bookings[0]",
+    }
+    plain = reservation()
+    await client.post("/octo/bookings", json=plain, headers=auth())  # a booking of no order
+    taken = await client.post("/octo/orders", json={"bookings": [item(), plain]}, headers=auth())
+    assert taken.json()["error"] == "INVALID_BOOKING_UUID" and taken.json()["uuid"] == plain["uuid"]
+    assert taken.json()["errorMessage"].startswith("bookings[1]: ")
+
+
+async def test_racing_repeats_end_with_one_order(settings: Settings, clock: Clock) -> None:
+    """Identical requests sent at once, through several processes, make one order."""
+    from berth.app import create_app
+    from berth.services.demo import load_demo
+
+    fleet = [build_services(settings, clock) for _ in range(4)]
+    clients = [
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=create_app(services=s), raise_app_exceptions=False),
+            base_url="http://berth.test",
+        )
+        for s in fleet
+    ]
+    try:
+        await load_demo(fleet[0])
+        before = await vacancies(clients[0])
+        order = {"bookings": [item(units=("adult",) * 2), item("2026-06-03T10:00:00+01:00")]}
+        booking = reservation()
+        answers = await asyncio.gather(
+            *(clients[i % 4].post("/octo/orders", json=order, headers=auth(capabilities=CART)) for i in range(8)),
+            *(clients[i % 4].post("/octo/bookings", json=booking, headers=auth(capabilities=CART)) for i in range(8)),
+        )  # fmt: skip
+        assert [a.status_code for a in answers] == [200] * 16, [
+            a.text for a in answers if a.status_code != 200
+        ]
+        assert len({a.json()["id"] for a in answers[:8]}) == 1
+        assert len({(a.json()["id"], a.json()["orderId"]) for a in answers[8:]}) == 1
+        assert await vacancies(clients[0]) == before - 4
+    finally:
+        for http in clients:
+            await http.aclose()
+        for services in fleet:
+            await services.close()
+
+
+async def test_a_held_order_past_the_cancellation_cutoff_can_be_released(
+    client: httpx.AsyncClient, demo: Services, clock: Clock
+) -> None:
+    before = await vacancies(client)
+    order = await create(client, item(), item(), expirationMinutes=240)
+    clock.advance(hours=2)  # inside 24 h of the 2 June 10:00 departure, still on sale
+    held = (await client.get(f"/octo/orders/{order['id']}", headers=auth(capabilities=CART))).json()
+    assert held["status"] == "ON_HOLD" and held["cancellable"] is True
+    assert [b["cancellable"] for b in held["bookings"]] == [True, True]
+    cancelled = await client.post(f"/octo/orders/{order['id']}/cancel", headers=auth(capabilities=CART))
+    assert cancelled.json()["status"] == "CANCELLED", cancelled.text
+    assert await vacancies(client) == before

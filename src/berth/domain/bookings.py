@@ -214,11 +214,12 @@ def as_of(booking: Booking, now: datetime) -> Booking:
 
 
 def is_cancellable(booking: Booking, cutoff: datetime | None, now: datetime) -> bool:
-    """Cancel and update are allowed while the booking is live and before the cutoff
-    (open-dated bookings, with no cutoff, until they are redeemed)."""
+    """Cancel and update are allowed while the booking is live: a hold always (it sells
+    nothing, so releasing it takes nothing back), a confirmed or pending booking before the
+    cutoff (open-dated bookings, with no cutoff, until they are redeemed)."""
     if booking.status not in CHANGEABLE or booking.redeemed_at is not None:
         return False
-    return cutoff is None or now < cutoff
+    return booking.status is BookingStatus.ON_HOLD or cutoff is None or now < cutoff
 
 
 def pax_of(option: Option, unit_ids: Sequence[str]) -> int:

@@ -18,7 +18,7 @@ import uuid as uuidlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -224,6 +224,16 @@ def _merge_contact(old: Contact, new: Contact) -> Contact:
     )
 
 
+# A booking's version before and after a change, both as stored.
+Change = tuple[Booking, Booking]
+
+
+class OrderFollower(Protocol):
+    """Brings orders (octo/cart) in line with their bookings after booking-level changes."""
+
+    async def follow_in(self, conn: DbConnection, catalog: Catalog, changes: Sequence[Change]) -> None: ...
+
+
 class BookingService:
     def __init__(
         self,
@@ -240,6 +250,8 @@ class BookingService:
         self._catalogs = catalogs
         self._observer = observer
         self._resources = resources or ResourceService(database, settings, clock)
+        # The order service, once built (it is built on this one).
+        self.orders: OrderFollower | None = None
 
     def now(self) -> datetime:
         return self._clock()
@@ -521,8 +533,21 @@ class BookingService:
         booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
         if booking is None:
             raise InvalidBookingUuid(uuid)
-        await bookings_repo.lock_booking(conn, booking.id)
-        return as_of(booking, now)
+        return as_of(await self.lock_in(conn, booking), now)
+
+    @staticmethod
+    async def lock_in(conn: DbConnection, booking: Booking) -> Booking:
+        """Lock a booking read in this transaction and answer it as it stands once locked.
+        The booking's order is locked first, as every writer of an order's bookings does."""
+        if booking.order_id is not None:
+            await orders_repo.lock_order(conn, booking.order_id)
+        return await bookings_repo.lock_booking(conn, booking)
+
+    async def follow_in(self, conn: DbConnection, catalog: Catalog, changes: Sequence[Change]) -> None:
+        """After booking-level changes (not an order's own steps): their orders follow them."""
+        ordered = [(before, after) for before, after in changes if after.order_id and before != after]
+        if ordered and self.orders is not None:
+            await self.orders.follow_in(conn, catalog, ordered)
 
     async def _changed(
         self,
@@ -751,6 +776,7 @@ class BookingService:
         async with self._db.transaction(write=True) as conn:
             booking = await self._owned(conn, connection_id, uuid, now)
             confirmed = await self.confirm_in(conn, catalog, booking, data, now)
+            await self.follow_in(conn, catalog, [(booking, confirmed)])
             return await self._one(conn, catalog, confirmed)
 
     async def confirm_in(
@@ -941,6 +967,7 @@ class BookingService:
             await self._changed(
                 conn, catalog, booking, updated, "updated", RESELLER, {"fields": sorted(data.sent)}
             )
+            await self.follow_in(conn, catalog, [(booking, updated)])
             return await self._one(conn, catalog, updated)
 
     async def extend(
@@ -956,6 +983,7 @@ class BookingService:
             extended = await self.hold_until_in(
                 conn, catalog, booking, self.extended_expiry(booking.expires_at, minutes, now)
             )
+            await self.follow_in(conn, catalog, [(booking, extended)])
             return await self._one(conn, catalog, extended)
 
     def extended_expiry(self, current: datetime, minutes: int | None, now: datetime) -> datetime:
@@ -1002,6 +1030,7 @@ class BookingService:
                 booking = as_of(await self._by_id(conn, uuid_or_id), now)
             actor = SUPPLIER if connection_id is None else RESELLER
             cancelled = await self.cancel_in(conn, catalog, booking, reason, force=force, actor=actor)
+            await self.follow_in(conn, catalog, [(booking, cancelled)])
             # A package booking's included bookings go with it (the staff's cancel comes here).
             for member in await bookings_repo.package_members(conn, [booking.id], lock=True):
                 included = as_of(member, now)
@@ -1053,23 +1082,25 @@ class BookingService:
     # --- expiry ----------------------------------------------------------------------------
 
     async def expire_due(self, batch: int = 500) -> int:
-        """Mark holds whose time has passed EXPIRED (reads already treat them so)."""
+        """Mark holds whose time has passed EXPIRED (reads already treat them so). Holds of an
+        order expire with their order (OrderService.expire_due), which is locked first."""
         now = self._clock()
         catalog = (await self._catalogs.snapshot()).catalog
         async with self._db.transaction(write=True) as conn:
             due = await bookings_repo.due_holds(conn, now, batch)
             for stored in due:
-                expired = as_of(stored, now)
-                await bookings_repo.save_booking(conn, expired, stored)
-                # The places came free when the hold ran out; announce the slot(s) now.
-                freed = (
-                    []
-                    if stored.test_mode or stored.availability_id is None
-                    else self._slots_of(catalog, stored)
-                )
-                await self._changed(conn, catalog, stored, expired, "expired", SYSTEM, slots=freed)
+                await self.expire_in(conn, catalog, stored)
             await bookings_repo.forget_ended_holds(conn, now)
         return len(due)
+
+    async def expire_in(self, conn: DbConnection, catalog: Catalog, stored: Booking) -> Booking:
+        """Store EXPIRED on a (locked) hold whose time has passed."""
+        expired = as_of(stored, self._clock())
+        await bookings_repo.save_booking(conn, expired, stored)
+        # The places came free when the hold ran out; announce the slot(s) now.
+        freed = [] if stored.test_mode or stored.availability_id is None else self._slots_of(catalog, stored)
+        await self._changed(conn, catalog, stored, expired, "expired", SYSTEM, slots=freed)
+        return expired
 
     # --- supplier operations ---------------------------------------------------------------
 
@@ -1077,8 +1108,7 @@ class BookingService:
         booking = await bookings_repo.get_by_id(conn, booking_id)
         if booking is None:
             raise NotFound(f"No booking with id {booking_id!r}")
-        await bookings_repo.lock_booking(conn, booking_id)
-        return booking
+        return await self.lock_in(conn, booking)
 
     async def search(
         self, catalog: Catalog, where: BookingFilter, limit: int, offset: int
@@ -1114,6 +1144,7 @@ class BookingService:
             changed = replace(change(booking, now), updated_at=now)
             await bookings_repo.save_booking(conn, changed, booking)
             await self._changed(conn, catalog, booking, changed, kind, SUPPLIER)
+            await self.follow_in(conn, catalog, [(booking, changed)])
             return await self._one(conn, catalog, changed)
 
     async def redeem(self, catalog: Catalog, booking_id: str) -> BookingDetails:

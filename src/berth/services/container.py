@@ -63,6 +63,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     catalog.observer = fanout
     resources = ResourceService(database, settings, clock)
     bookings = BookingService(database, settings, clock, catalog, fanout, resources)
+    orders = OrderService(database, settings, clock, bookings, fanout)
+    bookings.orders = orders
     return Services(
         settings=settings,
         database=database,
@@ -70,7 +72,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         connections=ConnectionService(database, clock, box, settings.auth_cache_seconds),
         availability=availability,
         bookings=bookings,
-        orders=OrderService(database, settings, clock, bookings, fanout),
+        orders=orders,
         resources=resources,
         webhooks=WebhookService(database, settings, clock, box),
         mappings=MappingService(database, settings, clock, fanout),

@@ -203,7 +203,7 @@ class PackageService:
                 f"Booking {uuid!r} is included in package booking "
                 f"{parent.uuid if parent else booking.package_booking_id!r}; {verb} the package booking"
             )
-        await bookings_repo.lock_booking(conn, booking.id)
+        booking = await self._bookings.lock_in(conn, booking)
         members = await bookings_repo.package_members(conn, [booking.id], lock=True)
         return as_of(booking, now), [as_of(m, now) for m in members]
 
@@ -225,6 +225,7 @@ class PackageService:
                         f"{exc.message}. Nothing was confirmed",
                         uuid=uuid,
                     ) from None
+            await self._bookings.follow_in(conn, catalog, [(booking, confirmed)])
             return (await self._bookings.describe(conn, catalog, [confirmed]))[0]
 
     async def extend(
@@ -242,6 +243,7 @@ class PackageService:
             for member in members:
                 if member.status.value == "ON_HOLD":
                     await self._bookings.hold_until_in(conn, catalog, member, expires_at)
+            await self._bookings.follow_in(conn, catalog, [(booking, extended)])
             return (await self._bookings.describe(conn, catalog, [extended]))[0]
 
     async def cancel(
@@ -263,6 +265,7 @@ class PackageService:
                         f"{exc.message}. Nothing was cancelled",
                         uuid=uuid,
                     ) from None
+            await self._bookings.follow_in(conn, catalog, [(booking, cancelled)])
             return (await self._bookings.describe(conn, catalog, [cancelled]))[0]
 
     async def check_updatable(self, connection_id: str, uuid: str) -> None:

@@ -374,16 +374,24 @@ async def lock_slots(conn: DbConnection, keys: Iterable[tuple[str, str, str]]) -
         await conn.execute(_LOCK_SLOT, key)
 
 
-async def lock_booking(conn: DbConnection, booking_id: str) -> None:
-    """Serialise writers of one booking (PostgreSQL row lock; SQLite's write lock does it)."""
-    if conn.dialect.name == "postgresql":
-        await conn.execute(select(bookings.c.id).where(bookings.c.id == booking_id).with_for_update())
+async def lock_booking(conn: DbConnection, booking: Booking) -> Booking:
+    """Serialise writers of one booking, read earlier in this transaction, and answer it as it
+    stands once locked (PostgreSQL row lock; on SQLite the write transaction has held the
+    database's write lock since before the read, so `booking` is current)."""
+    if conn.dialect.name != "postgresql":
+        return booking
+    row = (await conn.execute(select(bookings).where(bookings.c.id == booking.id).with_for_update())).one()
+    return booking_from_row(row)
 
 
 async def due_holds(conn: DbConnection, now: datetime, limit: int) -> list[Booking]:
     query = (
         select(bookings)
-        .where(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at <= now)
+        .where(
+            bookings.c.status == BookingStatus.ON_HOLD.value,
+            bookings.c.expires_at <= now,
+            bookings.c.order_id.is_(None),  # an order's holds expire with it, the order locked first
+        )
         .order_by(bookings.c.expires_at)
         .limit(limit)
     )

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, or_, select, update
 
-from berth.domain.bookings import Booking, Cancellation, Contact
+from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact
 from berth.domain.orders import Order, OrderStatus
 from berth.store.bookings_repo import booking_from_row
 from berth.store.database import DbConnection
@@ -82,6 +82,13 @@ async def get_order(
     return None if row is None else _order(row)
 
 
+async def lock_order(conn: DbConnection, order_id: str) -> None:
+    """Serialise writers of an order and its bookings (PostgreSQL row lock; SQLite's write
+    lock does it)."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(select(orders.c.id).where(orders.c.id == order_id).with_for_update())
+
+
 async def bookings_of(conn: DbConnection, order_id: str, *, lock: bool = False) -> list[Booking]:
     query = select(bookings).where(bookings.c.order_id == order_id).order_by(bookings.c.order_position)
     if lock and conn.dialect.name == "postgresql":
@@ -98,9 +105,20 @@ async def references(conn: DbConnection, order_ids: Iterable[str]) -> dict[str, 
 
 
 async def due_orders(conn: DbConnection, now: datetime, limit: int) -> list[Order]:
+    """ON_HOLD orders whose hold has run out, and orders with a booking whose hold has."""
+    due_holds = select(bookings.c.order_id).where(
+        bookings.c.status == BookingStatus.ON_HOLD.value,
+        bookings.c.expires_at <= now,
+        bookings.c.order_id.is_not(None),
+    )
     query = (
         select(orders)
-        .where(orders.c.status == OrderStatus.ON_HOLD.value, orders.c.expires_at <= now)
+        .where(
+            or_(
+                (orders.c.status == OrderStatus.ON_HOLD.value) & (orders.c.expires_at <= now),
+                orders.c.id.in_(due_holds),
+            )
+        )
         .order_by(orders.c.expires_at)
         .limit(limit)
     )
