@@ -18,15 +18,32 @@ DEVELOPMENT_SECRET_KEY = "berth-development-key-not-secret-set-BERTH_SECRET_KEY"
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BERTH_", extra="ignore")
 
-    database_url: str = "sqlite:///./berth.db"
-    admin_token: SecretStr | None = None
+    database_url: str = Field(
+        default="sqlite:///./berth.db",
+        description="The database: a SQLite file (`sqlite:///./berth.db`) or PostgreSQL "
+        "(`postgresql://user:password@host:5432/berth`)",
+    )
+    admin_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token of the admin API and the back office's sign-in; unset: both are off",
+    )
     public_url: str = Field(
         default="http://127.0.0.1:8000", description="Base URL resellers use; `/octo` is appended"
     )
-    default_expiration_minutes: int = Field(default=30, ge=1)
-    max_expiration_minutes: int = Field(default=1440, ge=1)
-    max_range_days: int = Field(default=366, ge=1)
-    expiry_sweep_seconds: float = Field(default=5.0, gt=0, description="How often expired holds are swept")
+    default_expiration_minutes: int = Field(
+        default=30, ge=1, description="How long a hold lasts when a reservation names no expirationMinutes"
+    )
+    max_expiration_minutes: int = Field(
+        default=1440, ge=1, description="The longest hold a reseller may ask for (longer asks are capped)"
+    )
+    max_range_days: int = Field(
+        default=366, ge=1, description="The longest date range of an availability or booking-list request"
+    )
+    expiry_sweep_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often the worker stores EXPIRED on holds that ran out (reads never count them anyway)",
+    )
     debug_disable_slot_lock: bool = Field(
         default=False,
         description="DEBUG ONLY: check capacity outside the slot lock. Exists so a test can show the race it closes.",
@@ -89,8 +106,13 @@ class Settings(BaseSettings):
         ge=0,
         description="How long a process trusts an API key check (revocations elsewhere take this long)",
     )
-    log_level: str = "INFO"
-    log_format: Literal["json", "console"] = "json"
+    log_level: str = Field(
+        default="INFO", description="Least severe log level written: DEBUG, INFO, WARNING or ERROR"
+    )
+    log_format: Literal["json", "console"] = Field(
+        default="json",
+        description="Logs on stderr: `json` (one object per line, for collectors) or `console` (for people)",
+    )
 
     @field_validator("retry_schedule")
     @classmethod
