@@ -1,0 +1,116 @@
+"""The ASGI application: settings -> services -> routes and middleware."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI
+
+from berth import __version__
+from berth.background import run_background
+from berth.http.admin.api import router as admin_router
+from berth.http.admin.bookings import router as admin_bookings_router
+from berth.http.admin.mappings import router as admin_mappings_router
+from berth.http.admin.pages import router as backoffice_router
+from berth.http.admin.resources import router as admin_resources_router
+from berth.http.admin.webhooks import metrics_router
+from berth.http.admin.webhooks import router as admin_webhooks_router
+from berth.http.errors import install_error_handlers
+from berth.http.hot_routes import HotRoutesMiddleware
+from berth.http.limits import BodyLimitMiddleware, RateLimitMiddleware, TimeoutMiddleware
+from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
+from berth.http.octo.availability import router as octo_availability_router
+from berth.http.octo.bookings import router as octo_bookings_router
+from berth.http.octo.catalog import router as octo_catalog_router
+from berth.http.octo.common import bearer
+from berth.http.octo.mappings import router as octo_mappings_router
+from berth.http.octo.orders import router as octo_orders_router
+from berth.http.octo.resources import router as octo_resources_router
+from berth.http.octo.webhooks import router as octo_webhooks_router
+from berth.http.ops import router as ops_router
+from berth.logs import configure_logging
+from berth.services.container import Services, build_services
+from berth.settings import Settings
+
+
+def create_app(
+    settings: Settings | None = None, services: Services | None = None, *, hot_routes: bool = True
+) -> FastAPI:
+    """`hot_routes=False` leaves every request to FastAPI's routing: tests compare both roads."""
+    settings = settings or (services.settings if services else Settings())
+    configure_logging(settings.log_level, settings.log_format)
+    built = services or build_services(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        worker = asyncio.create_task(run_background(built, stop)) if built.settings.run_worker else None
+        yield
+        stop.set()
+        if worker is not None:
+            await worker
+        if services is None:
+            await built.close()
+
+    app = FastAPI(
+        title="Berth",
+        version=__version__,
+        description="OCTO booking API for resellers (`/octo`) and the supplier's admin API (`/admin/api`).",
+        lifespan=lifespan,
+        # Berth ships no OpenTelemetry SDK; FastAPI's check for one costs every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
+    )
+    app.state.services = built
+    _document_only_real_answers(app)
+    install_error_handlers(app)
+    app.include_router(ops_router, tags=["operations"])
+    app.include_router(metrics_router, tags=["operations"])
+    octo_routers = (
+        octo_catalog_router, octo_availability_router, octo_bookings_router, octo_orders_router,
+        octo_webhooks_router, octo_mappings_router, octo_resources_router,
+    )  # fmt: skip
+    for router in octo_routers:
+        app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
+    admin_routers = (
+        admin_router, admin_bookings_router, admin_webhooks_router, admin_mappings_router, admin_resources_router,
+    )  # fmt: skip
+    for router in admin_routers:
+        app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
+    app.include_router(backoffice_router)
+    # Innermost first: the request context wraps the timeout, which wraps everything else.
+    if hot_routes:
+        app.add_middleware(HotRoutesMiddleware)
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RateLimitMiddleware)
+    app.add_middleware(AuthMiddleware)
+    app.add_middleware(TimeoutMiddleware)
+    app.add_middleware(RequestContextMiddleware)
+    return app
+
+
+def _document_only_real_answers(app: FastAPI) -> None:
+    """FastAPI documents a 422 validation error on every route with input; Berth answers those
+    as OCTO BAD_REQUEST (400), which is documented, so the 422 entries go."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            for operations in document.get("paths", {}).values():
+                for operation in operations.values():
+                    operation.get("responses", {}).pop("422", None)
+            schemas = document.get("components", {}).get("schemas", {})
+            for name in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(name, None)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def app_from_environment() -> FastAPI:
+    """Factory for `uvicorn --factory` (each worker process builds its own services)."""
+    return create_app(Settings())

@@ -1,0 +1,81 @@
+"""What a capability module is, and the view context every serializer receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from berth.domain.bookings import UnitItem
+from berth.domain.catalog import Option, Product, Supplier, Unit
+from berth.domain.mappings import MappedRows
+
+if TYPE_CHECKING:
+    from berth.services.availability import CalendarDay, SlotAvailability
+    from berth.services.bookings import BookingDetails
+    from berth.services.orders import OrderDetails
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class View:
+    """How to serialize: the capabilities active on this request, the content language and,
+    with vendor/mappings, the requesting connection's mapped rows (None: not loaded)."""
+
+    capabilities: frozenset[str] = frozenset()
+    language: str | None = None
+    mappings: MappedRows | None = None
+
+    def has(self, capability_id: str) -> bool:
+        return capability_id in self.capabilities
+
+    @property
+    def shared_key(self) -> tuple[frozenset[str], str | None]:
+        """What serializations shared by every connection (products, the supplier) depend on:
+        the key to cache them under. A connection's own data (its mapping rows) is left out."""
+        return self.capabilities, self.language
+
+
+class Capability:
+    """A capability adds fields to objects built by `berth.views`. Hooks default to nothing."""
+
+    id: str = ""
+    revision: int = 1
+    dependencies: tuple[str, ...] = ()
+    docs: str | None = None
+
+    def supplier_fields(self, supplier: Supplier, out: JSON, view: View) -> None:
+        return None
+
+    def product_fields(self, product: Product, out: JSON, view: View) -> None:
+        return None
+
+    def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
+        return None
+
+    def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
+        return None
+
+    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+        return None
+
+    def calendar_fields(self, day: CalendarDay, out: JSON, view: View) -> None:
+        return None
+
+    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+        return None
+
+    def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
+        return None
+
+    def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
+        return None
+
+    def describe(self) -> JSON:
+        return {
+            "id": self.id,
+            "revision": self.revision,
+            "required": False,
+            "dependencies": list(self.dependencies),
+            "docs": self.docs,
+        }

@@ -1,0 +1,62 @@
+"""vendor/mappings (alias octo/mappings): the mapping row shape, and `mappings[]` on
+availability items (batch rows included), bookings and package availability.
+
+`mappings[]` holds the requesting connection's rows mapped to the object's product and option
+(a row mapped without an option stands for every option of its product). Capability hooks are
+synchronous, so the rows travel on the View: whoever builds a View for an object that carries
+`mappings[]` (the OCTO routes, the webhook fan-out) loads the connection's mapped rows into
+`View.mappings` with one query. Staff views leave the capability out.
+
+Package availability: octo/packages serializes each package availability object with
+`availability_view`, so `availability_fields` below adds `mappings[]` to it too; a package
+serializer that builds its objects another way calls `mappings_for` for each of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from berth.capabilities.base import JSON, Capability, View
+from berth.domain.mappings import MappingRow
+
+if TYPE_CHECKING:
+    from berth.services.availability import SlotAvailability
+    from berth.services.bookings import BookingDetails
+
+MAPPINGS = "vendor/mappings"
+ALIAS = "octo/mappings"
+
+
+def mapping_json(row: MappingRow) -> JSON:
+    """The mapping row shape (requirements §2.4), with its null rules: `optionId` is null while
+    `optionRequired` is false, `unitId` while `unitRequired` is false. It is also the body of
+    the notification POST to the row's `webhookUrl`."""
+    return {
+        "resellerReference": row.reseller_reference,
+        "resellerStatus": row.reseller_status,
+        "resellerProduct": row.reseller_product,
+        "productId": row.product_id,
+        "optionId": row.resolved_option,
+        "unitId": row.resolved_unit,
+        "optionRequired": row.option_required,
+        "unitRequired": row.unit_required,
+        "validityDays": row.validity_days,
+        "webhookUrl": row.webhook_url,
+    }
+
+
+def mappings_for(view: View, product_id: str, option_id: str) -> list[JSON]:
+    if view.mappings is None:
+        return []
+    return [mapping_json(row) for row in view.mappings.matching(product_id, option_id)]
+
+
+class MappingsCapability(Capability):
+    id = MAPPINGS
+    docs = None  # a vendor capability: described in README.md, "Self-service mappings"
+
+    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+        out["mappings"] = mappings_for(view, item.product.id, item.option.id)
+
+    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+        out["mappings"] = mappings_for(view, details.product.id, details.option.id)

@@ -1,0 +1,229 @@
+"""octo/pricing: currencies on products, `pricingFrom` on options (per booking) or units,
+prices on availability, calendar days and bookings, in the requested currency.
+
+A rental's prices are the option's prices times its rental duration's `pricingMultiplier`
+(`scale_price`: each amount rounded half up to whole minor units), whether or not octo/rentals
+is requested: the price is what the booking costs. `pricingFrom` of a rental option starts at
+its smallest multiplier with octo/rentals, and is its default duration's price without (the
+only duration sold then)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import TYPE_CHECKING
+
+from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
+from berth.domain.bookings import UnitItem
+from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration, Unit
+from berth.domain.pricing import lowest_prices, price_on, scale_price
+
+if TYPE_CHECKING:
+    from berth.services.availability import CalendarDay, SlotAvailability
+    from berth.services.bookings import BookingDetails
+    from berth.services.orders import OrderDetails
+
+
+def pricing_json(price: Price) -> JSON:
+    return {
+        "original": price.original_or_retail,
+        "retail": price.retail,
+        "net": price.net,
+        "currency": price.currency,
+        "currencyPrecision": price.currency_precision,
+        "includedTaxes": [
+            {"name": tax.name, "retail": tax.retail, "original": tax.original, "net": tax.net}
+            for tax in price.included_taxes
+        ],
+    }
+
+
+def total_json(prices: Sequence[Price], currency: str, precision: int = 2) -> JSON:
+    """The sum of several prices, taxes added up by name; `net` is null if any part lacks one."""
+    taxes: dict[str, JSON] = {}
+    for price in prices:
+        for tax in price.included_taxes:
+            entry = taxes.setdefault(tax.name, {"name": tax.name, "retail": 0, "original": 0, "net": 0})
+            entry["retail"] += tax.retail
+            entry["original"] += tax.original
+            entry["net"] = None if tax.net is None or entry["net"] is None else entry["net"] + tax.net
+    nets = [p.net for p in prices]
+    return {
+        "original": sum(p.original_or_retail for p in prices),
+        "retail": sum(p.retail for p in prices),
+        "net": None if any(n is None for n in nets) else sum(n for n in nets if n is not None),
+        "currency": currency,
+        "currencyPrecision": prices[0].currency_precision if prices else precision,
+        "includedTaxes": list(taxes.values()),
+    }
+
+
+def _price(
+    prices: tuple[Price, ...], currency: str, day: date, rental: RentalDuration | None
+) -> Price | None:
+    """The price on `day`, for the rental duration if there is one."""
+    price = price_on(prices, currency, day)
+    if price is None or rental is None:
+        return price
+    return scale_price(price, rental.pricing_multiplier)
+
+
+def _lowest(option: Option, prices: tuple[Price, ...], currencies: list[str], view: View) -> list[Price]:
+    """The lowest prices; for a rental option, at its cheapest multiplier (with octo/rentals)
+    or its default duration's (without: the one it is sold at)."""
+    lowest = lowest_prices(prices, currencies)
+    default = option.default_rental_duration
+    if default is None:
+        return lowest
+    if view.has(RENTALS):
+        factor = min(d.pricing_multiplier for d in option.rental_durations)
+    else:
+        factor = default.pricing_multiplier
+    return [scale_price(price, factor) for price in lowest]
+
+
+def _unit_prices(
+    option: Option, currency: str, day: date, rental: RentalDuration | None
+) -> list[tuple[Unit, Price]]:
+    found = []
+    for unit in option.units:
+        price = _price(unit.prices, currency, day, rental)
+        if price is not None:
+            found.append((unit, price))
+    return found
+
+
+def _requested_prices(
+    option: Option, units: Sequence[tuple[str, int]], currency: str, day: date, rental: RentalDuration | None
+) -> list[Price]:
+    prices = []
+    for unit_id, quantity in units:
+        unit = option.unit(unit_id)
+        price = _price(unit.prices, currency, day, rental) if unit else None
+        if price is not None:
+            prices.extend([price] * quantity)
+    return prices
+
+
+class PricingCapability(Capability):
+    id = "octo/pricing"
+    docs = "https://docs.octo.travel/octo-api-core/pricing"
+
+    def product_fields(self, product: Product, out: JSON, view: View) -> None:
+        out["defaultCurrency"] = product.currency
+        out["availableCurrencies"] = product.currencies
+        out["pricingPer"] = str(product.pricing_per)
+
+    def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
+        if product.pricing_per is PricingPer.BOOKING:
+            out["pricingFrom"] = [
+                pricing_json(p) for p in _lowest(option, option.booking_prices, product.currencies, view)
+            ]
+
+    def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
+        if product.pricing_per is PricingPer.UNIT:
+            out["pricingFrom"] = [
+                pricing_json(p) for p in _lowest(option, unit.prices, product.currencies, view)
+            ]
+
+    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+        if item.currency is None:
+            return
+        day = item.slot.local_date
+        if item.product.pricing_per is PricingPer.BOOKING:
+            price = _price(item.option.booking_prices, item.currency, day, item.rental)
+            if price is not None:
+                out["pricing"] = pricing_json(price)
+            return
+        out["unitPricing"] = [
+            {"unitId": unit.id, **pricing_json(price)}
+            for unit, price in _unit_prices(item.option, item.currency, day, item.rental)
+        ]
+        out["pricing"] = total_json(
+            _requested_prices(item.option, item.units, item.currency, day, item.rental), item.currency
+        )
+
+    def calendar_fields(self, day: CalendarDay, out: JSON, view: View) -> None:
+        if day.currency is None:
+            return
+        if day.product.pricing_per is PricingPer.BOOKING:
+            out["unitPricingFrom"] = []
+            price = _price(day.option.booking_prices, day.currency, day.local_date, day.rental)
+            if price is not None:
+                out["pricingFrom"] = pricing_json(price)
+            return
+        unit_prices = _unit_prices(day.option, day.currency, day.local_date, day.rental)
+        out["unitPricingFrom"] = [{"unitId": unit.id, **pricing_json(price)} for unit, price in unit_prices]
+        if day.units:
+            out["pricingFrom"] = total_json(
+                _requested_prices(day.option, day.units, day.currency, day.local_date, day.rental),
+                day.currency,
+            )
+        elif unit_prices:
+            out["pricingFrom"] = pricing_json(min((p for _, p in unit_prices), key=lambda p: p.retail))
+
+    def _booking_day(self, details: BookingDetails) -> date:
+        booking = details.booking
+        return booking.local_date or booking.created_at.date()
+
+    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+        booking = details.booking
+        if booking.currency is None:
+            return
+        day = self._booking_day(details)
+        if details.product.pricing_per is PricingPer.BOOKING:
+            price = _price(details.option.booking_prices, booking.currency, day, details.rental)
+            prices = [price] if price is not None else []
+        else:
+            prices = []
+            for item in booking.unit_items:
+                unit = details.option.unit(item.unit_id)
+                unit_price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
+                if unit_price is not None:
+                    prices.append(unit_price)
+        out["pricing"] = total_json(prices, booking.currency)
+
+    def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
+        booking = details.booking
+        if booking.currency is None or details.product.pricing_per is not PricingPer.UNIT:
+            return
+        unit = details.option.unit(item.unit_id)
+        day = self._booking_day(details)
+        price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
+        if price is not None:
+            out["pricing"] = pricing_json(price)
+
+    def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
+        """The order's total: the sum of its live bookings' totals, in the order's currency."""
+        currency = details.order.currency
+        if currency is None:
+            return
+        totals = []
+        for booking in details.bookings:
+            if booking.booking.status in ("CANCELLED", "EXPIRED", "REJECTED"):
+                continue
+            part: JSON = {}
+            self.booking_fields(booking, part, view)
+            if "pricing" in part:
+                totals.append(part["pricing"])
+        taxes: dict[str, JSON] = {}
+        for total in totals:
+            for tax in total["includedTaxes"]:
+                entry = taxes.setdefault(
+                    tax["name"], {"name": tax["name"], "retail": 0, "original": 0, "net": 0}
+                )
+                entry["retail"] += tax["retail"]
+                entry["original"] += tax["original"]
+                entry["net"] = (
+                    None if tax["net"] is None or entry["net"] is None else entry["net"] + tax["net"]
+                )
+        nets = [t["net"] for t in totals]
+        out["pricing"] = {
+            "original": sum(t["original"] for t in totals),
+            "retail": sum(t["retail"] for t in totals),
+            "net": None if any(n is None for n in nets) else sum(nets),
+            "currency": currency,
+            "currencyPrecision": totals[0]["currencyPrecision"] if totals else 2,
+            "includedTaxes": list(taxes.values()),
+        }

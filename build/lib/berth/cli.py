@@ -1,0 +1,205 @@
+"""The `berth` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+import uvicorn
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from berth.background import run_background
+from berth.domain.catalog_document import CatalogFileError
+from berth.domain.errors import OctoError
+from berth.services.container import Services, build_services
+from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
+from berth.settings import Settings
+from berth.store.migrate import upgrade
+
+app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+catalog_app = typer.Typer(help="The supplier's catalogue.", no_args_is_help=True)
+connection_app = typer.Typer(help="Reseller connections and their API keys.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(catalog_app, name="catalog")
+app.add_typer(connection_app, name="connection")
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+T = TypeVar("T")
+
+
+def redact_database_url(url: str) -> str:
+    """The database URL fit to print: the password hidden."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<database url>"
+
+
+def _run(work: Callable[[Services], Awaitable[T]]) -> T:
+    async def main() -> T:
+        services = build_services(Settings())
+        try:
+            await upgrade(services.database, services.settings.secret_box())
+            return await work(services)
+        finally:
+            await services.close()
+
+    try:
+        return asyncio.run(main())
+    except OctoError as exc:
+        errors.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes")] = 1,
+    demo: Annotated[bool, typer.Option("--demo", help="Load the demo catalogue and connections")] = False,
+) -> None:
+    """Apply migrations and serve the OCTO API (and the admin API)."""
+    if demo and not os.environ.get("BERTH_ADMIN_TOKEN"):
+        os.environ["BERTH_ADMIN_TOKEN"] = DEMO_ADMIN_TOKEN
+    if demo:  # the demo is for trying things out: no rate limit unless one is asked for
+        os.environ.setdefault("BERTH_RATE_LIMIT_PER_MINUTE", "0")
+
+    async def prepare(services: Services) -> None:
+        if demo:
+            await load_demo(services)
+
+    _run(prepare)
+    settings = Settings()
+    console.print(
+        f"Berth serving the OCTO API at [bold]{settings.octo_endpoint}[/bold] ({redact_database_url(settings.database_url)})"
+    )
+    if settings.secret_key is None and not demo:
+        errors.print(
+            "[yellow]warning:[/yellow] BERTH_SECRET_KEY is not set: webhook signing secrets are sealed with "
+            "the built-in development key, which is public. Set it before going live."
+        )
+    if demo:
+        console.print("Demo API keys: demo-reseller-a, demo-reseller-b; admin token: " + DEMO_ADMIN_TOKEN)
+    uvicorn.run(
+        "berth.app:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+    )
+
+
+@app.command()
+def worker() -> None:
+    """Run the background work alone (expiry, webhook fan-out and delivery), e.g. next to API
+    processes started with BERTH_RUN_WORKER=false."""
+
+    async def work(services: Services) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signal_number, stop.set)
+        console.print("Berth worker running; Ctrl-C stops it.")
+        await run_background(services, stop)
+
+    _run(work)
+
+
+@app.command("demo")
+def demo_command() -> None:
+    """Load the demo catalogue and the two demo connections (idempotent)."""
+    _run(load_demo)
+    console.print("Demo data loaded: API keys demo-reseller-a and demo-reseller-b.")
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every pending migration."""
+
+    async def nothing(services: Services) -> None:
+        return None
+
+    _run(nothing)
+    console.print("Database is up to date.")
+
+
+@catalog_app.command("import")
+def catalog_import(file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)]) -> None:
+    """Replace the catalogue with FILE (YAML). A file with problems changes nothing."""
+    text = file.read_text(encoding="utf-8")
+
+    async def work(services: Services) -> tuple[int, int]:
+        catalog, version = await services.catalog.import_text(text)
+        return len(catalog.products), version
+
+    try:
+        count, version = _run(work)
+    except CatalogFileError as exc:
+        errors.print(f"[red]{file}: {len(exc.problems)} problem(s); nothing was imported[/red]")
+        for problem in exc.problems:
+            errors.print(f"  {file}:{problem}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    console.print(f"Imported {count} product(s); catalogue version {version}.")
+
+
+@catalog_app.command("export")
+def catalog_export() -> None:
+    """Print the catalogue as YAML (the format `catalog import` reads)."""
+
+    async def work(services: Services) -> str:
+        return await services.catalog.export_text()
+
+    sys.stdout.write(_run(work))
+
+
+@connection_app.command("create")
+def connection_create(name: str) -> None:
+    """Create a reseller connection and print its API key (shown only this once)."""
+
+    async def work(services: Services) -> tuple[str, str, str]:
+        connection, key, secret = await services.connections.create(name)
+        return connection.id, key, secret
+
+    connection_id, key, secret = _run(work)
+    console.print(f"Connection [bold]{name}[/bold] created (id {connection_id}).")
+    console.print(
+        "Webhook signing secret (shown once; Standard Webhooks, verify `webhook-signature` with it):"
+    )
+    print(secret)
+    console.print("API key (shown once, store it now):")
+    print(key)
+
+
+@connection_app.command("list")
+def connection_list() -> None:
+    """List connections (keys are never shown, only their last characters)."""
+    connections = _run(lambda services: services.connections.list())
+    table = Table("id", "name", "key", "created", "status")
+    for c in connections:
+        status = f"revoked {c.revoked_at:%Y-%m-%d %H:%M}" if c.revoked_at else "active"
+        table.add_row(c.id, c.name, c.key_hint, f"{c.created_at:%Y-%m-%d %H:%M}", status)
+    console.print(table)
+
+
+@connection_app.command("revoke")
+def connection_revoke(connection: Annotated[str, typer.Argument(help="Connection id or name")]) -> None:
+    """Revoke a connection: its API key stops working at once."""
+    revoked = _run(lambda services: services.connections.revoke(connection))
+    console.print(f"Connection {revoked.name} ({revoked.id}) revoked.")
+
+
+def main() -> None:
+    app()

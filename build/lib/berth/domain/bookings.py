@@ -1,0 +1,290 @@
+"""Bookings: the record, its state machine (OCTO.md §5.1) and the rules on its units."""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from berth.domain.catalog import ContactField, Option
+from berth.domain.errors import InvalidUnitId, UnprocessableEntity
+from berth.domain.resources import Allocation
+
+
+class BookingStatus(StrEnum):
+    ON_HOLD = "ON_HOLD"
+    CONFIRMED = "CONFIRMED"
+    EXPIRED = "EXPIRED"
+    CANCELLED = "CANCELLED"
+    REDEEMED = "REDEEMED"
+    PENDING = "PENDING"
+    REJECTED = "REJECTED"
+
+
+# Statuses whose bookings hold places (ON_HOLD only until it expires).
+HOLDING = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED)
+CHANGEABLE = (BookingStatus.ON_HOLD, BookingStatus.CONFIRMED, BookingStatus.PENDING)
+
+CONTACT_KEYS = (
+    "fullName", "firstName", "lastName", "emailAddress", "phoneNumber", "postalCode", "country", "notes",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A lead traveller or ticket holder, as sent (OCTO `BookingContact`)."""
+
+    values: dict[str, str | None] = field(default_factory=dict)
+    locales: tuple[str, ...] = ()
+    allow_marketing: bool | None = None
+
+    def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    @property
+    def full_name(self) -> str | None:
+        if self.get("fullName"):
+            return self.get("fullName")
+        parts = [p for p in (self.get("firstName"), self.get("lastName")) if p]
+        return " ".join(parts) or None
+
+    def has(self, contact_field: ContactField) -> bool:
+        if contact_field is ContactField.locales:
+            return bool(self.locales)
+        if contact_field is ContactField.allowMarketing:
+            return self.allow_marketing is not None
+        if contact_field in (ContactField.firstName, ContactField.lastName) and self.get("fullName"):
+            return True
+        return bool(self.get(contact_field.value))
+
+    def to_document(self) -> dict[str, Any]:
+        return {"values": self.values, "locales": list(self.locales), "allowMarketing": self.allow_marketing}
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> Contact:
+        return cls(
+            values=dict(document.get("values", {})),
+            locales=tuple(document.get("locales", ())),
+            allow_marketing=document.get("allowMarketing"),
+        )
+
+
+@dataclass(frozen=True)
+class UnitItem:
+    uuid: str
+    unit_id: str
+    supplier_reference: str
+    reseller_reference: str | None = None
+    contact: Contact = Contact()
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "uuid": self.uuid,
+            "unitId": self.unit_id,
+            "supplierReference": self.supplier_reference,
+            "resellerReference": self.reseller_reference,
+            "contact": self.contact.to_document(),
+        }
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> UnitItem:
+        return cls(
+            uuid=document["uuid"],
+            unit_id=document["unitId"],
+            supplier_reference=document["supplierReference"],
+            reseller_reference=document.get("resellerReference"),
+            contact=Contact.from_document(document.get("contact", {})),
+        )
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    refund: str
+    reason: str | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Booking:
+    id: str
+    uuid: str
+    connection_id: str
+    test_mode: bool
+    status: BookingStatus
+    product_id: str
+    option_id: str
+    availability_id: str | None
+    slot_start: datetime | None
+    local_date: date | None
+    pax: int
+    reseller_reference: str | None
+    supplier_reference: str
+    notes: str | None
+    contact: Contact
+    unit_items: tuple[UnitItem, ...]
+    currency: str | None
+    freesale: bool
+    request_fingerprint: str
+    created_at: datetime
+    updated_at: datetime | None = None
+    expires_at: datetime | None = None
+    confirmed_at: datetime | None = None
+    redeemed_at: datetime | None = None
+    cancellation: Cancellation | None = None
+    rejection_reason: str | None = None
+    rejected_at: datetime | None = None
+    order_id: str | None = None
+    primary: bool = False
+    order_position: int | None = None
+    # octo/rentals: the rental duration chosen, and when the item is due back (UTC). A rental
+    # holds its places over [slot_start, slot_end), not only at its start.
+    rental_duration_id: str | None = None
+    slot_end: datetime | None = None
+    # octo/packages: an included booking names its package booking and the include it books.
+    package_booking_id: str | None = None
+    package_include_id: str | None = None
+    # octo/resources: what the booking was given. Only a booking that holds places holds its
+    # allocations (like its places); the record stays on a cancelled or expired booking.
+    resource_allocations: tuple[Allocation, ...] = ()
+
+    def holds_places(self, now: datetime) -> bool:
+        if self.test_mode:
+            return False
+        if self.status is BookingStatus.ON_HOLD:
+            return self.expires_at is not None and self.expires_at > now
+        return self.status in HOLDING
+
+
+# The `until` of places held for good (CONFIRMED, PENDING, REDEEMED): no hold ends later.
+HELD_FOR_GOOD = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class PlaceHold:
+    """What a booking counts in its slot's held places: `pax` places until `until` (an ON_HOLD
+    booking's expiry, rounded up to the second so holds made in the same second share a count;
+    HELD_FOR_GOOD otherwise). At any `now`, the booking holds places iff `until > now`."""
+
+    product_id: str
+    option_id: str
+    availability_id: str
+    slot_start: datetime
+    until: datetime
+    pax: int
+
+
+def place_hold(booking: Booking) -> PlaceHold | None:
+    """The booking's count in its slot, independent of the time: None when it can never hold
+    places in its current state (test mode, freesale, EXPIRED, CANCELLED, REJECTED)."""
+    if booking.test_mode or booking.availability_id is None or booking.slot_start is None:
+        return None
+    if booking.status is BookingStatus.ON_HOLD:
+        if booking.expires_at is None:
+            return None
+        expiry = booking.expires_at
+        until = expiry.replace(microsecond=0) + (timedelta(seconds=1) if expiry.microsecond else timedelta())
+    elif booking.status in HOLDING:
+        until = HELD_FOR_GOOD
+    else:
+        return None
+    return PlaceHold(
+        booking.product_id, booking.option_id, booking.availability_id, booking.slot_start, until, booking.pax
+    )
+
+
+def as_of(booking: Booking, now: datetime) -> Booking:
+    """The booking as it stands at `now`: a hold whose time has passed is EXPIRED, with the
+    cancellation object OCTO's validator expects (refund FULL at the expiry time)."""
+    if (
+        booking.status is BookingStatus.ON_HOLD
+        and booking.expires_at is not None
+        and booking.expires_at <= now
+    ):
+        return replace(
+            booking,
+            status=BookingStatus.EXPIRED,
+            updated_at=booking.expires_at,
+            cancellation=Cancellation(refund="FULL", reason=None, at=booking.expires_at),
+        )
+    return booking
+
+
+def is_cancellable(booking: Booking, cutoff: datetime | None, now: datetime) -> bool:
+    """Cancel and update are allowed while the booking is live: a hold always (it sells
+    nothing, so releasing it takes nothing back), a confirmed or pending booking before the
+    cutoff (open-dated bookings, with no cutoff, until they are redeemed)."""
+    if booking.status not in CHANGEABLE or booking.redeemed_at is not None:
+        return False
+    return booking.status is BookingStatus.ON_HOLD or cutoff is None or now < cutoff
+
+
+def pax_of(option: Option, unit_ids: Sequence[str]) -> int:
+    total = 0
+    for unit_id in unit_ids:
+        unit = option.unit(unit_id)
+        assert unit is not None
+        total += unit.restrictions.pax_count
+    return total
+
+
+def check_units(option: Option, unit_ids: Sequence[str]) -> None:
+    """OCTO unit rules: known units (INVALID_UNIT_ID), then the option's min/max units and each
+    unit's min/max quantity and `accompaniedBy` (UNPROCESSABLE_ENTITY)."""
+    if not unit_ids:
+        raise UnprocessableEntity("unitItems must list at least one unit")
+    for unit_id in unit_ids:
+        if option.unit(unit_id) is None:
+            raise InvalidUnitId(unit_id, option.id)
+    counts = Counter(unit_ids)
+    total = len(unit_ids)
+    limits = option.restrictions
+    if limits.min_units is not None and total < limits.min_units:
+        raise UnprocessableEntity(
+            f"Option {option.id!r} needs at least {limits.min_units} units; {total} given"
+        )
+    if limits.max_units is not None and total > limits.max_units:
+        raise UnprocessableEntity(
+            f"Option {option.id!r} allows at most {limits.max_units} units; {total} given"
+        )
+    for unit_id, count in counts.items():
+        unit = option.unit(unit_id)
+        assert unit is not None
+        r = unit.restrictions
+        if r.min_quantity is not None and count < r.min_quantity:
+            raise UnprocessableEntity(
+                f"Unit {unit_id!r} needs a quantity of at least {r.min_quantity}; {count} given"
+            )
+        if r.max_quantity is not None and count > r.max_quantity:
+            raise UnprocessableEntity(
+                f"Unit {unit_id!r} allows a quantity of at most {r.max_quantity}; {count} given"
+            )
+        if r.accompanied_by and not any(counts.get(other) for other in r.accompanied_by):
+            raise UnprocessableEntity(
+                f"Unit {unit_id!r} must be booked together with one of: {', '.join(r.accompanied_by)}"
+            )
+
+
+def missing_contact_fields(option: Option, contact: Contact, items: Sequence[UnitItem]) -> list[str]:
+    """Contact fields the option or a ticket's unit requires that were not given. A ticket's
+    own contact may be filled from the lead traveller's."""
+    missing = [f"contact.{f.value}" for f in option.required_contact_fields if not contact.has(f)]
+    for index, item in enumerate(items):
+        unit = option.unit(item.unit_id)
+        if unit is None:
+            continue
+        for required in unit.required_contact_fields:
+            if not item.contact.has(required) and not contact.has(required):
+                missing.append(f"unitItems[{index}].contact.{required.value}")
+    return missing
+
+
+_REFERENCE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_reference(length: int = 8) -> str:
+    """A short human reference (Crockford base 32: no I, L, O, U to misread)."""
+    return "".join(secrets.choice(_REFERENCE_ALPHABET) for _ in range(length))

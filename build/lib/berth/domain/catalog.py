@@ -1,0 +1,1077 @@
+"""The supplier's catalogue: supplier, products, options, units, schedules and prices.
+
+These models are both the in-memory catalogue and the schema of the catalogue file that
+`berth catalog import` reads (camelCase keys, unknown keys rejected).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
+CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+Identifier = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:\-]+$")]
+LanguageTag = Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]
+Amount = Annotated[int, Field(ge=0)]
+
+
+class CatalogModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class AvailabilityType(StrEnum):
+    START_TIME = "START_TIME"
+    OPENING_HOURS = "OPENING_HOURS"
+
+
+class UnitType(StrEnum):
+    ADULT = "ADULT"
+    YOUTH = "YOUTH"
+    CHILD = "CHILD"
+    INFANT = "INFANT"
+    FAMILY = "FAMILY"
+    SENIOR = "SENIOR"
+    STUDENT = "STUDENT"
+    MILITARY = "MILITARY"
+    OTHER = "OTHER"
+
+
+class DeliveryFormat(StrEnum):
+    PDF_URL = "PDF_URL"
+    QRCODE = "QRCODE"
+    CODE128 = "CODE128"
+    PKPASS_URL = "PKPASS_URL"
+    AZTECCODE = "AZTECCODE"
+
+
+# Formats whose value is a URL to a document Berth would have to serve (PDF, Apple Wallet pass).
+URL_FORMATS = frozenset({DeliveryFormat.PDF_URL, DeliveryFormat.PKPASS_URL})
+
+
+class DeliveryMethod(StrEnum):
+    VOUCHER = "VOUCHER"
+    TICKET = "TICKET"
+
+
+class RedemptionMethod(StrEnum):
+    DIGITAL = "DIGITAL"
+    PRINT = "PRINT"
+    MANIFEST = "MANIFEST"
+
+
+class ContactField(StrEnum):
+    firstName = "firstName"
+    lastName = "lastName"
+    emailAddress = "emailAddress"
+    phoneNumber = "phoneNumber"
+    country = "country"
+    notes = "notes"
+    locales = "locales"
+    allowMarketing = "allowMarketing"
+    postalCode = "postalCode"
+
+
+class DurationUnit(StrEnum):
+    minute = "minute"
+    hour = "hour"
+    day = "day"
+
+
+class PricingPer(StrEnum):
+    BOOKING = "BOOKING"
+    UNIT = "UNIT"
+
+
+class Weekday(StrEnum):
+    MON = "MON"
+    TUE = "TUE"
+    WED = "WED"
+    THU = "THU"
+    FRI = "FRI"
+    SAT = "SAT"
+    SUN = "SUN"
+
+
+WEEKDAYS: tuple[Weekday, ...] = tuple(Weekday)
+
+
+class FeatureType(StrEnum):
+    INCLUSION = "INCLUSION"
+    EXCLUSION = "EXCLUSION"
+    HIGHLIGHT = "HIGHLIGHT"
+    PREBOOKING_INFORMATION = "PREBOOKING_INFORMATION"
+    PREARRIVAL_INFORMATION = "PREARRIVAL_INFORMATION"
+    REDEMPTION_INSTRUCTION = "REDEMPTION_INSTRUCTION"
+    ACCESSIBILITY_INFORMATION = "ACCESSIBILITY_INFORMATION"
+    ADDITIONAL_INFORMATION = "ADDITIONAL_INFORMATION"
+    BOOKING_TERM = "BOOKING_TERM"
+    CANCELLATION_TERM = "CANCELLATION_TERM"
+
+
+class MediaType(StrEnum):
+    JPEG = "image/jpeg"
+    PNG = "image/png"
+    MP4 = "video/mp4"
+    AVI = "video/avi"
+    YOUTUBE = "external/youtube"
+    VIMEO = "external/vimeo"
+
+
+class MediaRel(StrEnum):
+    LOGO = "LOGO"
+    COVER = "COVER"
+    GALLERY = "GALLERY"
+
+
+class LocationType(StrEnum):
+    START = "START"
+    ITINERARY_ITEM = "ITINERARY_ITEM"
+    POINT_OF_INTEREST = "POINT_OF_INTEREST"
+    ADMISSION_INCLUDED = "ADMISSION_INCLUDED"
+    END = "END"
+    REDEMPTION = "REDEMPTION"
+
+
+class CommentaryFormat(StrEnum):
+    IN_PERSON = "IN_PERSON"
+    RECORDED_AUDIO = "RECORDED_AUDIO"
+    WRITTEN = "WRITTEN"
+    OTHER = "OTHER"
+
+
+class CategoryLabel(StrEnum):
+    """OCTO core `CategoryLabel`, in the order of the core document."""
+
+    MULTI_DAY = "multi-day"
+    CITY_CARDS = "city-cards"
+    ADULTS_ONLY = "adults-only"
+    ANIMALS = "animals"
+    AUDIO_GUIDE = "audio-guide"
+    BEACHES = "beaches"
+    BIKE_TOURS = "bike-tours"
+    BOAT_TOURS = "boat-tours"
+    CLASSES = "classes"
+    DAY_TRIPS = "day-trips"
+    FAMILY_FRIENDLY = "family-friendly"
+    FAST_TRACK = "fast-track"
+    FOOD = "food"
+    GUIDED_TOURS = "guided-tours"
+    HISTORY = "history"
+    HOP_ON_HOP_OFF = "hop-on-hop-off"
+    LITERATURE = "literature"
+    LIVE_MUSIC = "live-music"
+    MUSEUMS = "museums"
+    NIGHTLIFE = "nightlife"
+    OUTDOORS = "outdoors"
+    PRIVATE_TOURS = "private-tours"
+    ROMANTIC = "romantic"
+    RECURRING_EVENTS = "recurring-events"
+    SELF_GUIDED = "self-guided"
+    SMALL_GROUP_TOURS = "small-group-tours"
+    SPORTS = "sports"
+    THEME_PARKS = "theme-parks"
+    WALKING_TOURS = "walking-tours"
+    WHEELCHAIR_ACCESSIBLE = "wheelchair-accessible"
+    ACCOMMODATION_INCLUDED = "accommodation-included"
+    TRIP_DIFFICULTY_EASY = "trip-difficulty-easy"
+    TRIP_DIFFICULTY_MEDIUM = "trip-difficulty-medium"
+    TRIP_DIFFICULTY_HARD = "trip-difficulty-hard"
+
+
+CATEGORY_LABELS = frozenset(CategoryLabel)
+
+
+def _category_label(value: object) -> object:
+    """A label outside the core list is refused naming every allowed value (pydantic's enum
+    message does not say which value was wrong)."""
+    if isinstance(value, str) and value not in CATEGORY_LABELS:
+        raise PydanticCustomError(
+            "category_label",
+            "'{label}' is not an OCTO category label; use one of: {allowed}",
+            {"label": value, "allowed": ", ".join(CategoryLabel)},
+        )
+    return value
+
+
+CategoryLabelValue = Annotated[CategoryLabel, BeforeValidator(_category_label)]
+
+
+# --- content (octo/content), per language --------------------------------------------------
+
+
+class Feature(CatalogModel):
+    short_description: str | None = None
+    type: FeatureType
+
+
+class Faq(CatalogModel):
+    question: str
+    answer: str
+
+
+class Media(CatalogModel):
+    src: Annotated[str, Field(pattern=r"^https?://\S+$")]
+    type: MediaType
+    rel: MediaRel
+    title: str | None = None
+    caption: str | None = None
+    copyright: str | None = None
+
+
+class PostalAddress(CatalogModel):
+    street_address: str | None = None
+    address_locality: str | None = None
+    address_region: str | None = None
+    postal_code: str | None = None
+    address_country: str | None = None
+    post_office_box_number: str | None = None
+
+
+class PlaceIdentifiers(CatalogModel):
+    google_place_id: str | None = None
+    apple_place_id: str | None = None
+    tripadvisor_location_id: str | None = None
+    yelp_place_id: str | None = None
+    facebook_place_id: str | None = None
+    foursquare_place_id: str | None = None
+    baidu_place_id: str | None = None
+    amap_place_id: str | None = None
+
+
+class Place(CatalogModel):
+    latitude: Annotated[float, Field(ge=-90, le=90)]
+    longitude: Annotated[float, Field(ge=-180, le=180)]
+    postal_address: PostalAddress = PostalAddress()
+    identifiers: PlaceIdentifiers = PlaceIdentifiers()
+    same_as: tuple[str, ...] = ()
+
+
+class Location(CatalogModel):
+    title: str | None = None
+    short_description: str | None = None
+    types: tuple[LocationType, ...] = ()
+    minutes_to: Annotated[int, Field(ge=0)] | None = None
+    minutes_at: Annotated[int, Field(ge=0)] | None = None
+    place: Place
+
+
+class Commentary(CatalogModel):
+    format: CommentaryFormat
+    language: LanguageTag
+
+
+class Content(CatalogModel):
+    """Marketing content of a product or option in one language."""
+
+    title: str | None = None
+    short_description: str | None = None
+    description: str | None = None
+    features: tuple[Feature, ...] = ()
+    faqs: tuple[Faq, ...] = ()
+    media: tuple[Media, ...] = ()
+    locations: tuple[Location, ...] = ()
+    category_labels: tuple[CategoryLabelValue, ...] = ()
+    commentary: tuple[Commentary, ...] = ()
+
+
+class UnitContent(CatalogModel):
+    title: str | None = None
+    short_description: str | None = None
+    features: tuple[Feature, ...] = ()
+
+
+class SupplierContent(CatalogModel):
+    short_description: str | None = None
+    media: tuple[Media, ...] = ()
+
+
+# --- prices (octo/pricing) -----------------------------------------------------------------
+
+
+class Tax(CatalogModel):
+    name: Annotated[str, Field(min_length=1)]
+    retail: Amount
+    original: Amount
+    net: Amount | None = None
+
+
+class Price(CatalogModel):
+    """A price in one currency, in minor units; `from`/`until` limit it to travel dates."""
+
+    currency: CurrencyCode
+    retail: Amount
+    original: Amount | None = None
+    net: Amount | None = None
+    currency_precision: Annotated[int, Field(ge=0, le=4)] = 2
+    included_taxes: tuple[Tax, ...] = ()
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+
+    @property
+    def original_or_retail(self) -> int:
+        return self.retail if self.original is None else self.original
+
+    def applies_on(self, day: date) -> bool:
+        return (self.valid_from is None or self.valid_from <= day) and (
+            self.valid_until is None or day <= self.valid_until
+        )
+
+
+# --- resources (octo/resources): vehicles, boats, rooms, guides, seat maps ------------------
+
+
+def _label(value: object) -> object:
+    """Seat ids, rows and columns are strings; YAML reads `row: 1` as a number."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+SeatLabel = Annotated[str, BeforeValidator(_label), Field(min_length=1, max_length=20)]
+SeatId = Annotated[
+    str, BeforeValidator(_label), Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.:\-]+$")
+]
+
+
+class CountBy(StrEnum):
+    """How a booking uses a resource's capacity."""
+
+    PAX = "PAX"  # every person takes a place (units' paxCount; an infant with paxCount 0 none)
+    UNITS = "UNITS"  # every unit item takes a place, whatever its paxCount
+    BOOKING = "BOOKING"  # a booking takes a whole resource (private hire); capacity caps its size
+
+
+class Seat(CatalogModel):
+    id: SeatId
+    title: str | None = None  # shown to guests; the id when not given
+    row: SeatLabel
+    column: SeatLabel
+
+    @property
+    def label(self) -> str:
+        return self.title or self.id
+
+
+class SeatMap(CatalogModel):
+    """The seats of a resource, and those never sold (crew seats, broken ones)."""
+
+    seats: Annotated[tuple[Seat, ...], Field(min_length=1)]
+    blocked: tuple[SeatId, ...] = ()
+
+
+class Seller(CatalogModel):
+    """A driver or guide (OCTO `Seller`)."""
+
+    id: Identifier
+    name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    tags: tuple[str, ...] = ()
+    email_address: str | None = None
+    phone_number: str | None = None
+
+
+class ServiceRule(CatalogModel):
+    """Slots a resource serves: those on the listed dates (or weekdays, within from/until) at
+    the listed start times. An empty field does not restrict."""
+
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+    weekdays: tuple[Weekday, ...] = WEEKDAYS
+    dates: tuple[date, ...] = ()
+    start_times: tuple[ClockTime, ...] = ()
+
+    def matches(self, day: date, clock: str | None) -> bool:
+        return (
+            (self.valid_from is None or self.valid_from <= day)
+            and (self.valid_until is None or day <= self.valid_until)
+            and WEEKDAYS[day.weekday()] in self.weekdays
+            and (not self.dates or day in self.dates)
+            and (not self.start_times or clock in self.start_times)
+        )
+
+
+class Resource(CatalogModel):
+    """One vehicle, boat, room or guide. Its capacity is `capacity`, or with a seat map the
+    seats that are not blocked. `serves` limits which slots it works (default: all of the
+    option's slots); `closedDates` takes it out of service on those dates."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1)]
+    capacity: Annotated[int, Field(ge=1)] | None = None
+    seat_map: SeatMap | None = None
+    serves: tuple[ServiceRule, ...] = ()
+    closed_dates: tuple[date, ...] = ()
+    driver: Seller | None = None
+    guide: Seller | None = None
+
+    @property
+    def places(self) -> int:
+        if self.capacity is not None:
+            return self.capacity
+        if self.seat_map is None:
+            return 0
+        blocked = set(self.seat_map.blocked)
+        return sum(1 for seat in self.seat_map.seats if seat.id not in blocked)
+
+    def serves_on(self, day: date, clock: str | None) -> bool:
+        if day in self.closed_dates:
+            return False
+        return not self.serves or any(rule.matches(day, clock) for rule in self.serves)
+
+
+class ResourceGroup(CatalogModel):
+    """Resources of one kind for an option (the boats, the coaches). Every booking takes
+    resources of each `required` group; with `split: false` a single resource must take the
+    whole party (OCTO resources rules 4 and 5)."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1)]
+    split: bool = False
+    required: bool = True
+    count_by: CountBy = CountBy.PAX
+    resources: Annotated[tuple[Resource, ...], Field(min_length=1)]
+
+    def resource(self, resource_id: str) -> Resource | None:
+        return next((r for r in self.resources if r.id == resource_id), None)
+
+
+# --- units, options, schedules, products ---------------------------------------------------
+
+
+class UnitRestrictions(CatalogModel):
+    min_age: Annotated[int, Field(ge=0)] = 0
+    max_age: Annotated[int, Field(ge=0)] = 100
+    id_required: bool = False
+    min_quantity: Annotated[int, Field(ge=0)] | None = None
+    max_quantity: Annotated[int, Field(ge=1)] | None = None
+    pax_count: Annotated[int, Field(ge=0)] = 1
+    accompanied_by: tuple[Identifier, ...] = ()
+    min_height: int | None = None
+    max_height: int | None = None
+    height_unit: str | None = None
+    min_weight: int | None = None
+    max_weight: int | None = None
+    weight_unit: str | None = None
+
+
+class Unit(CatalogModel):
+    id: Identifier
+    internal_name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    type: UnitType
+    restrictions: UnitRestrictions = UnitRestrictions()
+    required_contact_fields: tuple[ContactField, ...] = ()
+    prices: tuple[Price, ...] = ()
+    content: dict[LanguageTag, UnitContent] = {}
+
+
+class OptionRestrictions(CatalogModel):
+    min_units: Annotated[int, Field(ge=0)] | None = None
+    max_units: Annotated[int, Field(ge=1)] | None = None
+
+
+class OpeningHours(CatalogModel):
+    opens: ClockTime = Field(alias="from")
+    closes: ClockTime = Field(alias="to")
+
+
+class Schedule(CatalogModel):
+    """When an option operates: weekdays within a date range, with start times or opening hours.
+
+    `capacity` is the number of places per slot (in pax); `null` means freesale (no limit).
+    """
+
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+    weekdays: tuple[Weekday, ...] = WEEKDAYS
+    start_times: tuple[ClockTime, ...] = ()
+    opening_hours: tuple[OpeningHours, ...] = ()
+    capacity: Annotated[int, Field(ge=0)] | None
+
+    def in_season(self, day: date) -> bool:
+        """`day` is within the schedule's date range (whatever its weekday)."""
+        return (self.valid_from is None or self.valid_from <= day) and (
+            self.valid_until is None or day <= self.valid_until
+        )
+
+    def applies_on(self, day: date) -> bool:
+        return self.in_season(day) and WEEKDAYS[day.weekday()] in self.weekdays
+
+
+class RentalDuration(CatalogModel):
+    """One way to rent an item of a rental option (octo/rentals): how long it is out, and the
+    price factor. `durationAmount` days are calendar days in the product's time zone (an item
+    picked up at 10:00 is due back at 10:00); hours and minutes are elapsed time. Prices of
+    the option (unit or booking prices) are multiplied by `pricingMultiplier`."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    short_description: str | None = None
+    duration_amount: Annotated[int | float, Field(gt=0)]
+    duration_unit: DurationUnit
+    pricing_multiplier: Annotated[int | float, Field(gt=0, le=10_000)] = 1
+
+
+class CapacityOverride(CatalogModel):
+    """A different capacity for one date (all its slots, or the one at `startTime`)."""
+
+    date: date
+    start_time: ClockTime | None = None
+    capacity: Annotated[int, Field(ge=0)] | None
+
+
+class PackageInclude(CatalogModel):
+    """One product/option a package includes (octo/packages). `required`: every package booking
+    books it; `limit`: how many times one package booking may book it (Berth books it once);
+    `availabilityRequired`: the package booking names the include's availability."""
+
+    id: Identifier
+    product_id: Identifier
+    option_id: Identifier
+    required: bool = True
+    limit: Annotated[int, Field(ge=1)] = 1
+    validity_days: Annotated[int, Field(ge=0)] | None = None
+    availability_required: bool = True
+
+
+class PackageIncludeGroup(CatalogModel):
+    """A group of includes; `count` is how many of them one package booking may book at most
+    (None: no limit). Required includes always count."""
+
+    id: Identifier
+    title: str | None = None
+    count: Annotated[int, Field(ge=1)] | None = None
+    includes: Annotated[tuple[PackageInclude, ...], Field(min_length=1)]
+
+
+class Option(CatalogModel):
+    id: Identifier
+    default: bool = False
+    internal_name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    duration_minutes: Annotated[int, Field(ge=1, le=60 * 24 * 31)] = 60
+    cancellation_cutoff_amount: Annotated[int, Field(ge=0)] = 0
+    cancellation_cutoff_unit: DurationUnit = DurationUnit.hour
+    sales_cutoff_minutes: Annotated[int, Field(ge=0)] = 0
+    required_contact_fields: tuple[ContactField, ...] = ()
+    restrictions: OptionRestrictions = OptionRestrictions()
+    units: Annotated[tuple[Unit, ...], Field(min_length=1)]
+    booking_prices: tuple[Price, ...] = ()
+    schedules: tuple[Schedule, ...] = ()
+    closed_dates: tuple[date, ...] = ()
+    capacity_overrides: tuple[CapacityOverride, ...] = ()
+    # octo/rentals: an option with rental durations lends a stock of items (its schedules'
+    # capacity) for the duration the guest picks; a request that names none (and every
+    # request without octo/rentals) gets the default one: this, or the first listed.
+    rental_durations: tuple[RentalDuration, ...] = ()
+    default_rental_duration_id: Identifier | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    content: dict[LanguageTag, Content] = {}
+    package_includes: tuple[PackageIncludeGroup, ...] = ()
+
+    @property
+    def includes(self) -> list[PackageInclude]:
+        """Every include of every group, in order (octo/packages)."""
+        return [include for group in self.package_includes for include in group.includes]
+
+    def unit(self, unit_id: str) -> Unit | None:
+        return next((u for u in self.units if u.id == unit_id), None)
+
+    def resource_group(self, group_id: str) -> ResourceGroup | None:
+        return next((g for g in self.resource_groups if g.id == group_id), None)
+
+    def find_resource(self, resource_id: str) -> tuple[ResourceGroup, Resource] | None:
+        for group in self.resource_groups:
+            resource = group.resource(resource_id)
+            if resource is not None:
+                return group, resource
+        return None
+
+    @property
+    def is_rental(self) -> bool:
+        return bool(self.rental_durations)
+
+    def rental_duration(self, duration_id: str) -> RentalDuration | None:
+        return next((d for d in self.rental_durations if d.id == duration_id), None)
+
+    @property
+    def default_rental_duration(self) -> RentalDuration | None:
+        """The duration a rental is sold at when none is named (None: not a rental option)."""
+        if self.default_rental_duration_id is not None:
+            declared = self.rental_duration(self.default_rental_duration_id)
+            if declared is not None:
+                return declared
+        return self.rental_durations[0] if self.rental_durations else None
+
+    @property
+    def local_start_times(self) -> list[str]:
+        return sorted({t for s in self.schedules for t in s.start_times})
+
+
+class Product(CatalogModel):
+    id: Identifier
+    internal_name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    locale: LanguageTag = "en-GB"
+    time_zone: str
+    allow_freesale: bool = False
+    instant_confirmation: bool = True
+    instant_delivery: bool = True
+    availability_required: bool = True
+    availability_type: AvailabilityType
+    delivery_formats: Annotated[tuple[DeliveryFormat, ...], Field(min_length=1)]
+    delivery_methods: Annotated[tuple[DeliveryMethod, ...], Field(min_length=1)]
+    redemption_method: RedemptionMethod = RedemptionMethod.DIGITAL
+    pricing_per: PricingPer = PricingPer.UNIT
+    default_currency: CurrencyCode | None = None
+    options: Annotated[tuple[Option, ...], Field(min_length=1)]
+    content: dict[LanguageTag, Content] = {}
+    package_booking_availability_required: bool = True
+
+    @property
+    def is_package(self) -> bool:
+        return any(option.package_includes for option in self.options)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_time_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown IANA time zone {value!r}") from None
+        return value
+
+    def option(self, option_id: str) -> Option | None:
+        return next((o for o in self.options if o.id == option_id), None)
+
+    @property
+    def default_option(self) -> Option:
+        return next((o for o in self.options if o.default), self.options[0])
+
+    @property
+    def is_rental(self) -> bool:
+        return any(o.is_rental for o in self.options)
+
+    @property
+    def currencies(self) -> list[str]:
+        """Every currency the product is priced in, the default one first."""
+        found: list[str] = []
+        for option in self.options:
+            for price in option.booking_prices:
+                if price.currency not in found:
+                    found.append(price.currency)
+            for unit in option.units:
+                for price in unit.prices:
+                    if price.currency not in found:
+                        found.append(price.currency)
+        if self.default_currency:
+            found = [self.default_currency] + [c for c in found if c != self.default_currency]
+        return found
+
+    @property
+    def currency(self) -> str | None:
+        currencies = self.currencies
+        return currencies[0] if currencies else None
+
+    @property
+    def languages(self) -> list[str]:
+        found = [self.locale]
+        for tag in self.content:
+            if tag not in found:
+                found.append(tag)
+        return found
+
+
+class SupplierContact(CatalogModel):
+    website: str | None = None
+    email: str | None = None
+    telephone: str | None = None
+    address: str | None = None
+
+
+class Supplier(CatalogModel):
+    id: Identifier
+    name: Annotated[str, Field(min_length=1)]
+    reference: str | None = None
+    contact: SupplierContact = SupplierContact()
+    content: dict[LanguageTag, SupplierContent] = {}
+
+
+class Catalog(CatalogModel):
+    supplier: Supplier
+    products: tuple[Product, ...] = ()
+
+    def product(self, product_id: str) -> Product | None:
+        return next((p for p in self.products if p.id == product_id), None)
+
+    @property
+    def languages(self) -> list[str]:
+        found: list[str] = []
+        for product in self.products:
+            for tag in product.languages:
+                if tag not in found:
+                    found.append(tag)
+        for tag in self.supplier.content:
+            if tag not in found:
+                found.append(tag)
+        return found
+
+
+Path = tuple[str | int, ...]
+_TIME = re.compile(r"^(\d\d):(\d\d)$")
+
+
+def _minutes(clock: str) -> int:
+    match = _TIME.match(clock)
+    assert match is not None
+    return int(match.group(1)) * 60 + int(match.group(2))
+
+
+def catalog_problems(catalog: Catalog) -> list[tuple[Path, str]]:
+    """Rules that span fields: unique ids, references between units, schedules that fit the
+    product's availability type, prices that cover every unit. Paths use the file's keys."""
+    problems: list[tuple[Path, str]] = []
+    seen_products: set[str] = set()
+    for p_index, product in enumerate(catalog.products):
+        p_path: Path = ("products", p_index)
+        if product.id in seen_products:
+            problems.append(((*p_path, "id"), f"duplicate product id {product.id!r}"))
+        seen_products.add(product.id)
+        if sum(1 for o in product.options if o.default) > 1:
+            problems.append(((*p_path, "options"), "more than one option is marked default"))
+        for f_index, delivery_format in enumerate(product.delivery_formats):
+            if delivery_format in URL_FORMATS:
+                problems.append(
+                    (
+                        (*p_path, "deliveryFormats", f_index),
+                        f"{delivery_format.value} is not supported yet: Berth issues codes (QRCODE, CODE128, AZTECCODE)",
+                    )
+                )
+        if product.is_rental and not product.availability_required:
+            problems.append(
+                (
+                    (*p_path, "availabilityRequired"),
+                    "a rental product needs availability: a rental starts at a time",
+                )
+            )
+        if product.content and product.locale not in product.content:
+            problems.append(
+                ((*p_path, "content"), f"content must include the product locale {product.locale!r}")
+            )
+        currencies = product.currencies
+        priced = {price.currency for o in product.options for price in o.booking_prices} | {
+            price.currency for o in product.options for u in o.units for price in u.prices
+        }
+        if product.default_currency and product.default_currency not in priced:
+            problems.append(((*p_path, "defaultCurrency"), "no price is given in this currency"))
+        seen_options: set[str] = set()
+        for o_index, option in enumerate(product.options):
+            o_path: Path = (*p_path, "options", o_index)
+            if option.id in seen_options:
+                problems.append(((*o_path, "id"), f"duplicate option id {option.id!r}"))
+            seen_options.add(option.id)
+            problems.extend(_option_problems(product, option, o_path, currencies))
+    problems.extend(package_problems(catalog))
+    return problems
+
+
+def include_unit(include_option: Option, unit: Unit) -> Unit | None:
+    """The include option's unit a package unit is booked as: same id, else same type."""
+    return include_option.unit(unit.id) or next(
+        (u for u in include_option.units if u.type is unit.type), None
+    )
+
+
+def package_problems(catalog: Catalog) -> list[tuple[Path, str]]:
+    """octo/packages: includes name existing products and options that are not packages; include
+    ids are unique per option; required includes can book every unit of the package option."""
+    problems: list[tuple[Path, str]] = []
+    for p_index, product in enumerate(catalog.products):
+        for o_index, option in enumerate(product.options):
+            seen: set[str] = set()
+            for g_index, group in enumerate(option.package_includes):
+                g_path: Path = ("products", p_index, "options", o_index, "packageIncludes", g_index)
+                required = sum(1 for include in group.includes if include.required)
+                if group.count is not None and required > group.count:
+                    problems.append(
+                        ((*g_path, "count"), f"{required} includes are required, more than count")
+                    )
+                for i_index, include in enumerate(group.includes):
+                    i_path: Path = (*g_path, "includes", i_index)
+                    if include.id in seen:
+                        problems.append(((*i_path, "id"), f"duplicate include id {include.id!r}"))
+                    seen.add(include.id)
+                    problems.extend(_include_problems(catalog, product, option, include, i_path))
+    return problems
+
+
+def _include_problems(
+    catalog: Catalog, product: Product, option: Option, include: PackageInclude, path: Path
+) -> list[tuple[Path, str]]:
+    included = catalog.product(include.product_id)
+    if included is None:
+        return [((*path, "productId"), f"no product {include.product_id!r} in the catalogue")]
+    if included.id == product.id or included.is_package:
+        return [((*path, "productId"), f"{included.id!r} is a package; packages cannot include packages")]
+    included_option = included.option(include.option_id)
+    if included_option is None:
+        return [((*path, "optionId"), f"product {included.id!r} has no option {include.option_id!r}")]
+    problems: list[tuple[Path, str]] = []
+    if not include.availability_required and included.availability_required:
+        problems.append(
+            (
+                (*path, "availabilityRequired"),
+                f"product {included.id!r} requires an availability, so this include does too",
+            )
+        )
+    if include.availability_required and not product.package_booking_availability_required:
+        problems.append(
+            (
+                (*path, "availabilityRequired"),
+                "the package product has packageBookingAvailabilityRequired false",
+            )
+        )
+    if include.required:
+        for unit in option.units:
+            if include_unit(included_option, unit) is None:
+                problems.append(
+                    (
+                        (*path, "optionId"),
+                        f"unit {unit.id!r} ({unit.type.value}) has no unit of that id or type in "
+                        f"{included.id!r}/{included_option.id!r}",
+                    )
+                )
+    return problems
+
+
+def _option_problems(
+    product: Product, option: Option, o_path: Path, currencies: list[str]
+) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    r = option.restrictions
+    if r.min_units is not None and r.max_units is not None and r.min_units > r.max_units:
+        problems.append(((*o_path, "restrictions"), "minUnits is greater than maxUnits"))
+    unit_ids = [u.id for u in option.units]
+    seen_units: set[str] = set()
+    for u_index, unit in enumerate(option.units):
+        u_path: Path = (*o_path, "units", u_index)
+        if unit.id in seen_units:
+            problems.append(((*u_path, "id"), f"duplicate unit id {unit.id!r}"))
+        seen_units.add(unit.id)
+        ur = unit.restrictions
+        if ur.min_quantity is not None and ur.max_quantity is not None and ur.min_quantity > ur.max_quantity:
+            problems.append(((*u_path, "restrictions"), "minQuantity is greater than maxQuantity"))
+        if ur.min_age > ur.max_age:
+            problems.append(((*u_path, "restrictions"), "minAge is greater than maxAge"))
+        for a_index, other in enumerate(ur.accompanied_by):
+            if other not in unit_ids or other == unit.id:
+                problems.append(
+                    (
+                        (*u_path, "restrictions", "accompaniedBy", a_index),
+                        f"{other!r} is not another unit of option {option.id!r}",
+                    )
+                )
+        if product.pricing_per is PricingPer.UNIT:
+            problems.extend(_price_problems(unit.prices, (*u_path, "prices"), currencies))
+    if product.pricing_per is PricingPer.BOOKING:
+        problems.extend(_price_problems(option.booking_prices, (*o_path, "bookingPrices"), currencies))
+    for s_index, schedule in enumerate(option.schedules):
+        s_path: Path = (*o_path, "schedules", s_index)
+        problems.extend(_schedule_problems(product.availability_type, schedule, s_path))
+    problems.extend(_rental_problems(product.availability_type, option, o_path))
+    problems.extend(_resource_problems(product, option, o_path))
+    return problems
+
+
+# The longest rental: a year of 366 days.
+MAX_RENTAL_MINUTES = 366 * 24 * 60
+_UNIT_MINUTES = {DurationUnit.minute: 1, DurationUnit.hour: 60, DurationUnit.day: 24 * 60}
+
+
+def rental_minutes(duration: RentalDuration) -> Decimal:
+    """The duration in minutes, exactly (a day counted as 24 hours)."""
+    return duration_minutes(duration.duration_amount, duration.duration_unit)
+
+
+def duration_minutes(amount: int | float, unit: DurationUnit) -> Decimal:
+    return Decimal(str(amount)) * _UNIT_MINUTES[unit]
+
+
+def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    default = option.default_rental_duration_id
+    if default is not None and not option.rental_durations:
+        problems.append(
+            (
+                (*o_path, "defaultRentalDurationId"),
+                f"option {option.id!r} has no rentalDurations: declare them, or leave defaultRentalDurationId out",
+            )
+        )
+    elif default is not None and option.rental_duration(default) is None:
+        choices = ", ".join(d.id for d in option.rental_durations)
+        problems.append(
+            (
+                (*o_path, "defaultRentalDurationId"),
+                f"{default!r} is not a rental duration of option {option.id!r}: "
+                f"name one of its rentalDurations ({choices})",
+            )
+        )
+    seen: set[str] = set()
+    for d_index, duration in enumerate(option.rental_durations):
+        d_path: Path = (*o_path, "rentalDurations", d_index)
+        if duration.id in seen:
+            problems.append(((*d_path, "id"), f"duplicate rental duration id {duration.id!r}"))
+        seen.add(duration.id)
+        minutes = rental_minutes(duration)
+        if minutes != minutes.to_integral_value() or minutes < 1:
+            problems.append(((*d_path, "durationAmount"), "the duration must be a whole number of minutes"))
+        elif minutes > MAX_RENTAL_MINUTES:
+            problems.append(((*d_path, "durationAmount"), "a rental lasts at most 366 days"))
+        if (
+            kind is AvailabilityType.OPENING_HOURS
+            and duration.duration_unit is DurationUnit.day
+            and duration.duration_amount != int(duration.duration_amount)
+        ):
+            problems.append(
+                (
+                    (*d_path, "durationAmount"),
+                    "rentals by opening hours last whole days (or hours within a day)",
+                )
+            )
+        multiplier = Decimal(str(duration.pricing_multiplier))
+        if multiplier != multiplier.quantize(Decimal("0.0001")):
+            problems.append(((*d_path, "pricingMultiplier"), "at most 4 decimal places"))
+    return problems
+
+
+def _resource_problems(product: Product, option: Option, o_path: Path) -> list[tuple[Path, str]]:
+    """Unique group and resource ids (resources across all groups of the option), a capacity
+    for every resource, sound seat maps, and service rules that name real start times."""
+    problems: list[tuple[Path, str]] = []
+    seen_groups: set[str] = set()
+    seen_resources: set[str] = set()
+    start_times = set(option.local_start_times)
+    for g_index, group in enumerate(option.resource_groups):
+        g_path: Path = (*o_path, "resourceGroups", g_index)
+        if group.id in seen_groups:
+            problems.append(((*g_path, "id"), f"duplicate resource group id {group.id!r}"))
+        seen_groups.add(group.id)
+        for r_index, resource in enumerate(group.resources):
+            r_path: Path = (*g_path, "resources", r_index)
+            if resource.id in seen_resources:
+                problems.append(
+                    ((*r_path, "id"), f"duplicate resource id {resource.id!r} (ids are unique in an option)")
+                )
+            seen_resources.add(resource.id)
+            if resource.seat_map is None and resource.capacity is None:
+                problems.append((r_path, "a resource needs a capacity or a seat map"))
+            if resource.seat_map is not None:
+                problems.extend(_seat_map_problems(resource, (*r_path, "seatMap")))
+            for rule_index, rule in enumerate(resource.serves):
+                rule_path: Path = (*r_path, "serves", rule_index)
+                if rule.valid_from and rule.valid_until and rule.valid_from > rule.valid_until:
+                    problems.append((rule_path, "'from' is after 'until'"))
+                if not rule.weekdays:
+                    problems.append(((*rule_path, "weekdays"), "at least one weekday is required"))
+                if rule.start_times and product.availability_type is AvailabilityType.OPENING_HOURS:
+                    problems.append(
+                        ((*rule_path, "startTimes"), "an OPENING_HOURS product has no start times to serve")
+                    )
+                for t_index, clock in enumerate(rule.start_times):
+                    if product.availability_type is AvailabilityType.START_TIME and clock not in start_times:
+                        problems.append(
+                            (
+                                (*rule_path, "startTimes", t_index),
+                                f"option {option.id!r} has no departure at {clock}",
+                            )
+                        )
+    return problems
+
+
+def _seat_map_problems(resource: Resource, path: Path) -> list[tuple[Path, str]]:
+    assert resource.seat_map is not None
+    problems: list[tuple[Path, str]] = []
+    seen_ids: set[str] = set()
+    seen_places: set[tuple[str, str]] = set()
+    for s_index, seat in enumerate(resource.seat_map.seats):
+        if seat.id in seen_ids:
+            problems.append(((*path, "seats", s_index, "id"), f"duplicate seat id {seat.id!r}"))
+        if (seat.row, seat.column) in seen_places:
+            problems.append(
+                ((*path, "seats", s_index), f"two seats in row {seat.row!r}, column {seat.column!r}")
+            )
+        seen_ids.add(seat.id)
+        seen_places.add((seat.row, seat.column))
+    for b_index, blocked in enumerate(resource.seat_map.blocked):
+        if blocked not in seen_ids:
+            problems.append(((*path, "blocked", b_index), f"{blocked!r} is not a seat of this map"))
+    bookable = len(seen_ids - set(resource.seat_map.blocked))
+    if bookable == 0:
+        problems.append(((*path, "blocked"), "every seat is blocked"))
+    elif resource.capacity is not None and resource.capacity != bookable:
+        problems.append(
+            (
+                (*path[:-1], "capacity"),
+                f"capacity {resource.capacity} differs from the {bookable} seats that are not blocked "
+                "(leave capacity out: the seat map gives it)",
+            )
+        )
+    return problems
+
+
+def _price_problems(prices: tuple[Price, ...], path: Path, currencies: list[str]) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    if currencies and not prices:
+        return [(path, "prices are required: the product is priced in " + ", ".join(currencies))]
+    covered = {p.currency for p in prices}
+    for currency in currencies:
+        if currency not in covered:
+            problems.append((path, f"no price in {currency}, which other prices of the product use"))
+    for index, price in enumerate(prices):
+        if price.original is not None and price.original < price.retail:
+            problems.append(((*path, index, "original"), "original must not be lower than retail"))
+        if price.valid_from and price.valid_until and price.valid_from > price.valid_until:
+            problems.append(((*path, index), "'from' is after 'until'"))
+    return problems
+
+
+def _schedule_problems(kind: AvailabilityType, schedule: Schedule, path: Path) -> list[tuple[Path, str]]:
+    problems: list[tuple[Path, str]] = []
+    if schedule.valid_from and schedule.valid_until and schedule.valid_from > schedule.valid_until:
+        problems.append((path, "'from' is after 'until'"))
+    if not schedule.weekdays:
+        problems.append(((*path, "weekdays"), "at least one weekday is required"))
+    if kind is AvailabilityType.START_TIME:
+        if not schedule.start_times:
+            problems.append(((*path, "startTimes"), "a START_TIME product needs start times"))
+        if schedule.opening_hours:
+            problems.append(
+                ((*path, "openingHours"), "a START_TIME product has start times, not opening hours")
+            )
+        if len(set(schedule.start_times)) != len(schedule.start_times):
+            problems.append(((*path, "startTimes"), "start times repeat"))
+    else:
+        if not schedule.opening_hours:
+            problems.append(((*path, "openingHours"), "an OPENING_HOURS product needs opening hours"))
+        if schedule.start_times:
+            problems.append(
+                ((*path, "startTimes"), "an OPENING_HOURS product has opening hours, not start times")
+            )
+        previous_close = -1
+        for h_index, hours in enumerate(schedule.opening_hours):
+            opens, closes = _minutes(hours.opens), _minutes(hours.closes)
+            if opens >= closes:
+                problems.append(((*path, "openingHours", h_index), "'from' must be before 'to'"))
+            if opens < previous_close:
+                problems.append(
+                    ((*path, "openingHours", h_index), "opening hours overlap or are out of order")
+                )
+            previous_close = closes
+    return problems

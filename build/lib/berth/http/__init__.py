@@ -1,0 +1,1 @@
+"""HTTP surface: parse, authenticate, call one service, serialize. No SQL, no business rules."""

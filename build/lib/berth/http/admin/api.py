@@ -1,0 +1,101 @@
+"""The supplier's JSON API under /admin/api (admin token): connections and the catalogue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
+
+from berth.domain.catalog_document import CatalogFileError
+from berth.domain.connections import Connection
+from berth.domain.errors import BadRequest
+from berth.http.context import current_services
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.http.responses import json_response
+from berth.services.container import Services
+
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
+
+
+class ConnectionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+
+
+class ConnectionOut(BaseModel):
+    id: str
+    name: str
+    keyHint: str
+    createdAt: str
+    revokedAt: str | None
+    active: bool
+
+
+class ConnectionCreated(BaseModel):
+    connection: ConnectionOut
+    apiKey: str = Field(description="Shown once: only its hash is stored")
+    signingSecret: str = Field(description="Signs this connection's webhook deliveries (Standard Webhooks)")
+
+
+def connection_json(connection: Connection) -> dict[str, Any]:
+    return {
+        "id": connection.id,
+        "name": connection.name,
+        "keyHint": connection.key_hint,
+        "createdAt": connection.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "revokedAt": connection.revoked_at.strftime("%Y-%m-%dT%H:%M:%SZ") if connection.revoked_at else None,
+        "active": connection.active,
+    }
+
+
+@router.get("/connections", response_model=list[ConnectionOut])
+async def list_connections(svc: Services = Depends(current_services)) -> Response:
+    return json_response([connection_json(c) for c in await svc.connections.list()])
+
+
+@router.post("/connections", response_model=ConnectionCreated)
+async def create_connection(body: ConnectionCreate, svc: Services = Depends(current_services)) -> Response:
+    connection, key, secret = await svc.connections.create(body.name)
+    return json_response({"connection": connection_json(connection), "apiKey": key, "signingSecret": secret})
+
+
+@router.post("/connections/{connectionId}/revoke", response_model=ConnectionOut)
+async def revoke_connection(connectionId: str, svc: Services = Depends(current_services)) -> Response:
+    return json_response(connection_json(await svc.connections.revoke(connectionId)))
+
+
+@router.get(
+    "/catalog",
+    summary="The catalogue as a YAML file (the format `berth catalog import` reads)",
+    response_class=Response,
+    responses={200: {"content": {"application/yaml": {}}}},
+)
+async def export_catalog(svc: Services = Depends(current_services)) -> Response:
+    return Response(await svc.catalog.export_text(), media_type="application/yaml")
+
+
+@router.put(
+    "/catalog",
+    summary="Replace the catalogue with a YAML (or JSON) catalogue file; all or nothing",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/yaml": {"schema": {"type": "string"}}, "application/json": {}},
+        }
+    },
+)
+async def import_catalog(request: Request, svc: Services = Depends(current_services)) -> Response:
+    raw = await request.body()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("The catalogue file must be UTF-8 text") from None
+    try:
+        catalog, version = await svc.catalog.import_text(text)
+    except CatalogFileError as exc:
+        problems = [{"line": p.line, "path": p.path, "message": p.message} for p in exc.problems]
+        error = BadRequest(f"The catalogue file has {len(problems)} problem(s); nothing was imported")
+        return json_response({**error.body(), "problems": problems}, status_code=400)
+    return json_response({"version": version, "products": len(catalog.products)})

@@ -1,0 +1,111 @@
+"""Bookings across every connection, for supplier staff: search, history, redeem, decide
+PENDING ones, cancel past the cutoff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
+
+from berth.capabilities.base import View
+from berth.capabilities.mappings import MAPPINGS
+from berth.capabilities.registry import CAPABILITIES
+from berth.http.context import current_services
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.http.responses import json_response
+from berth.http.types import MAX_OFFSET, Flag, IsoDate
+from berth.services.bookings import BookingDetails
+from berth.services.container import Services
+from berth.store.bookings_repo import BookingFilter
+from berth.views.bookings import booking_view
+
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
+# Every capability's fields but vendor/mappings: mapping rows belong to one connection and staff
+# see them under /admin/api/mappings.
+STAFF_VIEW = View(capabilities=frozenset(c.id for c in CAPABILITIES if c.id != MAPPINGS))
+
+
+class RejectBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str | None = Field(default=None, max_length=1000)
+
+
+class CancelBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str | None = Field(default=None, max_length=1000)
+    force: Flag = Field(default=False, description="Cancel even after the cancellation cutoff")
+
+
+def _staff_json(svc: Services, details: BookingDetails) -> dict[str, Any]:
+    out = booking_view(details, STAFF_VIEW)
+    out["connectionId"] = details.booking.connection_id
+    return out
+
+
+@router.get("/bookings", summary="Search bookings of every connection")
+async def search_bookings(
+    reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
+    productId: str | None = None,
+    status: str | None = None,
+    connectionId: str | None = None,
+    limit: int = Query(default=50, ge=1, le=500),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
+    svc: Services = Depends(current_services),
+) -> Response:
+    where = BookingFilter(
+        connection_id=connectionId,
+        reference=reference,
+        date_from=localDate or localDateStart,
+        date_to=localDate or localDateEnd,
+        product_id=productId,
+        status=status,
+    )
+    catalog = (await svc.catalog.snapshot()).catalog
+    found, total = await svc.bookings.search(catalog, where, limit, offset)
+    return json_response(
+        {"total": total, "limit": limit, "offset": offset, "bookings": [_staff_json(svc, d) for d in found]}
+    )
+
+
+@router.get("/bookings/{bookingId}", summary="One booking with its history")
+async def get_booking(bookingId: str, svc: Services = Depends(current_services)) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    details, history = await svc.bookings.admin_get(catalog, bookingId)
+    return json_response({"booking": _staff_json(svc, details), "history": history})
+
+
+@router.post("/bookings/{bookingId}/redeem", summary="Mark a CONFIRMED booking REDEEMED")
+async def redeem(bookingId: str, svc: Services = Depends(current_services)) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    return json_response(_staff_json(svc, await svc.bookings.redeem(catalog, bookingId)))
+
+
+@router.post("/bookings/{bookingId}/accept", summary="Accept a PENDING booking (CONFIRMED)")
+async def accept(bookingId: str, svc: Services = Depends(current_services)) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    return json_response(_staff_json(svc, await svc.bookings.accept(catalog, bookingId)))
+
+
+@router.post("/bookings/{bookingId}/reject", summary="Reject a PENDING booking (REJECTED, places released)")
+async def reject(
+    bookingId: str, body: RejectBody | None = Body(default=None), svc: Services = Depends(current_services)
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    details = await svc.bookings.reject(catalog, bookingId, body.reason if body else None)
+    return json_response(_staff_json(svc, details))
+
+
+@router.post("/bookings/{bookingId}/cancel", summary="Cancel a booking (force: even after the cutoff)")
+async def cancel(
+    bookingId: str, body: CancelBody | None = Body(default=None), svc: Services = Depends(current_services)
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    details = await svc.bookings.cancel(
+        catalog, None, bookingId, body.reason if body else None, force=bool(body and body.force)
+    )
+    return json_response(_staff_json(svc, details))

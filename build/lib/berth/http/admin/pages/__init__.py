@@ -1,0 +1,21 @@
+"""The supplier's back office: server-rendered pages under /admin (the JSON API is /admin/api)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from berth.http.admin.pages import (
+    bookings,
+    catalog,
+    connections,
+    dashboard,
+    manifest,
+    mappings,
+    sign_in,
+    static,
+    webhooks,
+)
+
+router = APIRouter(include_in_schema=False)
+for module in (static, sign_in, dashboard, bookings, manifest, catalog, mappings, webhooks, connections):
+    router.include_router(module.router, prefix="/admin")

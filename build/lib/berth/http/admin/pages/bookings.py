@@ -1,0 +1,224 @@
+"""Bookings: search across every connection, one booking with its history, and the supplier's
+actions on it (redeem, accept or reject a PENDING one, cancel), each confirming what changed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from datetime import date
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from starlette.responses import Response
+
+from berth.domain.bookings import CHANGEABLE, BookingStatus
+from berth.domain.errors import NotFound, OctoError
+from berth.http.admin.bookings import STAFF_VIEW
+from berth.http.admin.pages.errors import PageRoute
+from berth.http.admin.pages.rendering import day, page, redirect
+from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.services.bookings import BookingDetails
+from berth.store.bookings_repo import BookingFilter
+from berth.views.bookings import booking_view
+
+router = APIRouter(route_class=PageRoute)
+PAGE_SIZE = 25
+
+
+@dataclass(frozen=True)
+class Search:
+    """The search form as sent: every field optional, blank meaning 'any'."""
+
+    reference: str = ""
+    date: str = ""
+    product: str = ""
+    status: str = ""
+    connection: str = ""
+
+    def to_filter(self) -> BookingFilter | str:
+        """The filter, or what is wrong with the form."""
+        on: date | None = None
+        if self.date:
+            try:
+                on = date.fromisoformat(self.date)
+            except ValueError:
+                return f"The date {self.date!r} is not a date like 2026-06-02."
+        if self.status and self.status not in BookingStatus.__members__:
+            return f"{self.status!r} is not a booking status."
+        return BookingFilter(
+            reference=self.reference or None,
+            date_from=on,
+            date_to=on,
+            product_id=self.product or None,
+            status=self.status or None,
+            connection_id=self.connection or None,
+        )
+
+    @property
+    def active(self) -> bool:
+        return any(asdict(self).values())
+
+    def page_url(self, number: int) -> str:
+        query = {key: value for key, value in asdict(self).items() if value}
+        if number > 1:
+            query["page"] = str(number)
+        return "/admin/bookings" + ("?" + urlencode(query) if query else "")
+
+
+def _label(details: BookingDetails) -> str:
+    return f"Booking {details.booking.supplier_reference}"
+
+
+def _slot_text(details: BookingDetails) -> str:
+    slot = details.slot
+    if slot is None:
+        return "its open date"
+    return day(slot.local_date) + ("" if slot.all_day else f" {slot.start:%H:%M}")
+
+
+@router.get("/bookings")
+async def search(
+    request: Request,
+    reference: str = "",
+    on: str = Query(default="", alias="date"),
+    product: str = "",
+    status: str = "",
+    connection: str = "",
+    page_number: int = Query(default=1, ge=1, alias="page"),
+    me: Staff = Depends(staff),
+) -> Response:
+    form = Search(reference.strip(), on.strip(), product, status, connection)
+    where = form.to_filter()
+    found: list[BookingDetails] = []
+    total = 0
+    if isinstance(where, BookingFilter):
+        offset = (page_number - 1) * PAGE_SIZE
+        found, total = await me.services.bookings.search(me.catalog.catalog, where, PAGE_SIZE, offset)
+    connections = {c.id: c for c in await me.services.connections.list()}
+    return page(
+        request,
+        "bookings.html",
+        me,
+        section="bookings",
+        form=form,
+        problem=where if isinstance(where, str) else None,
+        bookings=found,
+        total=total,
+        page_number=page_number,
+        pages=max(1, math.ceil(total / PAGE_SIZE)),
+        page_size=PAGE_SIZE,
+        connections=connections,
+        statuses=list(BookingStatus),
+    )
+
+
+@router.get("/bookings/{booking_id}")
+async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) -> Response:
+    details, history = await me.services.bookings.admin_get(me.catalog.catalog, booking_id)
+    connections = {c.id: c for c in await me.services.connections.list()}
+    return page(
+        request,
+        "booking.html",
+        me,
+        section="bookings",
+        details=details,
+        view=booking_view(details, STAFF_VIEW),
+        history=history,
+        connection=connections.get(details.booking.connection_id),
+        changeable=details.booking.status in CHANGEABLE,
+    )
+
+
+def _back(booking_id: str, me: Staff, notice: Notice) -> Response:
+    return redirect(f"/admin/bookings/{booking_id}", me, notice)
+
+
+async def _apply(
+    booking_id: str,
+    me: Staff,
+    change: Awaitable[BookingDetails],
+    failed: str,
+    succeeded: Callable[[BookingDetails], str],
+    hint: str = "",
+) -> Response:
+    """Run one action and go back to the booking, saying what changed or why nothing did."""
+    try:
+        done = await change
+    except NotFound:
+        raise
+    except OctoError as exc:
+        return _back(booking_id, me, Notice("error", f"{failed}: {exc.message.rstrip('.')}.{hint}"))
+    return _back(booking_id, me, Notice("success", succeeded(done)))
+
+
+@router.post("/bookings/{booking_id}/redeem")
+async def redeem(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
+    return await _apply(
+        booking_id,
+        me,
+        me.services.bookings.redeem(me.catalog.catalog, booking_id),
+        "Not redeemed",
+        lambda done: f"{_label(done)} redeemed: CONFIRMED → REDEEMED. Its guests are checked in.",
+    )
+
+
+@router.post("/bookings/{booking_id}/accept")
+async def accept(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
+    return await _apply(
+        booking_id,
+        me,
+        me.services.bookings.accept(me.catalog.catalog, booking_id),
+        "Not accepted",
+        lambda done: (
+            f"{_label(done)} accepted: PENDING → CONFIRMED. "
+            f"Its {done.booking.pax} place(s) on {_slot_text(done)} stay taken."
+        ),
+    )
+
+
+@router.post("/bookings/{booking_id}/reject")
+async def reject(
+    booking_id: str, reason: str = Form(default="", max_length=1000), me: Staff = Depends(staff_form)
+) -> Response:
+    return await _apply(
+        booking_id,
+        me,
+        me.services.bookings.reject(me.catalog.catalog, booking_id, reason.strip() or None),
+        "Not rejected",
+        lambda done: (
+            f"{_label(done)} rejected: PENDING → REJECTED. "
+            f"Its {done.booking.pax} place(s) on {_slot_text(done)} are free again."
+        ),
+    )
+
+
+@router.post("/bookings/{booking_id}/cancel")
+async def cancel(
+    booking_id: str,
+    reason: str = Form(default="", max_length=1000),
+    force: bool = Form(default=False),
+    me: Staff = Depends(staff_form),
+) -> Response:
+    catalog = me.catalog.catalog
+    before, _ = await me.services.bookings.admin_get(catalog, booking_id)
+    was = before.booking.status
+    if was is BookingStatus.CANCELLED:
+        return _back(
+            booking_id, me, Notice("success", f"{_label(before)} was already cancelled; nothing changed.")
+        )
+    held = before.booking.holds_places(me.services.bookings.now())
+    needs_force = was in CHANGEABLE and not before.cancellable and not force
+
+    def cancelled(done: BookingDetails) -> str:
+        freed = f" Its {done.booking.pax} place(s) on {_slot_text(done)} are free again." if held else ""
+        return f"{_label(done)} cancelled: {was.value} → CANCELLED.{freed}"
+
+    return await _apply(
+        booking_id,
+        me,
+        me.services.bookings.cancel(catalog, None, booking_id, reason.strip() or None, force=force),
+        "Not cancelled",
+        cancelled,
+        " Tick “Cancel even though the cutoff has passed” to cancel it anyway." if needs_force else "",
+    )

@@ -1,0 +1,25 @@
+"""The manifest of one slot: who is booked on it, with their units and references."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from berth.http.admin.pages.errors import PageRoute
+from berth.http.admin.pages.rendering import page
+from berth.http.admin.pages.session import Staff, staff
+from berth.services.backoffice import manifest, resource_boards
+
+router = APIRouter(route_class=PageRoute)
+
+
+@router.get("/slots/{product_id}/{option_id}/{availability_id}")
+async def slot_manifest(
+    product_id: str, option_id: str, availability_id: str, request: Request, me: Staff = Depends(staff)
+) -> Response:
+    found = await manifest(me.services, me.catalog.catalog, product_id, option_id, availability_id)
+    connections = {c.id: c for c in await me.services.connections.list()}
+    return page(
+        request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
+        boards=resource_boards(found),
+    )  # fmt: skip

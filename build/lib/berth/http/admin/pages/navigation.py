@@ -1,0 +1,23 @@
+"""The back office's sections, in menu order. A new section (the mappings inbox, say) is a
+module of routes in this package plus one entry here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    label: str
+    path: str
+
+
+NAVIGATION = (
+    Section("dashboard", "Dashboard", "/admin"),
+    Section("bookings", "Bookings", "/admin/bookings"),
+    Section("catalog", "Catalogue", "/admin/catalog"),
+    Section("mappings", "Mappings", "/admin/mappings"),
+    Section("webhooks", "Webhooks", "/admin/webhooks"),
+    Section("connections", "Connections", "/admin/connections"),
+)

@@ -1,0 +1,199 @@
+"""Staff sessions of the back office: a signed cookie, CSRF tokens and one-shot notices.
+
+Cookies are signed with a key derived from the admin token: every process shares it without
+more configuration, and changing the token signs everyone out. A visitor who has not signed
+in yet gets an anonymous session too, so the sign-in form carries a CSRF token like any other.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import orjson
+from fastapi import Form, Request
+from starlette.responses import Response
+
+from berth.http.context import services
+from berth.services.catalog import CatalogSnapshot
+from berth.services.container import Services
+from berth.settings import Settings
+
+SESSION_COOKIE = "berth_session"
+NOTICE_COOKIE = "berth_notice"
+COOKIE_PATH = "/admin"
+SESSION_LIFETIME = timedelta(hours=12)
+
+
+class SignInRequired(Exception):
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+class BackOfficeDisabled(Exception):
+    """No admin token is configured, so nobody can sign in."""
+
+
+class CsrfRejected(Exception):
+    """A form came back without the token of the session that showed it."""
+
+
+@dataclass(frozen=True)
+class Session:
+    nonce: str
+    signed_in: bool
+    expires_at: int  # Unix time
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A message shown once on the next page: what an action changed, or why it did not."""
+
+    kind: Literal["success", "error"]
+    text: str
+
+
+@dataclass(frozen=True)
+class Staff:
+    """A signed-in member of staff, with what every page needs."""
+
+    services: Services
+    catalog: CatalogSnapshot
+    key: bytes
+    csrf: str
+    secure: bool
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def signing_key(settings: Settings) -> bytes | None:
+    if settings.admin_token is None:
+        return None
+    token = settings.admin_token.get_secret_value().encode()
+    return hashlib.sha256(b"berth back office cookies\0" + token).digest()
+
+
+def sign(key: bytes, data: dict[str, Any]) -> str:
+    payload = _b64(orjson.dumps(data))
+    return payload + "." + _b64(hmac.digest(key, payload.encode(), "sha256"))
+
+
+def unsign(key: bytes, value: str) -> dict[str, Any] | None:
+    payload, _, signature = value.partition(".")
+    try:
+        expected = _b64(hmac.digest(key, payload.encode(), "sha256"))
+        if not hmac.compare_digest(signature, expected):
+            return None
+        data = orjson.loads(_unb64(payload))
+    except (binascii.Error, orjson.JSONDecodeError, UnicodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def new_session(now: datetime, *, signed_in: bool) -> Session:
+    return Session(secrets.token_urlsafe(16), signed_in, int((now + SESSION_LIFETIME).timestamp()))
+
+
+def read_session(request: Request, key: bytes, now: datetime) -> Session | None:
+    data = unsign(key, request.cookies.get(SESSION_COOKIE, ""))
+    if data is None:
+        return None
+    nonce, signed_in, expires_at = data.get("n"), data.get("s"), data.get("e")
+    if not isinstance(nonce, str) or not isinstance(signed_in, bool) or not isinstance(expires_at, int):
+        return None
+    if expires_at <= now.timestamp():
+        return None
+    return Session(nonce, signed_in, expires_at)
+
+
+def csrf_for(key: bytes, session: Session) -> str:
+    return _b64(hmac.digest(key, b"csrf\0" + session.nonce.encode(), "sha256"))
+
+
+def secure_cookies(settings: Settings) -> bool:
+    return settings.public_url.lower().startswith("https://")
+
+
+def set_session(response: Response, key: bytes, session: Session, *, secure: bool) -> None:
+    response.set_cookie(
+        SESSION_COOKIE,
+        sign(key, {"n": session.nonce, "s": session.signed_in, "e": session.expires_at}),
+        max_age=int(SESSION_LIFETIME.total_seconds()),
+        path=COOKIE_PATH,
+        secure=secure,
+        httponly=True,
+        samesite="lax",
+    )
+
+
+def end_session(response: Response, *, secure: bool) -> None:
+    response.delete_cookie(SESSION_COOKIE, path=COOKIE_PATH, secure=secure, httponly=True, samesite="lax")
+
+
+def set_notice(response: Response, key: bytes, notice: Notice, *, secure: bool) -> None:
+    response.set_cookie(
+        NOTICE_COOKIE,
+        sign(key, {"k": notice.kind, "t": notice.text}),
+        max_age=300,
+        path=COOKIE_PATH,
+        secure=secure,
+        httponly=True,
+        samesite="lax",
+    )
+
+
+def take_notice(request: Request, key: bytes | None) -> Notice | None:
+    """The notice the previous response left (the page that shows it must clear the cookie)."""
+    raw = request.cookies.get(NOTICE_COOKIE)
+    data = unsign(key, raw) if key is not None and raw else None
+    if data is None or data.get("k") not in ("success", "error") or not isinstance(data.get("t"), str):
+        return None
+    return Notice(data["k"], data["t"])
+
+
+def _next_path(request: Request) -> str:
+    if request.method != "GET":
+        return COOKIE_PATH
+    query = request.url.query
+    return request.url.path + ("?" + query if query else "")
+
+
+async def current_staff(request: Request) -> Staff | None:
+    """The signed-in member of staff, or None; raises BackOfficeDisabled without admin token."""
+    svc = services(request)
+    key = signing_key(svc.settings)
+    if key is None:
+        raise BackOfficeDisabled
+    session = read_session(request, key, svc.bookings.now())
+    if session is None or not session.signed_in:
+        return None
+    return Staff(svc, await svc.catalog.snapshot(), key, csrf_for(key, session), secure_cookies(svc.settings))
+
+
+async def staff(request: Request) -> Staff:
+    """Dependency of every page: the signed-in member of staff, or off to the sign-in page."""
+    found = await current_staff(request)
+    if found is None:
+        raise SignInRequired(_next_path(request))
+    return found
+
+
+async def staff_form(request: Request, csrf_token: str = Form(default="")) -> Staff:
+    """Dependency of every form: `staff`, and the form's CSRF token must be the session's."""
+    found = await staff(request)
+    if not hmac.compare_digest(csrf_token.encode(), found.csrf.encode()):
+        raise CsrfRejected
+    return found

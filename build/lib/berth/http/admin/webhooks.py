@@ -1,0 +1,137 @@
+"""Webhooks and deliveries for staff: every attempt, redelivery, secret rotation, metrics."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+from starlette.responses import PlainTextResponse, Response
+
+from berth.http.context import current_services
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.http.responses import json_response
+from berth.http.types import MAX_OFFSET, IsoDateTime
+from berth.services.container import Services
+from berth.store.deliveries_repo import STATUSES, Delivery
+from berth.views.webhooks import webhook_view
+
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
+metrics_router = APIRouter()
+
+
+def _utc(value: datetime | None) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
+
+
+def delivery_json(delivery: Delivery, *, with_payload: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": delivery.id,
+        "kind": delivery.kind,
+        "event": delivery.event,
+        "webhookId": delivery.webhook_id,
+        "connectionId": delivery.connection_id,
+        "subject": delivery.subject_key,
+        "url": delivery.url,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "createdAt": _utc(delivery.created_at),
+        "nextAttemptAt": _utc(delivery.next_attempt_at),
+        "deliveredAt": _utc(delivery.delivered_at),
+    }
+    if with_payload:
+        out["payload"] = delivery.payload
+    return out
+
+
+@router.get("/webhooks", summary="Every connection's webhooks, a page at a time (total in X-Total-Count)")
+async def list_webhooks(
+    limit: int = Query(default=100, ge=1, le=500),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
+    svc: Services = Depends(current_services),
+) -> Response:
+    hooks, total = await svc.webhooks.page(limit, offset)
+    return json_response(
+        [
+            {
+                **webhook_view(w),
+                "connectionId": w.connection_id,
+                "disabledAt": _utc(w.disabled_at),
+                "disabledReason": w.disabled_reason,
+            }
+            for w in hooks
+        ],
+        headers={"X-Total-Count": str(total)},
+    )
+
+
+@router.get("/webhooks/{webhookId}/deliveries", summary="A webhook's deliveries, newest first")
+async def webhook_deliveries(
+    webhookId: str,
+    status: str | None = None,
+    limit: int = Query(default=50, ge=1, le=500),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
+    svc: Services = Depends(current_services),
+) -> Response:
+    await svc.webhooks.webhook(webhookId)
+    found, total = await svc.webhooks.deliveries(
+        webhook_id=webhookId, status=status, limit=limit, offset=offset
+    )
+    return json_response({"total": total, "deliveries": [delivery_json(d) for d in found]})
+
+
+@router.post("/webhooks/{webhookId}/redeliver", summary="Send again every delivery since a time")
+async def redeliver_since(
+    webhookId: str, since: IsoDateTime, svc: Services = Depends(current_services)
+) -> Response:
+    return json_response({"requeued": await svc.webhooks.redeliver_since(webhookId, since)})
+
+
+@router.get("/deliveries", summary="Deliveries of every kind, newest first")
+async def list_deliveries(
+    status: str | None = None,
+    limit: int = Query(default=50, ge=1, le=500),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
+    svc: Services = Depends(current_services),
+) -> Response:
+    found, total = await svc.webhooks.deliveries(status=status, limit=limit, offset=offset)
+    return json_response({"total": total, "deliveries": [delivery_json(d) for d in found]})
+
+
+@router.get("/deliveries/{deliveryId}", summary="One delivery with its payload and every attempt")
+async def get_delivery(deliveryId: str, svc: Services = Depends(current_services)) -> Response:
+    delivery, attempts = await svc.webhooks.delivery(deliveryId)
+    return json_response({**delivery_json(delivery, with_payload=True), "attemptLog": attempts})
+
+
+@router.post("/deliveries/{deliveryId}/redeliver", summary="Send one delivery again (same message id)")
+async def redeliver(deliveryId: str, svc: Services = Depends(current_services)) -> Response:
+    return json_response(delivery_json(await svc.webhooks.redeliver(deliveryId)))
+
+
+@router.post(
+    "/connections/{connectionId}/rotate-secret", summary="New signing secret; the old one signs for 24 h"
+)
+async def rotate_secret(
+    connectionId: str,
+    graceHours: float = Query(default=24, ge=0, le=720),
+    svc: Services = Depends(current_services),
+) -> Response:
+    connection = await svc.connections.get(connectionId)
+    secret = await svc.webhooks.rotate_secret(connection.id, timedelta(hours=graceHours))
+    return json_response({"connectionId": connection.id, "signingSecret": secret})
+
+
+@metrics_router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
+async def metrics(svc: Services = Depends(current_services)) -> Response:
+    counts = await svc.webhooks.delivery_counts()
+    lines = [
+        "# HELP berth_deliveries Outbound deliveries (webhooks and mapping notifications) by status.",
+        "# TYPE berth_deliveries gauge",
+    ]
+    for status in STATUSES:
+        for kind in ("webhook", "mapping"):
+            lines.append(
+                f'berth_deliveries{{kind="{kind}",status="{status}"}} {counts.get((kind, status), 0)}'
+            )
+    return PlainTextResponse("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")

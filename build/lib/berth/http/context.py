@@ -1,0 +1,53 @@
+"""What the auth middleware learns about a request, handed to the routes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from fastapi import Request
+
+from berth.capabilities.base import View
+from berth.capabilities.mappings import MAPPINGS
+from berth.domain.connections import Connection
+from berth.services.catalog import CatalogSnapshot
+from berth.services.container import Services
+
+
+@dataclass(frozen=True)
+class OctoRequest:
+    connection: Connection
+    view: View
+    snapshot: CatalogSnapshot
+
+
+# Dependencies are coroutines: FastAPI runs plain functions in a thread pool, a thread hop
+# per request for nothing.
+async def octo_request(request: Request) -> OctoRequest:
+    octo = request.scope["state"]["octo"]
+    assert isinstance(octo, OctoRequest)
+    return octo
+
+
+def services(request: Request) -> Services:
+    found = request.app.state.services
+    assert isinstance(found, Services)
+    return found
+
+
+async def current_services(request: Request) -> Services:
+    """`services` as a route dependency (a coroutine, so no thread hop)."""
+    return services(request)
+
+
+async def with_mappings(octo: OctoRequest, svc: Services) -> OctoRequest:
+    """The request context for routes that serialize availability or bookings: with
+    vendor/mappings requested, its View carries the connection's mapped rows (one query)."""
+    if not octo.view.has(MAPPINGS):
+        return octo
+    rows = await svc.mappings.view_rows(octo.connection.id)
+    return replace(octo, view=replace(octo.view, mappings=rows))
+
+
+async def octo_request_with_mappings(request: Request) -> OctoRequest:
+    """`with_mappings` as a route dependency."""
+    return await with_mappings(await octo_request(request), services(request))

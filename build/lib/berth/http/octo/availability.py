@@ -1,0 +1,102 @@
+"""POST /availability, /availability/calendar and their batch forms."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Body, Depends
+from pydantic import Field
+from starlette.responses import Response
+
+from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
+from berth.domain.errors import OctoError
+from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
+from berth.http.octo.common import octo_response
+from berth.http.octo.requests import AvailabilityBody, CalendarBody
+from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
+from berth.services.container import Services
+from berth.views.availability import availability_view, calendar_view
+
+router = APIRouter(responses=ERROR_RESPONSES)
+T = TypeVar("T")
+BATCH_LIMIT = 100
+
+
+async def _numbered(index: int, work: Awaitable[T]) -> T:
+    """Await one request of a batch; its errors say which request failed."""
+    try:
+        return await work
+    except OctoError as exc:
+        exc.message = f"Request [{index}]: {exc.message}"
+        raise
+
+
+async def availability_answer(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> Response:
+    items = await svc.availability.check(octo.snapshot.catalog, body.query(octo.view.has(RENTALS)))
+    return octo_response(octo, [availability_view(item, octo.view) for item in items])
+
+
+async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) -> Response:
+    days = await svc.availability.calendar(octo.snapshot.catalog, body.query(octo.view.has(RENTALS)))
+    return octo_response(octo, [calendar_view(day, octo.view) for day in days])
+
+
+@router.post("/availability", response_model=list[AvailabilityOut], summary="Check availability")
+async def check_availability(
+    body: AvailabilityBody,
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
+) -> Response:
+    return await availability_answer(octo, svc, body)
+
+
+@router.post("/availability/calendar", response_model=list[CalendarDayOut], summary="Availability per day")
+async def availability_calendar(
+    body: CalendarBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
+) -> Response:
+    return await calendar_answer(octo, svc, body)
+
+
+@router.post(
+    "/availability/batch",
+    response_model=list[AvailabilityOut],
+    summary="Several availability checks; one flat list of rows, each with productId and optionId",
+)
+async def check_availability_batch(
+    body: Annotated[list[AvailabilityBody], Body(), Field(min_length=1, max_length=BATCH_LIMIT)],
+    octo: OctoRequest = Depends(octo_request_with_mappings),
+    svc: Services = Depends(current_services),
+) -> Response:
+    rows: list[dict[str, Any]] = []
+    rentals = octo.view.has(RENTALS)
+    for index, request in enumerate(body):
+        items = await _numbered(index, svc.availability.check(octo.snapshot.catalog, request.query(rentals)))
+        rows.extend(
+            {"productId": item.product.id, "optionId": item.option.id, **availability_view(item, octo.view)}
+            for item in items
+        )
+    return octo_response(octo, rows)
+
+
+@router.post(
+    "/availability/calendar/batch",
+    response_model=list[CalendarDayOut],
+    summary="Several calendars; one flat list of days, each with productId and optionId",
+)
+async def availability_calendar_batch(
+    body: Annotated[list[CalendarBody], Body(), Field(min_length=1, max_length=BATCH_LIMIT)],
+    octo: OctoRequest = Depends(octo_request),
+    svc: Services = Depends(current_services),
+) -> Response:
+    rows: list[dict[str, Any]] = []
+    rentals = octo.view.has(RENTALS)
+    for index, request in enumerate(body):
+        days = await _numbered(
+            index, svc.availability.calendar(octo.snapshot.catalog, request.query(rentals))
+        )
+        rows.extend(
+            {"productId": day.product.id, "optionId": day.option.id, **calendar_view(day, octo.view)}
+            for day in days
+        )
+    return octo_response(octo, rows)

@@ -1,0 +1,28 @@
+"""Helpers shared by the OCTO routes: the response with OCTO headers, bearer docs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi.security import HTTPBearer
+from starlette.responses import Response
+
+from berth.capabilities.registry import header_value
+from berth.http.context import OctoRequest
+
+bearer = HTTPBearer(auto_error=False, description="The API key of your connection")
+
+
+def octo_headers(octo: OctoRequest) -> dict[str, str]:
+    headers = {"Octo-Capabilities": header_value(octo.view.capabilities)}
+    if octo.view.has("octo/content"):
+        languages = octo.snapshot.languages
+        headers["Content-Language"] = octo.view.language or (languages[0] if languages else "en")
+        headers["Available-Languages"] = headers["Octo-Available-Languages"] = ", ".join(languages)
+    return headers
+
+
+def octo_response(octo: OctoRequest, data: Any = None, *, encoded: bytes | None = None) -> Response:
+    content = encoded if encoded is not None else orjson.dumps(data)
+    return Response(content=content, media_type="application/json", headers=octo_headers(octo))

@@ -1,0 +1,270 @@
+"""Request bodies of the OCTO routes. Unknown fields are ignored (clients send extras);
+wrong types are BAD_REQUEST, naming the field."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from berth.domain.bookings import CONTACT_KEYS, Contact
+from berth.http.types import Flag, IsoDate, Whole
+from berth.services.availability import AvailabilityQuery
+from berth.services.bookings import (
+    ConfirmInput,
+    PackageBookingInput,
+    ReserveInput,
+    UnitItemInput,
+    UpdateInput,
+)
+
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+Text = Annotated[str, Field(max_length=1000)]
+Identifier = Annotated[str, Field(max_length=200)]
+
+
+def is_uuid(value: str) -> bool:
+    return bool(_UUID.match(value))
+
+
+def _must_be_uuid(value: str) -> str:
+    if not is_uuid(value):
+        raise ValueError("must be a UUID")
+    return value
+
+
+ClientUuid = Annotated[str, AfterValidator(_must_be_uuid)]
+
+
+class Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+def rental_duration(duration_id: str | None, active: bool) -> str | None:
+    """The rentalDurationId sent, or None when octo/rentals is not requested (a capability's
+    behaviour applies only when it is requested): a rental is then sold at its default duration."""
+    return duration_id if active else None
+
+
+class UnitQuantity(Lenient):
+    id: Identifier
+    quantity: Annotated[Whole, Field(ge=0, le=1000)]
+
+
+class AvailabilityBody(Lenient):
+    productId: Identifier | None = None
+    optionId: Identifier | None = None
+    localDate: IsoDate | None = None
+    localDateStart: IsoDate | None = None
+    localDateEnd: IsoDate | None = None
+    availabilityIds: Annotated[list[Identifier], Field(max_length=500)] | None = None
+    units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
+    currency: Annotated[str, Field(max_length=3)] | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals
+
+    def query(self, rentals: bool = False) -> AvailabilityQuery:
+        return AvailabilityQuery(
+            product_id=self.productId,
+            option_id=self.optionId,
+            local_date=self.localDate,
+            local_date_start=self.localDateStart,
+            local_date_end=self.localDateEnd,
+            availability_ids=tuple(self.availabilityIds) if self.availabilityIds is not None else None,
+            units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
+            currency=self.currency,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
+        )
+
+
+class CalendarBody(Lenient):
+    productId: Identifier | None = None
+    optionId: Identifier | None = None
+    localDateStart: IsoDate | None = None
+    localDateEnd: IsoDate | None = None
+    units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
+    currency: Annotated[str, Field(max_length=3)] | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals
+
+    def query(self, rentals: bool = False) -> AvailabilityQuery:
+        return AvailabilityQuery(
+            product_id=self.productId,
+            option_id=self.optionId,
+            local_date_start=self.localDateStart,
+            local_date_end=self.localDateEnd,
+            units=tuple((u.id, u.quantity) for u in self.units) if self.units is not None else None,
+            currency=self.currency,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
+        )
+
+
+class ContactBody(Lenient):
+    fullName: Text | None = None
+    firstName: Text | None = None
+    lastName: Text | None = None
+    emailAddress: Text | None = None
+    phoneNumber: Text | None = None
+    postalCode: Text | None = None
+    country: Text | None = None
+    notes: Text | None = None
+    locales: Annotated[list[Annotated[str, Field(max_length=35)]], Field(max_length=20)] | None = None
+    allowMarketing: Flag | None = None
+
+    def contact(self) -> Contact:
+        sent = self.model_fields_set
+        return Contact(
+            values={key: getattr(self, key) for key in CONTACT_KEYS if key in sent},
+            locales=tuple(self.locales or ()),
+            allow_marketing=self.allowMarketing,
+        )
+
+
+def _contact(body: ContactBody | None) -> Contact | None:
+    return body.contact() if body is not None else None
+
+
+class UnitItemBody(Lenient):
+    unitId: Identifier
+    uuid: ClientUuid | None = None
+    resellerReference: Text | None = None
+    contact: ContactBody | None = None
+
+    def item(self) -> UnitItemInput:
+        return UnitItemInput(
+            unit_id=self.unitId,
+            uuid=self.uuid,
+            reseller_reference=self.resellerReference,
+            contact=_contact(self.contact),
+        )
+
+
+UnitItems = Annotated[list[UnitItemBody], Field(max_length=200)]
+
+
+def _items(items: list[UnitItemBody] | None) -> tuple[UnitItemInput, ...] | None:
+    return tuple(i.item() for i in items) if items is not None else None
+
+
+class ResourceAllocationBody(Lenient):
+    """octo/resources: a resource the client chooses. `paxCount` and `seatIds` are computed by
+    the server and ignored here (rule 1), so they are not even read."""
+
+    resourceId: Identifier
+
+
+ResourceAllocations = Annotated[list[ResourceAllocationBody], Field(max_length=100)]
+
+
+def resource_selection(
+    allocations: list[ResourceAllocationBody] | None, active: bool
+) -> tuple[str, ...] | None:
+    """The chosen resource ids, or None when not sent or octo/resources is not requested (a
+    capability's behaviour applies only when it is requested)."""
+    if allocations is None or not active:
+        return None
+    return tuple(a.resourceId for a in allocations)
+
+
+class _BookingFields(Lenient):
+    """What a reservation and an update both carry."""
+
+    productId: Identifier | None = None
+    optionId: Identifier | None = None
+    availabilityId: Identifier | None = None
+    expirationMinutes: Whole | None = None
+    unitItems: UnitItems | None = None
+    notes: Text | None = None
+    resellerReference: Text | None = None
+    contact: ContactBody | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals
+    resourceAllocations: ResourceAllocations | None = None
+
+
+class PackageBookingBody(Lenient):
+    """octo/packages: one include of a package booking and the availability to book it at."""
+
+    includeId: Identifier | None = None
+    availabilityId: Identifier | None = None
+
+    def selection(self) -> PackageBookingInput:
+        return PackageBookingInput(include_id=self.includeId, availability_id=self.availabilityId)
+
+
+class ReserveBody(_BookingFields):
+    uuid: ClientUuid | None = None
+    currency: Annotated[str, Field(max_length=3)] | None = None
+    orderId: Identifier | None = None
+    packageBookings: Annotated[list[PackageBookingBody], Field(max_length=100)] | None = None
+
+    def reservation(self, resources: bool = False, rentals: bool = False) -> ReserveInput:
+        return ReserveInput(
+            product_id=self.productId,
+            option_id=self.optionId,
+            unit_items=_items(self.unitItems),
+            uuid=self.uuid,
+            availability_id=self.availabilityId,
+            expiration_minutes=self.expirationMinutes,
+            notes=self.notes,
+            reseller_reference=self.resellerReference,
+            contact=_contact(self.contact),
+            currency=self.currency,
+            order_id=self.orderId,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
+            package_bookings=tuple(p.selection() for p in self.packageBookings)
+            if self.packageBookings is not None
+            else None,
+            resource_ids=resource_selection(self.resourceAllocations, resources),
+        )
+
+
+class UpdateBody(_BookingFields):
+    emailReceipt: Flag | None = None
+
+    def update(self, resources: bool = False, rentals: bool = False) -> UpdateInput:
+        duration_id = rental_duration(self.rentalDurationId, rentals)
+        # A null rentalDurationId is the same as leaving it out: the booking keeps its duration.
+        ignored = set() if duration_id is not None else {"rentalDurationId"}
+        return UpdateInput(
+            product_id=self.productId,
+            option_id=self.optionId,
+            availability_id=self.availabilityId,
+            unit_items=_items(self.unitItems),
+            expiration_minutes=self.expirationMinutes,
+            notes=self.notes,
+            reseller_reference=self.resellerReference,
+            contact=_contact(self.contact),
+            rental_duration_id=duration_id,
+            sent=frozenset(self.model_fields_set - ignored),
+            resource_ids=resource_selection(self.resourceAllocations, resources),
+        )
+
+
+class ConfirmBody(Lenient):
+    # Absent: the contact given at reservation; the option's required contact fields are
+    # checked either way (the same rule, and the same error, as an order's confirm).
+    contact: ContactBody | None = None
+    resellerReference: Text | None = None
+    unitItems: UnitItems | None = None
+    emailReceipt: Flag | None = None
+    notes: Text | None = None
+    rentalDurationId: Identifier | None = None  # octo/rentals: a new duration for the rental
+    resourceAllocations: ResourceAllocations | None = None
+
+    def confirmation(self, resources: bool = False, rentals: bool = False) -> ConfirmInput:
+        return ConfirmInput(
+            contact=_contact(self.contact),
+            reseller_reference=self.resellerReference,
+            unit_items=_items(self.unitItems) if self.unitItems else None,
+            notes=self.notes,
+            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
+            resource_ids=resource_selection(self.resourceAllocations, resources),
+        )
+
+
+class ExtendBody(Lenient):
+    expirationMinutes: Whole | None = None
+
+
+class CancelBody(Lenient):
+    reason: Text | None = None
+    force: Flag | None = None

@@ -1,0 +1,355 @@
+"""Response shapes for the OpenAPI document. Routes return pre-encoded JSON built by
+`berth.views`; these models describe it (capability fields are optional: they appear only
+when their capability is requested)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from berth.domain.catalog import CategoryLabel
+
+
+class OctoErrorBody(BaseModel):
+    error: str = Field(description="Machine code, e.g. INVALID_PRODUCT_ID")
+    errorMessage: str
+    productId: str | None = None
+    optionId: str | None = None
+    unitId: str | None = None
+    availabilityId: str | None = None
+    uuid: str | None = None
+    retryAfter: int | None = Field(default=None, description="TOO_MANY_REQUESTS: seconds to wait")
+    rentalDurationId: str | None = None
+
+
+class SupplierContactOut(BaseModel):
+    website: str | None
+    email: str | None
+    telephone: str | None
+    address: str | None
+
+
+class SupplierOut(BaseModel):
+    id: str
+    name: str
+    endpoint: str
+    contact: SupplierContactOut
+    shortDescription: str | None = Field(default=None, description="octo/content")
+    media: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+
+
+class TaxOut(BaseModel):
+    name: str
+    retail: int
+    original: int
+    net: int | None
+
+
+class PricingOut(BaseModel):
+    original: int
+    retail: int
+    net: int | None
+    currency: str
+    currencyPrecision: int
+    includedTaxes: list[TaxOut]
+
+
+class UnitRestrictionsOut(BaseModel):
+    minAge: int
+    maxAge: int
+    idRequired: bool
+    minQuantity: int | None
+    maxQuantity: int | None
+    paxCount: int
+    accompaniedBy: list[str]
+
+
+class UnitOut(BaseModel):
+    id: str
+    internalName: str
+    reference: str | None
+    type: str
+    restrictions: UnitRestrictionsOut
+    requiredContactFields: list[str]
+    pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
+    title: str | None = Field(default=None, description="octo/content")
+    shortDescription: str | None = Field(default=None, description='octo/content: a string ("" if none)')
+    features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+
+
+class RentalDurationOut(BaseModel):
+    id: str
+    title: str
+    shortDescription: str | None
+    durationAmount: float
+    durationUnit: str = Field(description="minute, hour or day")
+    pricingMultiplier: float = Field(description="Prices of this duration are the option's times this")
+
+
+class OptionRestrictionsOut(BaseModel):
+    minUnits: int | None
+    maxUnits: int | None
+
+
+class ContentFields(BaseModel):
+    title: str | None = Field(default=None, description="octo/content")
+    shortDescription: str | None = Field(default=None, description="octo/content")
+    description: str | None = Field(default=None, description="octo/content")
+    features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    faqs: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    media: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    locations: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    categoryLabels: list[CategoryLabel] | None = Field(default=None, description="octo/content")
+    durationMinutesFrom: int | None = Field(default=None, description="octo/content")
+    durationMinutesTo: int | None = Field(default=None, description="octo/content")
+    commentary: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+
+
+class OptionOut(ContentFields):
+    id: str
+    default: bool
+    internalName: str
+    reference: str | None
+    availabilityLocalStartTimes: list[str]
+    cancellationCutoff: str
+    cancellationCutoffAmount: int
+    cancellationCutoffUnit: str
+    requiredContactFields: list[str]
+    restrictions: OptionRestrictionsOut
+    units: list[UnitOut]
+    pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer BOOKING")
+    rentalDurations: list[RentalDurationOut] | None = Field(default=None, description="octo/rentals")
+
+
+class ProductOut(ContentFields):
+    id: str
+    internalName: str
+    reference: str | None
+    locale: str
+    timeZone: str
+    allowFreesale: bool
+    instantConfirmation: bool
+    instantDelivery: bool
+    availabilityRequired: bool
+    availabilityType: str
+    deliveryFormats: list[str]
+    deliveryMethods: list[str]
+    redemptionMethod: str
+    options: list[OptionOut]
+    defaultCurrency: str | None = Field(default=None, description="octo/pricing")
+    availableCurrencies: list[str] | None = Field(default=None, description="octo/pricing")
+    pricingPer: str | None = Field(default=None, description="octo/pricing")
+    isRental: bool | None = Field(default=None, description="octo/rentals")
+
+
+class CapabilityOut(BaseModel):
+    id: str
+    revision: int
+    required: bool
+    dependencies: list[str]
+    docs: str | None
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": OctoErrorBody, "description": "An OCTO error (every error code but the internal one)"},
+    429: {
+        "model": OctoErrorBody,
+        "description": "TOO_MANY_REQUESTS, with `retryAfter` seconds (and a Retry-After header)",
+    },
+    500: {"model": OctoErrorBody, "description": "INTERNAL_SERVER_ERROR"},
+}
+# The admin API is not rate limited, and answers NOT_FOUND (404) for an unknown id.
+ADMIN_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: ERROR_RESPONSES[400],
+    404: {
+        "model": OctoErrorBody,
+        "description": "NOT_FOUND: no such booking, connection, webhook or delivery",
+    },
+    500: ERROR_RESPONSES[500],
+}
+
+
+class OpeningHoursOut(BaseModel):
+    from_: str = Field(alias="from")
+    to: str
+
+
+class UnitPricingOut(PricingOut):
+    unitId: str
+
+
+class MappingOut(BaseModel):
+    """A mapping row (vendor/mappings): the reseller's listing and the supplier's resolution."""
+
+    resellerReference: str
+    resellerStatus: str | None
+    resellerProduct: str | None
+    productId: str | None = Field(description="Set by the supplier; null until mapped")
+    optionId: str | None = Field(description="Null until selected, or when optionRequired is false")
+    unitId: str | None = Field(description="Null until selected, or when unitRequired is false")
+    optionRequired: bool
+    unitRequired: bool
+    validityDays: int | None
+    webhookUrl: str | None
+
+
+class AvailabilityOut(BaseModel):
+    id: str
+    localDateTimeStart: str
+    localDateTimeEnd: str
+    utcCutoffAt: str
+    allDay: bool
+    available: bool
+    status: str = Field(description="AVAILABLE, LIMITED, SOLD_OUT, FREESALE or CLOSED")
+    vacancies: int | None
+    capacity: int | None
+    maxUnits: int | None
+    openingHours: list[OpeningHoursOut]
+    productId: str | None = Field(default=None, description="batch rows only")
+    optionId: str | None = Field(default=None, description="batch rows only")
+    unitPricing: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
+    hasResources: bool | None = Field(default=None, description="octo/resources")
+    title: str | None = Field(default=None, description="octo/content: null (no title per departure)")
+    shortDescription: str | None = Field(default=None, description='octo/content: ""')
+
+
+class CalendarDayOut(BaseModel):
+    localDate: str
+    available: bool
+    status: str
+    vacancies: int | None
+    capacity: int | None
+    openingHours: list[OpeningHoursOut]
+    productId: str | None = Field(default=None, description="batch rows only")
+    optionId: str | None = Field(default=None, description="batch rows only")
+    unitPricingFrom: list[UnitPricingOut] | None = Field(default=None, description="octo/pricing")
+    pricingFrom: PricingOut | None = Field(default=None, description="octo/pricing")
+
+
+class ContactOut(BaseModel):
+    fullName: str | None
+    firstName: str | None
+    lastName: str | None
+    emailAddress: str | None
+    phoneNumber: str | None
+    postalCode: str | None
+    country: str | None
+    notes: str | None
+    locales: list[str]
+    allowMarketing: bool = Field(description="false unless the guest agreed")
+
+
+class DeliveryOptionOut(BaseModel):
+    deliveryFormat: str
+    deliveryValue: str
+
+
+class TicketOut(BaseModel):
+    redemptionMethod: str
+    utcRedeemedAt: str | None
+    deliveryOptions: list[DeliveryOptionOut]
+
+
+class CancellationOut(BaseModel):
+    refund: str
+    reason: str | None
+    utcCancelledAt: str
+
+
+class UnitItemOut(BaseModel):
+    uuid: str
+    resellerReference: str | None
+    supplierReference: str | None
+    unitId: str
+    unit: UnitOut | None = None
+    status: str
+    utcRedeemedAt: str | None
+    contact: ContactOut
+    ticket: TicketOut | None
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
+
+
+class SeatPlaceOut(BaseModel):
+    id: str
+    title: str
+    row: str
+    column: str
+
+
+class ResourceAllocationOut(BaseModel):
+    resourceGroupId: str
+    resourceGroup: dict[str, Any] = Field(description="id, title, split, required")
+    resourceId: str
+    resource: dict[str, Any] = Field(description="id, title, seating, driver, guide")
+    seatIds: list[str]
+    seats: list[SeatPlaceOut]
+    paxCount: int
+
+
+class BookingOut(BaseModel):
+    id: str
+    uuid: str
+    testMode: bool
+    resellerReference: str | None
+    supplierReference: str | None
+    status: str = Field(description="ON_HOLD, CONFIRMED, EXPIRED, CANCELLED, REDEEMED, PENDING or REJECTED")
+    utcCreatedAt: str
+    utcUpdatedAt: str | None
+    utcExpiresAt: str | None
+    utcRedeemedAt: str | None
+    utcConfirmedAt: str | None
+    productId: str
+    product: ProductOut
+    optionId: str
+    option: OptionOut
+    cancellable: bool
+    cancellation: CancellationOut | None
+    freesale: bool
+    availabilityId: str | None
+    availability: AvailabilityOut | None
+    contact: ContactOut
+    notes: str | None
+    deliveryMethods: list[str]
+    voucher: TicketOut | None
+    unitItems: list[UnitItemOut]
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    isRental: bool | None = Field(default=None, description="octo/rentals")
+    rentalDurationId: str | None = Field(default=None, description="octo/rentals")
+    rentalDuration: RentalDurationOut | None = Field(default=None, description="octo/rentals")
+    mappings: list[MappingOut] | None = Field(default=None, description="vendor/mappings")
+    resourceAllocations: list[ResourceAllocationOut] | None = Field(
+        default=None, description="octo/resources"
+    )
+    orderId: str | None = Field(default=None, description="octo/cart")
+    orderReference: str | None = Field(default=None, description="octo/cart")
+    primary: bool | None = Field(default=None, description="octo/cart")
+
+
+class OrderOut(BaseModel):
+    id: str
+    testMode: bool
+    supplierReference: str
+    settlementMethod: str
+    settlementMethods: list[str]
+    status: str = Field(description="ON_HOLD, CONFIRMED, PENDING, CANCELLED or EXPIRED")
+    utcCreatedAt: str
+    utcUpdatedAt: str | None
+    utcExpiresAt: str | None
+    utcConfirmedAt: str | None
+    cancellable: bool
+    confirmable: bool
+    updatable: bool
+    active: bool
+    quote: bool
+    emailReceipt: bool
+    currency: str | None
+    cancellation: CancellationOut | None
+    contact: ContactOut
+    visibleContactFields: list[str]
+    requiredContactFields: list[str]
+    voucher: TicketOut | None
+    bookings: list[BookingOut]
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")

@@ -1,0 +1,1 @@
+"""Use cases. Each public coroutine is one transaction (unit of work)."""

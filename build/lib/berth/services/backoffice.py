@@ -1,0 +1,310 @@
+"""What the supplier's back office shows that no single service answers: the coming days'
+slots with their occupancy, the manifest of one slot, and the delivery figures of the webhooks
+pages (counts per webhook and status, each delivery's latest attempt, the headers it carries),
+and the latest notification of each mapping row."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from urllib.parse import quote
+
+from berth.delivery.worker import RESERVED_HEADERS, USER_AGENT
+from berth.domain.availability import SlotState
+from berth.domain.bookings import BookingStatus
+from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
+from berth.domain.catalog_lookup import find_option, find_product
+from berth.domain.errors import InvalidAvailabilityId
+from berth.domain.resources import Allocation, availability_state, layout_of, places_of
+from berth.domain.slots import Slot, slot_for_id, slots_between
+from berth.services.availability import today_in
+from berth.services.bookings import BookingDetails
+from berth.services.container import Services
+from berth.services.resources import SlotResources
+from berth.store import deliveries_repo, mappings_repo
+from berth.store.bookings_repo import BookingFilter
+from berth.store.deliveries_repo import Delivery, LastAttempt
+
+# Bookings whose guests are expected on the slot (a live hold may still become one).
+EXPECTED = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED, BookingStatus.ON_HOLD)
+
+
+@dataclass(frozen=True)
+class SlotOccupancy:
+    product: Product
+    option: Option
+    slot: Slot
+    state: SlotState
+    held: int  # places taken by live bookings
+
+
+@dataclass(frozen=True)
+class DaySlots:
+    offset: int  # 0 today, 1 tomorrow (each product's own date in its time zone)
+    slots: list[SlotOccupancy]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    occupancy: SlotOccupancy
+    expected: list[BookingDetails]
+    others: list[BookingDetails]  # cancelled, expired, rejected and test bookings
+    resources: SlotResources | None = None  # octo/resources: the slot's groups, resources, seats
+
+
+async def _occupancy(
+    services: Services, product: Product, option: Option, first: date, last: date
+) -> list[SlotOccupancy]:
+    slots = slots_between(product, option, first, last)
+    now = services.bookings.now()
+    held = await services.availability.held(product, option, slots, now)
+    use = await services.availability.resource_use(product, option, slots, now)
+    found = []
+    for slot in slots:
+        taken = held.get(slot.id, 0)
+        state = availability_state(option, slot, taken, use.get(slot.id, {}), now)
+        found.append(SlotOccupancy(product, option, slot, state, taken))
+    return found
+
+
+async def coming_days(services: Services, catalog: Catalog, days: int = 2) -> list[DaySlots]:
+    """Every product's and option's slots from today on, one entry per day, by start time."""
+    by_day: list[list[SlotOccupancy]] = [[] for _ in range(days)]
+    now = services.bookings.now()
+    for product in catalog.products:
+        today = today_in(product, now)
+        for option in product.options:
+            for item in await _occupancy(services, product, option, today, today + timedelta(days=days - 1)):
+                by_day[(item.slot.local_date - today).days].append(item)
+    return [
+        DaySlots(offset, sorted(slots, key=lambda s: (s.slot.start, s.product.id, s.option.id)))
+        for offset, slots in enumerate(by_day)
+    ]
+
+
+def _lead_name(details: BookingDetails) -> str:
+    return (details.booking.contact.full_name or "").casefold()
+
+
+async def manifest(
+    services: Services, catalog: Catalog, product_id: str, option_id: str, availability_id: str
+) -> Manifest:
+    """Who is booked on one slot: the guests expected, by lead name, then everyone else."""
+    product = find_product(catalog, product_id)
+    option = find_option(product, option_id)
+    slot = slot_for_id(product, option, availability_id)
+    if slot is None:
+        raise InvalidAvailabilityId(availability_id)
+    occupancy = await _occupancy(services, product, option, slot.local_date, slot.local_date)
+    found = await services.bookings.find(
+        catalog,
+        BookingFilter(
+            product_id=product.id, option_id=option.id, date_from=slot.local_date, date_to=slot.local_date
+        ),
+    )
+    on_slot = [d for d in found if d.booking.availability_id == slot.id]
+    expected: list[BookingDetails] = []
+    others: list[BookingDetails] = []
+    for details in on_slot:
+        travels = details.booking.status in EXPECTED and not details.booking.test_mode
+        (expected if travels else others).append(details)
+    slot_occupancy = next(o for o in occupancy if o.slot.id == slot.id)
+    return Manifest(
+        occupancy=slot_occupancy,
+        expected=sorted(expected, key=_lead_name),
+        others=others,
+        resources=await services.resources.staff_slot(product, option, slot, slot_occupancy.state),
+    )
+
+
+# --- octo/resources: the seat map of a slot, with who sits where ------------------------------
+
+# Statuses whose bookings keep their places and seats (a hold that ran out reads EXPIRED).
+HOLDING_STATUSES = (
+    BookingStatus.CONFIRMED,
+    BookingStatus.PENDING,
+    BookingStatus.REDEEMED,
+    BookingStatus.ON_HOLD,
+)
+
+
+@dataclass(frozen=True)
+class SeatCell:
+    seat: Seat | None  # None: no seat at this row and column (an aisle, a gap)
+    state: str  # "free", "taken", "blocked" or "none"
+    holder: BookingDetails | None = None
+
+
+@dataclass(frozen=True)
+class Holder:
+    details: BookingDetails
+    allocation: Allocation
+
+
+@dataclass(frozen=True)
+class ResourceBoard:
+    resource: Resource
+    places: int
+    used: int
+    holders: list[Holder]
+    columns: tuple[str, ...] = ()
+    rows: list[tuple[str, list[SeatCell]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GroupBoard:
+    group: ResourceGroup
+    capacity: int
+    used: int
+    resources: list[ResourceBoard]
+
+
+def resource_boards(found: Manifest) -> list[GroupBoard]:
+    """Every group of the slot's option, with each resource serving the slot: its guests and,
+    for a seated resource, its seat map row by row (who is in each seat)."""
+    if found.resources is None:
+        return []
+    holders: dict[str, list[Holder]] = {}
+    for details in found.expected:
+        if details.booking.status not in HOLDING_STATUSES:
+            continue
+        for allocation in details.booking.resource_allocations:
+            holders.setdefault(allocation.resource_id, []).append(Holder(details, allocation))
+    boards = []
+    for group_state in found.resources.groups:
+        resources = []
+        for state in group_state.resources:
+            if not state.serving:
+                continue
+            resource = state.resource
+            on_it = holders.get(resource.id, [])
+            columns: tuple[str, ...] = ()
+            rows: list[tuple[str, list[SeatCell]]] = []
+            if resource.seat_map is not None:
+                layout = layout_of(resource.seat_map)
+                columns = layout.columns
+                blocked = set(resource.seat_map.blocked)
+                seated = {seat: h.details for h in on_it for seat in h.allocation.seat_ids}
+                for row, seat_ids in layout.rows:
+                    by_column = {layout.seats[s].column: layout.seats[s] for s in seat_ids}
+                    cells = []
+                    for column in columns:
+                        seat = by_column.get(column)
+                        if seat is None:
+                            cells.append(SeatCell(None, "none"))
+                        elif seat.id in blocked:
+                            cells.append(SeatCell(seat, "blocked"))
+                        elif seat.id in seated:
+                            cells.append(SeatCell(seat, "taken", seated[seat.id]))
+                        else:
+                            cells.append(SeatCell(seat, "free"))
+                    rows.append((row, cells))
+            board = ResourceBoard(
+                resource, places_of(resource), places_of(resource) - state.free, on_it, columns, rows
+            )
+            resources.append(board)
+        boards.append(
+            GroupBoard(
+                group_state.group, group_state.capacity, group_state.capacity - group_state.free, resources
+            )
+        )
+    return boards
+
+
+# --- webhooks and their deliveries ----------------------------------------------------------
+
+
+async def delivery_counts(
+    services: Services, *, webhook_id: str | None = None, statuses: Sequence[str] | None = None
+) -> dict[str, Counter[str]]:
+    """Webhook deliveries by webhook and status (`pending`, `sending`, `delivered`, `failed`):
+    of one webhook, or of all of them in `statuses` (leaving out the delivered ones, by far the
+    most, keeps the count on the status index)."""
+    async with services.database.transaction(write=False) as conn:
+        return await deliveries_repo.counts_by_webhook(conn, webhook_id=webhook_id, statuses=statuses)
+
+
+async def last_attempts(services: Services, delivery_ids: list[str]) -> dict[str, LastAttempt]:
+    """The latest attempt of each delivery, and how many it had in all."""
+    async with services.database.transaction(write=False) as conn:
+        return await deliveries_repo.last_attempts(conn, delivery_ids)
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A mapping row's newest notification, with its latest attempt (None before the first)."""
+
+    delivery: Delivery
+    last: LastAttempt | None
+
+
+async def latest_notifications(services: Services, row_ids: list[str]) -> dict[str, Notification]:
+    """The newest notification of each mapping row that has one (two queries for any number)."""
+    async with services.database.transaction(write=False) as conn:
+        latest = await mappings_repo.latest_notifications(conn, row_ids)
+        attempts = await deliveries_repo.last_attempts(conn, [d.id for d in latest.values()])
+    return {row_id: Notification(d, attempts.get(d.id)) for row_id, d in latest.items()}
+
+
+@dataclass(frozen=True)
+class SentHeader:
+    name: str
+    value: str
+    note: str = ""  # how a value that changes from one attempt to the next is made
+
+
+def headers_sent(delivery: Delivery) -> list[SentHeader]:
+    """The headers every attempt of a delivery carries, as the delivery worker sends them: the
+    Standard Webhooks ones (the timestamp and signatures are made afresh at each attempt), then
+    the webhook's own `headers`."""
+    sent = [
+        SentHeader("Content-Type", "application/json"),
+        SentHeader("User-Agent", USER_AGENT),
+        SentHeader("webhook-id", delivery.id, "the same on every attempt and redelivery"),
+        SentHeader("webhook-timestamp", "Unix time of the attempt", "set at each attempt"),
+        SentHeader(
+            "webhook-signature",
+            "v1,<HMAC-SHA256 of id.timestamp.body>",
+            "one per signing secret of the connection that is live at the attempt",
+        ),
+    ]
+    own = [
+        SentHeader(name, value)
+        for name, value in sorted(delivery.headers.items(), key=lambda item: item[0].lower())
+        if name.lower() not in RESERVED_HEADERS
+    ]
+    return sent + own
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a delivery is about, as staff know it, and the back office page that shows it."""
+
+    label: str
+    path: str | None
+
+
+def delivery_subject(delivery: Delivery) -> Subject:
+    kind, _, rest = delivery.subject_key.partition(":")
+    payload = delivery.payload if isinstance(delivery.payload, dict) else {}
+    if kind == "booking":
+        booking = payload.get("booking")
+        reference = booking.get("supplierReference") if isinstance(booking, dict) else None
+        return Subject(f"Booking {reference or rest}", f"/admin/bookings/{rest}")
+    if kind == "order":
+        order = payload.get("order")
+        reference = order.get("supplierReference") if isinstance(order, dict) else None
+        return Subject(f"Order {reference or rest}", None)
+    if kind == "product":
+        return Subject(f"Product {rest}", f"/admin/catalog/{quote(rest, safe='')}")
+    if kind == "mapping":
+        reference = payload.get("resellerReference")
+        return Subject(f"Mapping {reference or rest}", f"/admin/mappings/{quote(rest, safe='')}")
+    if kind == "availability":
+        product_id, _, remainder = rest.partition(":")
+        option_id, _, availability_id = remainder.partition(":")
+        path = "/".join(quote(part, safe="") for part in (product_id, option_id, availability_id))
+        return Subject(f"{product_id} · {availability_id}", f"/admin/slots/{path}")
+    return Subject(delivery.subject_key, None)

@@ -1,0 +1,79 @@
+"""The catalogue: imported and exported as a file, read from an in-process cache.
+
+Every process keeps the last catalogue it loaded and the version it had. A request hands in
+the version the database holds now (read together with the API key); a different version
+reloads. Anything derived from the catalogue (serialized products per capability set) is
+memoised on the snapshot, so it is dropped with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.domain.catalog import Catalog, Product, Supplier
+from berth.domain.catalog_document import catalog_to_yaml, parse_catalog
+from berth.services.clock import Clock
+from berth.services.events import ChangeObserver
+from berth.store import catalog_repo
+from berth.store.database import Database
+
+EMPTY_CATALOG = Catalog(supplier=Supplier(id="berth", name="Berth supplier"))
+
+
+@dataclass
+class CatalogSnapshot:
+    version: int
+    catalog: Catalog
+    memo: dict[Any, Any] = field(default_factory=dict)
+    languages: list[str] = field(init=False)  # the catalogue's, asked by every OCTO request
+
+    def __post_init__(self) -> None:
+        self.languages = self.catalog.languages
+
+
+class CatalogService:
+    def __init__(self, database: Database, clock: Clock) -> None:
+        self._db = database
+        self._clock = clock
+        # Set by the composition root: the webhook fan-out needs this service too.
+        self.observer: ChangeObserver | None = None
+        self._snapshot = CatalogSnapshot(-1, EMPTY_CATALOG)
+        self._reload_lock = asyncio.Lock()
+
+    async def snapshot(self, version: int | None = None) -> CatalogSnapshot:
+        """The catalogue at `version` (the database's current one when not given)."""
+        if version is not None and version <= self._snapshot.version:
+            # Versions only grow: a caller holding an older number (a remembered key check)
+            # gets the newer catalogue this process already has.
+            return self._snapshot
+        async with self._reload_lock:
+            if version is None:
+                async with self._db.transaction(write=False) as conn:
+                    version = await catalog_repo.catalog_version(conn)
+            if version != self._snapshot.version:
+                async with self._db.transaction(write=False) as conn:
+                    loaded_version, catalog = await catalog_repo.load_catalog(conn)
+                self._snapshot = CatalogSnapshot(loaded_version, catalog or EMPTY_CATALOG)
+        return self._snapshot
+
+    async def replace(self, catalog: Catalog) -> int:
+        async with self._db.transaction(write=True) as conn:
+            _, before = await catalog_repo.load_catalog(conn)
+            version = await catalog_repo.save_catalog(conn, catalog, self._clock())
+            if self.observer is not None:
+                await self.observer.catalog_changed(conn, before or EMPTY_CATALOG, catalog)
+        self._snapshot = CatalogSnapshot(version, catalog)
+        return version
+
+    async def import_text(self, text: str) -> tuple[Catalog, int]:
+        """Parse and store a catalogue file; raises CatalogFileError and stores nothing if bad."""
+        catalog = parse_catalog(text)
+        return catalog, await self.replace(catalog)
+
+    async def export_text(self) -> str:
+        return catalog_to_yaml((await self.snapshot()).catalog)
+
+    async def product(self, product_id: str) -> Product | None:
+        return (await self.snapshot()).catalog.product(product_id)

@@ -1,0 +1,542 @@
+"""Orders (octo/cart): one hold, one confirmation and one cancellation for several bookings.
+
+Every order operation runs in one transaction and acts on all of the order's bookings through
+the booking service's in-transaction steps, so either every booking changes or none does. When
+a booking changes on its own (its own routes, the supplier's steps), its order follows it in the
+same transaction (`follow_in`). Writers lock an order before any of its bookings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid as uuidlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+import orjson
+from sqlalchemy.exc import IntegrityError
+
+from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact, as_of, new_reference
+from berth.domain.catalog import Catalog
+from berth.domain.errors import (
+    BadRequest,
+    InvalidBookingUuid,
+    InvalidOrderId,
+    OctoError,
+    UnprocessableEntity,
+)
+from berth.domain.orders import Order, OrderStatus, follow_bookings, merge_contact
+from berth.services.bookings import (
+    RESELLER,
+    SUPPLIER,
+    BookingDetails,
+    BookingService,
+    Change,
+    ConfirmInput,
+    PreparedBooking,
+    ReserveInput,
+)
+from berth.services.clock import Clock
+from berth.services.events import ChangeObserver
+from berth.settings import Settings
+from berth.store import bookings_repo, orders_repo
+from berth.store.database import Database, DbConnection
+
+LIVE = (OrderStatus.ON_HOLD, OrderStatus.CONFIRMED, OrderStatus.PENDING)
+ENDED = (BookingStatus.CANCELLED, BookingStatus.EXPIRED, BookingStatus.REJECTED)
+
+
+@dataclass(frozen=True)
+class OrderInput:
+    currency: str | None = None
+    expiration_minutes: int | None = None
+    email_receipt: bool | None = None
+    contact: Contact | None = None
+    bookings: tuple[ReserveInput, ...] = ()
+
+
+def keyed_by_order(data: OrderInput, prepared: Sequence[PreparedBooking]) -> list[PreparedBooking]:
+    """POST /orders: the bookings, each with a fingerprint of the whole request (OCTO.md §5.3
+    for an order): every booking's own fingerprint in sequence, and the order's currency,
+    contact and emailReceipt as sent (expirationMinutes is left out, as for a booking). A repeat
+    then matches only the same order request, whichever of its uuids is looked at."""
+    document: dict[str, Any] = {
+        "currency": data.currency,
+        "emailReceipt": data.email_receipt,
+        "contact": data.contact.to_document() if data.contact else None,
+        "bookings": [p.booking.request_fingerprint for p in prepared],
+    }
+    keyed = []
+    for position, item in enumerate(prepared):
+        key = {"order": document, "position": position}
+        digest = hashlib.sha256(orjson.dumps(key, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        keyed.append(replace(item, booking=replace(item.booking, request_fingerprint=digest)))
+    return keyed
+
+
+def _named(exc: OctoError, index: int | None) -> OctoError:
+    """An error about one booking of an order request names it (`index`: its place in
+    `bookings[]`; None when the request was a single booking)."""
+    if index is not None:
+        exc.message = f"bookings[{index}]: {exc.message}"
+    return exc
+
+
+class _UuidTaken(Exception):
+    """A booking uuid of the request was in use: the request is answered as a repeat or refused."""
+
+
+@dataclass(frozen=True)
+class OrderDetails:
+    order: Order
+    bookings: tuple[BookingDetails, ...]
+
+    @property
+    def cancellable(self) -> bool:
+        return self.order.status in LIVE and all(
+            d.cancellable for d in self.bookings if d.booking.status not in ENDED
+        )
+
+    @property
+    def confirmable(self) -> bool:
+        return self.order.status is OrderStatus.ON_HOLD and any(
+            d.booking.status is BookingStatus.ON_HOLD for d in self.bookings
+        )
+
+
+class OrderService:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        clock: Clock,
+        bookings: BookingService,
+        observer: ChangeObserver,
+    ) -> None:
+        self._db = database
+        self._settings = settings
+        self._clock = clock
+        self._bookings = bookings
+        self._observer = observer
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    async def _details(
+        self, conn: DbConnection, catalog: Catalog, order: Order, *, exact: bool = False
+    ) -> OrderDetails:
+        """The order with its bookings; as they stand now unless `exact`."""
+        members = await orders_repo.bookings_of(conn, order.id)
+        described = await self._bookings.describe(conn, catalog, members, exact=exact)
+        shown = order if exact else follow_bookings(order, members, self._clock())
+        return OrderDetails(shown, tuple(described))
+
+    async def _owned(
+        self, conn: DbConnection, connection_id: str | None, order_id: str
+    ) -> tuple[Order, list[Booking]]:
+        """The order (of any connection when `connection_id` is None) and its bookings, all
+        locked for this transaction; the order as its bookings make it now."""
+        order = await orders_repo.get_order(conn, order_id, connection_id, lock=True)
+        if order is None:
+            raise InvalidOrderId(order_id)
+        members = await orders_repo.bookings_of(conn, order.id, lock=True)
+        return follow_bookings(order, members, self._clock()), members
+
+    async def _changed(self, conn: DbConnection, catalog: Catalog, before: Order, after: Order) -> None:
+        await self._observer.order_changed(
+            conn, lambda o: self._details(conn, catalog, o, exact=True), before, after
+        )
+
+    def _prepare_one(
+        self, catalog: Catalog, connection_id: str, request: ReserveInput, index: int | None, **options: Any
+    ) -> PreparedBooking:
+        try:
+            return self._bookings.prepare(catalog, connection_id, request, **options)
+        except OctoError as exc:
+            raise _named(exc, index) from None
+
+    def _prepare_all(
+        self,
+        catalog: Catalog,
+        connection_id: str,
+        order: Order,
+        requests: Sequence[ReserveInput],
+        first_primary: bool,
+        first_position: int = 0,
+        *,
+        indexed: bool = True,
+    ) -> list[PreparedBooking]:
+        prepared = []
+        for index, request in enumerate(requests):
+            at = index if indexed else None
+            item = self._prepare_one(
+                catalog, connection_id, replace(request, currency=request.currency or order.currency), at,
+                test_mode=order.test_mode, expires_at=order.expires_at, order_id=order.id,
+                primary=first_primary and index == 0, order_position=first_position + index,
+            )  # fmt: skip
+            if order.currency and item.booking.currency and item.booking.currency != order.currency:
+                raise _named(
+                    BadRequest(
+                        f"An order has one currency: this booking is in {item.booking.currency}, "
+                        f"the order in {order.currency}"
+                    ),
+                    at,
+                )
+            prepared.append(item)
+        return prepared
+
+    def _new_order(
+        self, connection_id: str, data: OrderInput, test_mode: bool, currency: str | None
+    ) -> Order:
+        now = self._clock()
+        return Order(
+            id=str(uuidlib.uuid4()),
+            connection_id=connection_id,
+            supplier_reference=new_reference(),
+            status=OrderStatus.ON_HOLD,
+            test_mode=test_mode,
+            currency=currency,
+            contact=data.contact or Contact(),
+            email_receipt=bool(data.email_receipt),
+            created_at=now,
+            updated_at=now,
+            expires_at=self._bookings.expiry(data.expiration_minutes, now),
+        )
+
+    def _prepare_order(
+        self, catalog: Catalog, connection_id: str, data: OrderInput, test_mode: bool, *, indexed: bool = True
+    ) -> tuple[Order, list[PreparedBooking]]:
+        """A new ON_HOLD order and its checked bookings, nothing stored yet (`indexed`: errors
+        name the booking by its place in `bookings[]`)."""
+        seen: dict[str, int] = {}
+        for index, request in enumerate(data.bookings):
+            if request.uuid is not None and request.uuid in seen:
+                raise BadRequest(
+                    f"bookings[{index}].uuid {request.uuid!r} repeats the uuid of bookings[{seen[request.uuid]}]"
+                )
+            seen.setdefault(request.uuid or "", index)
+        currency = data.currency
+        if currency is None and data.bookings:
+            currency = self._prepare_one(
+                catalog, connection_id, data.bookings[0], 0 if indexed else None, test_mode=test_mode
+            ).booking.currency
+        order = self._new_order(connection_id, data, test_mode, currency)
+        prepared = self._prepare_all(
+            catalog, connection_id, order, data.bookings, first_primary=True, indexed=indexed
+        )
+        return order, prepared
+
+    async def _hold(
+        self, catalog: Catalog, order: Order, prepared: Sequence[PreparedBooking], *, indexed: bool = True
+    ) -> OrderDetails:
+        """Store the order and hold every one of its bookings, or nothing. Raises _UuidTaken
+        (nothing stored) when a booking uuid is in use."""
+        held = [await self._bookings.held_before(p) for p in prepared]
+        try:
+            async with self._db.transaction(write=True) as conn:
+                await orders_repo.insert_order(conn, order)
+                # Every slot of the order first, in one sorted pass: two orders holding the same
+                # slots in another sequence then wait for each other instead of deadlocking.
+                await bookings_repo.lock_slots(conn, [p.lock_key for p in prepared if p.lock_key is not None])
+                for index, (item, held_before) in enumerate(zip(prepared, held, strict=True)):
+                    try:
+                        _, new = await self._bookings.place_in(conn, catalog, item, held_before)
+                    except InvalidBookingUuid:  # in use for another request: told by the caller
+                        raise _UuidTaken from None
+                    except OctoError as exc:
+                        raise _named(exc, index if indexed else None) from None
+                    if not new:
+                        raise _UuidTaken
+                return await self._details(conn, catalog, order)
+        except IntegrityError:  # a concurrent request stored the uuid first
+            raise _UuidTaken from None
+
+    async def _repeated(
+        self, catalog: Catalog, connection_id: str, prepared: Sequence[PreparedBooking]
+    ) -> OrderDetails:
+        """The answer to an order request whose booking uuids were in use: the order they
+        belong to when this is the same request, else INVALID_BOOKING_UUID."""
+        async with self._db.transaction(write=False) as conn:
+            found = [await bookings_repo.get_by_uuid(conn, connection_id, p.booking.uuid) for p in prepared]
+            for index, (item, existing) in enumerate(zip(prepared, found, strict=True)):
+                if existing is None:
+                    continue
+                if existing.request_fingerprint != item.booking.request_fingerprint or None in found:
+                    raise InvalidBookingUuid(
+                        existing.uuid,
+                        f"bookings[{index}]: the uuid {existing.uuid!r} was already used for a different reservation",
+                    )
+            order = await orders_repo.get_order(conn, found[0].order_id or "") if found[0] else None
+            if order is None:
+                raise BadRequest("The order conflicted with another request; try again")
+            return await self._details(conn, catalog, order)
+
+    # --- operations -------------------------------------------------------------------------
+
+    async def create(
+        self, catalog: Catalog, connection_id: str, data: OrderInput, *, test_mode: bool = False
+    ) -> OrderDetails:
+        """A new ON_HOLD order, holding every booking in `data.bookings` or none at all; the
+        same request repeated answers the order it made."""
+        order, prepared = self._prepare_order(catalog, connection_id, data, test_mode)
+        keyed = keyed_by_order(data, prepared)
+        try:
+            return await self._hold(catalog, order, keyed)
+        except _UuidTaken:
+            return await self._repeated(catalog, connection_id, keyed)
+
+    async def reserve(
+        self, catalog: Catalog, connection_id: str, data: ReserveInput, *, test_mode: bool = False
+    ) -> BookingDetails:
+        """POST /bookings with the cart: join the order named by `orderId`, or start a new one.
+        The booking's uuid is its key, as without the cart: a repeat answers the booking."""
+        if data.order_id is None:
+            alone = OrderInput(currency=data.currency, expiration_minutes=data.expiration_minutes,
+                               contact=data.contact, bookings=(data,))  # fmt: skip
+            order, (prepared,) = self._prepare_order(catalog, connection_id, alone, test_mode, indexed=False)
+            try:
+                created = await self._hold(catalog, order, [prepared], indexed=False)
+            except _UuidTaken:
+                return await self._bookings.repeated(catalog, prepared)
+            return created.bookings[0]
+        item: PreparedBooking | None = None
+        try:
+            async with self._db.transaction(write=True) as conn:
+                order, _ = await self._owned(conn, connection_id, data.order_id)
+                if order.status is not OrderStatus.ON_HOLD:
+                    raise UnprocessableEntity(
+                        f"Order {order.id!r} is {order.status.value}; bookings join ON_HOLD orders only"
+                    )
+                position = await orders_repo.next_position(conn, order.id)
+                (item,) = self._prepare_all(
+                    catalog, connection_id, order, [data], first_primary=False, first_position=position,
+                    indexed=False,
+                )  # fmt: skip
+                held_before = await self._bookings.held_before(item)
+                booking, new = await self._bookings.place_in(conn, catalog, item, held_before)
+                if new:
+                    joined = replace(
+                        order, currency=order.currency or booking.currency, updated_at=self._clock()
+                    )
+                    await orders_repo.save_order(conn, joined)
+                    await self._changed(conn, catalog, order, joined)
+                return (await self._bookings.describe(conn, catalog, [booking]))[0]
+        except IntegrityError:  # the uuid was stored by a concurrent request
+            assert item is not None
+            return await self._bookings.repeated(catalog, item)
+
+    async def get(self, catalog: Catalog, connection_id: str, order_id: str) -> OrderDetails:
+        async with self._db.transaction(write=False) as conn:
+            order = await orders_repo.get_order(conn, order_id, connection_id)
+            if order is None:
+                raise InvalidOrderId(order_id)
+            return await self._details(conn, catalog, order)
+
+    async def update(
+        self, catalog: Catalog, connection_id: str, order_id: str, data: OrderInput, sent: frozenset[str]
+    ) -> OrderDetails:
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            order, stored = await self._owned(conn, connection_id, order_id)
+            if order.status not in LIVE:
+                raise UnprocessableEntity(f"Order {order_id!r} is {order.status.value} and cannot be updated")
+            members = [as_of(b, now) for b in stored]
+            if "currency" in sent and data.currency != order.currency and members:
+                raise BadRequest("The currency of an order with bookings cannot change")
+            updated = replace(
+                order,
+                currency=data.currency if "currency" in sent else order.currency,
+                email_receipt=order.email_receipt if data.email_receipt is None else data.email_receipt,
+                contact=merge_contact(order.contact, data.contact) if data.contact else order.contact,
+                updated_at=now,
+            )
+            if "expirationMinutes" in sent and order.status is OrderStatus.ON_HOLD:
+                updated = replace(updated, expires_at=self._bookings.expiry(data.expiration_minutes, now))
+                for booking in members:
+                    if booking.status is BookingStatus.ON_HOLD and updated.expires_at is not None:
+                        await self._bookings.hold_until_in(conn, catalog, booking, updated.expires_at)
+            await orders_repo.save_order(conn, updated)
+            await self._changed(conn, catalog, order, updated)
+            return await self._details(conn, catalog, updated)
+
+    async def extend(
+        self, catalog: Catalog, connection_id: str, order_id: str, minutes: int | None
+    ) -> OrderDetails:
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            order, members = await self._owned(conn, connection_id, order_id)
+            if order.status is not OrderStatus.ON_HOLD or order.expires_at is None:
+                raise UnprocessableEntity(
+                    f"Only ON_HOLD orders can be extended; order {order_id!r} is {order.status.value}"
+                )
+            expires_at = self._bookings.extended_expiry(order.expires_at, minutes, now)
+            for booking in members:
+                if as_of(booking, now).status is BookingStatus.ON_HOLD:
+                    await self._bookings.hold_until_in(conn, catalog, booking, expires_at)
+            extended = replace(order, expires_at=expires_at, updated_at=now)
+            await orders_repo.save_order(conn, extended)
+            await self._changed(conn, catalog, order, extended)
+            return await self._details(conn, catalog, extended)
+
+    async def confirm(
+        self,
+        catalog: Catalog,
+        connection_id: str,
+        order_id: str,
+        contact: Contact | None,
+        email_receipt: bool | None,
+    ) -> OrderDetails:
+        """Confirm every held booking of the order, or none: the first that cannot be confirmed
+        is named in the error and the transaction rolls back."""
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            order, stored = await self._owned(conn, connection_id, order_id)
+            if order.status in (OrderStatus.CONFIRMED, OrderStatus.PENDING):
+                return await self._details(conn, catalog, order)
+            if order.status is not OrderStatus.ON_HOLD:
+                raise UnprocessableEntity(
+                    f"Order {order_id!r} is {order.status.value} and cannot be confirmed"
+                )
+            members = [as_of(b, now) for b in stored]
+            if not any(b.status is BookingStatus.ON_HOLD for b in members):
+                raise UnprocessableEntity(f"Order {order_id!r} has no bookings to confirm")
+            lead = merge_contact(order.contact, contact) if contact else order.contact
+            after: list[Booking] = []
+            for booking in members:
+                if booking.status is BookingStatus.ON_HOLD:
+                    try:
+                        data = ConfirmInput(contact=merge_contact(lead, booking.contact))
+                        booking = await self._bookings.confirm_in(conn, catalog, booking, data, now)
+                    except OctoError as exc:
+                        raise UnprocessableEntity(
+                            f"Booking {booking.uuid} ({booking.supplier_reference}) cannot be confirmed: "
+                            f"{exc.message}. Nothing in the order was confirmed",
+                            uuid=booking.uuid,
+                        ) from None
+                after.append(booking)
+            done = replace(
+                follow_bookings(order, after, now),
+                contact=lead,
+                email_receipt=order.email_receipt if email_receipt is None else email_receipt,
+                updated_at=now,
+            )
+            await orders_repo.save_order(conn, done)
+            await self._changed(conn, catalog, order, done)
+            return await self._details(conn, catalog, done)
+
+    async def cancel(
+        self,
+        catalog: Catalog,
+        connection_id: str | None,
+        order_id: str,
+        reason: str | None,
+        *,
+        force: bool = False,
+    ) -> OrderDetails:
+        """Cancel every live booking of the order, or none."""
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            order, members = await self._owned(conn, connection_id, order_id)
+            if order.status is OrderStatus.CANCELLED:
+                return await self._details(conn, catalog, order)
+            if order.status not in LIVE:
+                raise UnprocessableEntity(
+                    f"Order {order_id!r} is {order.status.value} and cannot be cancelled"
+                )
+            actor = SUPPLIER if connection_id is None else RESELLER
+            for stored in members:
+                booking = as_of(stored, now)
+                if booking.status in ENDED:
+                    continue
+                try:
+                    await self._bookings.cancel_in(conn, catalog, booking, reason, force=force, actor=actor)
+                except OctoError as exc:
+                    raise UnprocessableEntity(
+                        f"Booking {booking.uuid} ({booking.supplier_reference}) cannot be cancelled: {exc.message}. "
+                        "Nothing in the order was cancelled",
+                        uuid=booking.uuid,
+                    ) from None
+            cancelled = replace(
+                order,
+                status=OrderStatus.CANCELLED,
+                cancellation=Cancellation(refund="FULL", reason=reason, at=now),
+                expires_at=None,
+                updated_at=now,
+            )
+            await orders_repo.save_order(conn, cancelled)
+            await self._changed(conn, catalog, order, cancelled)
+            return await self._details(conn, catalog, cancelled)
+
+    async def follow_in(self, conn: DbConnection, catalog: Catalog, changes: Sequence[Change]) -> None:
+        """After booking-level changes of orders' bookings (each order locked by the writer):
+        a hold moved on one booking moves the order's other holds with it (they share one),
+        each order takes the status its bookings give it, and an order_update tells of it."""
+        now = self._clock()
+        by_order: dict[str, dict[str, Booking]] = {}  # order id -> booking id -> version before
+        for before, after in changes:
+            by_order.setdefault(after.order_id or "", {})[after.id] = before
+        for order_id, befores in sorted(by_order.items()):
+            stored = await orders_repo.get_order(conn, order_id)
+            if stored is None:
+                continue
+            members = await orders_repo.bookings_of(conn, order_id)
+            hold = _moved_hold([(befores[m.id], m) for m in members if m.id in befores], now)
+            for index, member in enumerate(members):
+                if (
+                    hold is None
+                    or member.id in befores
+                    or as_of(member, now).status is not BookingStatus.ON_HOLD
+                ):
+                    continue
+                befores[member.id] = member
+                members[index] = await self._bookings.hold_until_in(conn, catalog, member, hold)
+            old = [befores.get(m.id, m) for m in members]
+            followed = replace(follow_bookings(stored, members, now), updated_at=now)
+            await orders_repo.save_order(conn, followed)
+            await self._followed(conn, catalog, (follow_bookings(stored, old, now), old), (followed, members))
+
+    async def _followed(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        before: tuple[Order, Sequence[Booking]],
+        after: tuple[Order, Sequence[Booking]],
+    ) -> None:
+        """Announce an order that followed its bookings, each version shown with its own."""
+
+        async def describe(order: Order) -> OrderDetails:
+            members = before[1] if order is before[0] else after[1]
+            return OrderDetails(order, tuple(await self._bookings.describe(conn, catalog, members)))
+
+        await self._observer.order_changed(conn, describe, before[0], after[0])
+
+    async def expire_due(self, catalog: Catalog, batch: int = 200) -> int:
+        """Store what the passing of time made of orders: the holds that ran out EXPIRED, and
+        each order as its bookings now make it (EXPIRED, or CONFIRMED around a booking sold)."""
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            due = await orders_repo.due_orders(conn, now, batch)
+            for stored in due:
+                members = []
+                for booking in await orders_repo.bookings_of(conn, stored.id, lock=True):
+                    if booking.status is BookingStatus.ON_HOLD and as_of(booking, now) != booking:
+                        booking = await self._bookings.expire_in(conn, catalog, booking)
+                    members.append(booking)
+                followed = follow_bookings(stored, members, now)
+                if followed != stored:
+                    await orders_repo.save_order(conn, followed)
+                    await self._changed(conn, catalog, stored, followed)
+        return len(due)
+
+
+def _moved_hold(changes: Sequence[Change], now: datetime) -> datetime | None:
+    """The new end of a hold that one of the changes moved (an extend, a new expirationMinutes)."""
+    for before, after in changes:
+        held = (
+            as_of(before, now).status is BookingStatus.ON_HOLD
+            and as_of(after, now).status is BookingStatus.ON_HOLD
+        )
+        if held and after.expires_at != before.expires_at:
+            return after.expires_at
+    return None

@@ -1,0 +1,284 @@
+"""Package bookings (octo/packages): a package booking and its included bookings change
+together, in one transaction, through the booking service's in-transaction steps.
+
+An included booking is an ordinary booking row (so availability stays derived from bookings)
+linked to its package booking by `package_booking_id`; it holds places on its own slot. The
+package booking is the handle: confirm, extend and cancel act on it and on every included
+booking, or on none of them; an included booking cannot be confirmed, extended, updated or
+cancelled on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from sqlalchemy.exc import IntegrityError
+
+from berth.domain.bookings import Booking, as_of
+from berth.domain.catalog import Catalog, Option, PackageInclude, Product, include_unit
+from berth.domain.errors import (
+    BadRequest,
+    InvalidAvailabilityId,
+    InvalidBookingUuid,
+    OctoError,
+    UnprocessableEntity,
+)
+from berth.services.bookings import (
+    RESELLER,
+    BookingDetails,
+    BookingService,
+    ConfirmInput,
+    PackageBookingInput,
+    PreparedBooking,
+    ReserveInput,
+    UnitItemInput,
+)
+from berth.services.clock import Clock
+from berth.store import bookings_repo
+from berth.store.database import Database, DbConnection
+
+
+def is_package_request(catalog: Catalog, data: ReserveInput) -> bool:
+    product = catalog.product(data.product_id) if data.product_id else None
+    return data.package_bookings is not None or (product is not None and product.is_package)
+
+
+class PackageService:
+    def __init__(self, database: Database, clock: Clock, bookings: BookingService) -> None:
+        self._db = database
+        self._clock = clock
+        self._bookings = bookings
+
+    # --- reserve ------------------------------------------------------------------------------
+
+    def prepare(
+        self, catalog: Catalog, connection_id: str, data: ReserveInput, *, test_mode: bool = False
+    ) -> list[PreparedBooking]:
+        """The package booking first, then one booking per chosen include (catalogue order)."""
+        package = self._bookings.prepare(catalog, connection_id, data, test_mode=test_mode)
+        option = package.option
+        if not option.package_includes:
+            raise BadRequest(
+                f"packageBookings is for package products; {package.product.id!r}/{option.id!r} is not one"
+            )
+        chosen: dict[str, PackageBookingInput] = {}
+        known = {include.id for include in option.includes}
+        for index, given in enumerate(data.package_bookings or ()):
+            if given.include_id not in known:
+                raise UnprocessableEntity(
+                    f"packageBookings[{index}]: option {option.id!r} has no include {given.include_id!r}"
+                )
+            if given.include_id in chosen:
+                raise BadRequest(f"packageBookings[{index}]: include {given.include_id!r} is chosen twice")
+            chosen[given.include_id] = given
+        for group in option.package_includes:
+            for include in group.includes:
+                if include.required and include.id not in chosen:
+                    raise UnprocessableEntity(
+                        f"packageBookings: the required include {include.id!r} is missing"
+                    )
+            picked = sum(1 for include in group.includes if include.id in chosen)
+            if group.count is not None and picked > group.count:
+                raise UnprocessableEntity(
+                    f"packageBookings: at most {group.count} include(s) of group {group.id!r} may be "
+                    f"booked; {picked} were chosen"
+                )
+        prepared = [package]
+        for include in option.includes:
+            selection = chosen.get(include.id)
+            if selection is None:
+                continue
+            try:
+                prepared.append(self._member(catalog, connection_id, package, include, selection))
+            except OctoError as exc:
+                exc.message = f"packageBookings include {include.id!r}: {exc.message}"
+                raise
+        return prepared
+
+    def _member(
+        self,
+        catalog: Catalog,
+        connection_id: str,
+        package: PreparedBooking,
+        include: PackageInclude,
+        given: PackageBookingInput,
+    ) -> PreparedBooking:
+        product, option = self._included(catalog, include)
+        if include.availability_required and given.availability_id is None:
+            raise InvalidAvailabilityId(None, "an availabilityId is required for this include")
+        units = []
+        for item in package.booking.unit_items:
+            unit = package.option.unit(item.unit_id)
+            mapped = include_unit(option, unit) if unit is not None else None
+            if mapped is None:
+                raise UnprocessableEntity(
+                    f"unit {item.unit_id!r} cannot be booked on {product.id!r}/{option.id!r}"
+                )
+            units.append(UnitItemInput(unit_id=mapped.id, contact=item.contact))
+        request = ReserveInput(
+            product_id=product.id,
+            option_id=option.id,
+            unit_items=tuple(units),
+            availability_id=given.availability_id,
+            notes=package.booking.notes,
+            reseller_reference=package.booking.reseller_reference,
+            contact=package.booking.contact,
+        )
+        member = self._bookings.prepare(
+            catalog, connection_id, request,
+            test_mode=package.booking.test_mode, expires_at=package.booking.expires_at,
+        )  # fmt: skip
+        if member.slot is not None and package.slot is not None:
+            first = package.slot.local_date
+            last = first + timedelta(days=include.validity_days or 0)
+            if not first <= member.slot.local_date <= last:
+                window = f"on {first}" if first == last else f"from {first} to {last}"
+                raise InvalidAvailabilityId(
+                    member.slot.id,
+                    f"Availability {member.slot.id} is not {window}, when the package can use it",
+                )
+        booking = replace(
+            member.booking, package_booking_id=package.booking.id, package_include_id=include.id
+        )
+        return replace(member, booking=booking)
+
+    @staticmethod
+    def _included(catalog: Catalog, include: PackageInclude) -> tuple[Product, Option]:
+        product = catalog.product(include.product_id)
+        option = product.option(include.option_id) if product else None
+        if product is None or option is None:
+            raise UnprocessableEntity("the included product is no longer sold")
+        return product, option
+
+    async def reserve(
+        self, catalog: Catalog, connection_id: str, data: ReserveInput, *, test_mode: bool = False
+    ) -> BookingDetails:
+        """Hold the package booking and every chosen include, or nothing."""
+        if data.order_id is not None:
+            raise UnprocessableEntity("Package bookings cannot join an order (octo/cart) yet")
+        prepared = self.prepare(catalog, connection_id, data, test_mode=test_mode)
+        held = [await self._bookings.held_before(p) for p in prepared]
+        try:
+            async with self._db.transaction(write=True) as conn:
+                # Every slot first, in one sorted pass, so two packages sharing slots wait for
+                # each other instead of deadlocking.
+                await bookings_repo.lock_slots(
+                    conn,
+                    [
+                        (p.product.id, p.option.id, p.slot.id)
+                        for p in prepared
+                        if p.slot is not None and not p.booking.test_mode
+                    ],
+                )
+                package, new = await self._bookings.place_in(conn, catalog, prepared[0], held[0])
+                if new:
+                    for item, held_before in zip(prepared[1:], held[1:], strict=True):
+                        try:
+                            await self._bookings.place_in(conn, catalog, item, held_before)
+                        except OctoError as exc:
+                            exc.message = (
+                                f"packageBookings include {item.booking.package_include_id!r}: "
+                                f"{exc.message}. Nothing was held"
+                            )
+                            raise
+        except IntegrityError:
+            return await self._bookings.repeated(catalog, prepared[0])
+        async with self._db.transaction(write=False) as conn:
+            return (await self._bookings.describe(conn, catalog, [package]))[0]
+
+    # --- confirm, extend, cancel ----------------------------------------------------------------
+
+    async def _package(
+        self, conn: DbConnection, connection_id: str, uuid: str, verb: str
+    ) -> tuple[Booking, list[Booking]]:
+        """The connection's booking (locked, as of now) and its included bookings (locked)."""
+        now = self._clock()
+        booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
+        if booking is None:
+            raise InvalidBookingUuid(uuid)
+        if booking.package_booking_id is not None:
+            parent = await bookings_repo.get_by_id(conn, booking.package_booking_id)
+            raise UnprocessableEntity(
+                f"Booking {uuid!r} is included in package booking "
+                f"{parent.uuid if parent else booking.package_booking_id!r}; {verb} the package booking"
+            )
+        booking = await self._bookings.lock_in(conn, booking)
+        members = await bookings_repo.package_members(conn, [booking.id], lock=True)
+        return as_of(booking, now), [as_of(m, now) for m in members]
+
+    async def confirm(
+        self, catalog: Catalog, connection_id: str, uuid: str, data: ConfirmInput
+    ) -> BookingDetails:
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            booking, members = await self._package(conn, connection_id, uuid, "confirm")
+            confirmed = await self._bookings.confirm_in(conn, catalog, booking, data, now)
+            for member in members:
+                try:
+                    await self._bookings.confirm_in(
+                        conn, catalog, member, ConfirmInput(contact=data.contact, notes=data.notes), now
+                    )
+                except OctoError as exc:
+                    raise UnprocessableEntity(
+                        f"The included booking {member.package_include_id!r} cannot be confirmed: "
+                        f"{exc.message}. Nothing was confirmed",
+                        uuid=uuid,
+                    ) from None
+            await self._bookings.follow_in(conn, catalog, [(booking, confirmed)])
+            return (await self._bookings.describe(conn, catalog, [confirmed]))[0]
+
+    async def extend(
+        self, catalog: Catalog, connection_id: str, uuid: str, minutes: int | None
+    ) -> BookingDetails:
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            booking, members = await self._package(conn, connection_id, uuid, "extend")
+            if booking.expires_at is None or booking.status.value != "ON_HOLD":
+                raise UnprocessableEntity(
+                    f"Only ON_HOLD bookings can be extended; booking {uuid!r} is {booking.status.value}"
+                )
+            expires_at = self._bookings.extended_expiry(booking.expires_at, minutes, now)
+            extended = await self._bookings.hold_until_in(conn, catalog, booking, expires_at)
+            for member in members:
+                if member.status.value == "ON_HOLD":
+                    await self._bookings.hold_until_in(conn, catalog, member, expires_at)
+            await self._bookings.follow_in(conn, catalog, [(booking, extended)])
+            return (await self._bookings.describe(conn, catalog, [extended]))[0]
+
+    async def cancel(
+        self, catalog: Catalog, connection_id: str, uuid: str, reason: str | None
+    ) -> BookingDetails:
+        async with self._db.transaction(write=True) as conn:
+            booking, members = await self._package(conn, connection_id, uuid, "cancel")
+            cancelled = await self._bookings.cancel_in(
+                conn, catalog, booking, reason, force=False, actor=RESELLER
+            )
+            for member in members:
+                if member.status.value == "EXPIRED":
+                    continue
+                try:
+                    await self._bookings.cancel_in(conn, catalog, member, reason, force=False, actor=RESELLER)
+                except OctoError as exc:
+                    raise UnprocessableEntity(
+                        f"The included booking {member.package_include_id!r} cannot be cancelled: "
+                        f"{exc.message}. Nothing was cancelled",
+                        uuid=uuid,
+                    ) from None
+            await self._bookings.follow_in(conn, catalog, [(booking, cancelled)])
+            return (await self._bookings.describe(conn, catalog, [cancelled]))[0]
+
+    async def check_updatable(self, connection_id: str, uuid: str) -> None:
+        """PATCH is not supported for package bookings and their included bookings yet."""
+        async with self._db.transaction(write=False) as conn:
+            booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
+            if booking is None:
+                return
+            if booking.package_booking_id is not None:
+                raise UnprocessableEntity(
+                    f"Booking {uuid!r} is included in a package booking; it cannot be updated"
+                )
+            if await bookings_repo.package_members(conn, [booking.id]):
+                raise UnprocessableEntity(
+                    f"Booking {uuid!r} is a package booking; cancel it and reserve again to change it"
+                )

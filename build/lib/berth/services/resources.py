@@ -1,0 +1,297 @@
+"""octo/resources: allocating resources and seats to bookings inside their transaction, keeping
+the index of live allocations in step, and the resources of one availability (the
+`/availability/resources` route and the back office's seat map)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from berth.domain.availability import AvailabilityStatus, SlotState
+from berth.domain.bookings import Booking
+from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
+from berth.domain.catalog_lookup import find_option, find_product, requested_units
+from berth.domain.errors import InvalidAvailabilityId, UnprocessableEntity
+from berth.domain.resources import (
+    NO_USE,
+    Allocation,
+    Party,
+    ResourceUse,
+    SlotUse,
+    allocate,
+    availability_state,
+    check_selection,
+    demand,
+    free_places,
+    free_seats,
+    party_of_units,
+    places_of,
+    seats_of,
+    serves,
+)
+from berth.domain.slots import Slot, slot_for_id
+from berth.services.clock import Clock
+from berth.settings import Settings
+from berth.store import bookings_repo, resources_repo
+from berth.store.database import Database, DbConnection
+from berth.store.resources_repo import SlotIndex
+
+
+@dataclass(frozen=True)
+class ResourcesQuery:
+    """GET/POST /availability/resources: one availability, optionally a party and a selection."""
+
+    product_id: str | None
+    option_id: str | None
+    availability_id: str | None
+    units: tuple[tuple[str, int], ...] | None = None
+    resource_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ResourceState:
+    group: ResourceGroup
+    resource: Resource
+    serving: bool  # the resource works this slot
+    free: int
+    status: AvailabilityStatus  # for the request's party, when it named units
+    available_seats: tuple[Seat, ...]
+    selected_seats: tuple[Seat, ...]
+    allocation: Allocation | None  # the previewed allocation on this resource
+
+
+@dataclass(frozen=True)
+class GroupState:
+    group: ResourceGroup
+    capacity: int
+    free: int
+    status: AvailabilityStatus
+    resources: tuple[ResourceState, ...]
+
+
+@dataclass(frozen=True)
+class SlotResources:
+    product: Product
+    option: Option
+    slot: Slot
+    state: SlotState
+    groups: tuple[GroupState, ...]
+    preview: tuple[Allocation, ...]
+
+
+def _status(free: int, capacity: int, enough: bool) -> AvailabilityStatus:
+    if free <= 0 or not enough:
+        return AvailabilityStatus.SOLD_OUT
+    if 2 * free < capacity:
+        return AvailabilityStatus.LIMITED
+    return AvailabilityStatus.AVAILABLE
+
+
+def describe_slot(
+    product: Product,
+    option: Option,
+    slot: Slot,
+    use: SlotUse,
+    state: SlotState,
+    party: Party | None,
+    preview: Sequence[Allocation] = (),
+) -> SlotResources:
+    """Every group and resource of the option in one slot, with what is free; for a party,
+    whether each resource (or group) could take it."""
+    previewed = {a.resource_id: a for a in preview}
+    closed = state.status is AvailabilityStatus.CLOSED
+    groups = []
+    for group in option.resource_groups:
+        need = demand(group, party) if party is not None else None
+        resources = []
+        for resource in group.resources:
+            working = serves(resource, slot)
+            resource_use = use.get(resource.id, NO_USE)
+            free = free_places(group, resource, resource_use) if working else 0
+            enough = need is None or (free >= need if not group.split else free > 0) or need == 0
+            status = (
+                AvailabilityStatus.CLOSED
+                if closed or not working
+                else _status(free, places_of(resource), enough)
+            )
+            allocation = previewed.get(resource.id)
+            available = (
+                seats_of(resource, sorted(free_seats(resource, resource_use)))
+                if working and not closed
+                else ()
+            )
+            resources.append(
+                ResourceState(
+                    group, resource, working, free, status, available,
+                    seats_of(resource, allocation.seat_ids) if allocation else (), allocation,
+                )
+            )  # fmt: skip
+        working_states = [r for r in resources if r.serving]
+        capacity = sum(places_of(r.resource) for r in working_states)
+        free_total = sum(r.free for r in working_states)
+        if need is None or need == 0:
+            fits = True
+        elif group.split:
+            fits = free_total >= need
+        else:
+            fits = any(r.free >= need for r in working_states)
+        group_status = (
+            AvailabilityStatus.CLOSED if closed or not working_states else _status(free_total, capacity, fits)
+        )
+        groups.append(GroupState(group, capacity, free_total, group_status, tuple(resources)))
+    return SlotResources(product, option, slot, state, tuple(groups), tuple(preview))
+
+
+class ResourceService:
+    def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
+        self._db = database
+        self._settings = settings
+        self._clock = clock
+        # BERTH_DEBUG_DISABLE_SLOT_LOCK only: resource use read before a reservation's write
+        # transaction, by booking id (see `read_unlocked`).
+        self._unlocked: dict[str, SlotIndex] = {}
+
+    # --- reads ------------------------------------------------------------------------------
+
+    @staticmethod
+    async def use_in(
+        conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    ) -> dict[str, dict[str, ResourceUse]]:
+        """Use of the option's resources per slot: one query, none for an option without
+        resources."""
+        if not option.resource_groups or not slots:
+            return {}
+        first = min(s.start for s in slots).astimezone(UTC)
+        last = max(s.start for s in slots).astimezone(UTC)
+        return await resources_repo.use_between(conn, product.id, option.id, first, last, now)
+
+    async def slot_resources(self, catalog: Catalog, query: ResourcesQuery) -> SlotResources:
+        product = find_product(catalog, query.product_id)
+        option = find_option(product, query.option_id)
+        if not query.availability_id:
+            raise InvalidAvailabilityId(query.availability_id, "availabilityId is required")
+        slot = slot_for_id(product, option, query.availability_id)
+        if slot is None:
+            raise InvalidAvailabilityId(query.availability_id)
+        party: Party | None = None
+        if query.units is not None:
+            requested_units(option, query.units)  # INVALID_UNIT_ID for units of another option
+            party = party_of_units(option, query.units)
+        if query.resource_ids:
+            check_selection(catalog, product, option, query.resource_ids)
+        now = self._clock()
+        key = (product.id, option.id, slot.id)
+        start = slot.start.astimezone(UTC)
+        async with self._db.transaction(write=False) as conn:
+            use = (
+                (await resources_repo.use_of_slot(conn, key, start, now)).use
+                if option.resource_groups
+                else {}
+            )
+            held = (
+                (await bookings_repo.held_places(conn, product.id, option.id, start, start, now)).get(
+                    slot.id, 0
+                )
+                if slot.capacity is not None
+                else 0
+            )
+        state = availability_state(option, slot, held, use, now, party)
+        preview: tuple[Allocation, ...] = ()
+        if party is not None and option.resource_groups and state.status is not AvailabilityStatus.CLOSED:
+            if query.resource_ids:
+                preview = allocate(option, slot, use, party, query.resource_ids)
+            else:
+                try:
+                    preview = allocate(option, slot, use, party)
+                except UnprocessableEntity:
+                    preview = ()  # sold out for this party: nothing to preview
+        return describe_slot(product, option, slot, use, state, party, preview)
+
+    async def staff_slot(
+        self, product: Product, option: Option, slot: Slot, state: SlotState
+    ) -> SlotResources | None:
+        """The slot's resources as staff see them (no party)."""
+        if not option.resource_groups:
+            return None
+        now = self._clock()
+        async with self._db.transaction(write=False) as conn:
+            index = await resources_repo.use_of_slot(
+                conn, (product.id, option.id, slot.id), slot.start.astimezone(UTC), now
+            )
+        return describe_slot(product, option, slot, index.use, state, None)
+
+    # --- writes, inside the caller's transaction ------------------------------------------------
+
+    async def read_unlocked(
+        self, booking: Booking, product: Product, option: Option, slot: Slot | None
+    ) -> None:
+        """DEBUG (BERTH_DEBUG_DISABLE_SLOT_LOCK) only: read the slot's resource use before the
+        reservation's write transaction, so a race test can show what the slot lock prevents."""
+        if not self._settings.debug_disable_slot_lock or slot is None or not option.resource_groups:
+            return
+        async with self._db.transaction(write=False) as conn:
+            self._unlocked[booking.id] = await resources_repo.use_of_slot(
+                conn, (product.id, option.id, slot.id), slot.start.astimezone(UTC), self._clock()
+            )
+
+    async def allocate_in(
+        self,
+        conn: DbConnection,
+        product: Product,
+        option: Option,
+        slot: Slot,
+        booking: Booking,
+        party: Party,
+        selection: Sequence[str] | None,
+        previous: Sequence[Allocation] = (),
+        *,
+        locked: bool = False,
+    ) -> tuple[Allocation, ...]:
+        """Allocate the booking's party under the slot lock (`locked`: the caller holds it
+        already), from the slot's use as it stands in this transaction (the booking's own
+        allocations left out). Raises UNPROCESSABLE_ENTITY (naming the group) when the party or
+        the selection does not fit."""
+        if not option.resource_groups:
+            return ()
+        now = self._clock()
+        key = (product.id, option.id, slot.id)
+        index = self._unlocked.pop(booking.id, None)
+        if index is None:
+            if not booking.test_mode and not locked:
+                await bookings_repo.lock_slots(conn, [key])
+            index = await resources_repo.use_of_slot(
+                conn, key, slot.start.astimezone(UTC), now, excluding=booking.id
+            )
+        allocations = allocate(option, slot, index.use, party, selection, previous)
+        if not booking.test_mode and index.released:
+            given = [(a.resource_id, s) for a in allocations for s in a.seat_ids]
+            stale = [seat for seat in given if seat in index.released]
+            if stale:
+                await resources_repo.clear_released_seats(conn, key, stale)
+        return allocations
+
+    @staticmethod
+    async def sync_in(conn: DbConnection, before: Booking | None, after: Booking, now: datetime) -> None:
+        """Keep the index of live allocations in step with a booking that changed: its rows
+        while it holds places, none once it stops (cancelled, expired, rejected)."""
+
+        def live(booking: Booking | None) -> bool:
+            return (
+                booking is not None
+                and booking.holds_places(now)
+                and booking.availability_id is not None
+                and bool(booking.resource_allocations)
+            )
+
+        if live(after):
+            unchanged = (
+                before is not None
+                and live(before)
+                and (before.product_id, before.option_id, before.availability_id, before.resource_allocations)
+                == (after.product_id, after.option_id, after.availability_id, after.resource_allocations)
+            )
+            if not unchanged:
+                await resources_repo.hold(conn, after, fresh=before is None)
+        elif after.resource_allocations or (before is not None and before.resource_allocations):
+            await resources_repo.release(conn, after.id)

@@ -1,0 +1,140 @@
+"""Settings from `BERTH_*` environment variables."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from berth.domain.sealing import SecretBox
+from berth.domain.webhooks import parse_schedule
+
+# Used when BERTH_SECRET_KEY is unset, so the embedded demo needs no set-up. Anyone can read it
+# here: secrets sealed with it are as good as plain text. `berth serve` warns about it.
+DEVELOPMENT_SECRET_KEY = "berth-development-key-not-secret-set-BERTH_SECRET_KEY"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BERTH_", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite:///./berth.db",
+        description="The database: a SQLite file (`sqlite:///./berth.db`) or PostgreSQL "
+        "(`postgresql://user:password@host:5432/berth`)",
+    )
+    admin_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token of the admin API and the back office's sign-in; unset: both are off",
+    )
+    public_url: str = Field(
+        default="http://127.0.0.1:8000", description="Base URL resellers use; `/octo` is appended"
+    )
+    default_expiration_minutes: int = Field(
+        default=30, ge=1, description="How long a hold lasts when a reservation names no expirationMinutes"
+    )
+    max_expiration_minutes: int = Field(
+        default=1440, ge=1, description="The longest hold a reseller may ask for (longer asks are capped)"
+    )
+    max_range_days: int = Field(
+        default=366, ge=1, description="The longest date range of an availability or booking-list request"
+    )
+    expiry_sweep_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often the worker stores EXPIRED on holds that ran out (reads never count them anyway)",
+    )
+    debug_disable_slot_lock: bool = Field(
+        default=False,
+        description="DEBUG ONLY: check capacity outside the slot lock. Exists so a test can show the race it closes.",
+    )
+    retry_schedule: str = Field(
+        default="5,60,300,1800,7200,18000,36000,43200,43200,43200,43200,43200",
+        description="Seconds between delivery attempts (about 3.3 days in all by default)",
+    )
+    webhook_allow_private_targets: bool = Field(
+        default=False, description="Allow webhook and mapping URLs on loopback or private networks"
+    )
+    delivery_concurrency: int = Field(default=20, ge=1, description="Deliveries sent at once per worker")
+    delivery_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="How long a receiver may take to answer"
+    )
+    delivery_poll_seconds: float = Field(
+        default=1.0, gt=0, description="How often an idle worker looks for work"
+    )
+    database_ping_idle_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="PostgreSQL: check a pooled connection before use when it has been idle this long (0 = always)",
+    )
+    database_pool_size: int = Field(
+        default=16, ge=1, description="PostgreSQL: connections each process keeps open for reuse"
+    )
+    database_max_overflow: int = Field(
+        default=4,
+        ge=0,
+        description="PostgreSQL: connections a process may open beyond the pool under load (closed when returned)",
+    )
+    run_worker: bool = Field(default=True, description="Run the background worker inside `berth serve`")
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1, description="Largest request body accepted")
+    max_list_items: int = Field(
+        default=1000,
+        ge=1,
+        description="Most bookings GET /octo/bookings answers at once (narrow or page past it)",
+    )
+    max_webhooks_per_connection: int = Field(default=50, ge=1, description="Webhooks one connection may have")
+    rate_limit_per_minute: int = Field(
+        default=1200, ge=0, description="Requests per minute per connection and process (0 = no limit)"
+    )
+    rate_limit_burst: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests a connection may send at once (default: the per-minute limit)",
+    )
+    request_timeout_seconds: float = Field(
+        default=30.0, ge=0, description="Longest a request may run before it is stopped (0 = no limit)"
+    )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="Encrypts webhook signing secrets at rest; unset: a built-in development key (not for production)",
+    )
+    secret_key_previous: SecretStr | None = Field(
+        default=None, description="Earlier secret keys, comma-separated: they still open what they sealed"
+    )
+    auth_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="How long a process trusts an API key check (revocations elsewhere take this long)",
+    )
+    log_level: str = Field(
+        default="INFO", description="Least severe log level written: DEBUG, INFO, WARNING or ERROR"
+    )
+    log_format: Literal["json", "console"] = Field(
+        default="json",
+        description="Logs on stderr: `json` (one object per line, for collectors) or `console` (for people)",
+    )
+
+    @field_validator("retry_schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        parse_schedule(value)
+        return value
+
+    @field_validator("secret_key")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 32:
+            raise ValueError(
+                "BERTH_SECRET_KEY must be at least 32 characters (e.g. `openssl rand -base64 32`)"
+            )
+        return value
+
+    def secret_box(self) -> SecretBox:
+        """Seals and opens secrets stored in the database (webhook signing secrets)."""
+        key = self.secret_key.get_secret_value() if self.secret_key else DEVELOPMENT_SECRET_KEY
+        previous = self.secret_key_previous.get_secret_value().split(",") if self.secret_key_previous else []
+        return SecretBox(key, [k.strip() for k in previous if k.strip()])
+
+    @property
+    def octo_endpoint(self) -> str:
+        return self.public_url.rstrip("/") + "/octo"

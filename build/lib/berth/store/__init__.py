@@ -1,0 +1,1 @@
+"""Persistence: tables, repositories, transactions and migrations. The only place with SQL."""

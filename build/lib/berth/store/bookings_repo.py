@@ -1,0 +1,428 @@
+"""Bookings, the places they hold, slot locks and booking history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import and_, bindparam, delete, func, insert, literal, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.sql.elements import ColumnElement
+
+from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem, place_hold
+from berth.domain.rentals import HeldInterval
+from berth.domain.resources import Allocation
+from berth.store.database import DbConnection
+from berth.store.tables import booking_events, bookings, slot_holds, slot_locks
+
+
+def _utc(value: datetime | None) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
+
+
+def _parse_utc(value: str | None) -> datetime | None:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S%z") if value else None
+
+
+def _row_values(booking: Booking) -> dict[str, Any]:
+    return {
+        "id": booking.id,
+        "connection_id": booking.connection_id,
+        "uuid": booking.uuid,
+        "test_mode": booking.test_mode,
+        "status": booking.status.value,
+        "product_id": booking.product_id,
+        "option_id": booking.option_id,
+        "availability_id": booking.availability_id,
+        "slot_start": booking.slot_start,
+        "local_date": booking.local_date.isoformat() if booking.local_date else None,
+        "pax": booking.pax,
+        "reseller_reference": booking.reseller_reference,
+        "supplier_reference": booking.supplier_reference,
+        "notes": booking.notes,
+        "contact": booking.contact.to_document(),
+        "unit_items": [item.to_document() for item in booking.unit_items],
+        "currency": booking.currency,
+        "freesale": booking.freesale,
+        "request_fingerprint": booking.request_fingerprint,
+        "created_at": booking.created_at,
+        "updated_at": booking.updated_at,
+        "expires_at": booking.expires_at,
+        "confirmed_at": booking.confirmed_at,
+        "redeemed_at": booking.redeemed_at,
+        "cancellation": (
+            {
+                "refund": booking.cancellation.refund,
+                "reason": booking.cancellation.reason,
+                "at": _utc(booking.cancellation.at),
+            }
+            if booking.cancellation
+            else None
+        ),
+        "order_id": booking.order_id,
+        "is_primary": booking.primary,
+        "order_position": booking.order_position,
+        "rental_duration_id": booking.rental_duration_id,
+        "slot_end": booking.slot_end,
+        "package_booking_id": booking.package_booking_id,
+        "package_include_id": booking.package_include_id,
+        "rejection": (
+            {"reason": booking.rejection_reason, "at": _utc(booking.rejected_at)}
+            if booking.rejected_at
+            else None
+        ),
+        "resource_allocations": [a.to_document() for a in booking.resource_allocations],
+    }
+
+
+def booking_from_row(row: Any) -> Booking:
+    cancellation = row.cancellation
+    rejection = row.rejection
+    cancelled_at = _parse_utc(cancellation["at"]) if cancellation else None
+    return Booking(
+        id=row.id,
+        uuid=row.uuid,
+        connection_id=row.connection_id,
+        test_mode=row.test_mode,
+        status=BookingStatus(row.status),
+        product_id=row.product_id,
+        option_id=row.option_id,
+        availability_id=row.availability_id,
+        slot_start=row.slot_start,
+        local_date=date.fromisoformat(row.local_date) if row.local_date else None,
+        pax=row.pax,
+        reseller_reference=row.reseller_reference,
+        supplier_reference=row.supplier_reference,
+        notes=row.notes,
+        contact=Contact.from_document(row.contact),
+        unit_items=tuple(UnitItem.from_document(item) for item in row.unit_items),
+        currency=row.currency,
+        freesale=row.freesale,
+        request_fingerprint=row.request_fingerprint,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        expires_at=row.expires_at,
+        confirmed_at=row.confirmed_at,
+        redeemed_at=row.redeemed_at,
+        cancellation=(
+            Cancellation(refund=cancellation["refund"], reason=cancellation["reason"], at=cancelled_at)
+            if cancellation and cancelled_at
+            else None
+        ),
+        rejection_reason=rejection["reason"] if rejection else None,
+        rejected_at=_parse_utc(rejection["at"]) if rejection else None,
+        order_id=row.order_id,
+        primary=row.is_primary,
+        order_position=row.order_position,
+        rental_duration_id=row.rental_duration_id,
+        slot_end=row.slot_end,
+        package_booking_id=row.package_booking_id,
+        package_include_id=row.package_include_id,
+        resource_allocations=tuple(Allocation.from_document(a) for a in row.resource_allocations or ()),
+    )
+
+
+_HOLD_KEY = ("product_id", "option_id", "availability_id", "until")
+
+
+def _add_to_holds(dialect: str) -> Any:
+    """Upsert into slot_holds adding "pax" (negative to take away) to the row's count."""
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(slot_holds)
+    return statement.on_conflict_do_update(
+        index_elements=list(_HOLD_KEY), set_={"pax": slot_holds.c.pax + statement.excluded.pax}
+    )
+
+
+_ADD_TO_HOLDS = {dialect: _add_to_holds(dialect) for dialect in ("sqlite", "postgresql")}
+
+
+async def _count_holds(conn: DbConnection, before: Booking | None, after: Booking | None) -> None:
+    """Move the booking's places in slot_holds from what `before` counted to what `after` does
+    (rows in key order, so two writers moving places between the same slots cannot deadlock)."""
+    changes: dict[tuple[str, str, str, datetime], tuple[datetime, int]] = {}
+    for hold, sign in (
+        (place_hold(before) if before else None, -1),
+        (place_hold(after) if after else None, 1),
+    ):
+        if hold is not None:
+            key = (hold.product_id, hold.option_id, hold.availability_id, hold.until)
+            changes[key] = (hold.slot_start, changes.get(key, (hold.slot_start, 0))[1] + sign * hold.pax)
+    statement = _ADD_TO_HOLDS[conn.dialect.name]
+    for key, (slot_start, pax) in sorted(changes.items()):
+        if pax:
+            await conn.execute(
+                statement, {**dict(zip(_HOLD_KEY, key, strict=True)), "slot_start": slot_start, "pax": pax}
+            )
+
+
+_INSERT_BOOKING = insert(bookings)
+_SAVE_BOOKING = update(bookings).where(bookings.c.id == bindparam("booking_id"))
+_BY_UUID = select(bookings).where(
+    bookings.c.connection_id == bindparam("connection_id"), bookings.c.uuid == bindparam("uuid")
+)
+_ADD_EVENT = insert(booking_events)
+
+
+async def insert_booking(conn: DbConnection, booking: Booking) -> None:
+    """The booking's row; its places count once `count_new_hold` has run (the caller decides
+    when: after taking the slot's lock, see BookingService.place_in)."""
+    await conn.execute(_INSERT_BOOKING, _row_values(booking))
+
+
+async def count_new_hold(conn: DbConnection, booking: Booking) -> None:
+    await _count_holds(conn, None, booking)
+
+
+async def save_booking(conn: DbConnection, booking: Booking, before: Booking) -> None:
+    """Store `booking` over `before`, the version read in this transaction (or that version
+    as of now: a hold whose time has passed counts nothing either way)."""
+    values = _row_values(booking)
+    values["booking_id"] = values.pop("id")
+    await conn.execute(_SAVE_BOOKING, values)
+    await _count_holds(conn, before, booking)
+
+
+async def forget_ended_holds(conn: DbConnection, now: datetime) -> None:
+    """Drop slot_holds rows that count nothing any more: holds that ran out, emptied counts."""
+    await conn.execute(delete(slot_holds).where(or_(slot_holds.c.until <= now, slot_holds.c.pax == 0)))
+
+
+async def get_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Booking | None:
+    row = (await conn.execute(_BY_UUID, {"connection_id": connection_id, "uuid": uuid})).first()
+    return None if row is None else booking_from_row(row)
+
+
+async def get_by_id(conn: DbConnection, booking_id: str) -> Booking | None:
+    row = (await conn.execute(select(bookings).where(bookings.c.id == booking_id))).first()
+    return None if row is None else booking_from_row(row)
+
+
+@dataclass(frozen=True)
+class BookingFilter:
+    connection_id: str | None = None
+    reseller_reference: str | None = None
+    supplier_reference: str | None = None
+    reference: str | None = None  # either reference (admin search)
+    date_from: date | None = None
+    date_to: date | None = None
+    product_id: str | None = None
+    option_id: str | None = None
+    status: str | None = None
+
+
+async def find_bookings(
+    conn: DbConnection,
+    where: BookingFilter,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    count: bool = True,
+) -> tuple[list[Booking], int]:
+    """Bookings matching every given filter, by travel date then creation, and the total count
+    (with `count=False`, the number of rows returned)."""
+    clauses: list[ColumnElement[bool]] = []
+    if where.connection_id is not None:
+        clauses.append(bookings.c.connection_id == where.connection_id)
+    if where.reseller_reference is not None:
+        clauses.append(bookings.c.reseller_reference == where.reseller_reference)
+    if where.supplier_reference is not None:
+        clauses.append(bookings.c.supplier_reference == where.supplier_reference)
+    if where.reference is not None:
+        clauses.append(
+            or_(
+                bookings.c.reseller_reference == where.reference,
+                bookings.c.supplier_reference == where.reference.upper(),
+                bookings.c.uuid == where.reference,
+            )
+        )
+    if where.date_from is not None:
+        clauses.append(bookings.c.local_date >= where.date_from.isoformat())
+    if where.date_to is not None:
+        clauses.append(bookings.c.local_date <= where.date_to.isoformat())
+    if where.product_id is not None:
+        clauses.append(bookings.c.product_id == where.product_id)
+    if where.option_id is not None:
+        clauses.append(bookings.c.option_id == where.option_id)
+    if where.status is not None:
+        clauses.append(bookings.c.status == where.status)
+    condition = and_(*clauses) if clauses else None
+    query = select(bookings).order_by(bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
+    counting = select(func.count()).select_from(bookings)
+    if condition is not None:
+        query = query.where(condition)
+        counting = counting.where(condition)
+    if limit is not None:
+        query = query.limit(limit).offset(offset)
+    rows = (await conn.execute(query)).all()
+    total = len(rows) if limit is None or not count else int(await conn.scalar(counting) or 0)
+    return [booking_from_row(row) for row in rows], total
+
+
+# Hot statements are built once, with bind parameters: building and hashing an expression
+# costs more than running it on SQLite. `HOLDING_NOW` needs the parameter "now".
+HOLDING_NOW = and_(
+    bookings.c.test_mode.is_(False),
+    or_(
+        bookings.c.status.in_([literal(s.value) for s in HOLDING]),
+        and_(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at > bindparam("now")),
+    ),
+)
+_IN_OPTION = and_(
+    bookings.c.product_id == bindparam("product_id"), bookings.c.option_id == bindparam("option_id")
+)
+_NOT_EXCLUDED = bookings.c.id != bindparam("excluding")
+_HELD_PLACES = (
+    select(slot_holds.c.availability_id, func.sum(slot_holds.c.pax))
+    .where(
+        slot_holds.c.product_id == bindparam("product_id"),
+        slot_holds.c.option_id == bindparam("option_id"),
+        slot_holds.c.slot_start >= bindparam("first"),
+        slot_holds.c.slot_start <= bindparam("last"),
+        slot_holds.c.until > bindparam("now"),
+    )
+    .group_by(slot_holds.c.availability_id)
+)
+# Leaving one booking out: from the bookings themselves.
+_HELD_PLACES_EXCLUDING = (
+    select(bookings.c.availability_id, func.sum(bookings.c.pax))
+    .where(
+        _IN_OPTION,
+        bookings.c.slot_start >= bindparam("first"),
+        bookings.c.slot_start <= bindparam("last"),
+        HOLDING_NOW,
+        _NOT_EXCLUDED,
+    )
+    .group_by(bookings.c.availability_id)
+)
+_HELD_INTERVALS = (
+    select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
+    .where(
+        _IN_OPTION,
+        bookings.c.slot_end > bindparam("start"),
+        bookings.c.slot_start < bindparam("end"),
+        HOLDING_NOW,
+    )
+    .group_by(bookings.c.slot_start, bookings.c.slot_end)
+)
+_HELD_INTERVALS_EXCLUDING = _HELD_INTERVALS.where(_NOT_EXCLUDED)
+
+
+async def held_places(
+    conn: DbConnection,
+    product_id: str,
+    option_id: str,
+    first: datetime,
+    last: datetime,
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> dict[str, int]:
+    """Places held per availability id for slots starting in [first, last]: one query (from
+    slot_holds; leaving out the booking `excluding`, from the bookings)."""
+    parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
+    if excluding is None:
+        rows = await conn.execute(_HELD_PLACES, parameters)
+    else:
+        rows = await conn.execute(_HELD_PLACES_EXCLUDING, {**parameters, "excluding": excluding})
+    return {row[0]: int(row[1]) for row in rows if row[1]}
+
+
+async def held_intervals(
+    conn: DbConnection,
+    product_id: str,
+    option_id: str,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> list[HeldInterval]:
+    """Items held by the option's rentals overlapping [start, end): one aggregate query, one
+    row per distinct (start, end) with the places held over it."""
+    parameters = {"product_id": product_id, "option_id": option_id, "start": start, "end": end, "now": now}
+    if excluding is None:
+        rows = await conn.execute(_HELD_INTERVALS, parameters)
+    else:
+        rows = await conn.execute(_HELD_INTERVALS_EXCLUDING, {**parameters, "excluding": excluding})
+    return [HeldInterval(row[0], row[1], int(row[2])) for row in rows]
+
+
+# One statement: a new row is ours until commit; an existing one is locked by the (no-op)
+# update, as by SELECT … FOR UPDATE.
+_SLOT_ROW = pg_insert(slot_locks).values(
+    product_id=bindparam("product_id"),
+    option_id=bindparam("option_id"),
+    availability_id=bindparam("availability_id"),
+)
+_LOCK_SLOT = _SLOT_ROW.on_conflict_do_update(
+    index_elements=[slot_locks.c.product_id, slot_locks.c.option_id, slot_locks.c.availability_id],
+    set_={"product_id": _SLOT_ROW.excluded.product_id},
+)
+
+
+async def lock_slots(conn: DbConnection, keys: Iterable[tuple[str, str, str]]) -> None:
+    """Take the PostgreSQL row lock of each slot, creating the row on first use. Keys are
+    locked in sorted order so two writers touching the same two slots cannot deadlock.
+    (On SQLite the write transaction already holds the database's only write lock.)"""
+    if conn.dialect.name != "postgresql":
+        return
+    for product_id, option_id, availability_id in sorted(set(keys)):
+        key = {"product_id": product_id, "option_id": option_id, "availability_id": availability_id}
+        await conn.execute(_LOCK_SLOT, key)
+
+
+async def lock_booking(conn: DbConnection, booking: Booking) -> Booking:
+    """Serialise writers of one booking, read earlier in this transaction, and answer it as it
+    stands once locked (PostgreSQL row lock; on SQLite the write transaction has held the
+    database's write lock since before the read, so `booking` is current)."""
+    if conn.dialect.name != "postgresql":
+        return booking
+    row = (await conn.execute(select(bookings).where(bookings.c.id == booking.id).with_for_update())).one()
+    return booking_from_row(row)
+
+
+async def due_holds(conn: DbConnection, now: datetime, limit: int) -> list[Booking]:
+    query = (
+        select(bookings)
+        .where(
+            bookings.c.status == BookingStatus.ON_HOLD.value,
+            bookings.c.expires_at <= now,
+            bookings.c.order_id.is_(None),  # an order's holds expire with it, the order locked first
+        )
+        .order_by(bookings.c.expires_at)
+        .limit(limit)
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    return [booking_from_row(row) for row in await conn.execute(query)]
+
+
+async def add_event(
+    conn: DbConnection, booking_id: str, at: datetime, kind: str, actor: str, detail: dict[str, Any]
+) -> None:
+    await conn.execute(
+        _ADD_EVENT, {"booking_id": booking_id, "at": at, "kind": kind, "actor": actor, "detail": detail}
+    )
+
+
+async def events_of(conn: DbConnection, booking_id: str) -> list[dict[str, Any]]:
+    rows = await conn.execute(
+        select(booking_events).where(booking_events.c.booking_id == booking_id).order_by(booking_events.c.id)
+    )
+    return [{"at": _utc(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail} for row in rows]
+
+
+async def package_members(
+    conn: DbConnection, package_booking_ids: Iterable[str], *, lock: bool = False
+) -> list[Booking]:
+    """The included bookings of package bookings (octo/packages), one query for all of them."""
+    ids = list(set(package_booking_ids))
+    if not ids:
+        return []
+    query = select(bookings).where(bookings.c.package_booking_id.in_(ids)).order_by(bookings.c.id)
+    if lock and conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return [booking_from_row(row) for row in await conn.execute(query)]

@@ -1,0 +1,292 @@
+"""Engine set-up and transactions for SQLite (embedded) and PostgreSQL (scale-out).
+
+On PostgreSQL statements go through SQLAlchemy's async engine (asyncpg). On SQLite they run
+synchronously in the event loop's thread (pysqlite): an indexed statement on a local file takes
+tens of microseconds, while handing each one to a driver thread and back (aiosqlite) cost more
+than the statement itself, several times per transaction. What may wait (the write lock) is
+awaited before the transaction starts, off the event loop. See docs/decisions.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from typing import Any, Literal, Protocol, TypeVar
+
+from sqlalchemy import Connection, CursorResult, Dialect, Engine, ScalarResult, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import QueuePool
+from sqlalchemy.sql.base import Executable
+
+_WRITE = "berth_write"
+_SINGLE_READ = "berth_single_read"
+T = TypeVar("T")
+Rows = CursorResult[*tuple[Any, ...]]
+# A statement waiting for SQLite's lock would hold up the event loop: only processes that do
+# not take Berth's write turn (an sqlite3 shell, say) can make it wait at all.
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+
+_SQLITE_FULL = 13
+
+
+class DatabaseUnavailable(Exception):
+    """No connection to the database could be made (refused, shutting down, not accepting
+    connections, unreachable). The cause carries the driver's error."""
+
+
+def fault_of(exc: BaseException) -> Literal["unavailable", "full"] | None:
+    """What kind of database fault `exc` is, if it is one a caller can name: the database could
+    not be reached or the connection was lost ("unavailable"), or it has no room ("full")."""
+    if isinstance(exc, DatabaseUnavailable):
+        return "unavailable"
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return "unavailable"
+        code = getattr(exc.orig, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF == _SQLITE_FULL:
+            return "full"
+    return None
+
+
+class DbConnection(Protocol):
+    """What the repositories use of a connection: SQLAlchemy's AsyncConnection on PostgreSQL,
+    `SqliteConnection` on SQLite."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def execute(self, statement: Executable, parameters: Any = None) -> Rows: ...
+
+    async def scalar(self, statement: Executable, parameters: Any = None) -> Any: ...
+
+    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]: ...
+
+    async def run_sync(self, fn: Callable[[Connection], T]) -> T: ...
+
+
+class SqliteConnection:
+    """A pysqlite connection used from the event loop's thread: each statement runs at once."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._connection.dialect
+
+    async def execute(self, statement: Executable, parameters: Any = None) -> Rows:
+        return self._connection.execute(statement, parameters)
+
+    async def scalar(self, statement: Executable, parameters: Any = None) -> Any:
+        return self._connection.scalar(statement, parameters)
+
+    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]:
+        return self._connection.scalars(statement, parameters)
+
+    async def run_sync(self, fn: Callable[[Connection], T]) -> T:
+        return fn(self._connection)
+
+
+def normalize_url(url: str) -> str:
+    """Accept the URLs people paste (`postgresql://…`, `sqlite:///…`, `sqlite+aiosqlite:///…`)
+    and pick the drivers Berth runs on."""
+    parsed = make_url(url)
+    driver = parsed.drivername
+    if driver in ("postgresql", "postgres", "postgresql+psycopg2", "postgresql+psycopg"):
+        parsed = parsed.set(drivername="postgresql+asyncpg")
+    elif driver in ("sqlite", "sqlite+aiosqlite"):
+        parsed = parsed.set(drivername="sqlite+pysqlite")
+    return parsed.render_as_string(hide_password=False)
+
+
+class Database:
+    """Owns the engine. `transaction(write=True)` is the unit of work for changes.
+
+    On SQLite a write transaction starts with BEGIN IMMEDIATE, so it holds the database's
+    single write lock from its first statement: two writers never interleave their
+    read-check-write steps. On PostgreSQL, writers lock the rows they change explicitly.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        ping_idle_seconds: float = 1.0,
+        pool_size: int = 16,
+        max_overflow: int = 4,
+    ) -> None:
+        self.url = normalize_url(url)
+        self.dialect = make_url(self.url).get_backend_name()
+        self._lock_path: str | None = None
+        self._lock_fd: int | None = None
+        self._local_writers = asyncio.Lock()
+        self._sqlite: Engine | None = None
+        self._async: AsyncEngine | None = None
+        if self.is_sqlite:
+            path = make_url(self.url).database
+            in_memory = not path or path == ":memory:"
+            # A file: a pool that never makes the (single) thread wait for a connection.
+            pool: dict[str, Any] = {} if in_memory else {"poolclass": QueuePool, "max_overflow": -1}
+            self._sqlite = create_engine(
+                self.url, echo=echo, connect_args={"check_same_thread": False}, **pool
+            )
+            self._configure_sqlite(self._sqlite)
+            if not in_memory:
+                self._lock_path = f"{path}.writelock"
+        else:
+            # Every request past the pool's size opens a connection (a server process) and closes
+            # it again: the pool must cover a process's usual concurrency (docs/decisions.md).
+            self._async = create_async_engine(
+                self.url, echo=echo, pool_size=pool_size, max_overflow=max_overflow
+            )
+            self._ping_when_idle(self._async.sync_engine, ping_idle_seconds)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.dialect == "sqlite"
+
+    @staticmethod
+    def _ping_when_idle(engine: Engine, seconds: float) -> None:
+        """Check a pooled connection with a round trip before use, when it has been idle for
+        `seconds`: one that the server or network dropped meanwhile is replaced, unseen.
+        (Checking at every checkout, `pool_pre_ping`, cost a fifth of an availability check;
+        under load connections are never idle that long. A connection lost while in use is
+        answered 500 once, and SQLAlchemy then replaces every connection made before.)"""
+
+        @event.listens_for(engine, "checkin")
+        def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+            record.info["idle_since"] = time.monotonic()
+
+        @event.listens_for(engine, "checkout")
+        def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+            idle_since = record.info.get("idle_since")
+            if idle_since is None or time.monotonic() - idle_since < seconds:
+                return
+            try:
+                alive = engine.dialect.do_ping(dbapi_connection)
+            except engine.dialect.loaded_dbapi.Error as exc:
+                if not engine.dialect.is_disconnect(exc, dbapi_connection, None):
+                    raise
+                alive = False
+            if not alive:
+                raise DisconnectionError("the pooled connection was lost")
+
+    @staticmethod
+    def _configure_sqlite(engine: Engine) -> None:
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            # Take transaction control away from the driver so BEGIN is ours to choose.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(connection: Any) -> None:
+            options = connection.get_execution_options()
+            if options.get(_SINGLE_READ):
+                return
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(_WRITE, False) else "BEGIN")
+
+    @contextlib.contextmanager
+    def _connect_sqlite(self) -> Iterator[Connection]:
+        assert self._sqlite is not None
+        try:
+            conn = self._sqlite.connect()
+        except (DBAPIError, OSError) as exc:
+            raise DatabaseUnavailable("cannot open the database") from exc
+        with conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection; failing to get one raises DatabaseUnavailable. (A connection
+        lost later is marked by SQLAlchemy: `DBAPIError.connection_invalidated`.)"""
+        assert self._async is not None
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                conn = await stack.enter_async_context(self._async.connect())
+            except (DBAPIError, OSError) as exc:
+                raise DatabaseUnavailable("cannot connect to the database") from exc
+            yield conn
+
+    @asynccontextmanager
+    async def transaction(self, *, write: bool) -> AsyncIterator[DbConnection]:
+        if self._sqlite is not None:
+            turn = self._write_turn() if write else contextlib.nullcontext()
+            async with turn:
+                with self._connect_sqlite() as sync_conn:
+                    if write:
+                        sync_conn.execution_options(**{_WRITE: True})
+                    with sync_conn.begin():
+                        yield SqliteConnection(sync_conn)
+            return
+        async with self._connect() as conn, conn.begin():
+            yield conn
+
+    @asynccontextmanager
+    async def _write_turn(self) -> AsyncIterator[None]:
+        """SQLite: writers of every process take turns on a file lock, waiting in the kernel,
+        which wakes the next one at once. (SQLite's own busy handler sleeps in growing steps
+        of up to 100 ms, so under load writers starve while the database sits idle.) A free
+        lock is taken at once; a taken one is waited for in a thread."""
+        if self._lock_path is None:
+            yield
+            return
+        async with self._local_writers:
+            if self._lock_fd is None:
+                self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = self._lock_fd
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
+                try:
+                    await asyncio.shield(waiting)
+                except asyncio.CancelledError:
+                    # The thread may still get the lock: let it, then give the lock back.
+                    await asyncio.wait([waiting])
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    raise
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    @asynccontextmanager
+    async def single_read(self) -> AsyncIterator[DbConnection]:
+        """For one SELECT on a hot path: no BEGIN/COMMIT round trips around it (the statement
+        is its own snapshot). Anything reading twice wants `transaction(write=False)`."""
+        if self._sqlite is not None:
+            with self._connect_sqlite() as sync_conn:
+                sync_conn.execution_options(**{_SINGLE_READ: True})
+                yield SqliteConnection(sync_conn)
+            return
+        async with self._connect() as conn:
+            await conn.execution_options(isolation_level="AUTOCOMMIT")
+            yield conn
+
+    async def ping(self) -> None:
+        async with self.single_read() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    async def dispose(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.dispose()
+        if self._async is not None:
+            await self._async.dispose()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None

@@ -1,0 +1,359 @@
+"""The outbox, deliveries and their attempts: what the delivery worker claims and records."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, func, insert, or_, select, text, update
+from sqlalchemy.orm import aliased
+
+from berth.store.database import DbConnection
+from berth.store.tables import deliveries, delivery_attempts, outbox
+
+PENDING = "pending"
+SENDING = "sending"
+DELIVERED = "delivered"
+FAILED = "failed"
+# A mapping notification replaced by a newer one for the same row (or whose row was removed):
+# final, never sent again. Only notifications that retry forever need it.
+SUPERSEDED = "superseded"
+STATUSES = (PENDING, SENDING, DELIVERED, FAILED, SUPERSEDED)
+UNFINISHED = (PENDING, SENDING)
+_FANOUT_LOCK = 0x6F7574626F78  # "outbox": one fan-out at a time keeps per-subject order
+
+
+@dataclass(frozen=True)
+class Delivery:
+    id: str
+    sequence: int
+    kind: str
+    webhook_id: str | None
+    connection_id: str
+    target_key: str
+    subject_key: str
+    event: str
+    url: str
+    headers: dict[str, str]
+    payload: dict[str, Any]
+    status: str
+    retry_on_error: bool
+    retry_forever: bool
+    attempts: int
+    created_at: datetime
+    next_attempt_at: datetime | None
+    delivered_at: datetime | None
+
+
+def delivery_from_row(row: Any) -> Delivery:
+    return Delivery(
+        id=row.id,
+        sequence=row.sequence,
+        kind=row.kind,
+        webhook_id=row.webhook_id,
+        connection_id=row.connection_id,
+        target_key=row.target_key,
+        subject_key=row.subject_key,
+        event=row.event,
+        url=row.url,
+        headers=dict(row.headers),
+        payload=row.payload,
+        status=row.status,
+        retry_on_error=row.retry_on_error,
+        retry_forever=row.retry_forever,
+        attempts=row.attempts,
+        created_at=row.created_at,
+        next_attempt_at=row.next_attempt_at,
+        delivered_at=row.delivered_at,
+    )
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    id: str
+    kind: str
+    webhook_id: str | None
+    connection_id: str
+    target_key: str
+    subject_key: str
+    event: str
+    url: str
+    headers: dict[str, str]
+    payload: dict[str, Any]
+    retry_on_error: bool
+    retry_forever: bool = False
+
+
+async def add_delivery(conn: DbConnection, new: NewDelivery, now: datetime) -> None:
+    await conn.execute(
+        insert(deliveries).values(
+            id=new.id,
+            kind=new.kind,
+            webhook_id=new.webhook_id,
+            connection_id=new.connection_id,
+            target_key=new.target_key,
+            subject_key=new.subject_key,
+            event=new.event,
+            url=new.url,
+            headers=new.headers,
+            payload=new.payload,
+            status=PENDING,
+            retry_on_error=new.retry_on_error,
+            retry_forever=new.retry_forever,
+            attempts=0,
+            created_at=now,
+            next_attempt_at=now,
+        )
+    )
+
+
+async def add_outbox(conn: DbConnection, event: str, subject: dict[str, Any], now: datetime) -> None:
+    await conn.execute(insert(outbox).values(event=event, subject=subject, created_at=now))
+
+
+async def take_outbox(conn: DbConnection, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
+    """The oldest outbox rows, for one fan-out at a time (the caller deletes them when done).
+    Returns nothing when another process holds the fan-out."""
+    if conn.dialect.name == "postgresql":
+        got = await conn.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _FANOUT_LOCK})
+        if not got:
+            return []
+    rows = await conn.execute(
+        select(outbox.c.id, outbox.c.event, outbox.c.subject).order_by(outbox.c.id).limit(limit)
+    )
+    return [(row.id, row.event, row.subject) for row in rows]
+
+
+async def drop_outbox(conn: DbConnection, ids: list[int]) -> None:
+    if ids:
+        await conn.execute(delete(outbox).where(outbox.c.id.in_(ids)))
+
+
+async def claim_due(conn: DbConnection, now: datetime, lease_until: datetime, limit: int) -> list[Delivery]:
+    """Due deliveries whose subject has no earlier unfinished delivery to the same target,
+    leased to this worker until `lease_until` (a crashed worker's lease simply runs out)."""
+    earlier = aliased(deliveries)
+    blocked = (
+        select(earlier.c.sequence)
+        .where(
+            earlier.c.target_key == deliveries.c.target_key,
+            earlier.c.subject_key == deliveries.c.subject_key,
+            earlier.c.sequence < deliveries.c.sequence,
+            earlier.c.status.in_(UNFINISHED),
+        )
+        .exists()
+    )
+    due = or_(
+        and_(deliveries.c.status == PENDING, deliveries.c.next_attempt_at <= now),
+        and_(deliveries.c.status == SENDING, deliveries.c.lease_until <= now),
+    )
+    query = select(deliveries).where(due, ~blocked).order_by(deliveries.c.sequence).limit(limit)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True, of=deliveries)
+    claimed = [delivery_from_row(row) for row in await conn.execute(query)]
+    if claimed:
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.id.in_([d.id for d in claimed]))
+            .values(status=SENDING, lease_until=lease_until)
+        )
+    return claimed
+
+
+async def record_attempt(
+    conn: DbConnection,
+    delivery_id: str,
+    at: datetime,
+    status_code: int | None,
+    error: str | None,
+    latency_ms: int,
+    excerpt: str | None,
+) -> None:
+    await conn.execute(
+        insert(delivery_attempts).values(
+            delivery_id=delivery_id,
+            attempted_at=at,
+            status_code=status_code,
+            error=error[:500] if error else None,
+            latency_ms=latency_ms,
+            response_excerpt=excerpt,
+        )
+    )
+
+
+async def finish(
+    conn: DbConnection,
+    delivery_id: str,
+    status: str,
+    attempts: int,
+    next_attempt_at: datetime | None,
+    delivered_at: datetime | None,
+) -> None:
+    """Store the outcome of an attempt. A superseded delivery stays superseded unless this
+    attempt delivered it."""
+    await conn.execute(
+        update(deliveries).where(deliveries.c.id == delivery_id).values(attempts=attempts, lease_until=None)
+    )
+    query = update(deliveries).where(deliveries.c.id == delivery_id)
+    if status != DELIVERED:
+        query = query.where(deliveries.c.status != SUPERSEDED)
+    await conn.execute(
+        query.values(status=status, next_attempt_at=next_attempt_at, delivered_at=delivered_at)
+    )
+
+
+async def supersede(conn: DbConnection, target_keys: Sequence[str], statuses: tuple[str, ...]) -> None:
+    """Stop sending the targets' deliveries that are in `statuses`."""
+    if target_keys:
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.target_key.in_(list(target_keys)), deliveries.c.status.in_(statuses))
+            .values(status=SUPERSEDED, next_attempt_at=None, lease_until=None)
+        )
+
+
+async def has_unfinished(conn: DbConnection, target_key: str) -> bool:
+    found = await conn.scalar(
+        select(deliveries.c.sequence)
+        .where(deliveries.c.target_key == target_key, deliveries.c.status.in_(UNFINISHED))
+        .limit(1)
+    )
+    return found is not None
+
+
+async def has_newer(conn: DbConnection, delivery: Delivery) -> bool:
+    """Whether a later message for the same target and subject was queued."""
+    found = await conn.scalar(
+        select(deliveries.c.sequence)
+        .where(
+            deliveries.c.target_key == delivery.target_key,
+            deliveries.c.subject_key == delivery.subject_key,
+            deliveries.c.sequence > delivery.sequence,
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+async def get_delivery(conn: DbConnection, delivery_id: str) -> Delivery | None:
+    row = (await conn.execute(select(deliveries).where(deliveries.c.id == delivery_id))).first()
+    return None if row is None else delivery_from_row(row)
+
+
+async def list_deliveries(
+    conn: DbConnection, *, webhook_id: str | None = None, target_key: str | None = None, status: str | None = None,
+    since: datetime | None = None, limit: int = 50, offset: int = 0,
+) -> tuple[list[Delivery], int]:  # fmt: skip
+    clauses = []
+    if webhook_id is not None:
+        clauses.append(deliveries.c.webhook_id == webhook_id)
+    if target_key is not None:
+        clauses.append(deliveries.c.target_key == target_key)
+    if status is not None:
+        clauses.append(deliveries.c.status == status)
+    if since is not None:
+        clauses.append(deliveries.c.created_at >= since)
+    condition = and_(*clauses) if clauses else and_(True)
+    rows = await conn.execute(
+        select(deliveries).where(condition).order_by(deliveries.c.sequence.desc()).limit(limit).offset(offset)
+    )
+    total = int(await conn.scalar(select(func.count()).select_from(deliveries).where(condition)) or 0)
+    return [delivery_from_row(row) for row in rows], total
+
+
+async def attempts_of(conn: DbConnection, delivery_id: str) -> list[dict[str, Any]]:
+    rows = await conn.execute(
+        select(delivery_attempts)
+        .where(delivery_attempts.c.delivery_id == delivery_id)
+        .order_by(delivery_attempts.c.id)
+    )
+    return [
+        {
+            "attemptedAt": row.attempted_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "statusCode": row.status_code,
+            "error": row.error,
+            "latencyMs": row.latency_ms,
+            "responseExcerpt": row.response_excerpt,
+        }
+        for row in rows
+    ]
+
+
+async def requeue(conn: DbConnection, delivery_ids: list[str], now: datetime) -> None:
+    """Send again (a redelivery keeps the message id, so receivers can de-duplicate)."""
+    if delivery_ids:
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.id.in_(delivery_ids))
+            .values(status=PENDING, next_attempt_at=now, lease_until=None, attempts=0)
+        )
+
+
+async def counts_by_status(conn: DbConnection) -> dict[tuple[str, str], int]:
+    rows = await conn.execute(
+        select(deliveries.c.kind, deliveries.c.status, func.count()).group_by(
+            deliveries.c.kind, deliveries.c.status
+        )
+    )
+    return {(row[0], row[1]): int(row[2]) for row in rows}
+
+
+async def counts_by_webhook(
+    conn: DbConnection, *, webhook_id: str | None = None, statuses: Sequence[str] | None = None
+) -> dict[str, Counter[str]]:
+    """Webhook deliveries counted by webhook and status, in one query."""
+    query = (
+        select(deliveries.c.webhook_id, deliveries.c.status, func.count())
+        .where(deliveries.c.kind == "webhook", deliveries.c.webhook_id.is_not(None))
+        .group_by(deliveries.c.webhook_id, deliveries.c.status)
+    )
+    if webhook_id is not None:
+        query = query.where(deliveries.c.webhook_id == webhook_id)
+    if statuses is not None:
+        query = query.where(deliveries.c.status.in_(list(statuses)))
+    counts: dict[str, Counter[str]] = {}
+    for hook, status, count in await conn.execute(query):
+        counts.setdefault(hook, Counter())[status] = int(count)
+    return counts
+
+
+@dataclass(frozen=True)
+class LastAttempt:
+    attempts: int  # every attempt recorded, redeliveries included
+    at: datetime
+    status_code: int | None
+    error: str | None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
+
+
+async def last_attempts(conn: DbConnection, delivery_ids: list[str]) -> dict[str, LastAttempt]:
+    """The latest attempt of each delivery and how many it had, in one query."""
+    if not delivery_ids:
+        return {}
+    per_delivery = (
+        select(
+            delivery_attempts.c.delivery_id,
+            func.count().label("attempts"),
+            func.max(delivery_attempts.c.id).label("last_id"),
+        )
+        .where(delivery_attempts.c.delivery_id.in_(delivery_ids))
+        .group_by(delivery_attempts.c.delivery_id)
+        .subquery()
+    )
+    query = select(
+        per_delivery.c.delivery_id,
+        per_delivery.c.attempts,
+        delivery_attempts.c.attempted_at,
+        delivery_attempts.c.status_code,
+        delivery_attempts.c.error,
+    ).join(per_delivery, delivery_attempts.c.id == per_delivery.c.last_id)
+    return {
+        row.delivery_id: LastAttempt(int(row.attempts), row.attempted_at, row.status_code, row.error)
+        for row in await conn.execute(query)
+    }

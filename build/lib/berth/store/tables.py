@@ -1,0 +1,307 @@
+"""Table definitions. Migrations in `migrations/versions` must produce exactly this schema
+(a test compares them)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    false,
+)
+
+from berth.store.types import JSONDocument, UTCDateTime
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# One row (id = 1): the supplier document and the catalogue version. Every catalogue write
+# bumps `version`; API processes compare it with their cached copy to know when to reload.
+catalog_meta = Table(
+    "catalog_meta",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("version", Integer, nullable=False),
+    Column("supplier", JSONDocument, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# Products as validated documents (see domain.catalog.Product). A product left out of a
+# later import is archived, not deleted: bookings keep pointing at it.
+products = Table(
+    "products",
+    metadata,
+    Column("id", String(100), primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("archived", Boolean, nullable=False, default=False),
+    Column("document", JSONDocument, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+connections = Table(
+    "connections",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("key_hint", String(12), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+)
+
+# Orders (octo/cart) group bookings held, confirmed and cancelled together.
+orders = Table(
+    "orders",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False, index=True),
+    Column("supplier_reference", String(16), nullable=False, unique=True),
+    Column("status", String(16), nullable=False),
+    Column("test_mode", Boolean, nullable=False),
+    Column("currency", String(3), nullable=True),
+    Column("contact", JSONDocument, nullable=False),
+    Column("email_receipt", Boolean, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Column("confirmed_at", UTCDateTime, nullable=True),
+    Column("cancellation", JSONDocument, nullable=True),
+    Index("ix_orders_status_expires", "status", "expires_at"),
+)
+
+# Bookings. Availability is derived from these rows: a slot's held places are the sum of
+# `pax` over its live bookings (ON_HOLD until `expires_at`, CONFIRMED, PENDING, REDEEMED).
+bookings = Table(
+    "bookings",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("uuid", String(64), nullable=False),
+    Column("test_mode", Boolean, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("product_id", String(100), nullable=False),
+    Column("option_id", String(100), nullable=False),
+    Column("availability_id", String(40), nullable=True),
+    Column("slot_start", UTCDateTime, nullable=True),
+    Column("local_date", String(10), nullable=True),
+    Column("pax", Integer, nullable=False),
+    Column("reseller_reference", String(255), nullable=True),
+    Column("supplier_reference", String(16), nullable=False, unique=True),
+    Column("notes", Text, nullable=True),
+    Column("contact", JSONDocument, nullable=False),
+    Column("unit_items", JSONDocument, nullable=False),
+    Column("currency", String(3), nullable=True),
+    Column("freesale", Boolean, nullable=False),
+    Column("request_fingerprint", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=True),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Column("confirmed_at", UTCDateTime, nullable=True),
+    Column("redeemed_at", UTCDateTime, nullable=True),
+    Column("cancellation", JSONDocument, nullable=True),
+    Column("rejection", JSONDocument, nullable=True),
+    Column("order_id", String(36), ForeignKey("orders.id"), nullable=True, index=True),
+    Column("is_primary", Boolean, nullable=False, server_default=false()),
+    Column("order_position", Integer, nullable=True),
+    # octo/rentals: a rental holds its places over [slot_start, slot_end).
+    Column("rental_duration_id", String(100), nullable=True),
+    Column("slot_end", UTCDateTime, nullable=True),
+    Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
+    Column("package_include_id", String(100), nullable=True),
+    Column("resource_allocations", JSONDocument, nullable=True),  # octo/resources, see below
+    UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
+    Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
+    Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),
+    Index("ix_bookings_connection_date", "connection_id", "local_date"),
+    Index("ix_bookings_connection_reseller_reference", "connection_id", "reseller_reference"),
+    Index("ix_bookings_status_expires", "status", "expires_at"),
+)
+
+# One row per slot that was ever written to; writers lock it (SELECT … FOR UPDATE on
+# PostgreSQL) before re-checking capacity, so two writers to one slot take turns. Rental
+# options have one row for the whole option (availability_id "RENTAL"): see bookings service.
+slot_locks = Table(
+    "slot_locks",
+    metadata,
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+)
+
+# Places held per slot, kept in the transaction that writes the bookings (bookings_repo): the
+# sum of `pax` of the slot's bookings by the instant their hold ends (`until`, see
+# berth.domain.bookings.place_hold). A slot's held places are the sum over its rows with
+# `until` after now: a few rows, however many bookings the slot has.
+slot_holds = Table(
+    "slot_holds",
+    metadata,
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+    Column("until", UTCDateTime, primary_key=True),
+    Column("slot_start", UTCDateTime, nullable=False),
+    Column("pax", Integer, nullable=False),
+    Index("ix_slot_holds_start", "product_id", "option_id", "slot_start"),
+)
+
+# What happened to each booking, in order: the back office shows it as the booking's history.
+booking_events = Table(
+    "booking_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False, index=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("actor", String(64), nullable=False),
+    Column("detail", JSONDocument, nullable=False),
+)
+
+# Signing secrets of each connection's webhook deliveries. Rotation adds a new secret and
+# gives the old one an `expires_at`: until then deliveries carry both signatures. Stored sealed
+# (AES-GCM under BERTH_SECRET_KEY, bound to the connection id: berth.domain.sealing).
+signing_secrets = Table(
+    "signing_secrets",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False, index=True),
+    Column("sealed_secret", String(255), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+)
+
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False, index=True),
+    Column("event", String(32), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("capabilities", JSONDocument, nullable=False),
+    Column("use_contact_language", Boolean, nullable=False),
+    Column("headers", JSONDocument, nullable=False),
+    Column("retry_on_error", Boolean, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("disabled_at", UTCDateTime, nullable=True),
+    Column("disabled_reason", String(200), nullable=True),
+)
+
+# Changes whose deliveries go to every connection (availability, products) are written here in
+# the transaction that made them; the worker fans them out after commit.
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("event", String(32), nullable=False),
+    Column("subject", JSONDocument, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("claimed_until", UTCDateTime, nullable=True),
+)
+
+# One row per message to one receiver. `id` is the Standard Webhooks message id (stable across
+# retries). `sequence` orders the messages of one subject to one target: writers of a subject
+# are serialised (row lock, or the single outbox fan-out), so insert order is commit order.
+deliveries = Table(
+    "deliveries",
+    metadata,
+    Column("sequence", Integer, primary_key=True, autoincrement=True),
+    Column("id", String(40), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("webhook_id", String(36), ForeignKey("webhooks.id", ondelete="SET NULL"), nullable=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("target_key", String(80), nullable=False),
+    Column("subject_key", String(200), nullable=False),
+    Column("event", String(32), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("headers", JSONDocument, nullable=False),
+    Column("payload", JSONDocument, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("retry_on_error", Boolean, nullable=False),
+    Column("retry_forever", Boolean, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("delivered_at", UTCDateTime, nullable=True),
+    Index("ix_deliveries_due", "status", "next_attempt_at"),
+    Index("ix_deliveries_order", "target_key", "subject_key", "sequence"),
+    Index("ix_deliveries_webhook", "webhook_id", "created_at"),
+)
+
+delivery_attempts = Table(
+    "delivery_attempts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("delivery_id", String(40), ForeignKey("deliveries.id"), nullable=False, index=True),
+    Column("attempted_at", UTCDateTime, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("error", String(500), nullable=True),
+    Column("latency_ms", Integer, nullable=False),
+    Column("response_excerpt", Text, nullable=True),
+)
+
+# octo/resources. A booking's allocations are a document on the booking (what it was given);
+# these two tables index the allocations of bookings that hold places, so that a slot's use of
+# each resource is one aggregate query and no seat of a slot can be given twice. Rows are
+# written when a booking takes or changes its allocations and deleted when it stops holding
+# places; a hold that expired but was not swept yet keeps its rows until a writer of the slot
+# clears them (under the slot lock), and reads leave it out by the booking's status.
+booking_resources = Table(
+    "booking_resources",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("resource_id", String(100), primary_key=True),
+    Column("resource_group_id", String(100), nullable=False),
+    Column("places", Integer, nullable=False),
+)
+
+# One row per seat taken: the primary key is the (slot, seat) uniqueness constraint.
+booking_seats = Table(
+    "booking_seats",
+    metadata,
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+    Column("resource_id", String(100), primary_key=True),
+    Column("seat_id", String(40), primary_key=True),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False, index=True),
+)
+
+# Self-service mapping rows (vendor/mappings): the reseller's listings, one per
+# (connection, reseller_reference). The reseller's uploads write the reseller columns; only
+# the supplier writes product_id, option_id and unit_id. `position` keeps the upload's order.
+mappings = Table(
+    "mappings",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("reseller_reference", String(255), nullable=False),
+    Column("reseller_status", String(100), nullable=True),
+    Column("reseller_product", String(1000), nullable=True),
+    Column("option_required", Boolean, nullable=False),
+    Column("unit_required", Boolean, nullable=False),
+    Column("validity_days", Integer, nullable=True),
+    Column("webhook_url", String(2048), nullable=True),
+    Column("product_id", String(100), nullable=True),
+    Column("option_id", String(100), nullable=True),
+    Column("unit_id", String(100), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("mapped_at", UTCDateTime, nullable=True),
+    UniqueConstraint("connection_id", "reseller_reference", name="uq_mappings_connection_reference"),
+)

@@ -1,0 +1,1 @@
+"""Serialization: object + active capabilities -> JSON-ready dict, for HTTP and webhooks alike."""

@@ -1,0 +1,142 @@
+"""The Booking object (OCTO.md §3.7): one serializer for every route and webhook payload."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from berth.capabilities.base import JSON, View
+from berth.capabilities.registry import active
+from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
+from berth.domain.catalog import DeliveryMethod, Product
+from berth.domain.times import format_utc
+from berth.services.availability import SlotAvailability
+from berth.services.bookings import BookingDetails
+from berth.views.availability import availability_view
+from berth.views.catalog import option_view, product_view, unit_view
+
+ISSUED = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED)
+
+
+def _utc(value: datetime | None) -> str | None:
+    return format_utc(value) if value else None
+
+
+def contact_view(contact: Contact) -> JSON:
+    values = contact.values
+    return {
+        "fullName": contact.full_name,
+        "firstName": values.get("firstName"),
+        "lastName": values.get("lastName"),
+        "emailAddress": values.get("emailAddress"),
+        "phoneNumber": values.get("phoneNumber"),
+        "postalCode": values.get("postalCode"),
+        "country": values.get("country"),
+        "notes": values.get("notes"),
+        "locales": list(contact.locales),
+        "allowMarketing": contact.allow_marketing is True,  # OCTO types: a boolean; not given = no consent
+    }
+
+
+def ticket_view(product: Product, booking: Booking, code: str, redeemed_at: datetime | None) -> JSON:
+    """A voucher or ticket; its codes exist once the booking is confirmed. Every supported
+    format (QRCODE, CODE128, AZTECCODE) carries the code itself."""
+    options = (
+        [{"deliveryFormat": str(f), "deliveryValue": code} for f in product.delivery_formats]
+        if booking.status in ISSUED
+        else []
+    )
+    return {
+        "redemptionMethod": str(product.redemption_method),
+        "utcRedeemedAt": _utc(redeemed_at),
+        "deliveryOptions": options,
+    }
+
+
+def _unit_item_view(details: BookingDetails, item: UnitItem, view: View) -> JSON:
+    booking, product = details.booking, details.product
+    out: JSON = {
+        "uuid": item.uuid,
+        "resellerReference": item.reseller_reference,
+        "supplierReference": item.supplier_reference,
+        "unitId": item.unit_id,
+        "status": booking.status.value,
+        "utcRedeemedAt": _utc(booking.redeemed_at),
+        "contact": contact_view(item.contact),
+        "ticket": (
+            ticket_view(product, booking, item.supplier_reference, booking.redeemed_at)
+            if DeliveryMethod.TICKET in product.delivery_methods
+            else None
+        ),
+    }
+    unit = details.option.unit(item.unit_id)
+    if unit is not None:
+        out["unit"] = unit_view(product, details.option, unit, view)
+    for capability in active(view.capabilities):
+        capability.unit_item_fields(details, item, out, view)
+    return out
+
+
+def booking_view(details: BookingDetails, view: View, product_json: JSON | None = None) -> JSON:
+    booking, product, option = details.booking, details.product, details.option
+    cancellation = booking.cancellation
+    availability = None
+    if details.slot is not None and details.state is not None:
+        item = SlotAvailability(
+            product, option, details.slot, details.state, (), booking.currency, details.rental
+        )
+        availability = availability_view(item, view)
+    out: JSON = {
+        "id": booking.id,
+        "uuid": booking.uuid,
+        "testMode": booking.test_mode,
+        "resellerReference": booking.reseller_reference,
+        "supplierReference": booking.supplier_reference,
+        "status": booking.status.value,
+        "utcCreatedAt": format_utc(booking.created_at),
+        "utcUpdatedAt": _utc(booking.updated_at),
+        "utcExpiresAt": _utc(booking.expires_at),
+        "utcRedeemedAt": _utc(booking.redeemed_at),
+        "utcConfirmedAt": _utc(booking.confirmed_at),
+        "productId": product.id,
+        "product": product_json if product_json is not None else product_view(product, view),
+        "optionId": option.id,
+        "option": option_view(product, option, view),
+        "cancellable": details.cancellable,
+        "cancellation": (
+            {
+                "refund": cancellation.refund,
+                "reason": cancellation.reason,
+                "utcCancelledAt": format_utc(cancellation.at),
+            }
+            if cancellation
+            else None
+        ),
+        "freesale": booking.freesale,
+        "availabilityId": booking.availability_id,
+        "availability": availability,
+        "contact": contact_view(booking.contact),
+        "notes": booking.notes,
+        "deliveryMethods": [str(m) for m in product.delivery_methods],
+        "voucher": (
+            ticket_view(product, booking, booking.supplier_reference, booking.redeemed_at)
+            if DeliveryMethod.VOUCHER in product.delivery_methods
+            else None
+        ),
+        "unitItems": [_unit_item_view(details, item, view) for item in booking.unit_items],
+    }
+    for capability in active(view.capabilities):
+        capability.booking_fields(details, out, view)
+    return out
+
+
+def bookings_view(all_details: Sequence[BookingDetails], view: View) -> list[JSON]:
+    """Several bookings; each product object is built once and shared."""
+    products: dict[str, JSON] = {}
+    result = []
+    for details in all_details:
+        product_json = products.get(details.product.id)
+        if product_json is None:
+            product_json = products[details.product.id] = product_view(details.product, view)
+        result.append(booking_view(details, view, product_json))
+    return result
