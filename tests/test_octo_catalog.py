@@ -21,7 +21,7 @@ async def test_supplier_core_fields(client: httpx.AsyncClient, demo: Services) -
     assert body == {
         "id": "harbourside",
         "name": "Harbourside Adventures",
-        "endpoint": "http://127.0.0.1:8000/octo",
+        "endpoint": "http://berth.test/octo",
         "contact": {
             "website": "https://harbourside.example",
             "email": "bookings@harbourside.example",

@@ -18,6 +18,7 @@ from berth.http.admin.pages import router as backoffice_router
 from berth.http.admin.resources import router as admin_resources_router
 from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
+from berth.http.docs import install_docs
 from berth.http.errors import install_error_handlers
 from berth.http.hot_routes import HotRoutesMiddleware
 from berth.http.limits import BodyLimitMiddleware, RateLimitMiddleware, TimeoutMiddleware
@@ -60,12 +61,15 @@ def create_app(
         version=__version__,
         description="OCTO booking API for resellers (`/octo`) and the supplier's admin API (`/admin/api`).",
         lifespan=lifespan,
+        docs_url=None,  # berth.http.docs serves them, with no file from other sites
+        redoc_url=None,
         # Berth ships no OpenTelemetry SDK; FastAPI's check for one costs every request.
         telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.state.services = built
     _document_only_real_answers(app)
     install_error_handlers(app)
+    install_docs(app)
     app.include_router(ops_router, tags=["operations"])
     app.include_router(metrics_router, tags=["operations"])
     octo_routers = (

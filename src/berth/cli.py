@@ -22,7 +22,7 @@ from berth.domain.catalog_document import CatalogFileError
 from berth.domain.errors import OctoError
 from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
-from berth.settings import Settings
+from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.migrate import upgrade
 
 app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
@@ -74,6 +74,7 @@ def serve(
         os.environ["BERTH_ADMIN_TOKEN"] = DEMO_ADMIN_TOKEN
     if demo:  # the demo is for trying things out: no rate limit unless one is asked for
         os.environ.setdefault("BERTH_RATE_LIMIT_PER_MINUTE", "0")
+    os.environ["BERTH_LISTEN_URL"] = listen_url(host, port)  # for the processes uvicorn starts
 
     async def prepare(services: Services) -> None:
         if demo:
@@ -81,8 +82,9 @@ def serve(
 
     _run(prepare)
     settings = Settings()
+    everywhere = " (listening on every interface)" if host in WILDCARD_HOSTS else ""
     console.print(
-        f"Berth serving the OCTO API at [bold]{settings.octo_endpoint}[/bold] ({redact_database_url(settings.database_url)})"
+        f"Berth serving the OCTO API at [bold]{settings.octo_endpoint()}[/bold]{everywhere} ({redact_database_url(settings.database_url)})"
     )
     if settings.secret_key is None and not demo:
         errors.print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
@@ -27,8 +28,15 @@ class Settings(BaseSettings):
         default=None,
         description="Bearer token of the admin API and the back office's sign-in; unset: both are off",
     )
-    public_url: str = Field(
-        default="http://127.0.0.1:8000", description="Base URL resellers use; `/octo` is appended"
+    public_url: str | None = Field(
+        default=None,
+        description="Base URL resellers use, e.g. https://octo.example.com (`/octo` is appended). Unset: "
+        "each answer names the address its request came in on, and webhook payloads the listen URL",
+    )
+    listen_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="Set by `berth serve` for its processes: http://HOST:PORT it listens on. Names Berth "
+        "where no request does (webhook payloads) while BERTH_PUBLIC_URL is unset",
     )
     default_expiration_minutes: int = Field(
         default=30, ge=1, description="How long a hold lasts when a reservation names no expirationMinutes"
@@ -135,6 +143,20 @@ class Settings(BaseSettings):
         previous = self.secret_key_previous.get_secret_value().split(",") if self.secret_key_previous else []
         return SecretBox(key, [k.strip() for k in previous if k.strip()])
 
-    @property
-    def octo_endpoint(self) -> str:
-        return self.public_url.rstrip("/") + "/octo"
+    def octo_endpoint(self, arrived_at: str | None = None) -> str:
+        """Where resellers reach the OCTO API: BERTH_PUBLIC_URL when set; else the base URL the
+        request being answered `arrived_at`, if any; else the address `berth serve` listens on."""
+        return (self.public_url or arrived_at or self.listen_url).rstrip("/") + "/octo"
+
+
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+
+
+def listen_url(host: str, port: int) -> str:
+    """The URL of `berth serve --host HOST --port PORT`. A wildcard host (every interface) is no
+    address to connect to: it is named by this machine's name instead."""
+    if host in WILDCARD_HOSTS:
+        host = socket.gethostname()
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"

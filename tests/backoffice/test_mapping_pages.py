@@ -61,7 +61,7 @@ async def test_without_rows_the_inbox_says_how_resellers_upload_them(
     assert '<a href="/admin/mappings" aria-current="page">Mappings</a>' in page.text
     text = text_of(page.text)
     assert "No mapping rows yet" in text
-    assert "uploading them with PUT http://127.0.0.1:8000/octo/mappings" in text
+    assert "uploading them with PUT http://berth.test/octo/mappings" in text
     assert '"resellerReference": "LST-1"' in text
     assert "mapping row" not in text_of((await client.get("/admin")).text)  # nothing waits
 

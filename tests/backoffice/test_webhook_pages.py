@@ -57,7 +57,7 @@ async def test_without_webhooks_the_page_says_how_resellers_make_them(
     assert '<a href="/admin/webhooks" aria-current="page">Webhooks</a>' in page.text
     text = text_of(page.text)
     assert "No webhooks yet" in text
-    assert "Resellers create webhooks with POST http://127.0.0.1:8000/octo/webhooks" in text
+    assert "Resellers create webhooks with POST http://berth.test/octo/webhooks" in text
     assert 'href="/admin/connections"' in page.text
 
 

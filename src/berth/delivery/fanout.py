@@ -137,7 +137,7 @@ class WebhookFanout:
         return {
             "event": webhook.event.value,
             "webhook": webhook_view(webhook),
-            "supplier": payload_supplier_view(catalog.supplier, self._settings.octo_endpoint, view),
+            "supplier": payload_supplier_view(catalog.supplier, self._settings.octo_endpoint(), view),
         }
 
     # --- called inside the changing transaction ---------------------------------------------

@@ -34,6 +34,11 @@ def services(request: Request) -> Services:
     return found
 
 
+def octo_endpoint(request: Request) -> str:
+    """Where resellers reach the OCTO API, as an answer to `request` names it."""
+    return services(request).settings.octo_endpoint(str(request.base_url))
+
+
 async def current_services(request: Request) -> Services:
     """`services` as a route dependency (a coroutine, so no thread hop)."""
     return services(request)

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -54,7 +55,7 @@ class HotRoute:
 
 
 async def _supplier(call: Call) -> Response:
-    return supplier_answer(call.octo, call.svc)
+    return supplier_answer(call.octo, Request(call.scope))
 
 
 async def _products(call: Call) -> Response:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import orjson
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
 from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import InvalidProductId
-from berth.http.context import OctoRequest, current_services, octo_request
+from berth.http.context import OctoRequest, octo_endpoint, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES, CapabilityOut, ProductOut, SupplierOut
-from berth.services.container import Services
 from berth.views.catalog import product_view, supplier_view
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -19,9 +18,9 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 # The answers are plain functions: the FastAPI routes below and the direct dispatch of the
 # most-polled routes (berth.http.hot_routes) both call them.
-def supplier_answer(octo: OctoRequest, svc: Services) -> Response:
+def supplier_answer(octo: OctoRequest, request: Request) -> Response:
     supplier = octo.snapshot.catalog.supplier
-    return octo_response(octo, supplier_view(supplier, svc.settings.octo_endpoint, octo.view))
+    return octo_response(octo, supplier_view(supplier, octo_endpoint(request), octo.view))
 
 
 def products_answer(octo: OctoRequest) -> Response:
@@ -46,10 +45,8 @@ def product_answer(octo: OctoRequest, product_id: str) -> Response:
 
 
 @router.get("/supplier", response_model=SupplierOut, summary="The supplier behind this endpoint")
-async def get_supplier(
-    octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
-) -> Response:
-    return supplier_answer(octo, svc)
+async def get_supplier(request: Request, octo: OctoRequest = Depends(octo_request)) -> Response:
+    return supplier_answer(octo, request)
 
 
 @router.get("/products", response_model=list[ProductOut], summary="Every product on sale")

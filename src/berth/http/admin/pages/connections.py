@@ -16,6 +16,7 @@ from berth.domain.errors import OctoError
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.context import octo_endpoint
 
 router = APIRouter(route_class=PageRoute)
 PAGE_SIZE = 50
@@ -55,7 +56,7 @@ async def _list_page(
         webhooks=webhooks,
         error=error,
         name=name,
-        endpoint=me.services.settings.octo_endpoint,
+        endpoint=octo_endpoint(request),
     )
 
 

@@ -22,6 +22,7 @@ from berth.domain.mappings import MappingRow, Resolution
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.context import octo_endpoint
 from berth.services.backoffice import last_attempts, latest_notifications
 from berth.services.mappings import StaffRow
 
@@ -176,7 +177,7 @@ async def mappings(
         pages=max(1, math.ceil(total / PAGE_SIZE)),
         pager_url=lambda number: _list_path(show, connection, number),
         show_url=lambda value: _list_path(value, connection),
-        endpoint=me.services.settings.octo_endpoint,
+        endpoint=octo_endpoint(request),
     )
 
 
@@ -212,7 +213,7 @@ async def _row_page(
         errors=errors or {},
         notifications=notifications,
         latest=await last_attempts(me.services, [d.id for d in notifications]),
-        endpoint=me.services.settings.octo_endpoint,
+        endpoint=octo_endpoint(request),
     )
 
 

@@ -20,7 +20,7 @@ import orjson
 from fastapi import Form, Request
 from starlette.responses import Response
 
-from berth.http.context import services
+from berth.http.context import octo_endpoint, services
 from berth.services.catalog import CatalogSnapshot
 from berth.services.container import Services
 from berth.settings import Settings
@@ -123,8 +123,9 @@ def csrf_for(key: bytes, session: Session) -> str:
     return _b64(hmac.digest(key, b"csrf\0" + session.nonce.encode(), "sha256"))
 
 
-def secure_cookies(settings: Settings) -> bool:
-    return settings.public_url.lower().startswith("https://")
+def secure_cookies(request: Request) -> bool:
+    """HTTPS only when Berth is reached over HTTPS: its public URL says, or else the request."""
+    return octo_endpoint(request).lower().startswith("https://")
 
 
 def set_session(response: Response, key: bytes, session: Session, *, secure: bool) -> None:
@@ -180,7 +181,7 @@ async def current_staff(request: Request) -> Staff | None:
     session = read_session(request, key, svc.bookings.now())
     if session is None or not session.signed_in:
         return None
-    return Staff(svc, await svc.catalog.snapshot(), key, csrf_for(key, session), secure_cookies(svc.settings))
+    return Staff(svc, await svc.catalog.snapshot(), key, csrf_for(key, session), secure_cookies(request))
 
 
 async def staff(request: Request) -> Staff:

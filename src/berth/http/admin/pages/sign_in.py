@@ -47,7 +47,7 @@ def _form(
         error=error,
         signed_out="signed_out" in request.query_params,
     )
-    set_session(response, key, session, secure=secure_cookies(services(request).settings))
+    set_session(response, key, session, secure=secure_cookies(request))
     return response
 
 
@@ -87,7 +87,7 @@ async def sign_in(
         return _form(request, key, session, next_path, error=error, status_code=401)
     response = redirect(next_path)
     # A fresh nonce, so a session id planted before sign-in is worth nothing after it.
-    set_session(response, key, new_session(now, signed_in=True), secure=secure_cookies(svc.settings))
+    set_session(response, key, new_session(now, signed_in=True), secure=secure_cookies(request))
     return response
 
 

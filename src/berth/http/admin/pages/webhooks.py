@@ -19,6 +19,7 @@ from berth.domain.webhooks import Webhook, WebhookEvent, parse_schedule
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect, utc
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.context import octo_endpoint
 from berth.services.backoffice import delivery_counts, delivery_subject, headers_sent, last_attempts
 from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SENDING, Delivery
 
@@ -114,7 +115,7 @@ async def webhooks(
         page_number=page_number,
         pages=max(1, math.ceil(len(shown) / PAGE_SIZE)),
         pager_url=pager_url,
-        endpoint=me.services.settings.octo_endpoint,
+        endpoint=octo_endpoint(request),
     )
 
 
