@@ -1,1 +1,0 @@
-"""Outbound deliveries: fan-out of changes to webhooks, and the worker that sends them."""

@@ -1,1 +1,0 @@
-"""Pure domain code: no I/O, no imports from the rest of the project."""

@@ -1,1 +1,0 @@
-"""HTTP surface: parse, authenticate, call one service, serialize. No SQL, no business rules."""

@@ -1,1 +1,0 @@
-"""Use cases. Each public coroutine is one transaction (unit of work)."""

@@ -1,1 +1,0 @@
-"""Persistence: tables, repositories, transactions and migrations. The only place with SQL."""

@@ -1,1 +1,0 @@
-"""Serialization: object + active capabilities -> JSON-ready dict, for HTTP and webhooks alike."""
