@@ -53,7 +53,7 @@ def mappings_for(view: View, product_id: str, option_id: str) -> list[JSON]:
 
 class MappingsCapability(Capability):
     id = MAPPINGS
-    docs = None  # a vendor capability: described in README.md, "Self-service mappings"
+    docs = None  # a vendor capability: described in docs/reseller-guide.md, "Self-service mappings"
 
     def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
         out["mappings"] = mappings_for(view, item.product.id, item.option.id)
