@@ -1,5 +1,7 @@
-"""A real `berth serve` process on a free loopback port, for the browser tests, and a real
-webhook receiver on loopback running in a thread of its own next to the (synchronous) browser."""
+"""A real `berth serve` process on a free loopback port, for the browser tests; the demo served
+from a thread of this process on a clock the test sets (for pages that depend on the time of
+day); and a real webhook receiver on loopback running in a thread of its own next to the
+(synchronous) browser."""
 
 from __future__ import annotations
 
@@ -15,7 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import uvicorn
 
+from berth.app import create_app
+from berth.services.container import build_services
+from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
+from berth.settings import Settings
+from berth.store.migrate import upgrade
+from tests.conftest import Clock
 from tests.receivers import Receiver, receiver
 
 
@@ -58,6 +67,62 @@ def berth_serve(database: Path, *, demo: bool, environment: dict[str, str] | Non
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+@contextmanager
+def berth_on_clock(database: Path, clock: Clock) -> Iterator[str]:
+    """The application `berth serve --demo` runs, on a fresh SQLite database, served over HTTP
+    from a thread of its own with its event loop, reading the time from `clock` (which the test
+    may move on); yields the base URL."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{database}",
+        public_url=base,
+        admin_token=DEMO_ADMIN_TOKEN,
+        log_level="WARNING",
+        rate_limit_per_minute=0,
+        run_worker=False,
+    )
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    failed: list[BaseException] = []
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        services = build_services(settings, clock)
+        try:
+            await upgrade(services.database, settings.secret_box())
+            await load_demo(services)
+            config = uvicorn.Config(
+                create_app(services=services), host="127.0.0.1", port=port, log_level="error"
+            )
+            server = uvicorn.Server(config)
+            task = asyncio.create_task(server.serve())
+            while not server.started:
+                if task.done():
+                    task.result()
+                await asyncio.sleep(0.01)
+            started.set()
+            await stop.wait()
+            server.should_exit = True
+            await task
+        except BaseException as exc:
+            failed.append(exc)
+            started.set()
+        finally:
+            await services.close()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        if not started.wait(30) or failed:
+            raise AssertionError(f"Berth did not start: {failed}")
+        yield base
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(15)
+        loop.close()
 
 
 @contextmanager

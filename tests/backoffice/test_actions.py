@@ -51,7 +51,10 @@ async def test_redeem(client: httpx.AsyncClient, csrf: str, demo: Services) -> N
     page = text_of((await client.get(f"/admin/bookings/{booking['id']}")).text)
     assert "No action: the booking is redeemed." in page and "Redeemed supplier REDEEMED" in page
     again = await act(client, booking, "redeem", csrf_token=csrf)
-    assert again.startswith("Not redeemed: Booking") and "only CONFIRMED bookings can be redeemed" in again
+    assert (
+        again
+        == f"Not redeemed: Booking {booking['supplierReference']} is REDEEMED; it takes no more actions."
+    )
 
 
 async def test_actions_need_the_csrf_token_and_a_session(
@@ -77,7 +80,7 @@ async def test_accept_a_pending_booking(client: httpx.AsyncClient, csrf: str, de
     notice = await act(client, booking, "accept", csrf_token=csrf)
     assert notice == (
         f"Booking {booking['supplierReference']} accepted: PENDING → CONFIRMED. "
-        "Its 2 place(s) on Sat 6 Jun 2026 18:00 stay taken."
+        "Its 2 place(s) on Sat 6 Jun 2026 18:00 BST stay taken."
     )
     assert await status_of(client, booking["id"]) == "CONFIRMED"
     assert await vacancies(client, KAYAK_SLOT, KAYAK) == 4
@@ -89,11 +92,77 @@ async def test_reject_a_pending_booking(client: httpx.AsyncClient, csrf: str, de
     notice = await act(client, booking, "reject", csrf_token=csrf, reason="River closed")
     assert notice == (
         f"Booking {booking['supplierReference']} rejected: PENDING → REJECTED. "
-        "Its 2 place(s) on Sat 6 Jun 2026 18:00 are free again."
+        "Its 2 place(s) on Sat 6 Jun 2026 18:00 BST are free again."
     )
     assert await vacancies(client, KAYAK_SLOT, KAYAK) == 6
     page = text_of((await client.get(f"/admin/bookings/{booking['id']}")).text)
     assert "“River closed”" in page and "Rejected supplier REJECTED" in page
+
+
+def buttons(page: str) -> list[str]:
+    """The labels of the booking page's action buttons, in order."""
+    actions = page.split('<section class="card actions">')[1].split("</section>")[0]
+    return re.findall(r'<button type="submit"[^>]*>([^<]+)</button>', actions)
+
+
+async def test_each_status_offers_one_set_of_actions(
+    client: httpx.AsyncClient, csrf: str, demo: Services
+) -> None:
+    async def shown(booking: dict[str, Any]) -> tuple[list[str], str]:
+        page = (await client.get(f"/admin/bookings/{booking['id']}")).text
+        return buttons(page), text_of(page.split('<section class="card actions">')[1].split("</section>")[0])
+
+    held = await reserve(client)
+    assert await shown(held) == (
+        ["Release the hold"],
+        "Actions Demo reseller A holds these places until 1 Jun 2026 09:30 BST, then they are free "
+        "again; it confirms the booking or lets it go. Reason for releasing Release the hold",
+    )
+    pending = await pending_kayak(client)
+    assert (await shown(pending))[0] == ["Accept", "Reject"]
+    assert "This booking waits for your decision." in (await shown(pending))[1]
+    booking = await confirmed(client)
+    assert (await shown(booking))[0] == ["Redeem: guests have arrived", "Cancel booking"]
+    await act(client, booking, "redeem", csrf_token=csrf)
+    assert await shown(booking) == ([], "Actions No action: the booking is redeemed.")
+    await act(client, pending, "reject", csrf_token=csrf)
+    assert await shown(pending) == ([], "Actions No action: the booking is rejected.")
+
+
+async def test_actions_outside_a_statuses_set_are_refused(
+    client: httpx.AsyncClient, csrf: str, demo: Services
+) -> None:
+    pending = await pending_kayak(client)
+    reference = pending["supplierReference"]
+    refused = await act(client, pending, "cancel", csrf_token=csrf, force="true")
+    assert refused == f"Not cancelled: Booking {reference} is PENDING; you can accept or reject it."
+    assert await status_of(client, pending["id"]) == "PENDING"
+    assert await act(client, pending, "release", csrf_token=csrf) == (
+        f"Not released: Booking {reference} is PENDING; you can accept or reject it."
+    )
+    booking = await confirmed(client)
+    assert await act(client, booking, "accept", csrf_token=csrf) == (
+        f"Not accepted: Booking {booking['supplierReference']} is CONFIRMED; you can redeem or cancel it."
+    )
+    held = await reserve(client)
+    assert await act(client, held, "redeem", csrf_token=csrf) == (
+        f"Not redeemed: Booking {held['supplierReference']} is ON_HOLD; you can release the hold."
+    )
+    assert await status_of(client, booking["id"]) == "CONFIRMED"
+    assert await status_of(client, held["id"]) == "ON_HOLD"
+
+
+async def test_release_a_hold(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+    held = await reserve(client)
+    assert await vacancies(client) == 18
+    notice = await act(client, held, "release", csrf_token=csrf, reason="Walk-in party")
+    assert notice == (
+        f"Booking {held['supplierReference']} released: ON_HOLD → CANCELLED. "
+        "Its 2 place(s) on Tue 2 Jun 2026 10:00 BST are free again."
+    )
+    assert await vacancies(client) == 20 and await status_of(client, held["id"]) == "CANCELLED"
+    again = await act(client, held, "release", csrf_token=csrf)
+    assert again == f"Booking {held['supplierReference']} was already cancelled; nothing changed."
 
 
 async def test_cancel_frees_the_places(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
@@ -102,7 +171,7 @@ async def test_cancel_frees_the_places(client: httpx.AsyncClient, csrf: str, dem
     notice = await act(client, booking, "cancel", csrf_token=csrf, reason="Guest called")
     assert notice == (
         f"Booking {booking['supplierReference']} cancelled: CONFIRMED → CANCELLED. "
-        "Its 2 place(s) on Tue 2 Jun 2026 10:00 are free again."
+        "Its 2 place(s) on Tue 2 Jun 2026 10:00 BST are free again."
     )
     assert await vacancies(client) == 20
     page = text_of((await client.get(f"/admin/bookings/{booking['id']}")).text)
@@ -129,7 +198,7 @@ async def test_cancel_past_the_cutoff_needs_force(
 
 
 async def test_actions_on_an_unknown_booking(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
-    for action in ("redeem", "accept", "reject", "cancel"):
+    for action in ("redeem", "accept", "reject", "cancel", "release"):
         response = await client.post(f"/admin/bookings/nope/{action}", data={"csrf_token": csrf})
         assert response.status_code == 404, action
         assert "No booking with id 'nope'" in text_of(response.text)

@@ -24,7 +24,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.backoffice.server import berth_serve, receiver_in_thread
+from tests.backoffice.server import berth_on_clock, berth_serve, receiver_in_thread
+from tests.conftest import Clock
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -180,9 +181,9 @@ def test_sign_in_find_a_booking_open_its_manifest_and_redeem_it(page: Page, serv
 
     page.get_by_role("link", name=reference).click()
     expect(page.locator("h1")).to_contain_text(f"Booking {reference}")
-    expect(page.locator(".card", has_text="Summary")).to_contain_text(
-        "2 \N{MULTIPLICATION SIGN} Adult (2 places)"
-    )
+    summary = page.locator(".card", has_text="Summary")
+    expect(summary).to_contain_text("2 \N{MULTIPLICATION SIGN} Adult")
+    expect(summary.locator("div", has=page.locator("dt", has_text="Places"))).to_have_text("Places2")
     shot(page, "04-booking")
 
     page.get_by_role("link", name="Manifest of this departure").click()
@@ -377,7 +378,7 @@ def test_redeliver_a_failed_webhook_delivery(browser: Browser, tmp_path: Path) -
         page.fill("#since", "2020-01-01T00:00")
         page.get_by_role("button", name="Redeliver since this time").click()  # the dialog is accepted
         expect(page.locator(".notice.success")).to_contain_text(
-            "1 delivery made since 2020-01-01 00:00 UTC requeued"
+            "1 delivery made since 1 Jan 2020 00:00 GMT requeued"
         )
         eventually(lambda: len(target.requests) == 3, "the redelivery since a time")
         shot(page, "23-webhook-redelivered-since")
@@ -541,3 +542,108 @@ def test_the_mapping_form_works_without_scripts_and_on_a_phone(browser: Browser,
     fits("32-phone-mapping")
     phone.context.close()
     assert problems == []
+
+
+# A Monday in British Summer Time: 09:00 in London.
+MORNING = datetime(2026, 6, 1, 8, 0, tzinfo=ZoneInfo("UTC"))
+
+
+def reserve_on(
+    base: str, product: str, availability_id: str, *units: str, confirm: bool = True
+) -> dict[str, Any]:
+    body = {
+        "productId": product,
+        "optionId": "DEFAULT",
+        "availabilityId": availability_id,
+        "unitItems": [{"unitId": unit} for unit in units],
+    }
+    held: dict[str, Any] = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER).json()
+    assert held["status"] == "ON_HOLD", held
+    if not confirm:
+        return held
+    contact = {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "emailAddress": "ada@example.com",
+        "phoneNumber": "+447700900001",
+    }
+    done: dict[str, Any] = httpx.post(
+        base + f"/octo/bookings/{held['uuid']}/confirm", json={"contact": contact}, headers=RESELLER
+    ).json()
+    return done
+
+
+def test_an_evening_in_the_back_office(browser: Browser, tmp_path: Path) -> None:
+    """At 19:30 every departure of the day has left: the dashboard folds them away with the
+    day's totals; a manifest counts guests and places apart; each booking offers the actions of
+    its status; every time is in London time, labelled."""
+    clock = Clock(MORNING)
+    with berth_on_clock(tmp_path / "berth.db", clock) as base:
+        reserve_on(base, "thames-sightseeing", "2026-06-01T10:00:00+01:00", "adult", "adult")
+        reserve_on(base, "harbour-cruise", "2026-06-01T13:00:00+01:00", "adult", "adult", "child", "infant")
+        query = {"productId": "sunset-kayak", "optionId": "DEFAULT", "localDateStart": "2026-06-01",
+                 "localDateEnd": "2026-06-30"}  # fmt: skip
+        kayak = next(s for s in httpx.post(base + "/octo/availability", json=query, headers=RESELLER).json()
+                     if s["available"])  # fmt: skip
+        pending = reserve_on(base, "sunset-kayak", kayak["id"], "paddler", "paddler")
+        assert pending["status"] == "PENDING"
+        confirmed = reserve_on(base, "thames-sightseeing", "2026-06-02T14:00:00+01:00", "adult", "child")
+        clock.advance(hours=10, minutes=30)  # 19:30 in London
+        held = reserve_on(base, "thames-sightseeing", "2026-06-02T16:00:00+01:00", "adult", confirm=False)
+
+        page, problems = open_page(browser, base)
+        sign_in(page)
+        today = page.locator("section.day").first
+        expect(today.locator(".day-totals")).to_have_text("2 bookings · 6 guests · 5 of 937 places sold")
+        departed = today.locator("details.departed")
+        expect(departed.locator("summary")).to_have_text(
+            "Departed today: 16 departures · 2 bookings · 6 guests"
+        )
+        expect(departed.locator("table")).to_be_hidden()  # folded until opened
+        expect(today).to_contain_text("Nothing more departs today.")
+        tomorrow = page.locator("section.day").nth(1)
+        expect(tomorrow.locator("h2")).to_have_text("Tomorrow Tue 2 Jun 2026")
+        expect(tomorrow.locator("thead th").first).to_have_text("Time BST")
+        shot(page, "40-evening-dashboard")
+        departed.locator("summary").click()
+        expect(departed.locator("tbody tr")).to_have_count(16)
+        expect(departed.locator("tr", has_text="Thames sightseeing cruise").first).to_contain_text("2/200")
+        shot(page, "41-evening-dashboard-departed-open")
+
+        tomorrow.locator("tr", has_text="Harbour seat cruise").first.get_by_role(
+            "link", name="Manifest"
+        ).click()
+        facts = page.locator("dl.facts-grid")
+        expect(facts).to_contain_text("Time10:00 BST")
+        expect(facts).to_contain_text("Guests13 people in 3 bookings")
+        expect(facts).to_contain_text("Places sold12 of 27")
+        grace = page.locator("table.manifest tr", has_text="Grace Hopper")
+        expect(grace.locator("td.num")).to_have_text(["4", "3"])  # guests, places
+        shot(page, "42-manifest-guests-and-places")
+
+        page.goto(f"/admin/bookings/{pending['id']}")
+        actions = page.locator("section.actions")
+        expect(actions.get_by_role("button")).to_have_text(["Accept", "Reject"])
+        expect(page.locator("table.history")).to_contain_text("1 Jun 2026 09:00 BST")
+        shot(page, "43-booking-pending")
+
+        page.goto(f"/admin/bookings/{confirmed['id']}")
+        expect(actions.get_by_role("button")).to_have_text(["Redeem: guests have arrived", "Cancel booking"])
+        expect(page.locator("dl.facts-grid")).to_contain_text("WhenTue 2 Jun 2026 14:00 BST")
+        shot(page, "44-booking-confirmed")
+
+        page.goto(f"/admin/bookings/{held['id']}")
+        expect(actions.get_by_role("button")).to_have_text(["Release the hold"])
+        expect(actions).to_contain_text("Demo reseller A holds these places until 1 Jun 2026 20:00 BST")
+        shot(page, "45-booking-on-hold")
+        page.context.close()
+        assert problems == []
+
+        phone, problems = open_page(browser, base, width=390, height=844)
+        sign_in(phone)
+        phone.locator("details.departed summary").click()
+        overflow = phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the evening dashboard scrolls sideways by {overflow}px"
+        shot(phone, "46-phone-evening-dashboard")
+        phone.context.close()
+        assert problems == []

@@ -12,7 +12,7 @@ import httpx
 from berth.services.container import Services
 from tests.backoffice.helpers import sign_in, text_of
 from tests.bookings_helpers import GUEST, SLOT, confirm, reservation, reserve
-from tests.conftest import KEY_B, auth
+from tests.conftest import KEY_B, Clock, auth, demo_catalog_for_tests
 
 KAYAK_SLOT = "2026-06-06T18:00:00+01:00"
 
@@ -55,6 +55,83 @@ async def test_dashboard_shows_today_and_tomorrow_with_occupancy(
     assert booked.startswith("10:00 Thames sightseeing cruise")
     assert booked.endswith("AVAILABLE 2 of 20 2/20 Manifest")
     assert "1 booking waits for your decision" in text
+    assert "Time BST" in text  # the products' zone, in its abbreviation
+
+
+def departures(page: str) -> tuple[list[str], list[str]]:
+    """Today's rows: (those folded away as departed, those still to come)."""
+    today = page.split('<section class="day">')[1]
+    folded = (
+        today.split('<details class="departed">')[1].split("</details>")[0] if "<details" in today else ""
+    )
+    coming = today.replace(folded, "")
+    return (
+        [text_of(r) for r in re.findall(r"<tr>.*?</tr>", folded, re.S) if "<td" in r],
+        [text_of(r) for r in re.findall(r"<tr>.*?</tr>", coming, re.S) if "<td" in r],
+    )
+
+
+async def test_dashboard_in_the_evening_folds_away_what_has_departed(
+    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock
+) -> None:
+    # At 09:00 in London: a party of two for the 10:00 cruise, a family with an infant for the
+    # 13:00 harbour cruise (3 places, 4 guests), and a test booking that holds nothing.
+    morning = await reserve(client, reservation(availability_id="2026-06-01T10:00:00+01:00"))
+    await confirm(client, morning["uuid"])
+    family = {
+        "productId": "harbour-cruise",
+        "optionId": "DEFAULT",
+        "availabilityId": "2026-06-01T13:00:00+01:00",
+        "unitItems": [{"unitId": u} for u in ("adult", "adult", "child", "infant")],
+    }
+    await confirm(client, (await reserve(client, family))["uuid"])
+    clock.advance(hours=10, minutes=30)  # 19:30 in London: everything today has left
+
+    page = (await client.get("/admin")).text
+    text = text_of(page)
+    assert '<details class="departed">' in page and '<details class="departed" open' not in page
+    folded, coming = departures(page)
+    # 4 Thames cruises, 7 bike hires, 3 harbour cruises, and the museum and city pass (shut on Mondays)
+    assert len(folded) == 16 and coming == []
+    assert folded[2].startswith("09:00 City bike hire")
+    assert any(r.startswith("10:00 Thames sightseeing cruise") and "2/20" in r for r in folded)
+    today, tomorrow = text.split("Tomorrow Tue 2 Jun 2026")
+    # Capacity: 4 x 20 on the Thames, 5 x 12 + 2 x 4 bikes, 27 + 15 + 27 harbour seats (the museum
+    # and city pass are shut, and sell nothing).
+    assert "Today Mon 1 Jun 2026 2 bookings · 6 guests · 5 of 217 places sold" in today
+    assert "Departed today: 16 departures · 2 bookings · 6 guests" in today
+    assert "Nothing more departs today." in today
+    # Tomorrow: the demo's three parties seated on the first harbour cruise (13 people, 12 places).
+    assert "3 bookings · 13 guests · 12 of" in tomorrow and "Departed" not in tomorrow
+
+
+async def test_day_totals_when_a_departure_has_no_limit(
+    client: httpx.AsyncClient, csrf: str, demo: Services
+) -> None:
+    catalog = demo_catalog_for_tests()
+    cruise = catalog.products[0]
+    daytime = cruise.options[0]
+    freesale = daytime.model_copy(
+        update={"schedules": tuple(s.model_copy(update={"capacity": None}) for s in daytime.schedules)}
+    )
+    cruise = cruise.model_copy(update={"allow_freesale": True, "options": (freesale, *cruise.options[1:])})
+    await demo.catalog.replace(catalog.model_copy(update={"products": (cruise, *catalog.products[1:])}))
+    await confirm(client, (await reserve(client))["uuid"])
+    text = text_of((await client.get("/admin")).text)
+    assert (
+        "Tomorrow Tue 2 Jun 2026 4 bookings · 15 guests · 14 places sold (some departures have no limit)"
+        in text
+    )
+
+
+async def test_dashboard_in_the_morning_has_nothing_departed(
+    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock
+) -> None:
+    clock.advance(hours=-2)  # 07:00 in London
+    page = (await client.get("/admin")).text
+    assert "<details" not in page
+    folded, coming = departures(page)
+    assert folded == [] and len(coming) == 16
 
 
 async def test_dashboard_of_an_empty_catalogue_says_how_to_fill_it(
@@ -174,12 +251,16 @@ async def test_booking_detail_shows_the_booking_and_its_history(
     page = await client.get(f"/admin/bookings/{booking['id']}")
     text = text_of(page.text)
     assert f"Booking {booking['supplierReference']} CONFIRMED" in text
-    assert "Tue 2 Jun 2026 10:00" in text and "1 x Adult, 1 x Child (2 places)" in text
+    assert "When Tue 2 Jun 2026 10:00 BST" in text
+    assert "Units 1 x Adult, 1 x Child Guests 2 Places 2" in text
     assert "Price 40.00 EUR net 32.00 EUR" in text
     assert "Lead guest Ada Lovelace ada@example.com" in text
     assert "Connection Demo reseller A" in text and "R-42" in text and "Pushchair" in text
-    assert "Reserved reseller ON HOLD availabilityId: 2026-06-02T10:00:00+01:00" in text
-    assert "Confirmed reseller CONFIRMED" in text
+    # Every time in the product's zone, labelled (the test clock is 08:00 UTC).
+    assert "Created 1 Jun 2026 09:00 BST" in text and "Confirmed 1 Jun 2026 09:00 BST" in text
+    assert "1 Jun 2026 09:00 BST Reserved reseller ON HOLD availabilityId: 2026-06-02T10:00:00+01:00" in text
+    assert "1 Jun 2026 09:00 BST Confirmed reseller CONFIRMED" in text
+    assert "UTC" not in text
     assert "Redeem: guests have arrived" in text and "Cancel booking" in text
     assert "Cancel even though the cutoff has passed" not in text  # still before the cutoff
     assert f'href="{manifest_path(SLOT)}"' in page.text
@@ -205,9 +286,11 @@ async def test_manifest_lists_who_is_booked(client: httpx.AsyncClient, csrf: str
     assert page.status_code == 200
     text = text_of(page.text)
     expected, others = text.split("Not travelling")
-    assert "Booked 3 of 20 3/20" in expected and "Guests expected 3 in 2 bookings" in expected
+    assert "Date Tue 2 Jun 2026 Time 10:00 BST" in expected
+    assert "Guests 3 people in 2 bookings Places sold 3 of 20 3/20" in expected
     assert expected.index("Ada Lovelace") < expected.index("Grace Hopper")  # by lead name
-    assert "Ada Lovelace ada@example.com 1 x Adult, 1 x Child 2 CONFIRMED" in expected
+    assert "Lead guest Units Guests Places Status" in expected
+    assert "Ada Lovelace ada@example.com 1 x Adult, 1 x Child 2 guests · 2 places 2 2 CONFIRMED" in expected
     assert ada["supplierReference"] in expected and "ADA" in expected
     for item in ada["unitItems"]:
         assert item["supplierReference"] in expected
@@ -216,13 +299,56 @@ async def test_manifest_lists_who_is_booked(client: httpx.AsyncClient, csrf: str
     assert elsewhere["supplierReference"] not in text
 
 
+async def test_manifest_counts_guests_and_places_apart(
+    client: httpx.AsyncClient, csrf: str, demo: Services
+) -> None:
+    # The demo seats three parties on tomorrow's first harbour cruise; Grace Hopper's has an
+    # infant on a lap (a guest who takes no place).
+    harbour = text_of((await client.get(manifest_path(SLOT, "harbour-cruise"))).text)
+    assert "Guests 13 people in 3 bookings Places sold 12 of 27 12/27" in harbour
+    assert "an infant on a lap is a guest who takes no place" in harbour
+    assert (
+        "Grace Hopper 2 x Adult, 1 x Child, 1 x Infant (on a lap, no seat) 4 guests · 3 places 4 3 CONFIRMED"
+        in harbour
+    )
+    assert "In all : 13 guests · 12 places 13 12" in harbour  # the table's foot (a phone's line first)
+    # A family ticket is one ticket for four guests, who take four places.
+    body = {
+        "productId": "tower-of-stories",
+        "optionId": "DEFAULT",
+        "availabilityId": "2026-06-02T00:00:00+01:00",
+        "unitItems": [{"unitId": "family"}, {"unitId": "child"}],
+    }
+    await confirm(client, (await reserve(client, body))["uuid"])
+    museum = text_of((await client.get(manifest_path("2026-06-02T00:00:00+01:00", "tower-of-stories"))).text)
+    assert "Guests 5 people in 1 booking Places sold 5 of 300" in museum
+    assert "1 x Family (2 adults, 2 children), 1 x Child 5 guests · 5 places 5 5 CONFIRMED" in museum
+
+
+async def test_dates_follow_the_products_locale(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+    catalog = demo_catalog_for_tests()
+    cruise = catalog.products[0]
+    german = cruise.model_copy(update={"locale": "de-DE", "content": {"de-DE": cruise.content["en-GB"]}})
+    await demo.catalog.replace(catalog.model_copy(update={"products": (german, *catalog.products[1:])}))
+    booking = await reserve(client)
+    await confirm(client, booking["uuid"])
+    text = text_of((await client.get(f"/admin/bookings/{booking['id']}")).text)
+    assert "When Di., 2. Juni 2026 10:00 BST" in text and "Created 1. Juni 2026 09:00 BST" in text
+    assert "Di., 2. Juni 2026 10:00 BST" in text_of((await client.get("/admin/bookings")).text)
+    assert "Date Di., 2. Juni 2026" in text_of((await client.get(manifest_path(SLOT))).text)
+    # The supplier's pages follow the locale most products declare (still en-GB).
+    assert "Today Mon 1 Jun 2026" in text_of((await client.get("/admin")).text)
+    connections = text_of((await client.get("/admin/connections")).text)
+    assert "1 Jun 2026 09:00 BST" in connections
+
+
 async def test_manifest_of_an_empty_or_unknown_slot(
     client: httpx.AsyncClient, csrf: str, demo: Services
 ) -> None:
     empty = text_of((await client.get(manifest_path("2026-06-02T16:00:00+01:00"))).text)
     assert "Nobody is booked on this departure yet" in empty and "Not travelling" not in empty
     day = text_of((await client.get(manifest_path("2026-06-02T00:00:00+01:00", "tower-of-stories"))).text)
-    assert "All day (09:30-17:30)" in day and "Nobody is booked on this day yet" in day
+    assert "All day (09:30-17:30 BST)" in day and "Nobody is booked on this day yet" in day
     for path in (
         manifest_path("2026-06-02T11:00:00+01:00"),
         manifest_path(SLOT, "nope"),

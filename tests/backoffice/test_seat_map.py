@@ -36,7 +36,7 @@ async def test_seat_map_shows_who_sits_where(client: httpx.AsyncClient, csrf: st
     assert "MV Heron 12 of 12 12/12 Guide: Tom Reyes" in text
     assert "Coaches from Harbour Station 12/28 taken · a party may be split" in text
     assert "Coach 1 0 of 16 0/16 Driver: Sam Patel · +447700900101 Nobody on it yet." in text
-    assert "Grace Hopper · 3 guests · seats 1A, 1B, 1C" in text
+    assert "Grace Hopper · 3 places · seats 1A, 1B, 1C" in text
 
     # A booking's own page names its resources and seats.
     grace = next(a for a in heron["allocations"] if a["leadName"] == "Grace Hopper")

@@ -92,7 +92,7 @@ async def test_every_connections_webhooks_with_their_pending_and_failed_deliveri
             f"booking_update Demo reseller A {retried['url']} {retried['url']} Demo reseller A none Yes "
             "ACTIVE 2 0",
             f"booking_update Demo reseller B {gone.url} {gone.url} Demo reseller B none Yes DISABLED "
-            "the receiver answered 410 Gone 2026-06-01 08:00 UTC 0 1",
+            "the receiver answered 410 Gone 1 Jun 2026 09:00 BST 0 1",
             f"booking_update Demo reseller B {fine.url} {fine.url} Demo reseller B none Yes ACTIVE 0 0",
         ]
         assert f'href="/admin/webhooks/{once["id"]}?status=failed"' in page.text
@@ -131,20 +131,20 @@ async def test_a_webhooks_deliveries_newest_first_by_status_and_paginated(
         assert "Deliveries 4 All 4 Pending 0 Sending 0 Delivered 2 Failed 2" in text
         assert "4 deliveries, 1-2 shown, newest first" in text and "Page 1 of 2" in text
         assert rows_of(first.text, "deliveries") == [
-            f"2026-06-01 08:03 UTC Booking {references[3]} Booking {references[3]} FAILED HTTP 500 1 attempt "
+            f"1 Jun 2026 09:03 BST Booking {references[3]} Booking {references[3]} FAILED HTTP 500 1 attempt "
             "gave up Redeliver",
-            f"2026-06-01 08:02 UTC Booking {references[2]} Booking {references[2]} DELIVERED 200 1 attempt "
-            "delivered 2026-06-01 08:02 UTC",
+            f"1 Jun 2026 09:02 BST Booking {references[2]} Booking {references[2]} DELIVERED 200 1 attempt "
+            "delivered 1 Jun 2026 09:02 BST",
         ]
         second = await client.get(path, params={"page": "2"})
-        assert [row.split(" ")[4] for row in rows_of(second.text, "deliveries")] == [
+        assert [row.split(" ")[6] for row in rows_of(second.text, "deliveries")] == [
             references[1],
             references[0],
         ]
         assert f'href="{path}?page=2"' in first.text
 
         failed = await client.get(path, params={"status": "failed"})
-        assert [row.split(" ")[4] for row in rows_of(failed.text, "deliveries")] == [
+        assert [row.split(" ")[6] for row in rows_of(failed.text, "deliveries")] == [
             references[3],
             references[1],
         ]
@@ -183,10 +183,10 @@ async def test_a_delivery_with_its_payload_headers_and_attempts_redelivered(
         (row,) = rows_of(listing.text, "deliveries")
         reference = booking["supplierReference"]
         assert row.startswith(
-            f"2026-06-01 08:00 UTC Booking {reference} Booking {reference} RETRYING HTTP 500"
+            f"1 Jun 2026 09:00 BST Booking {reference} Booking {reference} RETRYING HTTP 500"
         )
         assert "Retry on error Yes: up to 4 attempts over 7 minutes" in text_of(listing.text)
-        assert "1 attempt retry 2026-06-01 08:0" in row and row.endswith("Redeliver")
+        assert "1 attempt retry 1 Jun 2026 09:0" in row and row.endswith("Redeliver")
         assert f'href="{path}"' in listing.text
 
         page = await client.get(path)
@@ -210,7 +210,9 @@ async def test_a_delivery_with_its_payload_headers_and_attempts_redelivered(
         response = await client.post(f"{path}/redeliver", data={"csrf_token": csrf})
         assert response.status_code == 303 and response.headers["location"] == path
         shown = await client.get(path)
-        retry_at = text.split("Next attempt ")[1][:16] + " UTC"
+        next_attempt = re.search(r"Next attempt (1 Jun 2026 09:\d\d):\d\d BST", text)
+        assert next_attempt is not None
+        retry_at = next_attempt.group(1) + " BST"
         assert notice_of(shown.text) == (
             f"Delivery {delivery['id']} (booking_update of Booking {booking['supplierReference']}) "
             f"requeued; it was waiting for a retry at {retry_at} after 1 attempt. "
@@ -223,8 +225,8 @@ async def test_a_delivery_with_its_payload_headers_and_attempts_redelivered(
         assert notice_of(after.text) is None  # shown once
         attempts = rows_of(after.text, "attempts")
         assert len(attempts) == 2
-        assert attempts[0].startswith("2026-06-01 08:00:00 UTC 200") and "answered 200" in attempts[0]
-        assert attempts[1].startswith("2026-06-01 08:00:00 UTC 500") and "answered 500" in attempts[1]
+        assert attempts[0].startswith("1 Jun 2026 09:00:00 BST 200") and "answered 200" in attempts[0]
+        assert attempts[1].startswith("1 Jun 2026 09:00:00 BST 500") and "answered 500" in attempts[1]
         assert "DELIVERED" in text_of(after.text)
         missing = await client.get("/admin/deliveries/nope")
         assert missing.status_code == 404 and "No delivery with id 'nope'" in text_of(missing.text)
@@ -265,7 +267,8 @@ async def test_redeliver_everything_since_a_time(
         assert len(target.requests) == 3
         path = f"/admin/webhooks/{hook['id']}"
         form = await client.get(path)
-        assert 'name="since" type="datetime-local" value="2026-05-31T10:00"' in form.text
+        assert 'name="since" type="datetime-local" value="2026-05-31T11:00"' in form.text
+        assert "Redeliver everything made since (Europe/London time, BST)" in text_of(form.text)
 
         async def since(value: str) -> str:
             response = await client.post(f"{path}/redeliver", data={"since": value, "csrf_token": csrf})
@@ -274,8 +277,8 @@ async def test_redeliver_everything_since_a_time(
             assert notice is not None
             return notice
 
-        assert await since("2026-06-01T09:00") == (
-            f"2 deliveries made since 2026-06-01 09:00 UTC requeued: they go to {target.url} again now, "
+        assert await since("2026-06-01T10:00") == (
+            f"2 deliveries made since 1 Jun 2026 10:00 BST requeued: they go to {target.url} again now, "
             "each with its original webhook-id."
         )
         await drain(demo)
@@ -284,13 +287,13 @@ async def test_redeliver_everything_since_a_time(
             r.headers["webhook-id"] for r in target.requests[:3]
         }
         assert (await since("2026-06-01T10:30:00+02:00")).startswith(
-            "2 deliveries made since 2026-06-01 08:30 UTC"
+            "2 deliveries made since 1 Jun 2026 09:30 BST"
         )
         assert await since("2026-07-01T00:00") == (
-            "No delivery of this webhook was made since 2026-07-01 00:00 UTC: nothing was requeued."
+            "No delivery of this webhook was made since 1 Jul 2026 00:00 BST: nothing was requeued."
         )
         assert await since("yesterday") == (
-            "Nothing was requeued: 'yesterday' is not a time like 2026-06-01T08:00 (UTC)."
+            "Nothing was requeued: 'yesterday' is not a time like 2026-06-01T09:00 (Europe/London time)."
         )
         await drain(demo)
         assert len(target.requests) == 7
@@ -350,7 +353,7 @@ async def test_rotate_a_signing_secret_shows_it_once(
     secret = found.group(1)
     text = text_of(response.text)
     assert "Signing secret of “Demo reseller A” rotated" in text
-    assert "Until 2026-06-02 08:00 UTC they also carry a signature made with the previous secret" in text
+    assert "Until 2 Jun 2026 09:00 BST they also carry a signature made with the previous secret" in text
     assert secret not in (await client.get("/admin/connections")).text
 
     async with receiver() as target:

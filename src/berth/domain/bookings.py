@@ -231,6 +231,18 @@ def pax_of(option: Option, unit_ids: Sequence[str]) -> int:
     return total
 
 
+def people_of(option: Option, unit_ids: Sequence[str]) -> int:
+    """The guests (people) the units bring, where `pax_of` counts the places they take: each
+    ticket is at least one person, so an infant on a lap (no place) is a guest, and a family
+    ticket is as many guests as the places it takes. A unit since removed from the catalogue
+    counts one."""
+    total = 0
+    for unit_id in unit_ids:
+        unit = option.unit(unit_id)
+        total += max(unit.restrictions.pax_count, 1) if unit is not None else 1
+    return total
+
+
 def check_units(option: Option, unit_ids: Sequence[str]) -> None:
     """OCTO unit rules: known units (INVALID_UNIT_ID), then the option's min/max units and each
     unit's min/max quantity and `accompaniedBy` (UNPROCESSABLE_ENTITY)."""

@@ -1,34 +1,93 @@
 """What the supplier's back office shows that no single service answers: the coming days'
-slots with their occupancy, the manifest of one slot, and the delivery figures of the webhooks
-pages (counts per webhook and status, each delivery's latest attempt, the headers it carries),
-and the latest notification of each mapping row."""
+slots with their occupancy and day totals, the manifest of one slot, the actions each booking
+status offers, the delivery figures of the webhooks pages (counts per webhook and status, each
+delivery's latest attempt, the headers it carries), and the latest notification of each
+mapping row."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import date, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
+from enum import StrEnum
 from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 from berth.delivery.worker import RESERVED_HEADERS, USER_AGENT
 from berth.domain.availability import SlotState
-from berth.domain.bookings import BookingStatus
+from berth.domain.bookings import Booking, BookingStatus, as_of, people_of
 from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
 from berth.domain.catalog_lookup import find_option, find_product
 from berth.domain.errors import InvalidAvailabilityId
 from berth.domain.resources import Allocation, availability_state, layout_of, places_of
 from berth.domain.slots import Slot, slot_for_id, slots_between
+from berth.domain.times import local_datetime
 from berth.services.availability import today_in
 from berth.services.bookings import BookingDetails
 from berth.services.container import Services
 from berth.services.resources import SlotResources
-from berth.store import deliveries_repo, mappings_repo
+from berth.store import bookings_repo, deliveries_repo, mappings_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.deliveries_repo import Delivery, LastAttempt
 
 # Bookings whose guests are expected on the slot (a live hold may still become one).
 EXPECTED = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED, BookingStatus.ON_HOLD)
+
+
+def expected(booking: Booking) -> bool:
+    """Whether the booking's guests are expected on its slot (test bookings never are)."""
+    return booking.status in EXPECTED and not booking.test_mode
+
+
+def guests(details: BookingDetails) -> int:
+    """The people a booking brings (`pax` is the places they take)."""
+    return people_of(details.option, [item.unit_id for item in details.booking.unit_items])
+
+
+def departed(slot: Slot, now: datetime) -> bool:
+    """Whether the slot is over for the day's work: a departure once it has started, a day of
+    opening hours once it has closed."""
+    if not slot.all_day:
+        return now >= slot.start
+    zone = slot.start.tzinfo
+    if not slot.opening_hours or not isinstance(zone, ZoneInfo):
+        return now >= slot.end
+    return now >= local_datetime(slot.local_date, slot.opening_hours[-1][1], zone)
+
+
+class Action(StrEnum):
+    """What staff can do to a booking (each a form posting to /admin/bookings/{id}/{action})."""
+
+    ACCEPT = "accept"
+    REJECT = "reject"
+    REDEEM = "redeem"
+    CANCEL = "cancel"
+    RELEASE = "release"  # a hold: cancel it before it expires, freeing its places
+
+
+# One set of actions per status (the table and its reasons are in docs/decisions.md). The pages
+# show only these, and refuse any other.
+ACTIONS: dict[BookingStatus, tuple[Action, ...]] = {
+    BookingStatus.ON_HOLD: (Action.RELEASE,),
+    BookingStatus.PENDING: (Action.ACCEPT, Action.REJECT),
+    BookingStatus.CONFIRMED: (Action.REDEEM, Action.CANCEL),
+    BookingStatus.REDEEMED: (),
+    BookingStatus.CANCELLED: (),
+    BookingStatus.EXPIRED: (),
+    BookingStatus.REJECTED: (),
+}
+_IN_WORDS = {
+    (Action.RELEASE,): "release the hold",
+    (Action.ACCEPT, Action.REJECT): "accept or reject it",
+    (Action.REDEEM, Action.CANCEL): "redeem or cancel it",
+}
+
+
+def what_can_be_done(status: BookingStatus) -> str:
+    """`you can accept or reject it`, or `it takes no more actions`."""
+    offered = ACTIONS[status]
+    return f"you can {_IN_WORDS[offered]}" if offered else "it takes no more actions"
 
 
 @dataclass(frozen=True)
@@ -38,12 +97,60 @@ class SlotOccupancy:
     slot: Slot
     state: SlotState
     held: int  # places taken by live bookings
+    departed: bool = False
+    bookings: int = 0  # bookings whose guests are expected
+    guests: int = 0  # the people they bring
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a set of slots adds up to; `capacity` is None when one of them has no limit (slots
+    on a closed date sell nothing and add none)."""
+
+    slots: int
+    bookings: int
+    guests: int
+    places: int
+    capacity: int | None
+
+
+def tally(slots: Sequence[SlotOccupancy]) -> Tally:
+    capacities = [item.state.capacity for item in slots if not item.slot.closed]
+    return Tally(
+        slots=len(slots),
+        bookings=sum(item.bookings for item in slots),
+        guests=sum(item.guests for item in slots),
+        places=sum(item.held for item in slots),
+        capacity=None if None in capacities else sum(c for c in capacities if c is not None),
+    )
 
 
 @dataclass(frozen=True)
 class DaySlots:
     offset: int  # 0 today, 1 tomorrow (each product's own date in its time zone)
     slots: list[SlotOccupancy]
+
+    @property
+    def departed(self) -> list[SlotOccupancy]:
+        return [item for item in self.slots if item.departed]
+
+    @property
+    def coming(self) -> list[SlotOccupancy]:
+        return [item for item in self.slots if not item.departed]
+
+    @property
+    def totals(self) -> Tally:
+        return tally(self.slots)
+
+    @property
+    def departed_totals(self) -> Tally:
+        return tally(self.departed)
+
+    @property
+    def one_zone(self) -> bool:
+        """Whether every slot of the day starts at the same offset from UTC, under the same zone
+        abbreviation (not so with products in several zones, or on a day the clocks change)."""
+        return len({(item.slot.start.utcoffset(), item.slot.start.tzname()) for item in self.slots}) <= 1
 
 
 @dataclass(frozen=True)
@@ -52,6 +159,10 @@ class Manifest:
     expected: list[BookingDetails]
     others: list[BookingDetails]  # cancelled, expired, rejected and test bookings
     resources: SlotResources | None = None  # octo/resources: the slot's groups, resources, seats
+
+    @property
+    def guests(self) -> int:
+        return sum(guests(details) for details in self.expected)
 
 
 async def _occupancy(
@@ -65,19 +176,48 @@ async def _occupancy(
     for slot in slots:
         taken = held.get(slot.id, 0)
         state = availability_state(option, slot, taken, use.get(slot.id, {}), now)
-        found.append(SlotOccupancy(product, option, slot, state, taken))
+        found.append(SlotOccupancy(product, option, slot, state, taken, departed(slot, now)))
     return found
 
 
-async def coming_days(services: Services, catalog: Catalog, days: int = 2) -> list[DaySlots]:
-    """Every product's and option's slots from today on, one entry per day, by start time."""
-    by_day: list[list[SlotOccupancy]] = [[] for _ in range(days)]
+async def _expected_per_slot(
+    services: Services, catalog: Catalog, first: date, last: date
+) -> dict[tuple[str, str, str], tuple[int, int]]:
+    """(bookings, guests) expected per (product, option, availability id) from `first` to `last`."""
     now = services.bookings.now()
+    async with services.database.transaction(write=False) as conn:
+        found, _ = await bookings_repo.find_bookings(conn, BookingFilter(date_from=first, date_to=last))
+    counts: dict[tuple[str, str, str], tuple[int, int]] = {}
+    for raw in found:
+        booking = as_of(raw, now)
+        product = catalog.product(booking.product_id)
+        option = product.option(booking.option_id) if product is not None else None
+        if option is None or booking.availability_id is None or not expected(booking):
+            continue
+        key = (booking.product_id, booking.option_id, booking.availability_id)
+        bookings, people = counts.get(key, (0, 0))
+        counts[key] = (bookings + 1, people + people_of(option, [i.unit_id for i in booking.unit_items]))
+    return counts
+
+
+async def coming_days(services: Services, catalog: Catalog, days: int = 2) -> list[DaySlots]:
+    """Every product's and option's slots from today on, one entry per day, by start time,
+    each with the bookings and guests expected on it."""
+    by_day: list[list[SlotOccupancy]] = [[] for _ in range(days)]
+    if not catalog.products:
+        return [DaySlots(offset, []) for offset in range(days)]
+    now = services.bookings.now()
+    todays = {product.id: today_in(product, now) for product in catalog.products}
+    counts = await _expected_per_slot(
+        services, catalog, min(todays.values()), max(todays.values()) + timedelta(days=days - 1)
+    )
     for product in catalog.products:
-        today = today_in(product, now)
+        today = todays[product.id]
         for option in product.options:
             for item in await _occupancy(services, product, option, today, today + timedelta(days=days - 1)):
-                by_day[(item.slot.local_date - today).days].append(item)
+                bookings, people = counts.get((product.id, option.id, item.slot.id), (0, 0))
+                counted = replace(item, bookings=bookings, guests=people)
+                by_day[(item.slot.local_date - today).days].append(counted)
     return [
         DaySlots(offset, sorted(slots, key=lambda s: (s.slot.start, s.product.id, s.option.id)))
         for offset, slots in enumerate(by_day)
@@ -105,15 +245,14 @@ async def manifest(
         ),
     )
     on_slot = [d for d in found if d.booking.availability_id == slot.id]
-    expected: list[BookingDetails] = []
+    travelling: list[BookingDetails] = []
     others: list[BookingDetails] = []
     for details in on_slot:
-        travels = details.booking.status in EXPECTED and not details.booking.test_mode
-        (expected if travels else others).append(details)
+        (travelling if expected(details.booking) else others).append(details)
     slot_occupancy = next(o for o in occupancy if o.slot.id == slot.id)
     return Manifest(
         occupancy=slot_occupancy,
-        expected=sorted(expected, key=_lead_name),
+        expected=sorted(travelling, key=_lead_name),
         others=others,
         resources=await services.resources.staff_slot(product, option, slot, slot_occupancy.state),
     )

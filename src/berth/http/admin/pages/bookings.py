@@ -1,5 +1,6 @@
 """Bookings: search across every connection, one booking with its history, and the supplier's
-actions on it (redeem, accept or reject a PENDING one, cancel), each confirming what changed."""
+actions on it (one set per status: release a hold, accept or reject a PENDING one, redeem or
+cancel a CONFIRMED one), each confirming what changed."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from starlette.responses import Response
 from berth.domain.bookings import CHANGEABLE, BookingStatus
 from berth.domain.errors import NotFound, OctoError
 from berth.http.admin.bookings import STAFF_VIEW
+from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
-from berth.http.admin.pages.rendering import day, page, redirect
+from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.services.backoffice import ACTIONS, Action, what_can_be_done
 from berth.services.bookings import BookingDetails
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
@@ -71,10 +74,12 @@ def _label(details: BookingDetails) -> str:
 
 
 def _slot_text(details: BookingDetails) -> str:
+    """`Tue 2 Jun 2026 10:00 BST`, as the booking's page writes its slot."""
     slot = details.slot
     if slot is None:
         return "its open date"
-    return day(slot.local_date) + ("" if slot.all_day else f" {slot.start:%H:%M}")
+    day = of_product(details.product).day(slot.local_date)
+    return day if slot.all_day else f"{day} {slot.start:%H:%M} {abbreviation(slot.start)}"
 
 
 @router.get("/bookings")
@@ -126,7 +131,8 @@ async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) 
         view=booking_view(details, STAFF_VIEW),
         history=history,
         connection=connections.get(details.booking.connection_id),
-        changeable=details.booking.status in CHANGEABLE,
+        actions=[action.value for action in ACTIONS[details.booking.status]],
+        local=of_product(details.product),
     )
 
 
@@ -137,14 +143,21 @@ def _back(booking_id: str, me: Staff, notice: Notice) -> Response:
 async def _apply(
     booking_id: str,
     me: Staff,
-    change: Awaitable[BookingDetails],
+    action: Action,
+    change: Callable[[], Awaitable[BookingDetails]],
     failed: str,
     succeeded: Callable[[BookingDetails], str],
     hint: str = "",
 ) -> Response:
-    """Run one action and go back to the booking, saying what changed or why nothing did."""
+    """Run one action, if the booking's status offers it, and go back to the booking, saying
+    what changed or why nothing did."""
+    before, _ = await me.services.bookings.admin_get(me.catalog.catalog, booking_id)
+    status = before.booking.status
+    if action not in ACTIONS[status]:
+        text = f"{failed}: {_label(before)} is {status.value}; {what_can_be_done(status)}."
+        return _back(booking_id, me, Notice("error", text))
     try:
-        done = await change
+        done = await change()
     except NotFound:
         raise
     except OctoError as exc:
@@ -157,7 +170,8 @@ async def redeem(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
     return await _apply(
         booking_id,
         me,
-        me.services.bookings.redeem(me.catalog.catalog, booking_id),
+        Action.REDEEM,
+        lambda: me.services.bookings.redeem(me.catalog.catalog, booking_id),
         "Not redeemed",
         lambda done: f"{_label(done)} redeemed: CONFIRMED → REDEEMED. Its guests are checked in.",
     )
@@ -168,7 +182,8 @@ async def accept(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
     return await _apply(
         booking_id,
         me,
-        me.services.bookings.accept(me.catalog.catalog, booking_id),
+        Action.ACCEPT,
+        lambda: me.services.bookings.accept(me.catalog.catalog, booking_id),
         "Not accepted",
         lambda done: (
             f"{_label(done)} accepted: PENDING → CONFIRMED. "
@@ -184,12 +199,41 @@ async def reject(
     return await _apply(
         booking_id,
         me,
-        me.services.bookings.reject(me.catalog.catalog, booking_id, reason.strip() or None),
+        Action.REJECT,
+        lambda: me.services.bookings.reject(me.catalog.catalog, booking_id, reason.strip() or None),
         "Not rejected",
         lambda done: (
             f"{_label(done)} rejected: PENDING → REJECTED. "
             f"Its {done.booking.pax} place(s) on {_slot_text(done)} are free again."
         ),
+    )
+
+
+async def _cancel(booking_id: str, me: Staff, action: Action, reason: str, force: bool) -> Response:
+    """Cancel a confirmed booking, or release a hold (the same change to CANCELLED)."""
+    catalog = me.catalog.catalog
+    before, _ = await me.services.bookings.admin_get(catalog, booking_id)
+    was = before.booking.status
+    if was is BookingStatus.CANCELLED:
+        return _back(
+            booking_id, me, Notice("success", f"{_label(before)} was already cancelled; nothing changed.")
+        )
+    held = before.booking.holds_places(me.services.bookings.now())
+    needs_force = was in CHANGEABLE and not before.cancellable and not force
+    verb = "released" if action is Action.RELEASE else "cancelled"
+
+    def cancelled(done: BookingDetails) -> str:
+        freed = f" Its {done.booking.pax} place(s) on {_slot_text(done)} are free again." if held else ""
+        return f"{_label(done)} {verb}: {was.value} → CANCELLED.{freed}"
+
+    return await _apply(
+        booking_id,
+        me,
+        action,
+        lambda: me.services.bookings.cancel(catalog, None, booking_id, reason.strip() or None, force=force),
+        f"Not {verb}",
+        cancelled,
+        " Tick “Cancel even though the cutoff has passed” to cancel it anyway." if needs_force else "",
     )
 
 
@@ -200,25 +244,11 @@ async def cancel(
     force: bool = Form(default=False),
     me: Staff = Depends(staff_form),
 ) -> Response:
-    catalog = me.catalog.catalog
-    before, _ = await me.services.bookings.admin_get(catalog, booking_id)
-    was = before.booking.status
-    if was is BookingStatus.CANCELLED:
-        return _back(
-            booking_id, me, Notice("success", f"{_label(before)} was already cancelled; nothing changed.")
-        )
-    held = before.booking.holds_places(me.services.bookings.now())
-    needs_force = was in CHANGEABLE and not before.cancellable and not force
+    return await _cancel(booking_id, me, Action.CANCEL, reason, force)
 
-    def cancelled(done: BookingDetails) -> str:
-        freed = f" Its {done.booking.pax} place(s) on {_slot_text(done)} are free again." if held else ""
-        return f"{_label(done)} cancelled: {was.value} → CANCELLED.{freed}"
 
-    return await _apply(
-        booking_id,
-        me,
-        me.services.bookings.cancel(catalog, None, booking_id, reason.strip() or None, force=force),
-        "Not cancelled",
-        cancelled,
-        " Tick “Cancel even though the cutoff has passed” to cancel it anyway." if needs_force else "",
-    )
+@router.post("/bookings/{booking_id}/release")
+async def release(
+    booking_id: str, reason: str = Form(default="", max_length=1000), me: Staff = Depends(staff_form)
+) -> Response:
+    return await _cancel(booking_id, me, Action.RELEASE, reason, force=False)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
 from berth.domain.catalog_lookup import find_product
+from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
@@ -30,4 +31,4 @@ async def export(me: Staff = Depends(staff)) -> Response:
 @router.get("/catalog/{product_id}")
 async def product(product_id: str, request: Request, me: Staff = Depends(staff)) -> Response:
     found = find_product(me.catalog.catalog, product_id)
-    return page(request, "product.html", me, section="catalog", product=found)
+    return page(request, "product.html", me, section="catalog", product=found, local=of_product(found))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
+from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
@@ -21,5 +22,5 @@ async def slot_manifest(
     connections = {c.id: c for c in await me.services.connections.list()}
     return page(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
-        boards=resource_boards(found),
+        boards=resource_boards(found), local=of_product(found.occupancy.product),
     )  # fmt: skip

@@ -4,18 +4,18 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import date, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from fastapi import Request
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from berth.domain.catalog import Product
+from berth.http.admin.pages.dates import DEFAULT_LOCALE, Local, abbreviation, of_product, of_supplier
 from berth.http.admin.pages.navigation import NAVIGATION
 from berth.http.admin.pages.session import COOKIE_PATH, NOTICE_COOKIE, Notice, Staff, set_notice, take_notice
 from berth.http.admin.pages.static import static_url
+from berth.services.backoffice import guests
 from berth.services.bookings import BookingDetails
 
 PAGE_HEADERS = {
@@ -33,30 +33,6 @@ def money(amount: int | None, currency: str | None, precision: int = 2) -> str:
     if amount is None or currency is None:
         return "—"
     return f"{amount / 10**precision:,.{precision}f} {currency}"
-
-
-def utc(value: datetime | str | None) -> str:
-    """A UTC instant as staff read it: `2026-06-01 08:00 UTC`."""
-    if value is None:
-        return "—"
-    moment = datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
-    return moment.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def utc_seconds(value: datetime | str | None) -> str:
-    """A UTC instant to the second (`2026-06-01 08:00:05 UTC`), where seconds tell things apart."""
-    if value is None:
-        return "—"
-    moment = datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
-    return moment.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def day(value: date) -> str:
-    return f"{value:%a} {value.day} {value:%b %Y}"
-
-
-def clock(value: datetime) -> str:
-    return f"{value:%H:%M}"
 
 
 def unit_summary(details: BookingDetails) -> str:
@@ -82,15 +58,11 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters.update(
-    money=money,
-    utc=utc,
-    utc_seconds=utc_seconds,
-    day=day,
-    clock=clock,
-    product_title=product_title,
-    units=unit_summary,
+    money=money, product_title=product_title, units=unit_summary, guests=guests, zone=abbreviation
 )
-templates.globals.update(navigation=NAVIGATION, static=static_url)
+# Pages write times with `local` (the supplier's zone and locale unless the page is about one
+# product) or `local_of(product)` for a row about one product.
+templates.globals.update(navigation=NAVIGATION, static=static_url, local_of=of_product)
 
 
 def page(
@@ -104,6 +76,8 @@ def page(
 ) -> HTMLResponse:
     """A rendered page, with the notice the previous action left (shown once)."""
     notice = take_notice(request, staff.key if staff else None)
+    if "local" not in context:
+        context["local"] = of_supplier(staff.catalog.catalog) if staff else Local("UTC", DEFAULT_LOCALE)
     html = templates.get_template(template).render(
         request=request, staff=staff, section=section, notice=notice, **context
     )

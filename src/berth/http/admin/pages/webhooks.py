@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from urllib.parse import urlencode
 
 import orjson
@@ -16,8 +16,9 @@ from starlette.responses import Response
 
 from berth.domain.errors import NotFound
 from berth.domain.webhooks import Webhook, WebhookEvent, parse_schedule
+from berth.http.admin.pages.dates import Local, of_supplier
 from berth.http.admin.pages.errors import PageRoute
-from berth.http.admin.pages.rendering import page, redirect, utc
+from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
 from berth.http.context import octo_endpoint
 from berth.services.backoffice import delivery_counts, delivery_subject, headers_sent, last_attempts
@@ -119,10 +120,6 @@ async def webhooks(
     )
 
 
-def _since_default(now: datetime) -> str:
-    return (now - timedelta(days=1)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M")
-
-
 @router.get("/webhooks/{webhook_id}")
 async def webhook(
     webhook_id: str,
@@ -171,18 +168,9 @@ async def webhook(
         status_url=lambda value: webhook_path(hook.id, value),
         retries=schedule,
         retry_span=duration(sum(schedule)),
-        since=_since_default(me.services.bookings.now()),
+        since=of_supplier(me.catalog.catalog).field(me.services.bookings.now() - timedelta(days=1)),
         now=me.services.bookings.now(),
     )
-
-
-def _parse_since(value: str) -> datetime | None:
-    """`2026-06-01T08:00` (a datetime-local field, read as UTC) or a full ISO 8601 instant."""
-    try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 @router.post("/webhooks/{webhook_id}/redeliver")
@@ -191,16 +179,17 @@ async def redeliver_since(
 ) -> Response:
     hook = await me.services.webhooks.webhook(webhook_id)
     back = webhook_path(hook.id)
-    moment = _parse_since(since)
+    local = of_supplier(me.catalog.catalog)
+    moment = local.read(since)  # wall-clock in the supplier's zone, as the form's label says
     if moment is None:
-        text = f"Nothing was requeued: {since.strip()!r} is not a time like 2026-06-01T08:00 (UTC)."
+        text = f"Nothing was requeued: {since.strip()!r} is not a time like 2026-06-01T09:00 ({local.zone} time)."
         return redirect(back, me, Notice("error", text))
     count = await me.services.webhooks.redeliver_since(hook.id, moment)
     if count == 0:
-        text = f"No delivery of this webhook was made since {utc(moment)}: nothing was requeued."
+        text = f"No delivery of this webhook was made since {local.moment(moment)}: nothing was requeued."
     else:
         text = (
-            f"{count} deliver{'ies' if count != 1 else 'y'} made since {utc(moment)} requeued: "
+            f"{count} deliver{'ies' if count != 1 else 'y'} made since {local.moment(moment)} requeued: "
             f"{'they go' if count != 1 else 'it goes'} to {hook.url} again now, "
             f"{'each ' if count != 1 else ''}with its original webhook-id."
         )
@@ -232,7 +221,7 @@ async def delivery(delivery_id: str, request: Request, me: Staff = Depends(staff
     )
 
 
-def _state(delivery: Delivery) -> str:
+def _state(delivery: Delivery, local: Local) -> str:
     """What a delivery was doing, in words, for the notice of its redelivery."""
     attempts = f"{delivery.attempts} attempt{'s' if delivery.attempts != 1 else ''}"
     if delivery.status == FAILED:
@@ -242,7 +231,7 @@ def _state(delivery: Delivery) -> str:
     if delivery.status == SENDING:
         return "it was being sent"
     if delivery.attempts:
-        return f"it was waiting for a retry at {utc(delivery.next_attempt_at)} after {attempts}"
+        return f"it was waiting for a retry at {local.moment(delivery.next_attempt_at)} after {attempts}"
     return "it was waiting to be sent"
 
 
@@ -254,7 +243,7 @@ async def redeliver(
     after = await me.services.webhooks.redeliver(delivery_id)
     text = (
         f"Delivery {after.id} ({after.event} of {delivery_subject(after).label}) requeued; "
-        f"{_state(before)}. It goes to {after.url} again now, with the same webhook-id."
+        f"{_state(before, of_supplier(me.catalog.catalog))}. It goes to {after.url} again now, with the same webhook-id."
     )
     path = f"/admin/deliveries/{after.id}"
     if back == "webhook" and after.webhook_id is not None:
