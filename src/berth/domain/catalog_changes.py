@@ -3,12 +3,12 @@
 `compare_catalogs(before, after, bookings, now)` is pure: the service hands in the bookings
 that may hold places. It answers
 - the products, options and units added, changed (with the file keys that differ) or removed;
-- the departures that lose capacity (removed, closed, or fewer places), from today to the last
+- the departures that lose places (removed, closed, or a lower capacity) from now to the last
   date with a live booking (the booking horizon; with no live booking nothing is compared);
-- the conflicts: live bookings on today's or later departures that the new catalogue would
-  remove or shrink below what they hold. A live booking holds places (on hold and not
-  expired, pending, confirmed; a redeemed one too). "Below what they hold" depends on how the
-  option counts places:
+- the conflicts: live bookings on departures ahead (not yet left; for OPENING_HOURS, a day not
+  yet over) or without a date, that the new catalogue would remove or shrink below what they
+  hold. A live booking holds places: on hold and not expired, pending, confirmed (and redeemed
+  early). "Below what they hold" depends on how the option counts places:
   - plain capacity: the departure's capacity below the places its live bookings hold;
   - rentals: the stock at a rental's pick-up below the most items out at one instant of it
     (the check the booking passed when made);
@@ -134,14 +134,15 @@ def compare_catalogs(
     before: Catalog, after: Catalog, bookings: Sequence[Booking], now: datetime
 ) -> CatalogChanges:
     live = [b for b in bookings if b.holds_places(now)]
-    upcoming = [b for b in live if _upcoming(before, b, now)]
+    old, new = _Departures(before), _Departures(after)
+    upcoming = [b for b in live if _upcoming(old, b, now)]
     horizon_end = max((b.local_date for b in upcoming if b.local_date is not None), default=None)
     return CatalogChanges(
         supplier_changed=before.supplier != after.supplier,
         items=tuple(_item_changes(before, after)),
         horizon_end=horizon_end,
         departures=tuple(_departure_losses(before, after, live, now, horizon_end)),
-        conflicts=_conflicts(before, after, live, upcoming),
+        conflicts=_conflicts(old, new, live, upcoming),
     )
 
 
@@ -198,22 +199,41 @@ def _today(product: Product, now: datetime) -> date:
     return now.astimezone(ZoneInfo(product.time_zone)).date()
 
 
-def ahead(slot: Slot, now: datetime) -> bool:
+class _Departures:
+    """The options and departures of one catalogue that bookings name, each looked up once."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._slots: dict[tuple[str, str, str], Slot | None] = {}
+
+    def option(self, product_id: str, option_id: str) -> Option | None:
+        product = self.catalog.product(product_id)
+        return product.option(option_id) if product is not None else None
+
+    def slot(self, product_id: str, option_id: str, availability_id: str) -> Slot | None:
+        key = (product_id, option_id, availability_id)
+        if key not in self._slots:
+            product = self.catalog.product(product_id)
+            option = product.option(option_id) if product is not None else None
+            found = slot_for_id(product, option, availability_id) if product and option else None
+            self._slots[key] = found
+        return self._slots[key]
+
+
+def _ahead(slot: Slot, now: datetime) -> bool:
     """A departure that has not left, or a day (OPENING_HOURS) that has not ended."""
     return (slot.end if slot.all_day else slot.start) > now
 
 
-def _upcoming(before: Catalog, booking: Booking, now: datetime) -> bool:
+def _upcoming(departures: _Departures, booking: Booking, now: datetime) -> bool:
     """On a departure ahead (or with no date at all)."""
     if booking.availability_id is None or booking.slot_start is None:
         return True
-    product = before.product(booking.product_id)
-    option = product.option(booking.option_id) if product is not None else None
-    slot = slot_for_id(product, option, booking.availability_id) if product and option else None
-    return ahead(slot, now) if slot is not None else booking.slot_start > now
+    slot = departures.slot(booking.product_id, booking.option_id, booking.availability_id)
+    return _ahead(slot, now) if slot is not None else booking.slot_start > now
 
 
-def departure_capacity(option: Option, slot: Slot) -> int | None:
+def _departure_capacity(option: Option, slot: Slot) -> int | None:
     """The places a departure offers (None: no limit): 0 on a closed date; with resources, the
     tightest required group's resources serving it, within the schedule's capacity."""
     if slot.closed:
@@ -250,11 +270,11 @@ def _departure_losses(
                 continue
             new_slots = {s.id: s for s in slots_between(new_product, new_option, first, horizon_end)}
             for slot in slots_between(product, option, first, horizon_end):
-                if not ahead(slot, now):
+                if not _ahead(slot, now):
                     continue
-                old = departure_capacity(option, slot)
+                old = _departure_capacity(option, slot)
                 new_slot = new_slots.get(slot.id)
-                new = departure_capacity(new_option, new_slot) if new_slot is not None else 0
+                new = _departure_capacity(new_option, new_slot) if new_slot is not None else 0
                 if old == 0 or not _less(new, old):
                     continue
                 assert new is not None
@@ -275,7 +295,7 @@ _Key = tuple[str, str, str | None, str]  # product, option, availability id, rea
 
 
 def _conflicts(
-    before: Catalog, after: Catalog, live: Sequence[Booking], upcoming: Sequence[Booking]
+    old: _Departures, new: _Departures, live: Sequence[Booking], upcoming: Sequence[Booking]
 ) -> tuple[Conflict, ...]:
     found: dict[_Key, list[Booking]] = defaultdict(list)
 
@@ -291,15 +311,16 @@ def _conflicts(
             interval = HeldInterval(booking.slot_start, booking.slot_end, booking.pax)
             intervals[(booking.product_id, booking.option_id)].append(interval)
     for booking in upcoming:
-        for reason in _removals(before, after, booking):
+        for reason in _removals(old, new, booking):
             add(booking, reason)
         if booking.availability_id is not None:
             by_slot[(booking.product_id, booking.option_id, booking.availability_id)].append(booking)
     for (product_id, option_id, availability_id), on_slot in by_slot.items():
-        pair = _slots(before, after, product_id, option_id, availability_id)
-        if pair is None:
+        old_option, new_option = old.option(product_id, option_id), new.option(product_id, option_id)
+        old_slot = old.slot(product_id, option_id, availability_id)
+        new_slot = new.slot(product_id, option_id, availability_id)
+        if old_option is None or new_option is None or old_slot is None or new_slot is None:
             continue
-        (old_option, old_slot), (new_option, new_slot) = pair
         if new_option.is_rental:
             held = intervals[(product_id, option_id)]
             for booking, reason in _rental_shortfalls(old_slot, new_slot, on_slot, held):
@@ -328,17 +349,16 @@ def _places(booking: Booking) -> BookedPlaces:
     return BookedPlaces(booking.supplier_reference, booking.reseller_reference, booking.status, booking.pax)
 
 
-def _removals(before: Catalog, after: Catalog, booking: Booking) -> Iterable[str]:
+def _removals(old: _Departures, new: _Departures, booking: Booking) -> Iterable[str]:
     """What the booking names that this import removes: its product, option, units, rental
     duration, departure; or closes: its date."""
-    product, new_product = before.product(booking.product_id), after.product(booking.product_id)
-    option = product.option(booking.option_id) if product is not None else None
-    if product is None or option is None:
+    option = old.option(booking.product_id, booking.option_id)
+    if option is None:
         return  # gone before this import
-    if new_product is None:
-        yield f"product {product.id!r} is removed"
+    if new.catalog.product(booking.product_id) is None:
+        yield f"product {booking.product_id!r} is removed"
         return
-    new_option = new_product.option(option.id)
+    new_option = new.option(booking.product_id, booking.option_id)
     if new_option is None:
         yield f"option {option.id!r} is removed"
         return
@@ -350,33 +370,14 @@ def _removals(before: Catalog, after: Catalog, booking: Booking) -> Iterable[str
         yield f"rental duration {duration!r} is removed"
     if booking.availability_id is None:
         return
-    old_slot = slot_for_id(product, option, booking.availability_id)
-    new_slot = slot_for_id(new_product, new_option, booking.availability_id)
+    old_slot = old.slot(booking.product_id, booking.option_id, booking.availability_id)
+    new_slot = new.slot(booking.product_id, booking.option_id, booking.availability_id)
     if old_slot is None:
         return
     if new_slot is None:
         yield "the departure is removed"
     elif new_slot.closed and not old_slot.closed:
         yield "the date is closed"
-
-
-def _slots(
-    before: Catalog, after: Catalog, product_id: str, option_id: str, availability_id: str
-) -> tuple[tuple[Option, Slot], tuple[Option, Slot]] | None:
-    """The departure in both catalogues, when it is in both."""
-    pairs = []
-    for catalog in (before, after):
-        product = catalog.product(product_id)
-        option = product.option(option_id) if product is not None else None
-        slot = (
-            slot_for_id(product, option, availability_id)
-            if product is not None and option is not None
-            else None
-        )
-        if option is None or slot is None:
-            return None
-        pairs.append((option, slot))
-    return pairs[0], pairs[1]
 
 
 def _rental_shortfalls(
