@@ -92,8 +92,9 @@ class CatalogService:
         async with self._db.transaction(write=not dry_run) as conn:
             _, stored = await catalog_repo.load_catalog(conn)
             before = stored or EMPTY_CATALOG
-            # A day back covers "today" in every time zone; the domain keeps today's and later.
-            live = await bookings_repo.holding_places_since(conn, now - timedelta(days=1), now)
+            # Two days back reach every day (OPENING_HOURS) not yet over, whatever its zone and
+            # length; the domain keeps the bookings of departures ahead.
+            live = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
             changes = compare_catalogs(before, catalog, live, now)
             if dry_run:
                 return ImportOutcome(catalog, changes, None)
