@@ -18,12 +18,15 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from berth.background import run_background
+from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_document import CatalogFileError
 from berth.domain.errors import OctoError
+from berth.services.catalog import ImportOutcome
 from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.migrate import upgrade
+from berth.views.catalog_changes import changes_lines, conflict_lines
 
 app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
@@ -139,22 +142,65 @@ def db_upgrade() -> None:
 
 
 @catalog_app.command("import")
-def catalog_import(file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)]) -> None:
-    """Replace the catalogue with FILE (YAML). A file with problems changes nothing."""
-    text = file.read_text(encoding="utf-8")
+def catalog_import(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what the import would change; change nothing")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Import even if it removes or shrinks what live bookings hold")
+    ] = False,
+) -> None:
+    """Replace the catalogue with FILE (YAML). A file with problems changes nothing, nor does an
+    import that removes or shrinks what live bookings hold (unless --force)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        errors.print(f"[red]error:[/red] {file} is not UTF-8 text")
+        raise typer.Exit(1) from None
 
-    async def work(services: Services) -> tuple[int, int]:
-        catalog, version = await services.catalog.import_text(text)
-        return len(catalog.products), version
+    async def work(services: Services) -> ImportOutcome | ImportRefused:
+        try:
+            return await services.catalog.import_text(text, dry_run=dry_run, force=force)
+        except ImportRefused as refused:
+            return refused
 
     try:
-        count, version = _run(work)
+        outcome = _run(work)
     except CatalogFileError as exc:
         errors.print(f"[red]{file}: {len(exc.problems)} problem(s); nothing was imported[/red]")
         for problem in exc.problems:
             errors.print(f"  {file}:{problem}", markup=False, highlight=False)
         raise typer.Exit(1) from None
-    console.print(f"Imported {count} product(s); catalogue version {version}.")
+    if isinstance(outcome, ImportRefused):
+        count = outcome.changes.affected_bookings
+        typer.echo(
+            f"{file}: refused: it removes or shrinks what {count} live booking(s) hold; nothing was imported.",
+            err=True,
+        )
+        for line in conflict_lines(outcome.changes.conflicts):
+            typer.echo(line, err=True)
+        typer.echo("See everything it changes with --dry-run; import it anyway with --force.", err=True)
+        raise typer.Exit(1)
+    changes = outcome.changes
+    if dry_run:
+        typer.echo(f"Dry run of {file}: nothing was imported.")
+        for line in changes_lines(changes):
+            typer.echo(line)
+        if changes.conflicts and not force:
+            typer.echo(
+                "Without --force this import is refused: it removes or shrinks what "
+                f"{changes.affected_bookings} live booking(s) hold."
+            )
+            raise typer.Exit(1)
+        return
+    if changes.conflicts:
+        typer.echo(f"Imported over {changes.affected_bookings} live booking(s) (--force):")
+        for line in conflict_lines(changes.conflicts):
+            typer.echo(line)
+    console.print(
+        f"Imported {len(outcome.catalog.products)} product(s); catalogue version {outcome.version}."
+    )
 
 
 @catalog_app.command("export")

@@ -13,11 +13,13 @@ import yaml
 from pydantic import ValidationError
 
 from berth.domain.catalog import Catalog, Path, catalog_problems
+from berth.domain.catalog_salvage import salvage
 from berth.domain.input_errors import expectation
 
 _TAG_INT = "tag:yaml.org,2002:int"
 _TAG_FLOAT = "tag:yaml.org,2002:float"
 _TAG_BOOL = "tag:yaml.org,2002:bool"
+_TAG_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class _Builder:
     def __init__(self) -> None:
         self.lines: dict[Path, int] = {}
         self.problems: list[Problem] = []
+        self.unreadable: set[Path] = set()  # values reported already: the schema's word is not needed
         self._loader = yaml.SafeLoader("")
 
     def build(self, node: yaml.Node, path: Path) -> Any:
@@ -77,7 +80,16 @@ class _Builder:
             return node.value
         if node.tag == _TAG_BOOL and node.value.lower() not in ("true", "false"):
             return node.value
-        return self._loader.construct_object(node, deep=True)
+        try:
+            return self._loader.construct_object(node, deep=True)
+        except (ValueError, yaml.YAMLError) as exc:
+            reason = getattr(exc, "problem", None) or str(exc)
+            expected = "a valid date" if node.tag == _TAG_TIMESTAMP else "a value YAML can read"
+            self.problems.append(
+                Problem(self.lines[path], format_path(path), f"is not {expected} ({reason})")
+            )
+            self.unreadable.add(path)
+            return node.value
 
     def line_of(self, path: Path) -> int | None:
         for end in range(len(path), -1, -1):
@@ -104,36 +116,56 @@ def parse_catalog(text: str) -> Catalog:
         raise CatalogFileError([Problem(None, "", "the file is empty")])
     builder = _Builder()
     data = builder.build(root, ())
-    if builder.problems:
-        raise CatalogFileError(builder.problems)
+    # A repeated key keeps its last value: the checks below go on with it.
+    problems = list(builder.problems)
     if not isinstance(data, dict):
-        raise CatalogFileError([Problem(1, "", "the file must be a mapping with 'supplier' and 'products'")])
-    try:
-        catalog = Catalog.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors()
-        locs = [tuple(error["loc"]) for error in errors]
-        problems = []
-        for error, loc in zip(errors, locs, strict=True):
-            # A list whose items all failed is also reported "too short"; the items say more.
-            if error["type"] == "too_short" and any(
-                other[: len(loc)] == loc and other != loc for other in locs
-            ):
-                continue
-            problems.append(Problem(builder.line_of(loc), format_path(loc), expectation(error)))
-        raise CatalogFileError(sorted(problems, key=_in_file_order)) from None
-    rule_problems = catalog_problems(catalog)
-    if rule_problems:
         raise CatalogFileError(
-            sorted(
-                (
-                    Problem(builder.line_of(path), format_path(path), message)
-                    for path, message in rule_problems
-                ),
-                key=_in_file_order,
-            )
+            [*problems, Problem(1, "", "the file must be a mapping with 'supplier' and 'products'")]
         )
+    try:
+        catalog: Catalog | None = Catalog.model_validate(data)
+    except ValidationError as exc:
+        catalog = None
+        problems.extend(_schema_problems(exc, builder))
+    problems.extend(_rule_problems(catalog, data, builder))
+    if problems:
+        raise CatalogFileError(sorted(problems, key=_in_file_order))
+    assert catalog is not None
     return catalog
+
+
+def _schema_problems(exc: ValidationError, builder: _Builder) -> list[Problem]:
+    errors = exc.errors()
+    locs = [tuple(error["loc"]) for error in errors]
+    problems = []
+    for error, loc in zip(errors, locs, strict=True):
+        if loc in builder.unreadable:
+            continue
+        # A list whose items all failed is also reported "too short"; the items say more.
+        if error["type"] == "too_short" and any(other[: len(loc)] == loc and other != loc for other in locs):
+            continue
+        problems.append(Problem(builder.line_of(loc), format_path(loc), expectation(error)))
+    return problems
+
+
+def _rule_problems(catalog: Catalog | None, data: dict[str, Any], builder: _Builder) -> list[Problem]:
+    """The cross-field rules, also when the schema check failed: then they run on what it
+    accepted (`salvage`), and only on the products it accepted unchanged."""
+    if catalog is not None:
+        return [
+            Problem(builder.line_of(path), format_path(path), message)
+            for path, message in catalog_problems(catalog)
+        ]
+    salvaged = salvage(data)
+    if salvaged is None:
+        return []
+    problems = []
+    for path, message in catalog_problems(salvaged.catalog):
+        if salvaged.artefact(path):
+            continue
+        original = salvaged.original_path(path)
+        problems.append(Problem(builder.line_of(original), format_path(original), message))
+    return problems
 
 
 def catalog_to_yaml(catalog: Catalog) -> str:

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from berth.domain.catalog import Catalog, Product, Supplier
+from berth.domain.catalog_changes import CatalogChanges, ImportRefused, compare_catalogs
 from berth.domain.catalog_document import catalog_to_yaml, parse_catalog
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
-from berth.store import catalog_repo
-from berth.store.database import Database
+from berth.store import bookings_repo, catalog_repo
+from berth.store.database import Database, DbConnection
 
 EMPTY_CATALOG = Catalog(supplier=Supplier(id="berth", name="Berth supplier"))
 
@@ -31,6 +33,13 @@ class CatalogSnapshot:
 
     def __post_init__(self) -> None:
         self.languages = self.catalog.languages
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    catalog: Catalog
+    changes: CatalogChanges
+    version: int | None  # the version stored; None for a dry run
 
 
 class CatalogService:
@@ -59,18 +68,41 @@ class CatalogService:
         return self._snapshot
 
     async def replace(self, catalog: Catalog) -> int:
+        """Store `catalog` as it is (the demo loader's way; imports go through `import_text`)."""
         async with self._db.transaction(write=True) as conn:
             _, before = await catalog_repo.load_catalog(conn)
-            version = await catalog_repo.save_catalog(conn, catalog, self._clock())
-            if self.observer is not None:
-                await self.observer.catalog_changed(conn, before or EMPTY_CATALOG, catalog)
+            version = await self._save(conn, before or EMPTY_CATALOG, catalog)
         self._snapshot = CatalogSnapshot(version, catalog)
         return version
 
-    async def import_text(self, text: str) -> tuple[Catalog, int]:
-        """Parse and store a catalogue file; raises CatalogFileError and stores nothing if bad."""
+    async def _save(self, conn: DbConnection, before: Catalog, catalog: Catalog) -> int:
+        version = await catalog_repo.save_catalog(conn, catalog, self._clock())
+        if self.observer is not None:
+            await self.observer.catalog_changed(conn, before, catalog)
+        return version
+
+    async def import_text(self, text: str, *, dry_run: bool = False, force: bool = False) -> ImportOutcome:
+        """Parse a catalogue file and compare it with the stored one; store it unless `dry_run`.
+
+        Raises CatalogFileError for a file with problems and ImportRefused when it removes or
+        shrinks what live bookings hold and `force` is not given; either way nothing is stored.
+        """
         catalog = parse_catalog(text)
-        return catalog, await self.replace(catalog)
+        now = self._clock()
+        async with self._db.transaction(write=not dry_run) as conn:
+            _, stored = await catalog_repo.load_catalog(conn)
+            before = stored or EMPTY_CATALOG
+            # Two days back reach every day (OPENING_HOURS) not yet over, whatever its zone and
+            # length; the domain keeps the bookings of departures ahead.
+            live = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
+            changes = compare_catalogs(before, catalog, live, now)
+            if dry_run:
+                return ImportOutcome(catalog, changes, None)
+            if changes.conflicts and not force:
+                raise ImportRefused(changes)
+            version = await self._save(conn, before, catalog)
+        self._snapshot = CatalogSnapshot(version, catalog)
+        return ImportOutcome(catalog, changes, version)
 
     async def export_text(self) -> str:
         return catalog_to_yaml((await self.snapshot()).catalog)

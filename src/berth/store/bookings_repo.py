@@ -350,6 +350,20 @@ async def held_intervals(
     return [HeldInterval(row[0], row[1], int(row[2])) for row in rows]
 
 
+async def holding_places_since(conn: DbConnection, since: datetime, now: datetime) -> list[Booking]:
+    """Bookings that hold places at `now`: on departures from `since` on, rentals still out
+    then, and those without a date (a catalogue import checks what it takes from them)."""
+    query = (
+        select(bookings)
+        .where(
+            HOLDING_NOW,
+            or_(bookings.c.slot_start.is_(None), bookings.c.slot_start >= since, bookings.c.slot_end > since),
+        )
+        .order_by(bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
+    )
+    return [booking_from_row(row) for row in await conn.execute(query, {"now": now})]
+
+
 # One statement: a new row is ours until commit; an existing one is locked by the (no-op)
 # update, as by SELECT … FOR UPDATE.
 _SLOT_ROW = pg_insert(slot_locks).values(

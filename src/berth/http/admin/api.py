@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
+from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_document import CatalogFileError
 from berth.domain.connections import Connection
 from berth.domain.errors import BadRequest
@@ -15,6 +16,7 @@ from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.services.container import Services
+from berth.views.catalog_changes import changes_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
@@ -79,6 +81,12 @@ async def export_catalog(svc: Services = Depends(current_services)) -> Response:
 @router.put(
     "/catalog",
     summary="Replace the catalogue with a YAML (or JSON) catalogue file; all or nothing",
+    description=(
+        "Answers what the import changes: products, options and units added, changed or removed; "
+        "departures that lose places up to the last date with live bookings; and the live bookings "
+        "in the way. An import that removes or shrinks what live bookings hold is refused (400, with "
+        "`conflicts`) unless `force=true`. `dryRun=true` answers the same and stores nothing."
+    ),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -86,16 +94,32 @@ async def export_catalog(svc: Services = Depends(current_services)) -> Response:
         }
     },
 )
-async def import_catalog(request: Request, svc: Services = Depends(current_services)) -> Response:
+async def import_catalog(
+    request: Request,
+    dryRun: bool = Query(default=False, description="true: answer what would change, store nothing"),
+    force: bool = Query(default=False, description="true: import even over live bookings it hurts"),
+    svc: Services = Depends(current_services),
+) -> Response:
     raw = await request.body()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRequest("The catalogue file must be UTF-8 text") from None
     try:
-        catalog, version = await svc.catalog.import_text(text)
+        outcome = await svc.catalog.import_text(text, dry_run=dryRun, force=force)
     except CatalogFileError as exc:
         problems = [{"line": p.line, "path": p.path, "message": p.message} for p in exc.problems]
         error = BadRequest(f"The catalogue file has {len(problems)} problem(s); nothing was imported")
         return json_response({**error.body(), "problems": problems}, status_code=400)
-    return json_response({"version": version, "products": len(catalog.products)})
+    except ImportRefused as exc:
+        error = BadRequest(f"{exc.message} (conflicts lists them; force=true imports anyway)")
+        return json_response({**error.body(), **changes_json(exc.changes)}, status_code=400)
+    return json_response(
+        {
+            "dryRun": dryRun,
+            "imported": outcome.version is not None,
+            "version": outcome.version,
+            "products": len(outcome.catalog.products),
+            **changes_json(outcome.changes),
+        }
+    )

@@ -1,0 +1,154 @@
+"""`berth catalog import`, run as the installed `berth` command against a real database: every
+problem at once, `--dry-run`, and live bookings in the way unless `--force` (issue 18).
+
+The command runs on the real clock, so the database is prepared with `berth demo`, whose box
+office seats three parties on tomorrow's first harbour cruise."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from berth.domain.bookings import Booking
+from berth.services.container import build_services
+from berth.settings import Settings
+from berth.store.bookings_repo import BookingFilter
+
+BERTH = str(Path(sys.executable).parent / "berth")
+
+
+def berth(environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([BERTH, *args], env=environment, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+async def environment(database_url: str) -> AsyncIterator[dict[str, str]]:
+    env = {**os.environ, "BERTH_DATABASE_URL": database_url, "BERTH_LOG_LEVEL": "WARNING", "COLUMNS": "80"}
+    loaded = berth(env, "demo")
+    assert loaded.returncode == 0, loaded.stderr
+    yield env
+
+
+async def seated(database_url: str) -> list[Booking]:
+    services = build_services(Settings(database_url=database_url, log_level="WARNING"))
+    try:
+        catalog = (await services.catalog.snapshot()).catalog
+        found = await services.bookings.find(catalog, BookingFilter(product_id="harbour-cruise"))
+        return [details.booking for details in found]
+    finally:
+        await services.close()
+
+
+def exported(environment: dict[str, str]) -> str:
+    result = berth(environment, "catalog", "export")
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+async def test_removing_a_product_with_live_bookings_needs_force(
+    environment: dict[str, str], database_url: str, tmp_path: Path
+) -> None:
+    stored = exported(environment)
+    file = tmp_path / "catalog.yaml"
+    file.write_text(
+        stored[: stored.index("- id: harbour-cruise")] + stored[stored.index("- id: river-rib") :]
+    )
+    guests = await seated(database_url)
+    assert len(guests) == 3
+    departure = guests[0].availability_id
+    assert departure is not None and all(b.availability_id == departure for b in guests)
+
+    refused = berth(environment, "catalog", "import", str(file))
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[:2] == [
+        f"{file}: refused: it removes or shrinks what 3 live booking(s) hold; nothing was imported.",
+        f"  harbour-cruise/DEFAULT {departure}: product 'harbour-cruise' is removed",
+    ]
+    for booking in guests:
+        assert (
+            f"    {booking.supplier_reference} (CONFIRMED, {booking.pax} places, reseller reference BOX-OFFICE)"
+            in (refused.stderr.splitlines())
+        )
+    assert refused.stderr.splitlines()[-1] == (
+        "See everything it changes with --dry-run; import it anyway with --force."
+    )
+    assert exported(environment) == stored
+
+    dry = berth(environment, "catalog", "import", str(file), "--dry-run")
+    assert dry.returncode == 1, dry.stderr  # the import itself would be refused
+    lines = dry.stdout.splitlines()
+    assert lines[:3] == [
+        f"Dry run of {file}: nothing was imported.",
+        "Products, options and units:",
+        "  - removed product harbour-cruise",
+    ]
+    assert "Live bookings in the way (3):" in lines
+    assert (
+        lines[-1]
+        == "Without --force this import is refused: it removes or shrinks what 3 live booking(s) hold."
+    )
+    assert berth(environment, "catalog", "import", str(file), "--dry-run", "--force").returncode == 0
+    assert exported(environment) == stored
+
+    forced = berth(environment, "catalog", "import", str(file), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.splitlines()[0] == "Imported over 3 live booking(s) (--force):"
+    assert forced.stdout.splitlines()[-1].startswith("Imported 6 product(s); catalogue version ")
+    assert "harbour-cruise" not in exported(environment)
+
+
+async def test_dry_run_of_lower_capacity_lists_the_departures(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    stored = exported(environment)
+    file = tmp_path / "catalog.yaml"
+    lowered = stored.replace(
+        "      - '16:00'\n      capacity: 200", "      - '16:00'\n      capacity: 150", 1
+    )
+    assert lowered != stored
+    file.write_text(lowered)
+    dry = berth(environment, "catalog", "import", "--dry-run", str(file))
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert lines[1:3] == [
+        "Products, options and units:",
+        "  ~ changed option thames-sightseeing/DEFAULT (schedules)",
+    ]
+    assert lines[3].startswith("Departures losing places, today to ")
+    assert lines[4].startswith("  thames-sightseeing/DEFAULT ") and lines[4].endswith(
+        ": 200 -> 150 places (capacity lowered)"
+    )
+    assert "(the admin API's dry run lists every one)" in lines[-1]
+    assert exported(environment) == stored
+    imported = berth(environment, "catalog", "import", str(file))
+    assert imported.returncode == 0, imported.stderr
+    assert "capacity: 150" in exported(environment)
+
+
+def test_every_problem_of_a_file_at_once(environment: dict[str, str], tmp_path: Path) -> None:
+    stored = exported(environment)
+    broken = stored.replace(
+        "  internalName: Tower of Stories museum", "  internalName: Tower\n  colour: red", 1
+    )
+    broken = broken.replace("- id: river-rib", "- id: harbour-cruise", 1)
+    file = tmp_path / "broken.yaml"
+    file.write_text(broken)
+    result = berth(environment, "catalog", "import", str(file), "--dry-run")
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    colour = broken[: broken.index("colour: red")].count("\n") + 1
+    duplicate = (
+        broken[: broken.index("- id: harbour-cruise", broken.index("- id: harbour-cruise") + 1)].count("\n")
+        + 1
+    )
+    assert lines == [
+        f"{file}: 2 problem(s); nothing was imported",
+        f"  {file}:line {colour}: products[1].colour: is not a known field",
+        f"  {file}:line {duplicate}: products[6].id: duplicate product id 'harbour-cruise'",
+    ]
+    assert exported(environment) == stored
