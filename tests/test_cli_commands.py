@@ -139,7 +139,7 @@ def test_a_database_file_that_cannot_be_opened_is_one_line(tmp_path: Path) -> No
 
 
 def test_an_unsupported_database_url_is_named(tmp_path: Path) -> None:
-    for command in COMMANDS:
+    for command in [*COMMANDS, ["db", "backup", str(tmp_path / "backup.db")]]:
         run = berth(*command, database_url="mysql://berth:s3cret@db.example/berth")
         assert run.returncode == 1, (command, run.stderr)
         line = one_line_error(run.stderr)
@@ -149,6 +149,7 @@ def test_an_unsupported_database_url_is_named(tmp_path: Path) -> None:
     garbled = berth("db", "upgrade", database_url="berth.db")
     assert garbled.returncode == 1
     assert "BERTH_DATABASE_URL is not a database URL" in one_line_error(garbled.stderr)
+    assert not (tmp_path / "backup.db").exists()
 
 
 def test_invalid_settings_are_one_line(tmp_path: Path) -> None:

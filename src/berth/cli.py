@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -31,12 +32,13 @@ from berth.domain.errors import NotFound, OctoError
 from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
+from berth.store.backup import BackupError, backup_sqlite, is_postgres, pg_dump_commands
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
 from berth.store.migrate import UnknownRevision, Upgrade, upgrade
 from berth.views.connections import connection_json
 
 app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
-db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema and backups.", no_args_is_help=True)
 catalog_app = typer.Typer(help="The supplier's catalogue.", no_args_is_help=True)
 connection_app = typer.Typer(help="Reseller connections and their API keys.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -96,7 +98,7 @@ def _errors_reported() -> Iterator[None]:
         _fail(exc.message)
     except DatabaseUnavailable as exc:
         _fail(f"{exc}: {exc.reason()}")
-    except (UnsupportedDatabaseUrl, UnknownRevision) as exc:
+    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError) as exc:
         _fail(str(exc))
     except ValidationError as exc:
         _fail(f"invalid settings: {_settings_problems(exc)}")
@@ -198,6 +200,35 @@ def db_upgrade() -> None:
     else:
         said = f"Database upgraded from revision {done.before} to {done.after} ({where})."
     console.print(said, highlight=False, markup=False, soft_wrap=True)
+
+
+@db_app.command("backup")
+def db_backup(
+    file: Annotated[Path, typer.Argument(dir_okay=False, help="Where to write the copy")],
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists")] = False,
+) -> None:
+    """Copy the database to FILE, safely while Berth serves (SQLite); show the pg_dump command (PostgreSQL)."""
+    with _errors_reported():
+        url = Settings().database_url
+        if is_postgres(url):
+            commands = pg_dump_commands(url, file)
+            print(
+                "Berth does not copy a PostgreSQL database itself: pg_dump does, from one consistent "
+                "snapshot, while Berth goes on serving. Back up with (pg_dump asks for the password, "
+                "or reads PGPASSWORD or ~/.pgpass):"
+            )
+            print(f"  {shlex.join(commands.dump)}")
+            print("Restore, with Berth stopped, into that database (or an empty one) with:")
+            print(f"  {shlex.join(commands.restore)}")
+            raise typer.Exit(1)
+        done = backup_sqlite(url, file, replace=force)
+    revision = f"schema revision {done.revision}" if done.revision else "no Berth schema yet"
+    console.print(
+        f"Backed up {describe_database(url)} to {done.target} ({done.size} bytes, {revision}).",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @catalog_app.command("import")
