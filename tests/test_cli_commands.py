@@ -125,7 +125,8 @@ def test_an_unreachable_database_is_one_line_naming_host_and_port() -> None:
         run = berth(*command, database_url=url)
         assert run.returncode == 1, (command, run.stdout, run.stderr)
         line = one_line_error(run.stderr)
-        assert f"cannot connect to PostgreSQL at 127.0.0.1:{port}" in line, (command, line)
+        expected = f"cannot connect to PostgreSQL at 127.0.0.1:{port}, database berth, user berth: "
+        assert expected in line, (command, line)
         assert "s3cret" not in run.stdout + run.stderr
 
 

@@ -148,7 +148,7 @@ def describe_database(url: str) -> str:
         path = parsed.database
         return f"SQLite database {path}" if path and path != ":memory:" else "in-memory SQLite database"
     where = f"PostgreSQL at {parsed.host or 'localhost'}:{parsed.port or 5432}"
-    return f"{where} (database {parsed.database}, user {parsed.username})"
+    return f"{where}, database {parsed.database}, user {parsed.username}"
 
 
 class Database:
