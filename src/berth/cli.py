@@ -3,33 +3,45 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shlex
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 import uvicorn
+from pydantic import ValidationError
+from rich import box
 from rich.console import Console
+from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from berth import __version__
 from berth.background import run_background
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_document import CatalogFileError
-from berth.domain.errors import OctoError
+from berth.domain.connections import Connection
+from berth.domain.errors import NotFound, OctoError
 from berth.services.catalog import ImportOutcome
 from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
-from berth.store.migrate import upgrade
+from berth.store.backup import BackupError, backup_sqlite, is_postgres, pg_dump_commands
+from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
+from berth.store.migrate import UnknownRevision, Upgrade, upgrade
 from berth.views.catalog_changes import changes_lines, conflict_lines
+from berth.views.connections import connection_json
 
 app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
-db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema and backups.", no_args_is_help=True)
 catalog_app = typer.Typer(help="The supplier's catalogue.", no_args_is_help=True)
 connection_app = typer.Typer(help="Reseller connections and their API keys.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -49,20 +61,66 @@ def redact_database_url(url: str) -> str:
         return "<database url>"
 
 
-def _run(work: Callable[[Services], Awaitable[T]]) -> T:
+def _version(shown: bool) -> None:
+    if shown:
+        print(f"berth {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show Berth's version and exit."),
+    ] = False,
+) -> None:
+    pass
+
+
+def _fail(message: str) -> NoReturn:
+    errors.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    raise typer.Exit(1)
+
+
+def _settings_problems(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        name = "BERTH_" + "_".join(str(part) for part in error["loc"]).upper()
+        message = error["msg"].removeprefix("Value error, ")
+        problems.append(message if message.startswith(name) else f"{name}: {message}")
+    return "; ".join(problems)
+
+
+@contextmanager
+def _errors_reported() -> Iterator[None]:
+    """What goes wrong for a reason the operator can fix ends the command with one line on
+    stderr and exit status 1, not a traceback."""
+    try:
+        yield
+    except OctoError as exc:
+        _fail(exc.message)
+    except DatabaseUnavailable as exc:
+        _fail(f"{exc}: {exc.reason()}")
+    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError) as exc:
+        _fail(str(exc))
+    except ValidationError as exc:
+        _fail(f"invalid settings: {_settings_problems(exc)}")
+
+
+def _run(work: Callable[[Services], Awaitable[T]], *, migrate: bool = True) -> T:
+    """Run `work` on the configured database, brought up to date first unless `migrate` is off."""
+
     async def main() -> T:
         services = build_services(Settings())
         try:
-            await upgrade(services.database, services.settings.secret_box())
+            if migrate:
+                await upgrade(services.database, services.settings.secret_box())
             return await work(services)
         finally:
             await services.close()
 
-    try:
+    with _errors_reported():
         return asyncio.run(main())
-    except OctoError as exc:
-        errors.print(f"[red]error:[/red] {exc.message}")
-        raise typer.Exit(1) from None
 
 
 @app.command()
@@ -109,8 +167,9 @@ def serve(
 
 @app.command()
 def worker() -> None:
-    """Run the background work alone (expiry, webhook fan-out and delivery), e.g. next to API
-    processes started with BERTH_RUN_WORKER=false."""
+    """Run the background work alone (expiry, webhook fan-out and delivery).
+
+    For example next to API processes started with BERTH_RUN_WORKER=false."""
 
     async def work(services: Services) -> None:
         stop = asyncio.Event()
@@ -132,13 +191,49 @@ def demo_command() -> None:
 
 @db_app.command("upgrade")
 def db_upgrade() -> None:
-    """Apply every pending migration."""
+    """Apply every pending migration (`berth serve` does too, when it starts)."""
 
-    async def nothing(services: Services) -> None:
-        return None
+    async def work(services: Services) -> tuple[Upgrade, str]:
+        done = await upgrade(services.database, services.settings.secret_box())
+        return done, describe_database(services.database.url)
 
-    _run(nothing)
-    console.print("Database is up to date.")
+    done, where = _run(work, migrate=False)
+    if done.before is None:
+        said = f"Database created at revision {done.after} ({where})."
+    elif done.before == done.after:
+        said = f"Database already at revision {done.after}, the latest ({where})."
+    else:
+        said = f"Database upgraded from revision {done.before} to {done.after} ({where})."
+    console.print(said, highlight=False, markup=False, soft_wrap=True)
+
+
+@db_app.command("backup")
+def db_backup(
+    file: Annotated[Path, typer.Argument(dir_okay=False, help="Where to write the copy")],
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists")] = False,
+) -> None:
+    """Copy the database to FILE, safely while Berth serves (SQLite); show the pg_dump command (PostgreSQL)."""
+    with _errors_reported():
+        url = Settings().database_url
+        if is_postgres(url):
+            commands = pg_dump_commands(url, file)
+            print(
+                "Berth does not copy a PostgreSQL database itself: pg_dump does, from one consistent "
+                "snapshot, while Berth goes on serving. Back up with (pg_dump asks for the password, "
+                "or reads PGPASSWORD or ~/.pgpass):"
+            )
+            print(f"  {shlex.join(commands.dump)}")
+            print("Restore, with Berth stopped, into that database (or an empty one) with:")
+            print(f"  {shlex.join(commands.restore)}")
+            raise typer.Exit(1)
+        done = backup_sqlite(url, file, replace=force)
+    revision = f"schema revision {done.revision}" if done.revision else "no Berth schema yet"
+    console.print(
+        f"Backed up {describe_database(url)} to {done.target} ({done.size} bytes, {revision}).",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @catalog_app.command("import")
@@ -232,21 +327,52 @@ def connection_create(name: str) -> None:
 
 
 @connection_app.command("list")
-def connection_list() -> None:
+def connection_list(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON, as GET /admin/api/connections answers")
+    ] = False,
+) -> None:
     """List connections (keys are never shown, only their last characters)."""
     connections = _run(lambda services: services.connections.list())
-    table = Table("id", "name", "key", "created", "status")
+    if as_json:
+        print(json.dumps([connection_json(c) for c in connections], indent=2))
+        return
+    table = Table(
+        "id",
+        "name",
+        "API key",
+        "created (UTC)",
+        "status",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
     for c in connections:
         status = f"revoked {c.revoked_at:%Y-%m-%d %H:%M}" if c.revoked_at else "active"
         table.add_row(c.id, c.name, c.key_hint, f"{c.created_at:%Y-%m-%d %H:%M}", status)
-    console.print(table)
+    # Wider than the terminal rather than cut short: an id is only useful whole.
+    natural = Measurement.get(console, console.options.update(max_width=sys.maxsize), table).maximum
+    Console(width=max(console.width, natural)).print(table)
 
 
 @connection_app.command("revoke")
 def connection_revoke(connection: Annotated[str, typer.Argument(help="Connection id or name")]) -> None:
     """Revoke a connection: its API key stops working at once."""
-    revoked = _run(lambda services: services.connections.revoke(connection))
-    console.print(f"Connection {revoked.name} ({revoked.id}) revoked.")
+
+    async def work(services: Services) -> Connection:
+        try:
+            return await services.connections.revoke(connection, again=False)
+        except NotFound as exc:
+            hint = "`berth connection list` shows every connection's id and name"
+            raise NotFound(f"{exc.message}; {hint}") from None
+
+    revoked = _run(work)
+    console.print(
+        f"Connection {revoked.name} ({revoked.id}) revoked: its API key {revoked.key_hint} no longer works.",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def main() -> None:

@@ -80,11 +80,18 @@ class ConnectionService:
         async with self._db.transaction(write=False) as conn:
             return await connections_repo.list_connections(conn)
 
-    async def revoke(self, id_or_name: str) -> Connection:
+    async def revoke(self, id_or_name: str, *, again: bool = True) -> Connection:
+        """Revoke a connection. One already revoked stays as it was: answered as it is, or
+        with `again=False` refused (BadRequest) so a caller can say that nothing changed."""
         async with self._db.transaction(write=True) as conn:
             connection = await connections_repo.find_connection(conn, id_or_name)
             if connection is None:
                 raise NotFound(f"No connection with id or name {id_or_name!r}")
+            if connection.revoked_at is not None and not again:
+                raise BadRequest(
+                    f"Connection {connection.name} ({connection.id}) was already revoked on "
+                    f"{connection.revoked_at:%Y-%m-%d %H:%M} UTC; nothing changed"
+                )
             await connections_repo.revoke_connection(conn, connection.id, self._clock())
         self.forget()
         async with self._db.transaction(write=False) as conn:

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from sqlalchemy import Connection, CursorResult, Dialect, Engine, ScalarResult, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.base import Executable
@@ -39,7 +39,33 @@ _SQLITE_FULL = 13
 
 class DatabaseUnavailable(Exception):
     """No connection to the database could be made (refused, shutting down, not accepting
-    connections, unreachable). The cause carries the driver's error."""
+    connections, unreachable). The message names the database; the cause carries the driver's
+    error."""
+
+    def reason(self) -> str:
+        """The driver's own words for what went wrong, on one line."""
+        cause: BaseException = self
+        while cause.__cause__ is not None:
+            cause = cause.__cause__
+        text = str(cause)
+        if isinstance(cause, OSError):  # "Connection refused" rather than "[Errno 111] Connect call failed"
+            text = os.strerror(cause.errno) if cause.errno and cause.errno > 0 else cause.strerror or text
+        return " ".join(text.split()) or type(cause).__name__
+
+
+class UnsupportedDatabaseUrl(ValueError):
+    """A database URL Berth cannot run on (another database, or not a URL at all)."""
+
+
+SUPPORTED_URLS = "postgresql://user:password@host:5432/name or sqlite:///path/to/berth.db"
+_POSTGRES_DRIVERS = (
+    "postgresql",
+    "postgres",
+    "postgresql+asyncpg",
+    "postgresql+psycopg2",
+    "postgresql+psycopg",
+)
+_SQLITE_DRIVERS = ("sqlite", "sqlite+aiosqlite", "sqlite+pysqlite")
 
 
 def fault_of(exc: BaseException) -> Literal["unavailable", "full"] | None:
@@ -97,14 +123,32 @@ class SqliteConnection:
 
 def normalize_url(url: str) -> str:
     """Accept the URLs people paste (`postgresql://…`, `sqlite:///…`, `sqlite+aiosqlite:///…`)
-    and pick the drivers Berth runs on."""
-    parsed = make_url(url)
+    and pick the drivers Berth runs on; any other URL raises UnsupportedDatabaseUrl."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise UnsupportedDatabaseUrl(
+            f"BERTH_DATABASE_URL is not a database URL; Berth runs on {SUPPORTED_URLS}"
+        ) from None
     driver = parsed.drivername
-    if driver in ("postgresql", "postgres", "postgresql+psycopg2", "postgresql+psycopg"):
+    if driver in _POSTGRES_DRIVERS:
         parsed = parsed.set(drivername="postgresql+asyncpg")
-    elif driver in ("sqlite", "sqlite+aiosqlite"):
+    elif driver in _SQLITE_DRIVERS:
         parsed = parsed.set(drivername="sqlite+pysqlite")
+    else:
+        shown = parsed.render_as_string(hide_password=True)
+        raise UnsupportedDatabaseUrl(f"unsupported database URL {shown}: Berth runs on {SUPPORTED_URLS}")
     return parsed.render_as_string(hide_password=False)
+
+
+def describe_database(url: str) -> str:
+    """Where a (supported) database URL points, fit to print: no password."""
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite":
+        path = parsed.database
+        return f"SQLite database {path}" if path and path != ":memory:" else "in-memory SQLite database"
+    where = f"PostgreSQL at {parsed.host or 'localhost'}:{parsed.port or 5432}"
+    return f"{where}, database {parsed.database}, user {parsed.username}"
 
 
 class Database:
@@ -206,7 +250,7 @@ class Database:
         try:
             conn = self._sqlite.connect()
         except (DBAPIError, OSError) as exc:
-            raise DatabaseUnavailable("cannot open the database") from exc
+            raise DatabaseUnavailable(f"cannot open the {describe_database(self.url)}") from exc
         with conn:
             yield conn
 
@@ -219,7 +263,7 @@ class Database:
             try:
                 conn = await stack.enter_async_context(self._async.connect())
             except (DBAPIError, OSError) as exc:
-                raise DatabaseUnavailable("cannot connect to the database") from exc
+                raise DatabaseUnavailable(f"cannot connect to {describe_database(self.url)}") from exc
             yield conn
 
     @asynccontextmanager
@@ -247,7 +291,10 @@ class Database:
             return
         async with self._local_writers:
             if self._lock_fd is None:
-                self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+                except OSError as exc:
+                    raise DatabaseUnavailable(f"cannot open the {describe_database(self.url)}") from exc
             fd = self._lock_fd
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_document import CatalogFileError
-from berth.domain.connections import Connection
 from berth.domain.errors import BadRequest
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.services.container import Services
 from berth.views.catalog_changes import changes_json
+from berth.views.connections import connection_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
@@ -39,17 +37,6 @@ class ConnectionCreated(BaseModel):
     connection: ConnectionOut
     apiKey: str = Field(description="Shown once: only its hash is stored")
     signingSecret: str = Field(description="Signs this connection's webhook deliveries (Standard Webhooks)")
-
-
-def connection_json(connection: Connection) -> dict[str, Any]:
-    return {
-        "id": connection.id,
-        "name": connection.name,
-        "keyHint": connection.key_hint,
-        "createdAt": connection.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "revokedAt": connection.revoked_at.strftime("%Y-%m-%dT%H:%M:%SZ") if connection.revoked_at else None,
-        "active": connection.active,
-    }
 
 
 @router.get("/connections", response_model=list[ConnectionOut])

@@ -1,0 +1,78 @@
+"""The real `berth` command as a subprocess, and `berth serve` on a real loopback port."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+BERTH = Path(sys.executable).with_name("berth")
+PORTS = range(8300, 8400)  # the range these tests may serve on
+
+
+def berth_environment(database_url: str, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "BERTH_DATABASE_URL": database_url, "BERTH_LOG_LEVEL": "WARNING", **extra}
+    env.pop("BERTH_ADMIN_TOKEN", None)
+    return env
+
+
+def berth(
+    *args: str, database_url: str, timeout: float = 60, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run `berth ARGS` against `database_url`; its output is captured, never a terminal."""
+    return subprocess.run(
+        [str(BERTH), *args],
+        env=berth_environment(database_url, **extra_env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def free_port() -> int:
+    for port in random.sample(PORTS, len(PORTS)):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError(f"no free port in {PORTS}")
+
+
+@contextmanager
+def berth_serve(database_url: str, *args: str) -> Iterator[str]:
+    """`berth serve ARGS` on a free port of PORTS until the block ends; yields the base URL."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [str(BERTH), "serve", "--port", str(port), *args],
+        env=berth_environment(database_url, BERTH_PUBLIC_URL=base),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = process.stdout.read().decode() if process.stdout else ""
+                raise AssertionError(f"berth serve did not start:\n{output}")
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
