@@ -95,8 +95,12 @@ async def test_worker_killed_mid_burst(settings: Settings) -> None:
             got = [r.headers["webhook-id"] for r in target.requests]
             assert wanted <= set(got), f"{len(wanted - set(got))} committed changes were never delivered"
             assert target.overlapping == [], "a message was being sent twice at the same time"
-            repeats = len(got) - len(set(got))
-            assert repeats <= 4  # at most one batch (= BERTH_DELIVERY_CONCURRENCY) sent again
+            # A send the receiver saw but no attempt records is one the killed worker made and
+            # never wrote down: at most its one batch in flight (= BERTH_DELIVERY_CONCURRENCY).
+            # Other repeats are recorded retries (an attempt past its 1 s deadline on a busy
+            # machine), which at-least-once delivery allows.
+            unrecorded = len(got) - sum(d.attempts for d in delivered)
+            assert 0 <= unrecorded <= 4, f"{unrecorded} sends were never recorded"
             assert len(delivered) == BURST
     finally:
         await services.close()
