@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from berth.capabilities.mappings import MAPPINGS
+from berth.capabilities.ids import MAPPINGS
 from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_CONNECTIONS, load_demo
 from berth.settings import Settings

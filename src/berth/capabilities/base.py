@@ -10,9 +10,9 @@ from berth.domain.catalog import Option, Product, Supplier, Unit
 from berth.domain.mappings import MappedRows
 
 if TYPE_CHECKING:
-    from berth.services.availability import CalendarDay, SlotAvailability
-    from berth.services.bookings import BookingDetails
-    from berth.services.orders import OrderDetails
+    from berth.read_models.availability import CalendarDay, SlotAvailability
+    from berth.read_models.bookings import BookingDetails
+    from berth.read_models.orders import OrderDetails
 
 JSON = dict[str, Any]
 

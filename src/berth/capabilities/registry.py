@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from berth.capabilities.base import Capability
-from berth.capabilities.cart import CartCapability
-from berth.capabilities.content import ContentCapability
-from berth.capabilities.mappings import ALIAS as MAPPINGS_ALIAS
-from berth.capabilities.mappings import MAPPINGS, MappingsCapability
-from berth.capabilities.packages import PackagesCapability
-from berth.capabilities.pricing import PricingCapability
-from berth.capabilities.rentals import RentalsCapability
-from berth.capabilities.resources import ResourcesCapability
-from berth.capabilities.webhooks import WebhooksCapability
+from berth.capabilities.cart.fields import CartCapability
+from berth.capabilities.content.fields import ContentCapability
+from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
+from berth.capabilities.mappings.fields import MappingsCapability
+from berth.capabilities.packages.fields import PackagesCapability
+from berth.capabilities.pricing.fields import PricingCapability
+from berth.capabilities.rentals.fields import RentalsCapability
+from berth.capabilities.resources.fields import ResourcesCapability
+from berth.capabilities.webhooks.fields import WebhooksCapability
 
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),

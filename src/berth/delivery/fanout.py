@@ -19,7 +19,8 @@ import uuid
 from collections.abc import Sequence
 
 from berth.capabilities.base import JSON, View
-from berth.capabilities.mappings import MAPPINGS, mapping_json
+from berth.capabilities.ids import MAPPINGS
+from berth.capabilities.mappings.fields import mapping_json
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
 from berth.domain.diff import diff
@@ -28,7 +29,8 @@ from berth.domain.mappings import MappedRows, MappingRow, notification_target
 from berth.domain.orders import Order
 from berth.domain.slots import slot_for_id
 from berth.domain.webhooks import Webhook, WebhookEvent
-from berth.services.availability import AvailabilityService, SlotAvailability
+from berth.read_models.availability import SlotAvailability
+from berth.services.availability import AvailabilityService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder

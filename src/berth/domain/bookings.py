@@ -28,6 +28,8 @@ class BookingStatus(StrEnum):
 # Statuses whose bookings hold places (ON_HOLD only until it expires).
 HOLDING = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED)
 CHANGEABLE = (BookingStatus.ON_HOLD, BookingStatus.CONFIRMED, BookingStatus.PENDING)
+# Statuses a booking ends in without being used: its places are free again.
+ENDED = (BookingStatus.CANCELLED, BookingStatus.EXPIRED, BookingStatus.REJECTED)
 
 CONTACT_KEYS = (
     "fullName", "firstName", "lastName", "emailAddress", "phoneNumber", "postalCode", "country", "notes",

@@ -18,6 +18,10 @@ class OrderStatus(StrEnum):
     EXPIRED = "EXPIRED"
 
 
+# Orders that can still change: held, confirmed or awaiting the supplier.
+LIVE = (OrderStatus.ON_HOLD, OrderStatus.CONFIRMED, OrderStatus.PENDING)
+
+
 @dataclass(frozen=True)
 class Order:
     id: str

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from fastapi import Request
 
 from berth.capabilities.base import View
-from berth.capabilities.mappings import MAPPINGS
+from berth.capabilities.ids import MAPPINGS
 from berth.domain.connections import Connection
 from berth.services.catalog import CatalogSnapshot
 from berth.services.container import Services

@@ -13,12 +13,13 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from berth.domain.availability import AvailabilityStatus, SlotState, day_state, slot_state
-from berth.domain.catalog import Catalog, Option, Product, RentalDuration
+from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.rentals import peak_held, rental_due, rental_duration_for, rental_slot
 from berth.domain.resources import ResourceUse, availability_state, party_of_units
 from berth.domain.slots import Slot, slot_for_id, slots_between
+from berth.read_models.availability import CalendarDay, SlotAvailability
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_repo, resources_repo
@@ -36,33 +37,6 @@ class AvailabilityQuery:
     units: tuple[tuple[str, int], ...] | None = None
     currency: str | None = None
     rental_duration_id: str | None = None
-
-
-@dataclass(frozen=True)
-class SlotAvailability:
-    """`rental`: the rental duration the slot was checked for (its `end` is the due time)."""
-
-    product: Product
-    option: Option
-    slot: Slot
-    state: SlotState
-    units: tuple[tuple[str, int], ...]
-    currency: str | None
-    rental: RentalDuration | None = None
-    # octo/packages: for a package option's slot, its includes' slots on the same local date.
-    includes: tuple[SlotAvailability, ...] = ()
-
-
-@dataclass(frozen=True)
-class CalendarDay:
-    product: Product
-    option: Option
-    local_date: date
-    slots: tuple[Slot, ...]
-    state: SlotState
-    units: tuple[tuple[str, int], ...]
-    currency: str | None
-    rental: RentalDuration | None = None
 
 
 def package_sold_out(state: SlotState) -> SlotState:

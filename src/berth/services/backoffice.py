@@ -23,10 +23,10 @@ from berth.domain.errors import InvalidAvailabilityId
 from berth.domain.resources import Allocation, availability_state, layout_of, places_of
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.domain.times import local_datetime
+from berth.read_models.bookings import BookingDetails
+from berth.read_models.resources import SlotResources
 from berth.services.availability import today_in
-from berth.services.bookings import BookingDetails
 from berth.services.container import Services
-from berth.services.resources import SlotResources
 from berth.store import bookings_repo, deliveries_repo, mappings_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.deliveries_repo import Delivery, LastAttempt

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 import orjson
 from sqlalchemy.exc import IntegrityError
 
-from berth.domain.availability import SlotState, slot_state
+from berth.domain.availability import slot_state
 from berth.domain.bookings import (
     Booking,
     BookingStatus,
@@ -51,6 +51,7 @@ from berth.domain.rentals import affected_starts, rental_duration_for, rental_sl
 from berth.domain.resources import Allocation, ResourceUse, availability_state, check_selection, party_of
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_local, format_utc
+from berth.read_models.bookings import BookingDetails
 from berth.services.availability import held_in, rental_peaks
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
@@ -147,22 +148,6 @@ class PreparedBooking:
         if self.slot is None:
             return None
         return lock_key(self.product.id, self.option.id, self.slot.id, rental=self.rental is not None)
-
-
-@dataclass(frozen=True)
-class BookingDetails:
-    """A booking with what serializing it needs: its product, option, slot and slot state."""
-
-    booking: Booking
-    product: Product
-    option: Option
-    slot: Slot | None
-    state: SlotState | None
-    cancellable: bool
-    order_reference: str | None = None
-    rental: RentalDuration | None = None
-    # octo/packages: the included bookings of a package booking.
-    package_bookings: tuple[BookingDetails, ...] = ()
 
 
 def fingerprint(data: ReserveInput) -> str:

@@ -13,8 +13,8 @@ from berth.domain.orders import Order
 from berth.store.database import DbConnection
 
 if TYPE_CHECKING:
-    from berth.services.bookings import BookingDetails
-    from berth.services.orders import OrderDetails
+    from berth.read_models.bookings import BookingDetails
+    from berth.read_models.orders import OrderDetails
 
 Describe = Callable[[Booking], Awaitable["BookingDetails"]]
 DescribeOrder = Callable[[Order], Awaitable["OrderDetails"]]

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from sqlalchemy.exc import IntegrityError
 
-from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact, as_of, new_reference
+from berth.domain.bookings import ENDED, Booking, BookingStatus, Cancellation, Contact, as_of, new_reference
 from berth.domain.catalog import Catalog
 from berth.domain.errors import (
     BadRequest,
@@ -27,11 +27,12 @@ from berth.domain.errors import (
     OctoError,
     UnprocessableEntity,
 )
-from berth.domain.orders import Order, OrderStatus, follow_bookings, merge_contact
+from berth.domain.orders import LIVE, Order, OrderStatus, follow_bookings, merge_contact
+from berth.read_models.bookings import BookingDetails
+from berth.read_models.orders import OrderDetails
 from berth.services.bookings import (
     RESELLER,
     SUPPLIER,
-    BookingDetails,
     BookingService,
     Change,
     ConfirmInput,
@@ -43,9 +44,6 @@ from berth.services.events import ChangeObserver
 from berth.settings import Settings
 from berth.store import bookings_repo, orders_repo
 from berth.store.database import Database, DbConnection
-
-LIVE = (OrderStatus.ON_HOLD, OrderStatus.CONFIRMED, OrderStatus.PENDING)
-ENDED = (BookingStatus.CANCELLED, BookingStatus.EXPIRED, BookingStatus.REJECTED)
 
 
 @dataclass(frozen=True)
@@ -86,24 +84,6 @@ def _named(exc: OctoError, index: int | None) -> OctoError:
 
 class _UuidTaken(Exception):
     """A booking uuid of the request was in use: the request is answered as a repeat or refused."""
-
-
-@dataclass(frozen=True)
-class OrderDetails:
-    order: Order
-    bookings: tuple[BookingDetails, ...]
-
-    @property
-    def cancellable(self) -> bool:
-        return self.order.status in LIVE and all(
-            d.cancellable for d in self.bookings if d.booking.status not in ENDED
-        )
-
-    @property
-    def confirmable(self) -> bool:
-        return self.order.status is OrderStatus.ON_HOLD and any(
-            d.booking.status is BookingStatus.ON_HOLD for d in self.bookings
-        )
 
 
 class OrderService:

@@ -24,9 +24,9 @@ from berth.domain.errors import (
     OctoError,
     UnprocessableEntity,
 )
+from berth.read_models.bookings import BookingDetails
 from berth.services.bookings import (
     RESELLER,
-    BookingDetails,
     BookingService,
     ConfirmInput,
     PackageBookingInput,

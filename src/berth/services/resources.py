@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from berth.domain.availability import AvailabilityStatus, SlotState
 from berth.domain.bookings import Booking
-from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
+from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog_lookup import find_option, find_product, requested_units
 from berth.domain.errors import InvalidAvailabilityId, UnprocessableEntity
 from berth.domain.resources import (
@@ -31,6 +31,7 @@ from berth.domain.resources import (
     serves,
 )
 from berth.domain.slots import Slot, slot_for_id
+from berth.read_models.resources import GroupState, ResourceState, SlotResources
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_repo, resources_repo
@@ -47,37 +48,6 @@ class ResourcesQuery:
     availability_id: str | None
     units: tuple[tuple[str, int], ...] | None = None
     resource_ids: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class ResourceState:
-    group: ResourceGroup
-    resource: Resource
-    serving: bool  # the resource works this slot
-    free: int
-    status: AvailabilityStatus  # for the request's party, when it named units
-    available_seats: tuple[Seat, ...]
-    selected_seats: tuple[Seat, ...]
-    allocation: Allocation | None  # the previewed allocation on this resource
-
-
-@dataclass(frozen=True)
-class GroupState:
-    group: ResourceGroup
-    capacity: int
-    free: int
-    status: AvailabilityStatus
-    resources: tuple[ResourceState, ...]
-
-
-@dataclass(frozen=True)
-class SlotResources:
-    product: Product
-    option: Option
-    slot: Slot
-    state: SlotState
-    groups: tuple[GroupState, ...]
-    preview: tuple[Allocation, ...]
 
 
 def _status(free: int, capacity: int, enough: bool) -> AvailabilityStatus:

@@ -7,7 +7,7 @@ from berth.capabilities.registry import active
 from berth.domain.catalog import AvailabilityType
 from berth.domain.slots import opening_hours_on
 from berth.domain.times import format_local, format_utc
-from berth.services.availability import CalendarDay, SlotAvailability
+from berth.read_models.availability import CalendarDay, SlotAvailability
 
 
 def _opening_hours(hours: tuple[tuple[str, str], ...]) -> list[JSON]:

@@ -10,8 +10,8 @@ from berth.capabilities.registry import active
 from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
 from berth.domain.catalog import DeliveryMethod, Product
 from berth.domain.times import format_utc
-from berth.services.availability import SlotAvailability
-from berth.services.bookings import BookingDetails
+from berth.read_models.availability import SlotAvailability
+from berth.read_models.bookings import BookingDetails
 from berth.views.availability import availability_view
 from berth.views.catalog import option_view, product_view, unit_view
 

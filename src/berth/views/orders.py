@@ -6,9 +6,9 @@ from datetime import datetime
 
 from berth.capabilities.base import JSON, View
 from berth.capabilities.registry import active
-from berth.domain.orders import OrderStatus
+from berth.domain.orders import LIVE, OrderStatus
 from berth.domain.times import format_utc
-from berth.services.orders import LIVE, OrderDetails
+from berth.read_models.orders import OrderDetails
 from berth.views.bookings import bookings_view, contact_view
 
 

@@ -4,10 +4,10 @@ availability (OCTO.md §6.5), with the resources that serve it."""
 from __future__ import annotations
 
 from berth.capabilities.base import JSON
-from berth.capabilities.resources import group_json, resource_json, seat_json
+from berth.capabilities.resources.fields import group_json, resource_json, seat_json
 from berth.domain.availability import SELLABLE
 from berth.domain.resources import places_of
-from berth.services.resources import GroupState, ResourceState, SlotResources
+from berth.read_models.resources import GroupState, ResourceState, SlotResources
 
 
 def _resource_view(state: ResourceState) -> JSON:

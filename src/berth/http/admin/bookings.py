@@ -10,13 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.capabilities.base import View
-from berth.capabilities.mappings import MAPPINGS
+from berth.capabilities.ids import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET, Flag, IsoDate
-from berth.services.bookings import BookingDetails
+from berth.read_models.bookings import BookingDetails
 from berth.services.container import Services
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from berth.capabilities.mappings import mapping_json
+from berth.capabilities.mappings.fields import mapping_json
 from berth.domain.mappings import MappingRow, Resolution
 from berth.http.admin.webhooks import delivery_json
 from berth.http.context import services

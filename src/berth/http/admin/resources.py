@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
-from berth.capabilities.resources import HOLDS_ALLOCATIONS
+from berth.capabilities.resources.fields import HOLDS_ALLOCATIONS
 from berth.domain.catalog_lookup import find_option, find_product
 from berth.http.context import services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES

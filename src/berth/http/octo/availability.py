@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Depends
 from pydantic import Field
 from starlette.responses import Response
 
-from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
+from berth.capabilities.ids import RENTALS
 from berth.domain.errors import OctoError
 from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
 from berth.http.octo.common import octo_response

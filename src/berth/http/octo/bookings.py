@@ -5,15 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
-from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
-from berth.capabilities.resources import CAPABILITY_ID as RESOURCES
+from berth.capabilities.ids import RENTALS, RESOURCES
 from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
 from berth.http.types import MAX_OFFSET, IsoDate
-from berth.services.bookings import BookingDetails
+from berth.read_models.bookings import BookingDetails
 from berth.services.container import Services
 from berth.services.packages import is_package_request
 from berth.store.bookings_repo import BookingFilter

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from starlette.responses import Response
 
-from berth.capabilities.mappings import mapping_json
+from berth.capabilities.mappings.fields import mapping_json
 from berth.domain.errors import BadRequest
 from berth.domain.input_errors import expectation, field_path
 from berth.domain.mappings import MappingFilter, MappingUpload, Problem, upload_error

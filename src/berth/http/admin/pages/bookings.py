@@ -20,8 +20,8 @@ from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.read_models.bookings import BookingDetails
 from berth.services.backoffice import ACTIONS, Action, what_can_be_done
-from berth.services.bookings import BookingDetails
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
 

@@ -15,8 +15,8 @@ from berth.http.admin.pages.dates import DEFAULT_LOCALE, Local, abbreviation, of
 from berth.http.admin.pages.navigation import NAVIGATION
 from berth.http.admin.pages.session import COOKIE_PATH, NOTICE_COOKIE, Notice, Staff, set_notice, take_notice
 from berth.http.admin.pages.static import static_url
+from berth.read_models.bookings import BookingDetails
 from berth.services.backoffice import guests
-from berth.services.bookings import BookingDetails
 
 PAGE_HEADERS = {
     "Cache-Control": "no-store",

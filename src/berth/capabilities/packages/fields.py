@@ -15,13 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.ids import PACKAGES
 from berth.domain.catalog import Option, PackageInclude, PackageIncludeGroup, Product
 
 if TYPE_CHECKING:
-    from berth.services.availability import SlotAvailability
-    from berth.services.bookings import BookingDetails
-
-PACKAGES = "octo/packages"
+    from berth.read_models.availability import SlotAvailability
+    from berth.read_models.bookings import BookingDetails
 
 
 def include_json(include: PackageInclude) -> JSON:

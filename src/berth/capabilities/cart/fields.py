@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.ids import CART
 
 if TYPE_CHECKING:
-    from berth.services.bookings import BookingDetails
+    from berth.read_models.bookings import BookingDetails
 
 
 class CartCapability(Capability):
-    id = "octo/cart"
+    id = CART
     docs = "https://docs.ventrata.com/capabilities/cart"
 
     def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:

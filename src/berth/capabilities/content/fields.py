@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.ids import CONTENT
 from berth.domain.catalog import Content, Option, Product, Supplier, SupplierContent, Unit, UnitContent
 
 if TYPE_CHECKING:
-    from berth.services.availability import SlotAvailability
+    from berth.read_models.availability import SlotAvailability
 
 
 def _dump(items: tuple[Any, ...]) -> list[Any]:
@@ -50,7 +51,7 @@ def _content_fields(
 
 
 class ContentCapability(Capability):
-    id = "octo/content"
+    id = CONTENT
     docs = "https://docs.octo.travel/octo-api-core/content"
 
     def supplier_fields(self, supplier: Supplier, out: JSON, view: View) -> None:

@@ -7,15 +7,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.ids import RESOURCES
 from berth.domain.bookings import BookingStatus
 from berth.domain.catalog import Option, Resource, ResourceGroup, Seat, Seller
 from berth.domain.resources import Allocation, has_resources, seats_of
 
 if TYPE_CHECKING:
-    from berth.services.availability import SlotAvailability
-    from berth.services.bookings import BookingDetails
+    from berth.read_models.availability import SlotAvailability
+    from berth.read_models.bookings import BookingDetails
 
-CAPABILITY_ID = "octo/resources"
 
 # Statuses in which a booking holds its allocations (a passed hold reads as EXPIRED).
 HOLDS_ALLOCATIONS = (
@@ -89,7 +89,7 @@ def allocation_json(option: Option, allocation: Allocation) -> JSON:
 
 
 class ResourcesCapability(Capability):
-    id = CAPABILITY_ID
+    id = RESOURCES
     docs = "https://docs.ventrata.com/capabilities/resources"
 
     def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:

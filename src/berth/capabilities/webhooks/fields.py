@@ -6,8 +6,7 @@ request creates or updates, like every capability. The routes answer without it 
 from __future__ import annotations
 
 from berth.capabilities.base import Capability
-
-WEBHOOKS = "octo/webhooks"
+from berth.capabilities.ids import WEBHOOKS
 
 
 class WebhooksCapability(Capability):

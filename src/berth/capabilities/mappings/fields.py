@@ -17,14 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.ids import MAPPINGS
 from berth.domain.mappings import MappingRow
 
 if TYPE_CHECKING:
-    from berth.services.availability import SlotAvailability
-    from berth.services.bookings import BookingDetails
-
-MAPPINGS = "vendor/mappings"
-ALIAS = "octo/mappings"
+    from berth.read_models.availability import SlotAvailability
+    from berth.read_models.bookings import BookingDetails
 
 
 def mapping_json(row: MappingRow) -> JSON:

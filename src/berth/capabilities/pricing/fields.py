@@ -14,15 +14,15 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
-from berth.capabilities.rentals import CAPABILITY_ID as RENTALS
+from berth.capabilities.ids import PRICING, RENTALS
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration, Unit
 from berth.domain.pricing import lowest_prices, price_on, scale_price
 
 if TYPE_CHECKING:
-    from berth.services.availability import CalendarDay, SlotAvailability
-    from berth.services.bookings import BookingDetails
-    from berth.services.orders import OrderDetails
+    from berth.read_models.availability import CalendarDay, SlotAvailability
+    from berth.read_models.bookings import BookingDetails
+    from berth.read_models.orders import OrderDetails
 
 
 def pricing_json(price: Price) -> JSON:
@@ -107,7 +107,7 @@ def _requested_prices(
 
 
 class PricingCapability(Capability):
-    id = "octo/pricing"
+    id = PRICING
     docs = "https://docs.octo.travel/octo-api-core/pricing"
 
     def product_fields(self, product: Product, out: JSON, view: View) -> None:

@@ -7,13 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.ids import RENTALS
 from berth.domain.catalog import Option, Product, RentalDuration
 
 if TYPE_CHECKING:
-    from berth.services.bookings import BookingDetails
-
-
-CAPABILITY_ID = "octo/rentals"
+    from berth.read_models.bookings import BookingDetails
 
 
 def _number(value: int | float) -> int | float:
@@ -33,7 +31,7 @@ def rental_duration_json(duration: RentalDuration) -> JSON:
 
 
 class RentalsCapability(Capability):
-    id = CAPABILITY_ID
+    id = RENTALS
     docs = "https://docs.ventrata.com/capabilities/rentals"
 
     def product_fields(self, product: Product, out: JSON, view: View) -> None:

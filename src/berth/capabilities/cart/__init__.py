@@ -1,0 +1,1 @@
+"""octo/cart: everything of this capability lives in this package."""

@@ -1,0 +1,1 @@
+"""octo/content: everything of this capability lives in this package."""

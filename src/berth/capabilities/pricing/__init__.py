@@ -1,0 +1,1 @@
+"""octo/pricing: everything of this capability lives in this package."""

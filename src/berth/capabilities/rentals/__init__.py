@@ -1,0 +1,1 @@
+"""octo/rentals: everything of this capability lives in this package."""

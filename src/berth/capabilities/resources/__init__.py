@@ -1,0 +1,1 @@
+"""octo/resources: everything of this capability lives in this package."""

@@ -1,0 +1,1 @@
+"""octo/webhooks: everything of this capability lives in this package."""

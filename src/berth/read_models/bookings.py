@@ -1,0 +1,26 @@
+"""A booking with what serializing it needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from berth.domain.availability import SlotState
+from berth.domain.bookings import Booking
+from berth.domain.catalog import Option, Product, RentalDuration
+from berth.domain.slots import Slot
+
+
+@dataclass(frozen=True)
+class BookingDetails:
+    """A booking with what serializing it needs: its product, option, slot and slot state."""
+
+    booking: Booking
+    product: Product
+    option: Option
+    slot: Slot | None
+    state: SlotState | None
+    cancellable: bool
+    order_reference: str | None = None
+    rental: RentalDuration | None = None
+    # octo/packages: the included bookings of a package booking.
+    package_bookings: tuple[BookingDetails, ...] = ()
