@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from berth.background import sweep_expired_holds
-from berth.services.container import Services
+from berth.container import Services
 from tests.bookings_helpers import GUEST, confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, Clock, auth
 
@@ -108,4 +108,4 @@ async def test_sweeper_stores_expiry(client: httpx.AsyncClient, demo: Services, 
     stop.set()
     await task
     assert [e["kind"] for e in detail["history"]] == ["reserved", "expired"]
-    assert await demo.bookings.expire_due() == 0
+    assert await demo.expiry.expire_due() == 0

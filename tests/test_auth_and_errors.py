@@ -6,7 +6,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.bookings_helpers import reservation, reserve
 from tests.conftest import ADMIN, auth
 

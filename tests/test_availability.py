@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.conftest import auth
 
 TOUR = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from berth.services.container import Services
+from berth.container import Services
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, SLOT, confirm, reservation, reserve, vacancies
 from tests.conftest import ADMIN, KEY_B, Clock, auth
@@ -248,8 +248,8 @@ async def test_expiry(client: httpx.AsyncClient, demo: Services, clock: Clock) -
     assert (await client.post(f"/octo/bookings/{booking['uuid']}/extend", headers=auth())).json()[
         "error"
     ] == "UNPROCESSABLE_ENTITY"
-    assert await demo.bookings.expire_due() == 1
-    assert await demo.bookings.expire_due() == 0
+    assert await demo.expiry.expire_due() == 1
+    assert await demo.expiry.expire_due() == 0
     detail = (await client.get(f"/admin/api/bookings/{expired['id']}", headers=ADMIN)).json()
     assert detail["booking"]["status"] == "EXPIRED"
     assert [event["kind"] for event in detail["history"]] == ["reserved", "expired"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from berth.container import Services
 from berth.domain.catalog_document import CatalogFileError, catalog_to_yaml, parse_catalog
-from berth.services.container import Services
 from berth.services.demo import demo_catalog_text
 from tests.conftest import ADMIN, auth, load_test_demo
 
@@ -157,7 +157,7 @@ async def test_import_replaces_and_archives(client: httpx.AsyncClient, demo: Ser
 async def test_catalogue_change_reaches_another_process(services: Services, demo: Services) -> None:
     """Two service containers on one database stand for two API processes: a write through
     one is seen by the other through the catalogue version, with no restart."""
-    from berth.services.container import build_services
+    from berth.container import build_services
 
     other = build_services(services.settings)
     try:
@@ -176,11 +176,11 @@ async def test_demo_load_is_idempotent(demo: Services) -> None:
 
     version = (await demo.catalog.snapshot()).version
     catalog = (await demo.catalog.snapshot()).catalog
-    bookings_before = await demo.bookings.search(catalog, BookingFilter(), 100, 0)
+    bookings_before = await demo.staff_bookings.search(catalog, BookingFilter(), 100, 0)
     await load_test_demo(demo)
     assert (await demo.catalog.snapshot()).version == version
     assert len(await demo.connections.list()) == 3
-    assert await demo.bookings.search(catalog, BookingFilter(), 100, 0) == bookings_before
+    assert await demo.staff_bookings.search(catalog, BookingFilter(), 100, 0) == bookings_before
 
 
 async def test_demo_kayak_is_sold_out_on_some_upcoming_departures(

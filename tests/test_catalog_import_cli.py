@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from berth.container import build_services
 from berth.domain.bookings import Booking
-from berth.services.container import build_services
 from berth.settings import Settings
 from berth.store.bookings_repo import BookingFilter
 
@@ -38,7 +38,7 @@ async def seated(database_url: str) -> list[Booking]:
     services = build_services(Settings(database_url=database_url, log_level="WARNING"))
     try:
         catalog = (await services.catalog.snapshot()).catalog
-        found = await services.bookings.find(catalog, BookingFilter(product_id="harbour-cruise"))
+        found = await services.staff_bookings.find(catalog, BookingFilter(product_id="harbour-cruise"))
         return [details.booking for details in found]
     finally:
         await services.close()

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
+from berth.container import Services
 from berth.domain.catalog_document import catalog_to_yaml
-from berth.services.container import Services
 from berth.store.bookings_repo import BookingFilter
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, Clock, auth, demo_catalog_for_tests
@@ -99,7 +99,7 @@ async def test_removing_a_product_with_live_bookings_is_refused_unless_forced(
     )
     catalog = (await demo.catalog.snapshot()).catalog
     seated = [
-        d.booking for d in await demo.bookings.find(catalog, BookingFilter(product_id="harbour-cruise"))
+        d.booking for d in await demo.staff_bookings.find(catalog, BookingFilter(product_id="harbour-cruise"))
     ]
     assert len(seated) == 3
     before = await state(client, demo)

@@ -8,9 +8,9 @@ import asyncio
 
 from sqlalchemy import func, select
 
+from berth.container import Services, build_services
 from berth.domain.errors import UnprocessableEntity
-from berth.services.bookings import ReserveInput, UnitItemInput
-from berth.services.container import Services, build_services
+from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from berth.store.tables import bookings
 from tests.conftest import Clock

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 from sqlalchemy import select, update
 
+from berth.container import Services
 from berth.domain.catalog import CategoryLabel, Product
-from berth.services.container import Services
 from berth.store.database import Database
 from berth.store.migrate import downgrade, upgrade
 from berth.store.tables import products

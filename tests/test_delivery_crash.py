@@ -11,10 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from berth.container import build_services
 from berth.domain.bookings import Contact
 from berth.services.availability import AvailabilityQuery
-from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput
-from berth.services.container import build_services
+from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
 from berth.services.webhooks import WebhookInput
 from berth.settings import Settings
 from tests.receivers import receiver
@@ -42,7 +42,7 @@ async def test_worker_killed_mid_burst(settings: Settings) -> None:
                 connection.id, WebhookInput(event="booking_update", url=target.url), frozenset()
             )
             catalog = (await services.catalog.snapshot()).catalog
-            today = services.bookings.now().date()
+            today = services.clock().date()
             slots = await services.availability.check(catalog, _query(today))
             open_slots = [s for s in slots if s.state.available]
             guest = Contact(

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import httpx
 
+from berth.container import Services
 from berth.domain.catalog import AvailabilityType
 from berth.domain.catalog_document import parse_catalog
-from berth.services.container import Services
 from berth.services.demo import SOLD_OUT_PRODUCT, demo_catalog_text, load_demo
 from tests.conftest import auth
 
@@ -40,7 +40,7 @@ async def test_a_conformance_run_fits_one_departure_and_sold_out_is_still_shown(
     option = next(o for o in first["options"] if o["default"])
     adult = next(u for u in option["units"] if u["type"] == "ADULT")
     selector = {"productId": first["id"], "optionId": option["id"]}
-    today = services.bookings.now().date()
+    today = services.clock().date()
     start, end = today.isoformat(), (today + timedelta(days=27)).isoformat()
     window = {**selector, "localDateStart": start, "localDateEnd": end}
     slots = (await client.post("/octo/availability", json=window, headers=auth())).json()

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import select
 
 from berth.background import run_background
+from berth.container import Services
 from berth.http.errors import DATABASE_FAULTS
-from berth.services.container import Services
 from berth.store.tables import bookings
 from tests.bookings_helpers import confirm, reservation, reserve, vacancies
 from tests.conftest import Clock, auth

@@ -17,8 +17,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from berth.background import run_background
+from berth.container import Services
 from berth.http.errors import DATABASE_FAULTS
-from berth.services.container import Services
 from berth.settings import Settings
 from tests.bookings_helpers import confirm, reservation, reserve, vacancies
 from tests.conftest import ADMIN, Clock, auth

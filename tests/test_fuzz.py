@@ -34,8 +34,8 @@ from schemathesis.python import asgi
 from schemathesis.specs.openapi.checks import ignored_auth, missing_required_header, positive_data_acceptance
 
 from berth.app import create_app
+from berth.container import Services, build_services
 from berth.services.availability import AvailabilityQuery
-from berth.services.container import Services, build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate
@@ -97,7 +97,7 @@ def fuzz_services(
         try:
             await load_demo(loader)
             catalog = (await loader.catalog.snapshot()).catalog
-            start = loader.bookings.now().date() + timedelta(days=2)
+            start = loader.clock().date() + timedelta(days=2)
             query = AvailabilityQuery(
                 product_id="thames-sightseeing", option_id="DEFAULT",
                 local_date_start=start, local_date_end=start + timedelta(days=6),

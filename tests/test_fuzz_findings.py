@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.bookings_helpers import reservation
 from tests.conftest import ADMIN, auth
 

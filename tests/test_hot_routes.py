@@ -13,9 +13,9 @@ import orjson
 import pytest
 
 from berth.app import create_app
+from berth.container import Services
 from berth.http.hot_routes import CONFIRM, EXACT, PRODUCT, find, parse_body
 from berth.http.octo.requests import AvailabilityBody, ReserveBody
-from berth.services.container import Services
 from tests.bookings_helpers import GUEST, SLOT, TOUR, reservation
 from tests.conftest import KEY_A, KEY_B, auth
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.bookings_helpers import GUEST, TOUR, reservation, reserve, vacancies
 from tests.conftest import ADMIN, KEY_A, KEY_B, auth
 

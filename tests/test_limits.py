@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import text
 
+from berth.container import Services
 from berth.domain.limits import Bucket, take
-from berth.services.container import Services
 from tests.bookings_helpers import SLOT, reservation, reserve, vacancies
 from tests.conftest import ADMIN, KEY_B, Clock, auth
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from berth.capabilities.ids import MAPPINGS
-from berth.services.container import Services, build_services
+from berth.container import Services, build_services
 from berth.services.demo import DEMO_CONNECTIONS, load_demo
 from berth.settings import Settings
 from berth.store import deliveries_repo

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.conftest import auth
 
 CONTENT_PRODUCT_KEYS = {

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from berth.container import Services
 from berth.domain.catalog import Catalog, Option
-from berth.services.container import Services
 from tests.conftest import auth
 from tests.octo_core import SHA256, check, component_problems, document_digest
 

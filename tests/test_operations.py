@@ -7,7 +7,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection
 
-from berth.services.container import Services
+from berth.container import Services
 from berth.store.tables import metadata
 
 

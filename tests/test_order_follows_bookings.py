@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.bookings_helpers import GUEST, vacancies
 from tests.conftest import ADMIN, Clock, auth
 from tests.receivers import Receiver, receiver
@@ -40,7 +40,7 @@ async def updates(services: Services, target: Receiver) -> list[Any]:
 async def sweep(services: Services) -> None:
     catalog = (await services.catalog.snapshot()).catalog
     await services.orders.expire_due(catalog)
-    await services.bookings.expire_due()
+    await services.expiry.expire_due()
 
 
 async def test_confirming_the_only_booking_confirms_the_order(

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 
-from berth.services.container import Services, build_services
-from berth.services.orders import OrderInput
+from berth.capabilities.cart.orders import OrderInput
+from berth.container import Services, build_services
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, SLOT, TOUR, reservation, vacancies
 from tests.conftest import KEY_B, Clock, auth, load_test_demo
@@ -270,7 +270,7 @@ async def test_order_update_webhook(client: httpx.AsyncClient, demo: Services) -
 async def test_two_orders_race_for_the_last_places(settings: Settings, clock: Clock) -> None:
     fleet = [build_services(settings, clock) for _ in range(4)]
     try:
-        from berth.services.bookings import ReserveInput, UnitItemInput
+        from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 
         await load_test_demo(fleet[0])
         catalog = (await fleet[0].catalog.snapshot()).catalog

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
+from berth.container import Services, build_services
 from berth.domain.catalog_document import CatalogFileError, catalog_to_yaml, parse_catalog
-from berth.services.bookings import PackageBookingInput, ReserveInput, UnitItemInput
-from berth.services.container import Services, build_services
+from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, vacancies
 from tests.conftest import ADMIN, Clock, auth, load_test_demo
@@ -205,7 +205,7 @@ async def test_expiry_releases_every_include(client: httpx.AsyncClient, demo: Se
     before = (await vacancies(client), await vacancies(client, museum, MUSEUM))
     booking = (await client.post("/octo/bookings", json=await package_body(client), headers=auth())).json()
     clock.advance(minutes=31)
-    await demo.bookings.expire_due()
+    await demo.expiry.expire_due()
     assert (await vacancies(client), await vacancies(client, museum, MUSEUM)) == before
     shown = (
         await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth(capabilities=PACKAGES))
@@ -281,7 +281,7 @@ async def test_two_packages_race_for_an_includes_last_place(settings: Settings, 
             )  # fmt: skip
 
         outcomes = await asyncio.gather(
-            *(fleet[i % 4].packages.reserve(catalog, connection.id, package()) for i in range(8)),
+            *(fleet[i % 4].bookings.reserve(catalog, connection.id, package()) for i in range(8)),
             return_exceptions=True,
         )
         won = [o for o in outcomes if not isinstance(o, BaseException)]

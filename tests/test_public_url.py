@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from berth.services.container import Services
+from berth.container import Services
 from berth.settings import Settings, listen_url
 from tests.backoffice.helpers import csrf_of, text_of
 from tests.backoffice.server import free_port, receiver_in_thread

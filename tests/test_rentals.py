@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from berth.services.container import Services
+from berth.container import Services
 from berth.services.demo import demo_catalog_text
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, reservation, reserve

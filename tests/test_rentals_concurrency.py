@@ -11,10 +11,10 @@ from datetime import UTC
 
 from sqlalchemy import select
 
+from berth.container import build_services
 from berth.domain.errors import UnprocessableEntity
 from berth.domain.rentals import HeldInterval, peak_held
-from berth.services.bookings import ReserveInput, UnitItemInput
-from berth.services.container import build_services
+from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from berth.store.tables import bookings
 from tests.conftest import Clock

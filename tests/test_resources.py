@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from berth.services.container import Services
+from berth.container import Services
 from berth.store.tables import booking_seats, bookings
 from tests.bookings_helpers import GUEST
 from tests.conftest import ADMIN, Clock, auth
@@ -384,7 +384,7 @@ async def test_cancel_and_expiry_free_the_seats(
     # Not swept yet: its seat rows are still there, and a new party gets the same seats.
     again = await booked(client, body(("adult", "adult")))
     assert summary(again)[0][3] == seats
-    await demo.bookings.expire_due()
+    await demo.expiry.expire_due()
     async with demo.database.transaction(write=False) as conn:
         rows = (await conn.execute(select(booking_seats.c.booking_id))).all()
     assert held["id"] not in {row[0] for row in rows} and kept["id"] not in {row[0] for row in rows}

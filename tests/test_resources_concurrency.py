@@ -11,10 +11,10 @@ from collections import Counter
 
 from sqlalchemy import func, select
 
+from berth.container import Services, build_services
 from berth.domain.bookings import Booking
 from berth.domain.errors import BadRequest, UnprocessableEntity
-from berth.services.bookings import ReserveInput, UnitItemInput
-from berth.services.container import Services, build_services
+from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from berth.store.bookings_repo import BookingFilter
 from berth.store.tables import booking_resources, booking_seats
@@ -77,7 +77,7 @@ async def race(
             return "accepted"
 
         outcomes = await asyncio.gather(*(one(fleet[n % PROCESSES], s) for n, s in enumerate(sizes)))
-        found = await first.bookings.find(catalog, BookingFilter(product_id="walk"))
+        found = await first.staff_bookings.find(catalog, BookingFilter(product_id="walk"))
         async with first.database.transaction(write=False) as conn:
             places = int(
                 await conn.scalar(select(func.coalesce(func.sum(booking_resources.c.places), 0))) or 0

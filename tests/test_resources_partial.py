@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.bookings_helpers import GUEST
 from tests.conftest import auth
 from tests.test_resources import (

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import insert, select, text
 
+from berth.container import Services, build_services
 from berth.domain.sealing import SealError, SecretBox
 from berth.logs import configure_logging, redact_url
-from berth.services.container import Services, build_services
 from berth.services.demo import load_demo
 from berth.settings import DEVELOPMENT_SECRET_KEY, Settings
 from berth.store.database import Database

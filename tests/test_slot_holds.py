@@ -15,8 +15,8 @@ import httpx
 import pytest
 from sqlalchemy import delete, select
 
+from berth.container import Services
 from berth.domain.bookings import HELD_FOR_GOOD, Booking, BookingStatus, Contact, place_hold
-from berth.services.container import Services
 from berth.store import bookings_repo
 from berth.store.database import Database
 from berth.store.migrate import downgrade, upgrade
@@ -104,7 +104,7 @@ async def test_slot_holds_agree_with_the_bookings(
     for _ in range(60):
         actions.append(await _step(client, rng, live, clock))
         if actions[-1] == "sweep":
-            await demo.bookings.expire_due()
+            await demo.expiry.expire_due()
         for counted, summed in await held_both_ways(demo, clock.now):
             assert counted == summed, f"after {actions}"
     assert {"reserve", "confirm", "cancel", "wait"} <= set(actions)

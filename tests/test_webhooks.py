@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 from standardwebhooks.webhooks import Webhook as Verifier
 
+from berth.container import Services
 from berth.domain.catalog_document import catalog_to_yaml
-from berth.services.container import Services
 from berth.services.demo import DEMO_CONNECTIONS
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, Clock, auth, demo_catalog_for_tests
@@ -209,7 +209,7 @@ async def test_expiry_announces_booking_and_availability(
         await reserve(client, reservation(expirationMinutes=1))
         await drain(demo)
         clock.advance(minutes=2)
-        assert await demo.bookings.expire_due() == 1
+        assert await demo.expiry.expire_due() == 1
         await drain(demo)
         (expired,) = bookings_target.payloads()
         assert expired["booking"]["status"] == "EXPIRED"

@@ -11,6 +11,7 @@ from fastapi import Depends, FastAPI
 
 from berth import __version__
 from berth.background import run_background
+from berth.container import Services, build_services
 from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
 from berth.http.admin.mappings import router as admin_mappings_router
@@ -33,7 +34,6 @@ from berth.http.octo.resources import router as octo_resources_router
 from berth.http.octo.webhooks import router as octo_webhooks_router
 from berth.http.ops import router as ops_router
 from berth.logs import configure_logging
-from berth.services.container import Services, build_services
 from berth.settings import Settings
 
 

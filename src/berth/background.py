@@ -8,7 +8,7 @@ import contextlib
 
 import structlog
 
-from berth.services.container import Services
+from berth.container import Services
 
 log = structlog.get_logger("berth.worker")
 
@@ -20,7 +20,7 @@ async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
     while not stop.is_set():
         try:
             catalog = (await services.catalog.snapshot()).catalog
-            expired = await services.orders.expire_due(catalog) + await services.bookings.expire_due()
+            expired = await services.orders.expire_due(catalog) + await services.expiry.expire_due()
             if expired:
                 log.info("expired holds", count=expired)
         except Exception:  # a failed sweep is retried on the next tick; the loop must not die

@@ -3,7 +3,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.backoffice.helpers import sign_in
 
 

@@ -20,7 +20,7 @@ import httpx
 import uvicorn
 
 from berth.app import create_app
-from berth.services.container import build_services
+from berth.container import build_services
 from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
 from berth.store.migrate import upgrade

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.backoffice.helpers import notice_of, text_of
 from tests.backoffice.test_pages import KAYAK_SLOT, pending_kayak
 from tests.bookings_helpers import confirm, reserve, vacancies

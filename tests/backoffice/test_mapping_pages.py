@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.backoffice.helpers import notice_of, sign_in, text_of
 from tests.backoffice.test_webhook_pages import connection_id, rows_of
 from tests.conftest import ADMIN, KEY_A, KEY_B, auth

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.backoffice.helpers import sign_in, text_of
 from tests.bookings_helpers import GUEST, SLOT, confirm, reservation, reserve
 from tests.conftest import KEY_B, Clock, auth, demo_catalog_for_tests

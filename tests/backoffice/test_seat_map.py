@@ -7,7 +7,7 @@ import re
 
 import httpx
 
-from berth.services.container import Services
+from berth.container import Services
 from tests.backoffice.helpers import text_of
 from tests.backoffice.test_pages import manifest_path
 from tests.conftest import ADMIN, auth

@@ -9,7 +9,7 @@ import httpx
 from pydantic import SecretStr
 
 from berth.app import create_app
-from berth.services.container import Services, build_services
+from berth.container import Services, build_services
 from berth.settings import Settings
 from tests.backoffice.helpers import csrf_of, sign_in, text_of
 from tests.conftest import Clock

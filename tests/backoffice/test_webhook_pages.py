@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from berth.container import Services
 from berth.http.admin.pages import webhooks as webhook_pages
-from berth.services.container import Services
 from tests.backoffice.helpers import notice_of, sign_in, text_of
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, Clock

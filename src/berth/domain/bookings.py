@@ -13,6 +13,7 @@ from typing import Any
 from berth.domain.catalog import ContactField, Option
 from berth.domain.errors import InvalidUnitId, UnprocessableEntity
 from berth.domain.resources import Allocation
+from berth.domain.times import format_utc
 
 
 class BookingStatus(StrEnum):
@@ -222,6 +223,36 @@ def is_cancellable(booking: Booking, cutoff: datetime | None, now: datetime) -> 
     if booking.status not in CHANGEABLE or booking.redeemed_at is not None:
         return False
     return booking.status is BookingStatus.ON_HOLD or cutoff is None or now < cutoff
+
+
+def not_changeable(booking: Booking, cutoff: datetime | None, verb: str) -> str:
+    """Why `booking` cannot be `verb` (updated, cancelled): its status, or the cutoff passed."""
+    if booking.status not in CHANGEABLE:
+        return f"Booking {booking.uuid!r} is {booking.status.value} and cannot be {verb}"
+    assert cutoff is not None
+    return f"Booking {booking.uuid!r} can no longer be {verb}: the cutoff was {format_utc(cutoff)}"
+
+
+def extendable(booking: Booking) -> datetime:
+    """The end of the hold an extension moves: only an ON_HOLD booking's hold can be extended."""
+    if booking.status is not BookingStatus.ON_HOLD or booking.expires_at is None:
+        raise UnprocessableEntity(
+            f"Only ON_HOLD bookings can be extended; booking {booking.uuid!r} is {booking.status.value}"
+        )
+    return booking.expires_at
+
+
+def merge_contact(base: Contact, override: Contact) -> Contact:
+    """The one merge rule of contacts (a PATCH over a booking's, an order's lead over its
+    bookings'): `override`'s fields win where they have a value; a field it leaves out or
+    sends as `null` keeps `base`'s, so `null` never erases what is known."""
+    return Contact(
+        values={**base.values, **{k: v for k, v in override.values.items() if v is not None}},
+        locales=override.locales or base.locales,
+        allow_marketing=base.allow_marketing
+        if override.allow_marketing is None
+        else override.allow_marketing,
+    )
 
 
 def pax_of(option: Option, unit_ids: Sequence[str]) -> int:

@@ -116,14 +116,3 @@ def confirmed_status(bookings: Sequence[Booking]) -> OrderStatus:
     if any(b.status is BookingStatus.PENDING for b in bookings):
         return OrderStatus.PENDING
     return OrderStatus.CONFIRMED
-
-
-def merge_contact(base: Contact, override: Contact) -> Contact:
-    """`override`'s fields win; the rest come from `base`."""
-    return Contact(
-        values={**base.values, **{k: v for k, v in override.values.items() if v is not None}},
-        locales=override.locales or base.locales,
-        allow_marketing=base.allow_marketing
-        if override.allow_marketing is None
-        else override.allow_marketing,
-    )

@@ -8,9 +8,9 @@ from fastapi import Request
 
 from berth.capabilities.base import View
 from berth.capabilities.ids import MAPPINGS
+from berth.container import Services
 from berth.domain.connections import Connection
 from berth.services.catalog import CatalogSnapshot
-from berth.services.container import Services
 
 
 @dataclass(frozen=True)

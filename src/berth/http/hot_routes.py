@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from berth.container import Services
 from berth.domain.errors import OctoError
 from berth.http.context import OctoRequest, with_mappings
 from berth.http.errors import error_response
@@ -32,7 +33,6 @@ from berth.http.octo.availability import availability_answer, calendar_answer
 from berth.http.octo.bookings import confirm_answer, reserve_answer
 from berth.http.octo.catalog import product_answer, products_answer, supplier_answer
 from berth.http.octo.requests import AvailabilityBody, CalendarBody, ConfirmBody, ReserveBody
-from berth.services.container import Services
 
 
 @dataclass(frozen=True)

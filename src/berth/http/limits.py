@@ -15,10 +15,10 @@ import re
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from berth.container import Services
 from berth.domain.errors import BadRequest, OctoError, TooManyRequests
 from berth.http.errors import error_response
 from berth.http.middleware import header, replaying
-from berth.services.container import Services
 
 log = structlog.get_logger("berth.http")
 

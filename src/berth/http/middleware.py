@@ -15,11 +15,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from berth.capabilities.base import View
 from berth.capabilities.registry import parse_capabilities
+from berth.container import Services
 from berth.domain.errors import Forbidden, OctoError, Unauthorized
 from berth.domain.languages import choose_language
 from berth.http.context import OctoRequest
 from berth.http.errors import error_response, internal_error
-from berth.services.container import Services
 from berth.store.database import fault_of
 
 log = structlog.get_logger("berth.access")

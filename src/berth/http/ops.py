@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
+from berth.container import Services
 from berth.http.context import current_services
 from berth.http.responses import json_response
-from berth.services.container import Services
 
 router = APIRouter()
 

@@ -14,19 +14,19 @@ from enum import StrEnum
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
+from berth.container import Services
 from berth.delivery.worker import RESERVED_HEADERS, USER_AGENT
 from berth.domain.availability import SlotState
 from berth.domain.bookings import Booking, BookingStatus, as_of, people_of
 from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
 from berth.domain.catalog_lookup import find_option, find_product
 from berth.domain.errors import InvalidAvailabilityId
-from berth.domain.resources import Allocation, availability_state, layout_of, places_of
+from berth.domain.resources import Allocation, layout_of, places_of
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.domain.times import local_datetime
 from berth.read_models.bookings import BookingDetails
 from berth.read_models.resources import SlotResources
 from berth.services.availability import today_in
-from berth.services.container import Services
 from berth.store import bookings_repo, deliveries_repo, mappings_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.deliveries_repo import Delivery, LastAttempt
@@ -169,22 +169,19 @@ async def _occupancy(
     services: Services, product: Product, option: Option, first: date, last: date
 ) -> list[SlotOccupancy]:
     slots = slots_between(product, option, first, last)
-    now = services.bookings.now()
-    held = await services.availability.held(product, option, slots, now)
-    use = await services.availability.resource_use(product, option, slots, now)
-    found = []
-    for slot in slots:
-        taken = held.get(slot.id, 0)
-        state = availability_state(option, slot, taken, use.get(slot.id, {}), now)
-        found.append(SlotOccupancy(product, option, slot, state, taken, departed(slot, now)))
-    return found
+    now = services.clock()
+    found = await services.availability.occupancy(product, option, slots)
+    return [
+        SlotOccupancy(product, option, slot, state, taken, departed(slot, now))
+        for slot, (taken, state) in zip(slots, found, strict=True)
+    ]
 
 
 async def _expected_per_slot(
     services: Services, catalog: Catalog, first: date, last: date
 ) -> dict[tuple[str, str, str], tuple[int, int]]:
     """(bookings, guests) expected per (product, option, availability id) from `first` to `last`."""
-    now = services.bookings.now()
+    now = services.clock()
     async with services.database.transaction(write=False) as conn:
         found, _ = await bookings_repo.find_bookings(conn, BookingFilter(date_from=first, date_to=last))
     counts: dict[tuple[str, str, str], tuple[int, int]] = {}
@@ -206,7 +203,7 @@ async def coming_days(services: Services, catalog: Catalog, days: int = 2) -> li
     by_day: list[list[SlotOccupancy]] = [[] for _ in range(days)]
     if not catalog.products:
         return [DaySlots(offset, []) for offset in range(days)]
-    now = services.bookings.now()
+    now = services.clock()
     todays = {product.id: today_in(product, now) for product in catalog.products}
     counts = await _expected_per_slot(
         services, catalog, min(todays.values()), max(todays.values()) + timedelta(days=days - 1)
@@ -238,7 +235,7 @@ async def manifest(
     if slot is None:
         raise InvalidAvailabilityId(availability_id)
     occupancy = await _occupancy(services, product, option, slot.local_date, slot.local_date)
-    found = await services.bookings.find(
+    found = await services.staff_bookings.find(
         catalog,
         BookingFilter(
             product_id=product.id, option_id=option.id, date_from=slot.local_date, date_to=slot.local_date

@@ -8,6 +8,7 @@ from datetime import timedelta
 from importlib import resources
 from zoneinfo import ZoneInfo
 
+from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.catalog import Catalog
 from berth.domain.catalog_document import parse_catalog
@@ -15,8 +16,7 @@ from berth.domain.errors import OctoError
 from berth.domain.mappings import MappingFilter, MappingUpload, Resolution
 from berth.domain.webhooks import fixed_signing_secret
 from berth.services.availability import AvailabilityQuery
-from berth.services.bookings import ConfirmInput, ReserveInput, UnitItemInput
-from berth.services.container import Services
+from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
 from berth.store.bookings_repo import BookingFilter
 
 # (name, API key, webhook signing secret): documented in the README, for trying things out.
@@ -113,7 +113,7 @@ async def _sell_out_upcoming_departures(services: Services) -> None:
     product = catalog.product(SOLD_OUT_PRODUCT)
     if product is None:
         return
-    today = services.bookings.now().astimezone(ZoneInfo(product.time_zone)).date()
+    today = services.clock().astimezone(ZoneInfo(product.time_zone)).date()
     query = AvailabilityQuery(
         product_id=product.id,
         option_id=product.default_option.id,
@@ -149,7 +149,7 @@ async def _sell_out_upcoming_departures(services: Services) -> None:
             catalog, box_office.id, held.booking.uuid, ConfirmInput(guest)
         )
         if confirmed.booking.status == "PENDING":
-            await services.bookings.accept(catalog, confirmed.booking.id)
+            await services.staff_bookings.accept(catalog, confirmed.booking.id)
 
 
 async def _seat_cruise_guests(services: Services) -> None:
@@ -159,9 +159,9 @@ async def _seat_cruise_guests(services: Services) -> None:
     product = catalog.product(SEATED_PRODUCT)
     if product is None:
         return
-    tomorrow = services.bookings.now().astimezone(ZoneInfo(product.time_zone)).date() + timedelta(days=1)
+    tomorrow = services.clock().astimezone(ZoneInfo(product.time_zone)).date() + timedelta(days=1)
     option = product.default_option
-    found = await services.bookings.find(
+    found = await services.staff_bookings.find(
         catalog,
         BookingFilter(
             connection_id=box_office.id, product_id=product.id, date_from=tomorrow, date_to=tomorrow

@@ -6,13 +6,13 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
+from berth.container import Services
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_document import CatalogFileError
 from berth.domain.errors import BadRequest
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
-from berth.services.container import Services
 from berth.views.catalog_changes import changes_json
 from berth.views.connections import connection_json
 

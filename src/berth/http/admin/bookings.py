@@ -12,12 +12,12 @@ from starlette.responses import Response
 from berth.capabilities.base import View
 from berth.capabilities.ids import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
+from berth.container import Services
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET, Flag, IsoDate
 from berth.read_models.bookings import BookingDetails
-from berth.services.container import Services
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
 
@@ -66,7 +66,7 @@ async def search_bookings(
         status=status,
     )
     catalog = (await svc.catalog.snapshot()).catalog
-    found, total = await svc.bookings.search(catalog, where, limit, offset)
+    found, total = await svc.staff_bookings.search(catalog, where, limit, offset)
     return json_response(
         {"total": total, "limit": limit, "offset": offset, "bookings": [_staff_json(svc, d) for d in found]}
     )
@@ -75,20 +75,20 @@ async def search_bookings(
 @router.get("/bookings/{bookingId}", summary="One booking with its history")
 async def get_booking(bookingId: str, svc: Services = Depends(current_services)) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    details, history = await svc.bookings.admin_get(catalog, bookingId)
+    details, history = await svc.staff_bookings.get(catalog, bookingId)
     return json_response({"booking": _staff_json(svc, details), "history": history})
 
 
 @router.post("/bookings/{bookingId}/redeem", summary="Mark a CONFIRMED booking REDEEMED")
 async def redeem(bookingId: str, svc: Services = Depends(current_services)) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    return json_response(_staff_json(svc, await svc.bookings.redeem(catalog, bookingId)))
+    return json_response(_staff_json(svc, await svc.staff_bookings.redeem(catalog, bookingId)))
 
 
 @router.post("/bookings/{bookingId}/accept", summary="Accept a PENDING booking (CONFIRMED)")
 async def accept(bookingId: str, svc: Services = Depends(current_services)) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    return json_response(_staff_json(svc, await svc.bookings.accept(catalog, bookingId)))
+    return json_response(_staff_json(svc, await svc.staff_bookings.accept(catalog, bookingId)))
 
 
 @router.post("/bookings/{bookingId}/reject", summary="Reject a PENDING booking (REJECTED, places released)")
@@ -96,7 +96,7 @@ async def reject(
     bookingId: str, body: RejectBody | None = Body(default=None), svc: Services = Depends(current_services)
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    details = await svc.bookings.reject(catalog, bookingId, body.reason if body else None)
+    details = await svc.staff_bookings.reject(catalog, bookingId, body.reason if body else None)
     return json_response(_staff_json(svc, details))
 
 
@@ -105,7 +105,7 @@ async def cancel(
     bookingId: str, body: CancelBody | None = Body(default=None), svc: Services = Depends(current_services)
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    details = await svc.bookings.cancel(
-        catalog, None, bookingId, body.reason if body else None, force=bool(body and body.force)
+    details = await svc.staff_bookings.cancel(
+        catalog, bookingId, body.reason if body else None, force=bool(body and body.force)
     )
     return json_response(_staff_json(svc, details))

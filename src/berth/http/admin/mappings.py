@@ -11,13 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.capabilities.mappings.fields import mapping_json
+from berth.container import Services
 from berth.domain.mappings import MappingRow, Resolution
 from berth.http.admin.webhooks import delivery_json
 from berth.http.context import services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET
-from berth.services.container import Services
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 

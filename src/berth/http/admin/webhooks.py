@@ -8,11 +8,11 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 from starlette.responses import PlainTextResponse, Response
 
+from berth.container import Services
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET, IsoDateTime
-from berth.services.container import Services
 from berth.store.deliveries_repo import STATUSES, Delivery
 from berth.views.webhooks import webhook_view
 

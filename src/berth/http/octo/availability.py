@@ -10,12 +10,12 @@ from pydantic import Field
 from starlette.responses import Response
 
 from berth.capabilities.ids import RENTALS
+from berth.container import Services
 from berth.domain.errors import OctoError
 from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import AvailabilityBody, CalendarBody
 from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
-from berth.services.container import Services
 from berth.views.availability import availability_view, calendar_view
 
 router = APIRouter(responses=ERROR_RESPONSES)

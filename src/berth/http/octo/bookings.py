@@ -6,6 +6,7 @@ from fastapi import APIRouter, Body, Depends, Header, Query
 from starlette.responses import Response
 
 from berth.capabilities.ids import RENTALS, RESOURCES
+from berth.container import Services
 from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
 from berth.http.octo.common import octo_response
@@ -13,8 +14,6 @@ from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, Reserv
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
 from berth.http.types import MAX_OFFSET, IsoDate
 from berth.read_models.bookings import BookingDetails
-from berth.services.container import Services
-from berth.services.packages import is_package_request
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view, bookings_view
 
@@ -36,23 +35,15 @@ async def reserve_answer(
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
     reservation = body.reservation(resources=octo.view.has(RESOURCES), rentals=octo.view.has(RENTALS))
-    if is_package_request(octo.snapshot.catalog, reservation):
-        details = await svc.packages.reserve(
-            octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
-        )
-    elif reservation.order_id is not None or octo.view.has("octo/cart"):
-        details = await svc.orders.reserve(
-            octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
-        )
-    else:
-        details = await svc.bookings.reserve(
-            octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode
-        )
+    details = await svc.bookings.reserve(
+        octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode,
+        capabilities=octo.view.capabilities,
+    )  # fmt: skip
     return _one(octo, svc, details)
 
 
 async def confirm_answer(octo: OctoRequest, svc: Services, uuid: str, body: ConfirmBody) -> Response:
-    details = await svc.packages.confirm(
+    details = await svc.bookings.confirm(
         octo.snapshot.catalog,
         octo.connection.id,
         _known_uuid(uuid),
@@ -141,7 +132,6 @@ async def update_booking(
     octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
-    await svc.packages.check_updatable(octo.connection.id, _known_uuid(uuid))
     changes = body.update(octo.view.has(RESOURCES), octo.view.has(RENTALS))
     details = await svc.bookings.update(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), changes)
     return _one(octo, svc, details)
@@ -165,14 +155,14 @@ async def extend_booking(
     svc: Services = Depends(current_services),
 ) -> Response:
     minutes = body.expirationMinutes if body else None
-    details = await svc.packages.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
+    details = await svc.bookings.extend(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), minutes)
     return _one(octo, svc, details)
 
 
 async def _cancel(uuid: str, body: CancelBody | None, octo: OctoRequest, svc: Services) -> Response:
     # `force` is the supplier's override of the cutoff; from a reseller it is ignored.
     reason = body.reason if body else None
-    details = await svc.packages.cancel(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), reason)
+    details = await svc.bookings.cancel(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), reason)
     return _one(octo, svc, details)
 
 

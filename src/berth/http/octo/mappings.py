@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from starlette.responses import Response
 
 from berth.capabilities.mappings.fields import mapping_json
+from berth.container import Services
 from berth.domain.errors import BadRequest
 from berth.domain.input_errors import expectation, field_path
 from berth.domain.mappings import MappingFilter, MappingUpload, Problem, upload_error
@@ -17,7 +18,6 @@ from berth.http.context import OctoRequest, octo_request, services
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES, MappingOut
 from berth.http.types import Flag
-from berth.services.container import Services
 
 router = APIRouter(responses=ERROR_RESPONSES)
 

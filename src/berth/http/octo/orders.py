@@ -8,15 +8,15 @@ from fastapi import APIRouter, Body, Depends, Header
 from pydantic import Field
 from starlette.responses import Response
 
+from berth.capabilities.cart.orders import OrderInput
 from berth.capabilities.ids import RENTALS, RESOURCES
+from berth.container import Services
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import ContactBody, Lenient, ReserveBody
 from berth.http.octo.schemas import ERROR_RESPONSES, OrderOut
 from berth.http.types import Flag, Whole
 from berth.read_models.orders import OrderDetails
-from berth.services.container import Services
-from berth.services.orders import OrderInput
 from berth.views.orders import order_view
 
 router = APIRouter(responses=ERROR_RESPONSES)

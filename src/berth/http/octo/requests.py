@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from berth.domain.bookings import CONTACT_KEYS, Contact
 from berth.http.types import Flag, IsoDate, Whole
 from berth.services.availability import AvailabilityQuery
-from berth.services.bookings import (
+from berth.services.bookings.inputs import (
     ConfirmInput,
     PackageBookingInput,
     ReserveInput,

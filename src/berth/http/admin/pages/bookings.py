@@ -99,7 +99,7 @@ async def search(
     total = 0
     if isinstance(where, BookingFilter):
         offset = (page_number - 1) * PAGE_SIZE
-        found, total = await me.services.bookings.search(me.catalog.catalog, where, PAGE_SIZE, offset)
+        found, total = await me.services.staff_bookings.search(me.catalog.catalog, where, PAGE_SIZE, offset)
     connections = {c.id: c for c in await me.services.connections.list()}
     return page(
         request,
@@ -120,7 +120,7 @@ async def search(
 
 @router.get("/bookings/{booking_id}")
 async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) -> Response:
-    details, history = await me.services.bookings.admin_get(me.catalog.catalog, booking_id)
+    details, history = await me.services.staff_bookings.get(me.catalog.catalog, booking_id)
     connections = {c.id: c for c in await me.services.connections.list()}
     return page(
         request,
@@ -151,7 +151,7 @@ async def _apply(
 ) -> Response:
     """Run one action, if the booking's status offers it, and go back to the booking, saying
     what changed or why nothing did."""
-    before, _ = await me.services.bookings.admin_get(me.catalog.catalog, booking_id)
+    before, _ = await me.services.staff_bookings.get(me.catalog.catalog, booking_id)
     status = before.booking.status
     if action not in ACTIONS[status]:
         text = f"{failed}: {_label(before)} is {status.value}; {what_can_be_done(status)}."
@@ -171,7 +171,7 @@ async def redeem(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
         booking_id,
         me,
         Action.REDEEM,
-        lambda: me.services.bookings.redeem(me.catalog.catalog, booking_id),
+        lambda: me.services.staff_bookings.redeem(me.catalog.catalog, booking_id),
         "Not redeemed",
         lambda done: f"{_label(done)} redeemed: CONFIRMED → REDEEMED. Its guests are checked in.",
     )
@@ -183,7 +183,7 @@ async def accept(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
         booking_id,
         me,
         Action.ACCEPT,
-        lambda: me.services.bookings.accept(me.catalog.catalog, booking_id),
+        lambda: me.services.staff_bookings.accept(me.catalog.catalog, booking_id),
         "Not accepted",
         lambda done: (
             f"{_label(done)} accepted: PENDING → CONFIRMED. "
@@ -200,7 +200,7 @@ async def reject(
         booking_id,
         me,
         Action.REJECT,
-        lambda: me.services.bookings.reject(me.catalog.catalog, booking_id, reason.strip() or None),
+        lambda: me.services.staff_bookings.reject(me.catalog.catalog, booking_id, reason.strip() or None),
         "Not rejected",
         lambda done: (
             f"{_label(done)} rejected: PENDING → REJECTED. "
@@ -212,13 +212,13 @@ async def reject(
 async def _cancel(booking_id: str, me: Staff, action: Action, reason: str, force: bool) -> Response:
     """Cancel a confirmed booking, or release a hold (the same change to CANCELLED)."""
     catalog = me.catalog.catalog
-    before, _ = await me.services.bookings.admin_get(catalog, booking_id)
+    before, _ = await me.services.staff_bookings.get(catalog, booking_id)
     was = before.booking.status
     if was is BookingStatus.CANCELLED:
         return _back(
             booking_id, me, Notice("success", f"{_label(before)} was already cancelled; nothing changed.")
         )
-    held = before.booking.holds_places(me.services.bookings.now())
+    held = before.booking.holds_places(me.services.clock())
     needs_force = was in CHANGEABLE and not before.cancellable and not force
     verb = "released" if action is Action.RELEASE else "cancelled"
 
@@ -230,7 +230,7 @@ async def _cancel(booking_id: str, me: Staff, action: Action, reason: str, force
         booking_id,
         me,
         action,
-        lambda: me.services.bookings.cancel(catalog, None, booking_id, reason.strip() or None, force=force),
+        lambda: me.services.staff_bookings.cancel(catalog, booking_id, reason.strip() or None, force=force),
         f"Not {verb}",
         cancelled,
         " Tick “Cancel even though the cutoff has passed” to cancel it anyway." if needs_force else "",

@@ -94,5 +94,5 @@ async def rotate_secret(connection_id: str, request: Request, me: Staff = Depend
         return redirect("/admin/connections", me, Notice("error", text))
     secret = await me.services.webhooks.rotate_secret(connection.id, ROTATION_GRACE)
     # Answered here rather than redirected: the new secret must not travel in a cookie or an address.
-    retired_at = me.services.bookings.now() + ROTATION_GRACE
+    retired_at = me.services.clock() + ROTATION_GRACE
     return await _list_page(request, me, rotated=(connection, secret, retired_at))

@@ -19,7 +19,7 @@ router = APIRouter(route_class=PageRoute)
 async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
     catalog = me.catalog.catalog
     days = await coming_days(me.services, catalog)
-    _, pending = await me.services.bookings.search(
+    _, pending = await me.services.staff_bookings.search(
         catalog, BookingFilter(status=BookingStatus.PENDING.value), limit=1, offset=0
     )
     waiting = sum(c.pending for c in await me.services.mappings.counts())

@@ -20,9 +20,9 @@ import orjson
 from fastapi import Form, Request
 from starlette.responses import Response
 
+from berth.container import Services
 from berth.http.context import octo_endpoint, services
 from berth.services.catalog import CatalogSnapshot
-from berth.services.container import Services
 from berth.settings import Settings
 
 SESSION_COOKIE = "berth_session"
@@ -178,7 +178,7 @@ async def current_staff(request: Request) -> Staff | None:
     key = signing_key(svc.settings)
     if key is None:
         raise BackOfficeDisabled
-    session = read_session(request, key, svc.bookings.now())
+    session = read_session(request, key, svc.clock())
     if session is None or not session.signed_in:
         return None
     return Staff(svc, await svc.catalog.snapshot(), key, csrf_for(key, session), secure_cookies(request))

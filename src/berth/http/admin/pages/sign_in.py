@@ -59,7 +59,7 @@ async def sign_in_form(request: Request, next: str = COOKIE_PATH) -> Response:
         return disabled_page(request)
     if await current_staff(request) is not None:
         return redirect(_safe_next(next))
-    now = svc.bookings.now()
+    now = svc.clock()
     session = read_session(request, key, now) or new_session(now, signed_in=False)
     return _form(request, key, session, _safe_next(next), error=None, status_code=200)
 
@@ -76,7 +76,7 @@ async def sign_in(
     admin_token = svc.settings.admin_token
     if key is None or admin_token is None:
         return disabled_page(request)
-    now = svc.bookings.now()
+    now = svc.clock()
     next_path = _safe_next(next)
     session = read_session(request, key, now)
     if session is None or not hmac.compare_digest(csrf_token.encode(), csrf_for(key, session).encode()):

@@ -168,8 +168,8 @@ async def webhook(
         status_url=lambda value: webhook_path(hook.id, value),
         retries=schedule,
         retry_span=duration(sum(schedule)),
-        since=of_supplier(me.catalog.catalog).field(me.services.bookings.now() - timedelta(days=1)),
-        now=me.services.bookings.now(),
+        since=of_supplier(me.catalog.catalog).field(me.services.clock() - timedelta(days=1)),
+        now=me.services.clock(),
     )
 
 

@@ -18,7 +18,17 @@ from typing import Any
 import orjson
 from sqlalchemy.exc import IntegrityError
 
-from berth.domain.bookings import ENDED, Booking, BookingStatus, Cancellation, Contact, as_of, new_reference
+from berth.capabilities.ids import CART
+from berth.domain.bookings import (
+    ENDED,
+    Booking,
+    BookingStatus,
+    Cancellation,
+    Contact,
+    as_of,
+    merge_contact,
+    new_reference,
+)
 from berth.domain.catalog import Catalog
 from berth.domain.errors import (
     BadRequest,
@@ -27,21 +37,14 @@ from berth.domain.errors import (
     OctoError,
     UnprocessableEntity,
 )
-from berth.domain.orders import LIVE, Order, OrderStatus, follow_bookings, merge_contact
+from berth.domain.orders import LIVE, Order, OrderStatus, follow_bookings
 from berth.read_models.bookings import BookingDetails
 from berth.read_models.orders import OrderDetails
-from berth.services.bookings import (
-    RESELLER,
-    SUPPLIER,
-    BookingService,
-    Change,
-    ConfirmInput,
-    PreparedBooking,
-    ReserveInput,
-)
+from berth.services.bookings.inputs import RESELLER, SUPPLIER, Change, ConfirmInput, ReserveInput
+from berth.services.bookings.reseller import ResellerBookings
+from berth.services.bookings.steps import BookingSteps, PreparedBooking
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
-from berth.settings import Settings
 from berth.store import bookings_repo, orders_repo
 from berth.store.database import Database, DbConnection
 
@@ -90,16 +93,26 @@ class OrderService:
     def __init__(
         self,
         database: Database,
-        settings: Settings,
         clock: Clock,
-        bookings: BookingService,
+        steps: BookingSteps,
+        bookings: ResellerBookings,
         observer: ChangeObserver,
     ) -> None:
         self._db = database
-        self._settings = settings
         self._clock = clock
+        self._steps = steps
         self._bookings = bookings
         self._observer = observer
+
+    # --- the grouping of octo/cart ------------------------------------------------------------
+
+    def claims(self, catalog: Catalog, data: ReserveInput, capabilities: frozenset[str]) -> bool:
+        """A booking joins the order it names; with the cart, one naming none starts one."""
+        return data.order_id is not None or CART in capabilities
+
+    async def companions(self, conn: DbConnection, booking: Booking, verb: str) -> list[Booking]:
+        """An order's bookings change one by one; the order follows them (`follow_in`)."""
+        return []
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -108,7 +121,7 @@ class OrderService:
     ) -> OrderDetails:
         """The order with its bookings; as they stand now unless `exact`."""
         members = await orders_repo.bookings_of(conn, order.id)
-        described = await self._bookings.describe(conn, catalog, members, exact=exact)
+        described = await self._steps.loader.describe(conn, catalog, members, exact=exact)
         shown = order if exact else follow_bookings(order, members, self._clock())
         return OrderDetails(shown, tuple(described))
 
@@ -132,7 +145,7 @@ class OrderService:
         self, catalog: Catalog, connection_id: str, request: ReserveInput, index: int | None, **options: Any
     ) -> PreparedBooking:
         try:
-            return self._bookings.prepare(catalog, connection_id, request, **options)
+            return self._steps.prepare(catalog, connection_id, request, **options)
         except OctoError as exc:
             raise _named(exc, index) from None
 
@@ -181,7 +194,7 @@ class OrderService:
             email_receipt=bool(data.email_receipt),
             created_at=now,
             updated_at=now,
-            expires_at=self._bookings.expiry(data.expiration_minutes, now),
+            expires_at=self._steps.expiry(data.expiration_minutes, now),
         )
 
     def _prepare_order(
@@ -212,16 +225,17 @@ class OrderService:
     ) -> OrderDetails:
         """Store the order and hold every one of its bookings, or nothing. Raises _UuidTaken
         (nothing stored) when a booking uuid is in use."""
-        held = [await self._bookings.held_before(p) for p in prepared]
+        for item in prepared:
+            await self._steps.read_ahead(item)
         try:
             async with self._db.transaction(write=True) as conn:
                 await orders_repo.insert_order(conn, order)
                 # Every slot of the order first, in one sorted pass: two orders holding the same
                 # slots in another sequence then wait for each other instead of deadlocking.
-                await bookings_repo.lock_slots(conn, [p.lock_key for p in prepared if p.lock_key is not None])
-                for index, (item, held_before) in enumerate(zip(prepared, held, strict=True)):
+                await self._steps.locks.lock(conn, [p.lock_key for p in prepared if p.lock_key is not None])
+                for index, item in enumerate(prepared):
                     try:
-                        _, new = await self._bookings.place_in(conn, catalog, item, held_before)
+                        _, new = await self._steps.place_in(conn, catalog, item)
                     except InvalidBookingUuid:  # in use for another request: told by the caller
                         raise _UuidTaken from None
                     except OctoError as exc:
@@ -293,15 +307,15 @@ class OrderService:
                     catalog, connection_id, order, [data], first_primary=False, first_position=position,
                     indexed=False,
                 )  # fmt: skip
-                held_before = await self._bookings.held_before(item)
-                booking, new = await self._bookings.place_in(conn, catalog, item, held_before)
+                await self._steps.read_ahead(item)
+                booking, new = await self._steps.place_in(conn, catalog, item)
                 if new:
                     joined = replace(
                         order, currency=order.currency or booking.currency, updated_at=self._clock()
                     )
                     await orders_repo.save_order(conn, joined)
                     await self._changed(conn, catalog, order, joined)
-                return (await self._bookings.describe(conn, catalog, [booking]))[0]
+                return await self._steps.loader.one(conn, catalog, booking)
         except IntegrityError:  # the uuid was stored by a concurrent request
             assert item is not None
             return await self._bookings.repeated(catalog, item)
@@ -332,10 +346,10 @@ class OrderService:
                 updated_at=now,
             )
             if "expirationMinutes" in sent and order.status is OrderStatus.ON_HOLD:
-                updated = replace(updated, expires_at=self._bookings.expiry(data.expiration_minutes, now))
+                updated = replace(updated, expires_at=self._steps.expiry(data.expiration_minutes, now))
                 for booking in members:
                     if booking.status is BookingStatus.ON_HOLD and updated.expires_at is not None:
-                        await self._bookings.hold_until_in(conn, catalog, booking, updated.expires_at)
+                        await self._steps.hold_until_in(conn, catalog, booking, updated.expires_at)
             await orders_repo.save_order(conn, updated)
             await self._changed(conn, catalog, order, updated)
             return await self._details(conn, catalog, updated)
@@ -350,10 +364,10 @@ class OrderService:
                 raise UnprocessableEntity(
                     f"Only ON_HOLD orders can be extended; order {order_id!r} is {order.status.value}"
                 )
-            expires_at = self._bookings.extended_expiry(order.expires_at, minutes, now)
+            expires_at = self._steps.extended_expiry(order.expires_at, minutes, now)
             for booking in members:
                 if as_of(booking, now).status is BookingStatus.ON_HOLD:
-                    await self._bookings.hold_until_in(conn, catalog, booking, expires_at)
+                    await self._steps.hold_until_in(conn, catalog, booking, expires_at)
             extended = replace(order, expires_at=expires_at, updated_at=now)
             await orders_repo.save_order(conn, extended)
             await self._changed(conn, catalog, order, extended)
@@ -387,7 +401,7 @@ class OrderService:
                 if booking.status is BookingStatus.ON_HOLD:
                     try:
                         data = ConfirmInput(contact=merge_contact(lead, booking.contact))
-                        booking = await self._bookings.confirm_in(conn, catalog, booking, data, now)
+                        booking = await self._steps.confirm_in(conn, catalog, booking, data, now)
                     except OctoError as exc:
                         raise UnprocessableEntity(
                             f"Booking {booking.uuid} ({booking.supplier_reference}) cannot be confirmed: "
@@ -430,7 +444,7 @@ class OrderService:
                 if booking.status in ENDED:
                     continue
                 try:
-                    await self._bookings.cancel_in(conn, catalog, booking, reason, force=force, actor=actor)
+                    await self._steps.cancel_in(conn, catalog, booking, reason, force=force, actor=actor)
                 except OctoError as exc:
                     raise UnprocessableEntity(
                         f"Booking {booking.uuid} ({booking.supplier_reference}) cannot be cancelled: {exc.message}. "
@@ -470,7 +484,7 @@ class OrderService:
                 ):
                     continue
                 befores[member.id] = member
-                members[index] = await self._bookings.hold_until_in(conn, catalog, member, hold)
+                members[index] = await self._steps.hold_until_in(conn, catalog, member, hold)
             old = [befores.get(m.id, m) for m in members]
             followed = replace(follow_bookings(stored, members, now), updated_at=now)
             await orders_repo.save_order(conn, followed)
@@ -487,7 +501,7 @@ class OrderService:
 
         async def describe(order: Order) -> OrderDetails:
             members = before[1] if order is before[0] else after[1]
-            return OrderDetails(order, tuple(await self._bookings.describe(conn, catalog, members)))
+            return OrderDetails(order, tuple(await self._steps.loader.describe(conn, catalog, members)))
 
         await self._observer.order_changed(conn, describe, before[0], after[0])
 
@@ -501,7 +515,7 @@ class OrderService:
                 members = []
                 for booking in await orders_repo.bookings_of(conn, stored.id, lock=True):
                     if booking.status is BookingStatus.ON_HOLD and as_of(booking, now) != booking:
-                        booking = await self._bookings.expire_in(conn, catalog, booking)
+                        booking = await self._steps.expire_in(conn, catalog, booking)
                     members.append(booking)
                 followed = follow_bookings(stored, members, now)
                 if followed != stored:

@@ -15,26 +15,18 @@ from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError
 
-from berth.domain.bookings import Booking, as_of
+from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog, Option, PackageInclude, Product, include_unit
 from berth.domain.errors import (
     BadRequest,
     InvalidAvailabilityId,
-    InvalidBookingUuid,
     OctoError,
     UnprocessableEntity,
 )
 from berth.read_models.bookings import BookingDetails
-from berth.services.bookings import (
-    RESELLER,
-    BookingService,
-    ConfirmInput,
-    PackageBookingInput,
-    PreparedBooking,
-    ReserveInput,
-    UnitItemInput,
-)
-from berth.services.clock import Clock
+from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput
+from berth.services.bookings.reseller import ResellerBookings
+from berth.services.bookings.steps import BookingSteps, PreparedBooking
 from berth.store import bookings_repo
 from berth.store.database import Database, DbConnection
 
@@ -44,11 +36,16 @@ def is_package_request(catalog: Catalog, data: ReserveInput) -> bool:
     return data.package_bookings is not None or (product is not None and product.is_package)
 
 
-class PackageService:
-    def __init__(self, database: Database, clock: Clock, bookings: BookingService) -> None:
+class PackageBookings:
+    """The grouping of octo/packages: a package booking and its included bookings."""
+
+    def __init__(self, database: Database, steps: BookingSteps, bookings: ResellerBookings) -> None:
         self._db = database
-        self._clock = clock
+        self._steps = steps
         self._bookings = bookings
+
+    def claims(self, catalog: Catalog, data: ReserveInput, capabilities: frozenset[str]) -> bool:
+        return is_package_request(catalog, data)
 
     # --- reserve ------------------------------------------------------------------------------
 
@@ -56,7 +53,7 @@ class PackageService:
         self, catalog: Catalog, connection_id: str, data: ReserveInput, *, test_mode: bool = False
     ) -> list[PreparedBooking]:
         """The package booking first, then one booking per chosen include (catalogue order)."""
-        package = self._bookings.prepare(catalog, connection_id, data, test_mode=test_mode)
+        package = self._steps.prepare(catalog, connection_id, data, test_mode=test_mode)
         option = package.option
         if not option.package_includes:
             raise BadRequest(
@@ -125,7 +122,7 @@ class PackageService:
             reseller_reference=package.booking.reseller_reference,
             contact=package.booking.contact,
         )
-        member = self._bookings.prepare(
+        member = self._steps.prepare(
             catalog, connection_id, request,
             test_mode=package.booking.test_mode, expires_at=package.booking.expires_at,
         )  # fmt: skip
@@ -158,24 +155,18 @@ class PackageService:
         if data.order_id is not None:
             raise UnprocessableEntity("Package bookings cannot join an order (octo/cart) yet")
         prepared = self.prepare(catalog, connection_id, data, test_mode=test_mode)
-        held = [await self._bookings.held_before(p) for p in prepared]
+        for item in prepared:
+            await self._steps.read_ahead(item)
         try:
             async with self._db.transaction(write=True) as conn:
                 # Every slot first, in one sorted pass, so two packages sharing slots wait for
                 # each other instead of deadlocking.
-                await bookings_repo.lock_slots(
-                    conn,
-                    [
-                        (p.product.id, p.option.id, p.slot.id)
-                        for p in prepared
-                        if p.slot is not None and not p.booking.test_mode
-                    ],
-                )
-                package, new = await self._bookings.place_in(conn, catalog, prepared[0], held[0])
+                await self._steps.locks.lock(conn, [p.lock_key for p in prepared if p.lock_key is not None])
+                package, new = await self._steps.place_in(conn, catalog, prepared[0])
                 if new:
-                    for item, held_before in zip(prepared[1:], held[1:], strict=True):
+                    for item in prepared[1:]:
                         try:
-                            await self._bookings.place_in(conn, catalog, item, held_before)
+                            await self._steps.place_in(conn, catalog, item)
                         except OctoError as exc:
                             exc.message = (
                                 f"packageBookings include {item.booking.package_include_id!r}: "
@@ -185,100 +176,27 @@ class PackageService:
         except IntegrityError:
             return await self._bookings.repeated(catalog, prepared[0])
         async with self._db.transaction(write=False) as conn:
-            return (await self._bookings.describe(conn, catalog, [package]))[0]
+            return await self._steps.loader.one(conn, catalog, package)
 
-    # --- confirm, extend, cancel ----------------------------------------------------------------
+    # --- confirm, extend, cancel, update ----------------------------------------------------
 
-    async def _package(
-        self, conn: DbConnection, connection_id: str, uuid: str, verb: str
-    ) -> tuple[Booking, list[Booking]]:
-        """The connection's booking (locked, as of now) and its included bookings (locked)."""
-        now = self._clock()
-        booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
-        if booking is None:
-            raise InvalidBookingUuid(uuid)
+    async def companions(self, conn: DbConnection, booking: Booking, verb: str) -> list[Booking]:
+        """A package booking's included bookings (locked), which change with it; an included
+        booking changes only through its package booking, and a package booking cannot be
+        updated (PATCH) yet."""
         if booking.package_booking_id is not None:
+            if verb == "update":
+                raise UnprocessableEntity(
+                    f"Booking {booking.uuid!r} is included in a package booking; it cannot be updated"
+                )
             parent = await bookings_repo.get_by_id(conn, booking.package_booking_id)
             raise UnprocessableEntity(
-                f"Booking {uuid!r} is included in package booking "
+                f"Booking {booking.uuid!r} is included in package booking "
                 f"{parent.uuid if parent else booking.package_booking_id!r}; {verb} the package booking"
             )
-        booking = await self._bookings.lock_in(conn, booking)
         members = await bookings_repo.package_members(conn, [booking.id], lock=True)
-        return as_of(booking, now), [as_of(m, now) for m in members]
-
-    async def confirm(
-        self, catalog: Catalog, connection_id: str, uuid: str, data: ConfirmInput
-    ) -> BookingDetails:
-        now = self._clock()
-        async with self._db.transaction(write=True) as conn:
-            booking, members = await self._package(conn, connection_id, uuid, "confirm")
-            confirmed = await self._bookings.confirm_in(conn, catalog, booking, data, now)
-            for member in members:
-                try:
-                    await self._bookings.confirm_in(
-                        conn, catalog, member, ConfirmInput(contact=data.contact, notes=data.notes), now
-                    )
-                except OctoError as exc:
-                    raise UnprocessableEntity(
-                        f"The included booking {member.package_include_id!r} cannot be confirmed: "
-                        f"{exc.message}. Nothing was confirmed",
-                        uuid=uuid,
-                    ) from None
-            await self._bookings.follow_in(conn, catalog, [(booking, confirmed)])
-            return (await self._bookings.describe(conn, catalog, [confirmed]))[0]
-
-    async def extend(
-        self, catalog: Catalog, connection_id: str, uuid: str, minutes: int | None
-    ) -> BookingDetails:
-        now = self._clock()
-        async with self._db.transaction(write=True) as conn:
-            booking, members = await self._package(conn, connection_id, uuid, "extend")
-            if booking.expires_at is None or booking.status.value != "ON_HOLD":
-                raise UnprocessableEntity(
-                    f"Only ON_HOLD bookings can be extended; booking {uuid!r} is {booking.status.value}"
-                )
-            expires_at = self._bookings.extended_expiry(booking.expires_at, minutes, now)
-            extended = await self._bookings.hold_until_in(conn, catalog, booking, expires_at)
-            for member in members:
-                if member.status.value == "ON_HOLD":
-                    await self._bookings.hold_until_in(conn, catalog, member, expires_at)
-            await self._bookings.follow_in(conn, catalog, [(booking, extended)])
-            return (await self._bookings.describe(conn, catalog, [extended]))[0]
-
-    async def cancel(
-        self, catalog: Catalog, connection_id: str, uuid: str, reason: str | None
-    ) -> BookingDetails:
-        async with self._db.transaction(write=True) as conn:
-            booking, members = await self._package(conn, connection_id, uuid, "cancel")
-            cancelled = await self._bookings.cancel_in(
-                conn, catalog, booking, reason, force=False, actor=RESELLER
+        if members and verb == "update":
+            raise UnprocessableEntity(
+                f"Booking {booking.uuid!r} is a package booking; cancel it and reserve again to change it"
             )
-            for member in members:
-                if member.status.value == "EXPIRED":
-                    continue
-                try:
-                    await self._bookings.cancel_in(conn, catalog, member, reason, force=False, actor=RESELLER)
-                except OctoError as exc:
-                    raise UnprocessableEntity(
-                        f"The included booking {member.package_include_id!r} cannot be cancelled: "
-                        f"{exc.message}. Nothing was cancelled",
-                        uuid=uuid,
-                    ) from None
-            await self._bookings.follow_in(conn, catalog, [(booking, cancelled)])
-            return (await self._bookings.describe(conn, catalog, [cancelled]))[0]
-
-    async def check_updatable(self, connection_id: str, uuid: str) -> None:
-        """PATCH is not supported for package bookings and their included bookings yet."""
-        async with self._db.transaction(write=False) as conn:
-            booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
-            if booking is None:
-                return
-            if booking.package_booking_id is not None:
-                raise UnprocessableEntity(
-                    f"Booking {uuid!r} is included in a package booking; it cannot be updated"
-                )
-            if await bookings_repo.package_members(conn, [booking.id]):
-                raise UnprocessableEntity(
-                    f"Booking {uuid!r} is a package booking; cancel it and reserve again to change it"
-                )
+        return members

@@ -1,15 +1,13 @@
-"""octo/resources: allocating resources and seats to bookings inside their transaction, keeping
-the index of live allocations in step, and the resources of one availability (the
-`/availability/resources` route and the back office's seat map)."""
+"""octo/resources: the resources of one availability, as the `/availability/resources` route
+and the back office's seat map show them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
 
 from berth.domain.availability import AvailabilityStatus, SlotState
-from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog_lookup import find_option, find_product, requested_units
 from berth.domain.errors import InvalidAvailabilityId, UnprocessableEntity
@@ -17,7 +15,6 @@ from berth.domain.resources import (
     NO_USE,
     Allocation,
     Party,
-    ResourceUse,
     SlotUse,
     allocate,
     availability_state,
@@ -33,10 +30,8 @@ from berth.domain.resources import (
 from berth.domain.slots import Slot, slot_for_id
 from berth.read_models.resources import GroupState, ResourceState, SlotResources
 from berth.services.clock import Clock
-from berth.settings import Settings
 from berth.store import bookings_repo, resources_repo
-from berth.store.database import Database, DbConnection
-from berth.store.resources_repo import SlotIndex
+from berth.store.database import Database
 
 
 @dataclass(frozen=True)
@@ -114,27 +109,12 @@ def describe_slot(
 
 
 class ResourceService:
-    def __init__(self, database: Database, settings: Settings, clock: Clock) -> None:
+    """The resources of one availability: the `/availability/resources` route and the back
+    office's seat map."""
+
+    def __init__(self, database: Database, clock: Clock) -> None:
         self._db = database
-        self._settings = settings
         self._clock = clock
-        # BERTH_DEBUG_DISABLE_SLOT_LOCK only: resource use read before a reservation's write
-        # transaction, by booking id (see `read_unlocked`).
-        self._unlocked: dict[str, SlotIndex] = {}
-
-    # --- reads ------------------------------------------------------------------------------
-
-    @staticmethod
-    async def use_in(
-        conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
-    ) -> dict[str, dict[str, ResourceUse]]:
-        """Use of the option's resources per slot: one query, none for an option without
-        resources."""
-        if not option.resource_groups or not slots:
-            return {}
-        first = min(s.start for s in slots).astimezone(UTC)
-        last = max(s.start for s in slots).astimezone(UTC)
-        return await resources_repo.use_between(conn, product.id, option.id, first, last, now)
 
     async def slot_resources(self, catalog: Catalog, query: ResourcesQuery) -> SlotResources:
         product = find_product(catalog, query.product_id)
@@ -190,78 +170,3 @@ class ResourceService:
                 conn, (product.id, option.id, slot.id), slot.start.astimezone(UTC), now
             )
         return describe_slot(product, option, slot, index.use, state, None)
-
-    # --- writes, inside the caller's transaction ------------------------------------------------
-
-    async def read_unlocked(
-        self, booking: Booking, product: Product, option: Option, slot: Slot | None
-    ) -> None:
-        """DEBUG (BERTH_DEBUG_DISABLE_SLOT_LOCK) only: read the slot's resource use before the
-        reservation's write transaction, so a race test can show what the slot lock prevents."""
-        if not self._settings.debug_disable_slot_lock or slot is None or not option.resource_groups:
-            return
-        async with self._db.transaction(write=False) as conn:
-            self._unlocked[booking.id] = await resources_repo.use_of_slot(
-                conn, (product.id, option.id, slot.id), slot.start.astimezone(UTC), self._clock()
-            )
-
-    async def allocate_in(
-        self,
-        conn: DbConnection,
-        product: Product,
-        option: Option,
-        slot: Slot,
-        booking: Booking,
-        party: Party,
-        selection: Sequence[str] | None,
-        previous: Sequence[Allocation] = (),
-        *,
-        locked: bool = False,
-    ) -> tuple[Allocation, ...]:
-        """Allocate the booking's party under the slot lock (`locked`: the caller holds it
-        already), from the slot's use as it stands in this transaction (the booking's own
-        allocations left out). Raises UNPROCESSABLE_ENTITY (naming the group) when the party or
-        the selection does not fit."""
-        if not option.resource_groups:
-            return ()
-        now = self._clock()
-        key = (product.id, option.id, slot.id)
-        index = self._unlocked.pop(booking.id, None)
-        if index is None:
-            if not booking.test_mode and not locked:
-                await bookings_repo.lock_slots(conn, [key])
-            index = await resources_repo.use_of_slot(
-                conn, key, slot.start.astimezone(UTC), now, excluding=booking.id
-            )
-        allocations = allocate(option, slot, index.use, party, selection, previous)
-        if not booking.test_mode and index.released:
-            given = [(a.resource_id, s) for a in allocations for s in a.seat_ids]
-            stale = [seat for seat in given if seat in index.released]
-            if stale:
-                await resources_repo.clear_released_seats(conn, key, stale)
-        return allocations
-
-    @staticmethod
-    async def sync_in(conn: DbConnection, before: Booking | None, after: Booking, now: datetime) -> None:
-        """Keep the index of live allocations in step with a booking that changed: its rows
-        while it holds places, none once it stops (cancelled, expired, rejected)."""
-
-        def live(booking: Booking | None) -> bool:
-            return (
-                booking is not None
-                and booking.holds_places(now)
-                and booking.availability_id is not None
-                and bool(booking.resource_allocations)
-            )
-
-        if live(after):
-            unchanged = (
-                before is not None
-                and live(before)
-                and (before.product_id, before.option_id, before.availability_id, before.resource_allocations)
-                == (after.product_id, after.option_id, after.availability_id, after.resource_allocations)
-            )
-            if not unchanged:
-                await resources_repo.hold(conn, after, fresh=before is None)
-        elif after.resource_allocations or (before is not None and before.resource_allocations):
-            await resources_repo.release(conn, after.id)

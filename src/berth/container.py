@@ -5,18 +5,27 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from berth.capabilities.cart.orders import OrderService
+from berth.capabilities.packages.availability import PackageAvailability
+from berth.capabilities.packages.service import PackageBookings
+from berth.capabilities.rentals.policy import RentalPolicy
+from berth.capabilities.resources.policy import ResourcePolicy
+from berth.capabilities.resources.service import ResourceService
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
 from berth.services.availability import AvailabilityService
-from berth.services.bookings import BookingService
+from berth.services.bookings.capacity import CapacityPolicies
+from berth.services.bookings.expiry import HoldExpiry
+from berth.services.bookings.loader import BookingLoader
+from berth.services.bookings.locks import slot_locks
+from berth.services.bookings.reseller import ResellerBookings
+from berth.services.bookings.steps import BookingSteps
+from berth.services.bookings.supplier import SupplierBookings
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
-from berth.services.orders import OrderService
-from berth.services.packages import PackageService
-from berth.services.resources import ResourceService
 from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -26,17 +35,19 @@ from berth.store.database import Database
 class Services:
     settings: Settings
     database: Database
+    clock: Clock
     catalog: CatalogService
     connections: ConnectionService
     availability: AvailabilityService
-    bookings: BookingService
+    bookings: ResellerBookings
+    staff_bookings: SupplierBookings
+    expiry: HoldExpiry
     orders: OrderService
     resources: ResourceService
     webhooks: WebhookService
     mappings: MappingService
     fanout: WebhookFanout
     delivery: DeliveryWorker
-    packages: PackageService
     rate_limiter: RateLimiter
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
@@ -58,26 +69,35 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     )
     box = settings.secret_box()
     catalog = CatalogService(database, clock)
-    availability = AvailabilityService(database, settings, clock)
+    # Capacity policies in registry order: an option is a rental, or has resources, or is plain.
+    policies = CapacityPolicies((RentalPolicy(), ResourcePolicy(clock)))
+    availability = AvailabilityService(database, settings, clock, policies)
+    availability.add_extension(PackageAvailability(availability, clock))
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
-    resources = ResourceService(database, settings, clock)
-    bookings = BookingService(database, settings, clock, catalog, fanout, resources)
-    orders = OrderService(database, settings, clock, bookings, fanout)
-    bookings.orders = orders
+    locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
+    steps = BookingSteps(settings, clock, fanout, policies, locks, BookingLoader(clock, policies))
+    bookings = ResellerBookings(database, clock, steps)
+    orders = OrderService(database, clock, steps, bookings, fanout)
+    steps.orders = orders
+    # Groupings in the order they claim reservations: a package, else an order.
+    bookings.add_grouping(PackageBookings(database, steps, bookings))
+    bookings.add_grouping(orders)
     return Services(
         settings=settings,
         database=database,
+        clock=clock,
         catalog=catalog,
         connections=ConnectionService(database, clock, box, settings.auth_cache_seconds),
         availability=availability,
         bookings=bookings,
+        staff_bookings=SupplierBookings(database, clock, steps),
+        expiry=HoldExpiry(database, clock, catalog, steps),
         orders=orders,
-        resources=resources,
+        resources=ResourceService(database, clock),
         webhooks=WebhookService(database, settings, clock, box),
         mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
-        packages=PackageService(database, clock, bookings),
         rate_limiter=RateLimiter(settings, seconds_of(clock)),
     )

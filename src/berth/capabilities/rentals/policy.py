@@ -1,0 +1,99 @@
+"""octo/rentals' capacity policy: a rental holds its items from its start until they are due
+back, so rentals starting at different times compete whenever they overlap.
+
+Writers lock one row per rental option (`RENTAL_LOCK`) instead of a slot: every rental write
+of the option takes turns, so the peak re-read inside the lock sees every overlapping rental,
+whatever its start and length. A slot's places held are the peak of items out at any instant
+of the rental it describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from berth.domain.bookings import Booking
+from berth.domain.catalog import Catalog, Option, Product, RentalDuration
+from berth.domain.rentals import affected_starts, peak_held, rental_duration_for, rental_slot
+from berth.domain.slots import Slot
+from berth.domain.times import format_local
+from berth.services.bookings.capacity import SlotPolicy, slot_key
+from berth.services.bookings.locks import SlotKey
+from berth.store import bookings_repo
+from berth.store.database import DbConnection
+
+# The availability id of the one lock row of a rental option (never a real availability id).
+RENTAL_LOCK = "RENTAL"
+
+
+async def rental_peaks(
+    conn: DbConnection,
+    product_id: str,
+    option_id: str,
+    windows: Sequence[tuple[datetime, datetime]],
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> list[int]:
+    """The most items out at any instant of each window [start, end), from one interval query
+    over all of them."""
+    if not windows:
+        return []
+    first = min(start for start, _ in windows).astimezone(UTC)
+    last = max(end for _, end in windows).astimezone(UTC)
+    held = await bookings_repo.held_intervals(
+        conn, product_id, option_id, first, last, now, excluding=excluding
+    )
+    return peak_held(held, windows)
+
+
+class RentalPolicy(SlotPolicy):
+    def applies_to(self, option: Option) -> bool:
+        return bool(option.rental_durations)
+
+    def takes_places_first(self, option: Option) -> bool:
+        # A rental's places are counted from the bookings themselves (this one too, once
+        # written): the check comes before the row.
+        return True
+
+    def duration(self, option: Option, wanted: str | None, kept: str | None) -> RentalDuration | None:
+        if wanted is None and kept is not None and option.rental_duration(kept) is not None:
+            wanted = kept
+        return rental_duration_for(option, wanted)
+
+    def stretch(self, slot: Slot, duration: RentalDuration | None) -> Slot:
+        return slot if duration is None else rental_slot(slot, duration)
+
+    def lock_key(self, product: Product, option: Option, slot: Slot) -> SlotKey:
+        return (product.id, option.id, RENTAL_LOCK)
+
+    async def held(
+        self,
+        conn: DbConnection,
+        product: Product,
+        option: Option,
+        slots: Sequence[Slot],
+        now: datetime,
+        *,
+        excluding: str | None = None,
+    ) -> list[int]:
+        """For each rental slot (ending when the item is due back), the peak of items out at
+        any instant of it."""
+        windows = [(s.start, s.end) for s in slots]
+        return await rental_peaks(conn, product.id, option.id, windows, now, excluding=excluding)
+
+    def sold_out(self, slot: Slot, left: int, pax: int) -> str:
+        return (
+            f"Availability {slot.id} is sold out for a rental until {format_local(slot.end)}: "
+            f"{left} item(s) free all that time, {pax} requested"
+        )
+
+    def counted_in(self, catalog: Catalog, booking: Booking) -> list[SlotKey]:
+        """Every start slot whose rentals would overlap the booking's interval."""
+        own = slot_key(booking)
+        product = catalog.product(booking.product_id)
+        option = product.option(booking.option_id) if product else None
+        if product is None or option is None or booking.slot_start is None or booking.slot_end is None:
+            return [own]
+        starts = affected_starts(product, option, booking.slot_start, booking.slot_end)
+        return [(product.id, option.id, slot.id) for slot in starts] or [own]

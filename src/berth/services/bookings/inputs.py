@@ -1,0 +1,108 @@
+"""What a reseller sends to reserve, change and confirm a booking, and what makes two
+reservations with one uuid the same request."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from berth.domain.bookings import Booking, Contact
+
+# Who made a step in a booking's history.
+RESELLER = "reseller"
+SUPPLIER = "supplier"
+SYSTEM = "system"
+
+# A booking's version before and after a change, both as stored.
+Change = tuple[Booking, Booking]
+
+
+@dataclass(frozen=True)
+class UnitItemInput:
+    unit_id: str
+    uuid: str | None = None
+    reseller_reference: str | None = None
+    contact: Contact | None = None
+
+
+@dataclass(frozen=True)
+class PackageBookingInput:
+    """octo/packages: the include a package booking books, at which availability."""
+
+    include_id: str | None
+    availability_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ReserveInput:
+    product_id: str | None
+    option_id: str | None
+    unit_items: tuple[UnitItemInput, ...] | None
+    uuid: str | None = None
+    availability_id: str | None = None
+    expiration_minutes: int | None = None
+    notes: str | None = None
+    reseller_reference: str | None = None
+    contact: Contact | None = None
+    currency: str | None = None
+    order_id: str | None = None
+    rental_duration_id: str | None = None
+    package_bookings: tuple[PackageBookingInput, ...] | None = None
+    # octo/resources: resourceAllocations[].resourceId (None: not sent or capability off)
+    resource_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class UpdateInput:
+    product_id: str | None = None
+    option_id: str | None = None
+    availability_id: str | None = None
+    unit_items: tuple[UnitItemInput, ...] | None = None
+    expiration_minutes: int | None = None
+    notes: str | None = None
+    reseller_reference: str | None = None
+    contact: Contact | None = None
+    rental_duration_id: str | None = None
+    sent: frozenset[str] = frozenset()
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
+
+
+@dataclass(frozen=True)
+class ConfirmInput:
+    """`contact`: the lead traveller (None: keep the one given at reservation);
+    `rental_duration_id`: a new rental duration for the booking (None: keep its own)."""
+
+    contact: Contact | None
+    reseller_reference: str | None = None
+    unit_items: tuple[UnitItemInput, ...] | None = None
+    notes: str | None = None
+    rental_duration_id: str | None = None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources
+
+
+def fingerprint(data: ReserveInput) -> str:
+    """What makes two reservations with one uuid 'the same request' (OCTO.md §5.3)."""
+    document: dict[str, Any] = {
+        "productId": data.product_id,
+        "optionId": data.option_id,
+        "availabilityId": data.availability_id,
+        "unitItems": [
+            [i.unit_id, i.uuid, i.reseller_reference, i.contact.to_document() if i.contact else None]
+            for i in data.unit_items or ()
+        ],
+        "notes": data.notes,
+        "resellerReference": data.reseller_reference,
+        "contact": data.contact.to_document() if data.contact else None,
+        "currency": data.currency,
+        "orderId": data.order_id,
+    }
+    if data.rental_duration_id is not None:  # absent otherwise: fingerprints made before rentals still match
+        document["rentalDurationId"] = data.rental_duration_id
+    if data.package_bookings is not None:
+        document["packageBookings"] = [[p.include_id, p.availability_id] for p in data.package_bookings]
+    if data.resource_ids is not None:
+        document["resourceIds"] = list(data.resource_ids)
+    return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()

@@ -1,0 +1,122 @@
+"""Bookings with what serializing them needs (`BookingDetails`), loaded in batches: one
+availability query per option whatever the number of bookings, one for their orders and one
+for the included bookings of package bookings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from zoneinfo import ZoneInfo
+
+from berth.domain.availability import SlotState
+from berth.domain.bookings import Booking, as_of, is_cancellable
+from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.errors import NotFound
+from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
+from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.capacity import CapacityPolicies
+from berth.services.clock import Clock
+from berth.store import bookings_repo, catalog_repo, orders_repo
+from berth.store.database import DbConnection
+
+
+def booked_slot(product: Product, option: Option, booking: Booking) -> Slot | None:
+    """The slot a booking occupies: its availability's, ending when the booking's stored
+    interval ends (a rental's item is due back then)."""
+    if booking.availability_id is None:
+        return None
+    slot = slot_for_id(product, option, booking.availability_id)
+    if slot is None or booking.slot_end is None:
+        return slot
+    return replace(slot, end=booking.slot_end.astimezone(ZoneInfo(product.time_zone)))
+
+
+class BookingLoader:
+    def __init__(self, clock: Clock, policies: CapacityPolicies) -> None:
+        self._clock = clock
+        self._policies = policies
+
+    async def product(self, conn: DbConnection, catalog: Catalog, product_id: str) -> Product:
+        """A booking's product: from the catalogue, or archived once the catalogue dropped it."""
+        product = catalog.product(product_id) or await catalog_repo.load_archived_product(conn, product_id)
+        if product is None:
+            raise NotFound(f"Product {product_id!r} of a booking is missing from the catalogue")
+        return product
+
+    async def describe(
+        self, conn: DbConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
+    ) -> list[BookingDetails]:
+        """Serializable details for bookings, shown as they stand now (a passed hold as EXPIRED)
+        unless `exact`."""
+        now = self._clock()
+        resolved: list[tuple[Booking, Product, Option, Slot | None]] = []
+        by_option: dict[tuple[str, str], list[int]] = {}  # indexes into `resolved`
+        for raw in bookings:
+            booking = raw if exact else as_of(raw, now)
+            product = await self.product(conn, catalog, booking.product_id)
+            option = product.option(booking.option_id) or product.default_option
+            slot = booked_slot(product, option, booking)
+            if slot is not None:
+                by_option.setdefault((product.id, option.id), []).append(len(resolved))
+            resolved.append((booking, product, option, slot))
+        states: dict[int, SlotState] = {}
+        for indexes in by_option.values():
+            _, product, option, _ = resolved[indexes[0]]
+            slots = [slot for index in indexes if (slot := resolved[index][3]) is not None]
+            found = await self._policies.of(option).states(conn, product, option, slots, now)
+            states.update(zip(indexes, found, strict=True))
+        order_references = await orders_repo.references(
+            conn, (b.order_id for b, *_ in resolved if b.order_id)
+        )
+        details = []
+        for index, (booking, product, option, slot) in enumerate(resolved):
+            cutoff = cancellation_cutoff(option, slot) if slot is not None else None
+            details.append(
+                BookingDetails(
+                    booking,
+                    product,
+                    option,
+                    slot,
+                    states.get(index),
+                    is_cancellable(booking, cutoff, now),
+                    order_references.get(booking.order_id or ""),
+                    option.rental_duration(booking.rental_duration_id)
+                    if booking.rental_duration_id
+                    else None,
+                )
+            )
+        return await self._with_package_bookings(conn, catalog, details, exact)
+
+    async def _with_package_bookings(
+        self, conn: DbConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
+    ) -> list[BookingDetails]:
+        """octo/packages: package bookings with their included bookings (one query for all)."""
+        packages = [d.booking.id for d in details if d.option.package_includes]
+        if not packages:
+            return details
+        members = await bookings_repo.package_members(conn, packages)
+        described = await self.describe(conn, catalog, members, exact=exact)
+        by_package: dict[str, list[BookingDetails]] = {}
+        for member in described:
+            by_package.setdefault(member.booking.package_booking_id or "", []).append(member)
+        result = []
+        for d in details:
+            found = by_package.get(d.booking.id)
+            if found:
+                order = [i.id for i in d.option.includes]
+                found.sort(
+                    key=lambda m: (
+                        order.index(m.booking.package_include_id or "")
+                        if (m.booking.package_include_id or "") in order
+                        else len(order)
+                    )
+                )
+                d = replace(d, package_bookings=tuple(found))
+            result.append(d)
+        return result
+
+    async def one(self, conn: DbConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
+        return (await self.describe(conn, catalog, [booking]))[0]
+
+    async def exactly(self, conn: DbConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
+        return (await self.describe(conn, catalog, [booking], exact=True))[0]

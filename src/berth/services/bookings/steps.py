@@ -1,0 +1,621 @@
+"""The in-transaction steps of a booking's lifecycle: prepare, place, confirm, change, extend,
+cancel and expire. Each runs inside its caller's transaction on a booking the caller locked;
+the reseller and supplier use cases, orders and packages compose them.
+
+Every step that can take places locks the slot(s) it touches (through the lock manager) and
+re-checks capacity inside the same transaction, so two writers can never both take the last
+places. How places are counted, which row is locked and what else a booking is given in its
+slot is the option's capacity policy's business.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from berth.domain.availability import AvailabilityStatus, slot_state
+from berth.domain.bookings import (
+    Booking,
+    BookingStatus,
+    Cancellation,
+    Contact,
+    UnitItem,
+    as_of,
+    check_units,
+    is_cancellable,
+    merge_contact,
+    missing_contact_fields,
+    new_reference,
+    not_changeable,
+    pax_of,
+)
+from berth.domain.catalog import Catalog, Option, Product, RentalDuration
+from berth.domain.catalog_lookup import find_currency, find_option, find_product
+from berth.domain.errors import BadRequest, InvalidAvailabilityId, InvalidBookingUuid, UnprocessableEntity
+from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
+from berth.domain.times import format_utc
+from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy
+from berth.services.bookings.inputs import (
+    RESELLER,
+    SYSTEM,
+    Change,
+    ConfirmInput,
+    ReserveInput,
+    UnitItemInput,
+    UpdateInput,
+    fingerprint,
+)
+from berth.services.bookings.loader import BookingLoader, booked_slot
+from berth.services.bookings.locks import SlotKey, SlotLocks
+from berth.services.clock import Clock
+from berth.services.events import ChangeObserver
+from berth.settings import Settings
+from berth.store import bookings_repo, orders_repo
+from berth.store.database import DbConnection
+
+
+@dataclass(frozen=True)
+class PreparedBooking:
+    """A checked reservation, not yet stored. For a rental, `slot` ends when the item is due
+    back and `rental` is the duration."""
+
+    booking: Booking
+    product: Product
+    option: Option
+    slot: Slot | None
+    policy: SlotPolicy
+    rental: RentalDuration | None = None
+    resource_ids: tuple[str, ...] | None = None  # octo/resources: the client's selection
+
+    @property
+    def lock_key(self) -> SlotKey | None:
+        """The lock row a write of this booking takes (None: it takes no places)."""
+        if self.slot is None or self.booking.test_mode:
+            return None
+        return self.policy.lock_key(self.product, self.option, self.slot)
+
+
+class OrderFollower(Protocol):
+    """Brings orders (octo/cart) in line with their bookings after booking-level changes."""
+
+    async def follow_in(self, conn: DbConnection, catalog: Catalog, changes: Sequence[Change]) -> None: ...
+
+
+def _holding(booking: Booking | None, now: datetime) -> tuple[SlotKey, datetime | None, int] | None:
+    """What a booking holds: its slot, when its interval ends, and how many places."""
+    if booking is None or booking.availability_id is None or not booking.holds_places(now):
+        return None
+    return (booking.product_id, booking.option_id, booking.availability_id), booking.slot_end, booking.pax
+
+
+class BookingSteps:
+    def __init__(
+        self,
+        settings: Settings,
+        clock: Clock,
+        observer: ChangeObserver,
+        policies: CapacityPolicies,
+        locks: SlotLocks,
+        loader: BookingLoader,
+    ) -> None:
+        self._settings = settings
+        self._clock = clock
+        self._observer = observer
+        self.policies = policies
+        self.locks = locks
+        self.loader = loader
+        # The order service, once built (it is built on these steps).
+        self.orders: OrderFollower | None = None
+
+    # --- checks -----------------------------------------------------------------------------
+
+    def expiry(self, minutes: int | None, now: datetime) -> datetime:
+        if minutes is None:
+            minutes = self._settings.default_expiration_minutes
+        if minutes < 1:
+            raise BadRequest(f"expirationMinutes must be at least 1; {minutes} given")
+        return now + timedelta(minutes=min(minutes, self._settings.max_expiration_minutes))
+
+    def extended_expiry(self, current: datetime, minutes: int | None, now: datetime) -> datetime:
+        """`minutes` (default the setting) added to the later of now and the current expiry,
+        capped at the longest hold allowed; always strictly later than `current`."""
+        if minutes is None:
+            minutes = self._settings.default_expiration_minutes
+        if minutes < 1:
+            raise BadRequest(f"expirationMinutes must be at least 1; {minutes} given")
+        ceiling = now + timedelta(minutes=self._settings.max_expiration_minutes)
+        expires_at = min(max(now, current) + timedelta(minutes=minutes), ceiling)
+        if expires_at <= current:
+            raise UnprocessableEntity(
+                f"The hold already lasts the longest allowed ({self._settings.max_expiration_minutes} minutes)"
+            )
+        return expires_at
+
+    @staticmethod
+    def _unit_items(
+        option: Option, inputs: Sequence[UnitItemInput] | None, existing: Sequence[UnitItem] = ()
+    ) -> tuple[UnitItem, ...]:
+        if not inputs:
+            raise UnprocessableEntity("unitItems must list at least one unit")
+        check_units(option, [i.unit_id for i in inputs])
+        kept = {item.uuid: item for item in existing}
+        items: list[UnitItem] = []
+        for index, given in enumerate(inputs):
+            item_uuid = given.uuid or str(uuidlib.uuid4())
+            if any(item.uuid == item_uuid for item in items):
+                raise BadRequest(f"unitItems[{index}].uuid {item_uuid!r} repeats an earlier item's uuid")
+            previous = kept.get(item_uuid)
+            items.append(
+                UnitItem(
+                    uuid=item_uuid,
+                    unit_id=given.unit_id,
+                    supplier_reference=previous.supplier_reference if previous else new_reference(10),
+                    reseller_reference=given.reseller_reference
+                    if given.reseller_reference is not None
+                    else (previous.reseller_reference if previous else None),
+                    contact=given.contact or (previous.contact if previous else Contact()),
+                )
+            )
+        return tuple(items)
+
+    @staticmethod
+    def _slot(product: Product, option: Option, availability_id: str | None) -> Slot | None:
+        if availability_id is None:
+            if product.availability_required:
+                raise InvalidAvailabilityId(None, f"Product {product.id!r} needs an availabilityId")
+            return None
+        slot = slot_for_id(product, option, availability_id)
+        if slot is None:
+            raise InvalidAvailabilityId(availability_id)
+        return slot
+
+    @staticmethod
+    def check_repeat(existing: Booking, request: str) -> None:
+        if existing.request_fingerprint != request:
+            raise InvalidBookingUuid(
+                existing.uuid, f"The uuid {existing.uuid!r} was already used for a different reservation"
+            )
+
+    # --- places ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _places_token(booking: Booking) -> str:
+        return f"{booking.id}:places"
+
+    async def _take_places(
+        self,
+        conn: DbConnection,
+        product: Product,
+        option: Option,
+        slot: Slot,
+        booking: Booking,
+        pax: int,
+        *,
+        excluding: str | None = None,
+        also_lock: Sequence[SlotKey] = (),
+    ) -> None:
+        """Lock the slot's row (the policy's), then check that `pax` more places fit in `slot`.
+        Raises UNPROCESSABLE_ENTITY."""
+        policy = self.policies.of(option)
+        now = self._clock()
+
+        async def held(c: DbConnection) -> int:
+            # No limit (freesale, or capacity from resources): the places held do not matter.
+            if slot.capacity is None:
+                return 0
+            return (await policy.held(c, product, option, [slot], now, excluding=excluding))[0]
+
+        keys = [policy.lock_key(product, option, slot), *also_lock]
+        count = await self.locks.locked_read(conn, keys, self._places_token(booking), held)
+        state = slot_state(slot, count, now, pax)
+        if not state.available:
+            if state.status is AvailabilityStatus.CLOSED:
+                reason = "is closed for sale" if slot.closed else "is past its sales cutoff"
+                raise UnprocessableEntity(f"Availability {slot.id} {reason}")
+            raise UnprocessableEntity(policy.sold_out(slot, state.vacancies or 0, pax))
+
+    async def read_ahead(self, prepared: PreparedBooking) -> None:
+        """Before a reservation's write transaction: let the lock manager read what the write
+        will count on (it reads nothing when it locks)."""
+        booking, slot = prepared.booking, prepared.slot
+        if booking.test_mode or slot is None:
+            return
+        now = self._clock()
+        policy = prepared.policy
+        await policy.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
+
+        async def held(c: DbConnection) -> int:
+            if slot.capacity is None:
+                return 0
+            return (await policy.held(c, prepared.product, prepared.option, [slot], now))[0]
+
+        await self.locks.read_ahead(self._places_token(booking), held)
+
+    # --- history and events ----------------------------------------------------------------
+
+    async def lock_in(self, conn: DbConnection, booking: Booking) -> Booking:
+        """Lock a booking read in this transaction and answer it as it stands once locked.
+        The booking's order is locked first, as every writer of an order's bookings does."""
+        if booking.order_id is not None:
+            await orders_repo.lock_order(conn, booking.order_id)
+        return await bookings_repo.lock_booking(conn, booking)
+
+    async def follow_in(self, conn: DbConnection, catalog: Catalog, changes: Sequence[Change]) -> None:
+        """After booking-level changes (not an order's own steps): their orders follow them."""
+        ordered = [(before, after) for before, after in changes if after.order_id and before != after]
+        if ordered and self.orders is not None:
+            await self.orders.follow_in(conn, catalog, ordered)
+
+    async def changed(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        before: Booking | None,
+        after: Booking,
+        kind: str,
+        actor: str,
+        detail: dict[str, Any] | None = None,
+        slots: Sequence[SlotKey] | None = None,
+    ) -> None:
+        """Record a step in the booking's history and announce it: a booking_update for every
+        change of an existing booking, an availability_update for each slot whose held places
+        changed."""
+        now = self._clock()
+        await self.policies.booking_changed(conn, before, after, now)
+        await bookings_repo.add_event(
+            conn, after.id, now, kind, actor, {"status": after.status.value, **(detail or {})}
+        )
+        if before is not None:
+            await self._observer.booking_changed(
+                conn, lambda b: self.loader.exactly(conn, catalog, b), before, after
+            )
+        moved = self._moved_slots(catalog, before, after, now) if slots is None else slots
+        if moved:
+            await self._observer.slots_changed(conn, moved)
+
+    def _moved_slots(
+        self, catalog: Catalog, before: Booking | None, after: Booking, now: datetime
+    ) -> list[SlotKey]:
+        """The slots whose held places differ between the two versions of a booking."""
+        old, new = _holding(before, now), _holding(after, now)
+        if old == new:
+            return []
+        keys: list[SlotKey] = []
+        for booking, held in ((before, old), (after, new)):
+            if booking is not None and held is not None:
+                keys.extend(self.policies.counted_in(catalog, booking))
+        return list(dict.fromkeys(keys))
+
+    # --- reserve -----------------------------------------------------------------------------
+
+    def prepare(
+        self,
+        catalog: Catalog,
+        connection_id: str,
+        data: ReserveInput,
+        *,
+        test_mode: bool = False,
+        expires_at: datetime | None = None,
+        order_id: str | None = None,
+        primary: bool = False,
+        order_position: int | None = None,
+    ) -> PreparedBooking:
+        """Check a reservation against the catalogue and build the booking it would create."""
+        product = find_product(catalog, data.product_id)
+        option = find_option(product, data.option_id)
+        policy = self.policies.of(option)
+        rental = policy.duration(option, data.rental_duration_id, None)
+        slot = self._slot(product, option, data.availability_id)
+        if slot is not None:
+            slot = policy.stretch(slot, rental)
+        items = self._unit_items(option, data.unit_items)
+        currency = find_currency(product, data.currency)
+        self.policies.check_request(catalog, product, option, data.resource_ids)
+        now = self._clock()
+        booking = Booking(
+            id=str(uuidlib.uuid4()),
+            uuid=data.uuid or str(uuidlib.uuid4()),
+            connection_id=connection_id,
+            test_mode=test_mode,
+            status=BookingStatus.ON_HOLD,
+            product_id=product.id,
+            option_id=option.id,
+            availability_id=slot.id if slot else None,
+            slot_start=slot.start.astimezone(UTC) if slot else None,
+            local_date=slot.local_date if slot else None,
+            pax=pax_of(option, [i.unit_id for i in items]),
+            reseller_reference=data.reseller_reference,
+            supplier_reference=new_reference(),
+            notes=data.notes,
+            contact=data.contact or Contact(),
+            unit_items=items,
+            currency=currency,
+            freesale=slot is None,
+            request_fingerprint=fingerprint(data),
+            created_at=now,
+            updated_at=now,
+            expires_at=expires_at or self.expiry(data.expiration_minutes, now),
+            order_id=order_id,
+            primary=primary,
+            order_position=order_position,
+            rental_duration_id=rental.id if rental else None,
+            slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
+        )
+        return PreparedBooking(booking, product, option, slot, policy, rental, data.resource_ids)
+
+    async def place_in(
+        self, conn: DbConnection, catalog: Catalog, prepared: PreparedBooking
+    ) -> tuple[Booking, bool]:
+        """Insert a prepared booking after taking its places, inside the caller's transaction.
+        Returns the booking and whether it is new (False: the same request was made before)."""
+        booking = prepared.booking
+        existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
+        if existing is not None:
+            self.check_repeat(existing, booking.request_fingerprint)
+            return existing, False
+        product, option, policy = prepared.product, prepared.option, prepared.policy
+        slot = prepared.slot if not booking.test_mode else None
+        if slot is not None and policy.takes_places_first(option):
+            await self._take_places(conn, product, option, slot, booking, booking.pax)
+            slot = None  # taken
+        if prepared.slot is not None:
+            allocations = await policy.allocate(
+                conn, self.locks, product, option, prepared.slot, booking, booking.unit_items,
+                prepared.resource_ids,
+            )  # fmt: skip
+            booking = replace(booking, resource_allocations=allocations)
+        # On PostgreSQL the slot's lock is held from _take_places to the commit, and every
+        # reservation of a departure queues for it: what does not need the lock (the row, its
+        # history, the outbox) is written first, so the lock is held for three statements.
+        # Its places count (slot_holds) from count_new_hold on, after the check.
+        await bookings_repo.insert_booking(conn, booking)
+        await self.changed(
+            conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
+        )
+        if slot is not None:
+            await self._take_places(conn, product, option, slot, booking, booking.pax)
+        await bookings_repo.count_new_hold(conn, booking)
+        return booking, True
+
+    # --- confirm -----------------------------------------------------------------------------
+
+    async def confirm_in(
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, data: ConfirmInput, now: datetime
+    ) -> Booking:
+        """Confirm one (locked, as-of-now) booking inside the caller's transaction."""
+        uuid = booking.uuid
+        if booking.status is BookingStatus.EXPIRED:
+            raise InvalidBookingUuid(uuid, f"The hold on booking {uuid!r} expired; reserve again")
+        if booking.status in (BookingStatus.CONFIRMED, BookingStatus.PENDING):
+            return booking
+        if booking.status is not BookingStatus.ON_HOLD:
+            raise UnprocessableEntity(f"Booking {uuid!r} is {booking.status.value} and cannot be confirmed")
+        product = await self.loader.product(conn, catalog, booking.product_id)
+        option = find_option(product, booking.option_id)
+        policy = self.policies.of(option)
+        self.policies.check_request(catalog, product, option, data.resource_ids)
+        # A new rental duration moves the booking's interval; without one it keeps its own.
+        rental = (
+            policy.duration(option, data.rental_duration_id, None)
+            if data.rental_duration_id is not None
+            else None
+        )
+        bare = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
+        if bare is not None and rental is not None:
+            slot: Slot | None = policy.stretch(bare, rental)
+        else:
+            slot = booked_slot(product, option, booking)
+        rents = rental is not None or booking.slot_end is not None
+        slot_end = slot.end.astimezone(UTC) if slot is not None and rents else None
+        if slot is not None and now >= slot.cutoff_utc:
+            raise UnprocessableEntity(
+                f"Availability {slot.id} closed for sale at {format_utc(slot.cutoff_utc)}"
+            )
+        items = (
+            self._unit_items(option, data.unit_items, booking.unit_items)
+            if data.unit_items
+            else booking.unit_items
+        )
+        pax = pax_of(option, [i.unit_id for i in items])
+        if slot is not None and (pax > booking.pax or slot_end != booking.slot_end) and not booking.test_mode:
+            await self._take_places(conn, product, option, slot, booking, pax, excluding=booking.id)
+        contact = booking.contact if data.contact is None else data.contact
+        missing = missing_contact_fields(option, contact, items)
+        if missing:
+            raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))
+        allocations = (
+            await policy.allocate(
+                conn, self.locks, product, option, slot, booking, items, data.resource_ids, moved=False
+            )
+            if slot is not None
+            else ()
+        )
+        status = BookingStatus.CONFIRMED if product.instant_confirmation else BookingStatus.PENDING
+        confirmed = replace(
+            booking,
+            status=status,
+            contact=contact,
+            reseller_reference=booking.reseller_reference
+            if data.reseller_reference is None
+            else data.reseller_reference,
+            notes=booking.notes if data.notes is None else data.notes,
+            unit_items=items,
+            pax=pax,
+            rental_duration_id=rental.id if rental is not None else booking.rental_duration_id,
+            slot_end=slot_end,
+            resource_allocations=allocations,
+            expires_at=None,
+            confirmed_at=now if status is BookingStatus.CONFIRMED else None,
+            updated_at=now,
+        )
+        await bookings_repo.save_booking(conn, confirmed, booking)
+        await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER)
+        return confirmed
+
+    # --- change ------------------------------------------------------------------------------
+
+    async def change_in(
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, data: UpdateInput, now: datetime
+    ) -> Booking:
+        """Apply a reseller's PATCH to one (locked, as-of-now) booking."""
+        old_product = await self.loader.product(conn, catalog, booking.product_id)
+        old_option = old_product.option(booking.option_id) or old_product.default_option
+        old_slot = booked_slot(old_product, old_option, booking)
+        cutoff = cancellation_cutoff(old_option, old_slot) if old_slot else None
+        if not is_cancellable(booking, cutoff, now):
+            raise UnprocessableEntity(not_changeable(booking, cutoff, "updated"))
+        moving = bool({"productId", "optionId", "availabilityId"} & data.sent)
+        product = find_product(catalog, data.product_id) if "productId" in data.sent else old_product
+        if "optionId" in data.sent:
+            option = find_option(product, data.option_id)
+        elif product is old_product:
+            option = old_option
+        else:
+            option = product.default_option
+        policy = self.policies.of(option)
+        self.policies.check_request(catalog, product, option, data.resource_ids)
+        # The booking's interval is worked out again when it moves or its duration changes;
+        # otherwise it keeps its own (also if the catalogue changed since).
+        keep_interval = not moving and "rentalDurationId" not in data.sent
+        rental: RentalDuration | None = None
+        if not keep_interval:
+            if "rentalDurationId" in data.sent:
+                rental = policy.duration(option, data.rental_duration_id, None)
+            else:
+                rental = policy.duration(option, None, booking.rental_duration_id)
+        if moving:
+            availability_id = (
+                data.availability_id if "availabilityId" in data.sent else booking.availability_id
+            )
+            slot = self._slot(product, option, availability_id)
+        else:
+            slot = old_slot
+        if keep_interval:
+            slot_end = booking.slot_end
+        else:
+            if slot is not None:
+                slot = policy.stretch(slot, rental)
+            slot_end = slot.end.astimezone(UTC) if slot is not None and rental is not None else None
+        if data.unit_items is not None:
+            items = self._unit_items(option, data.unit_items, booking.unit_items)
+        else:
+            check_units(option, [i.unit_id for i in booking.unit_items])
+            items = booking.unit_items
+        pax = pax_of(option, [i.unit_id for i in items])
+        same_slot = slot is not None and old_slot is not None and (product.id, option.id, slot.id) == (
+            old_product.id, old_option.id, old_slot.id,
+        ) and slot_end == booking.slot_end  # fmt: skip
+        if slot is not None and not booking.test_mode and (not same_slot or pax > booking.pax):
+            old_lock = (
+                [self.policies.of(old_option).lock_key(old_product, old_option, old_slot)]
+                if old_slot is not None and not same_slot
+                else []
+            )
+            await self._take_places(
+                conn, product, option, slot, booking, pax, excluding=booking.id, also_lock=old_lock
+            )
+        same_option = (product.id, option.id) == (old_product.id, old_option.id)
+        allocations = (
+            await policy.allocate(
+                conn,
+                self.locks,
+                product,
+                option,
+                slot,
+                booking,
+                items,
+                data.resource_ids,
+                moved=not same_slot,
+                same_option=same_option,
+            )
+            if slot is not None
+            else ()
+        )
+        expires_at = booking.expires_at
+        if booking.status is BookingStatus.ON_HOLD and data.expiration_minutes is not None:
+            expires_at = self.expiry(data.expiration_minutes, now)
+        updated = replace(
+            booking,
+            product_id=product.id,
+            option_id=option.id,
+            availability_id=slot.id if slot else None,
+            slot_start=slot.start.astimezone(UTC) if slot else None,
+            local_date=slot.local_date if slot else None,
+            freesale=slot is None,
+            unit_items=items,
+            pax=pax,
+            rental_duration_id=booking.rental_duration_id
+            if keep_interval
+            else (rental.id if rental else None),
+            slot_end=slot_end,
+            resource_allocations=allocations,
+            expires_at=expires_at,
+            notes=data.notes if "notes" in data.sent else booking.notes,
+            reseller_reference=data.reseller_reference
+            if "resellerReference" in data.sent
+            else booking.reseller_reference,
+            contact=merge_contact(booking.contact, data.contact) if data.contact else booking.contact,
+            updated_at=now,
+        )
+        await bookings_repo.save_booking(conn, updated, booking)
+        await self.changed(
+            conn, catalog, booking, updated, "updated", RESELLER, {"fields": sorted(data.sent)}
+        )
+        return updated
+
+    # --- extend, cancel, expire ------------------------------------------------------------------
+
+    async def hold_until_in(
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, expires_at: datetime
+    ) -> Booking:
+        extended = replace(booking, expires_at=expires_at, updated_at=self._clock())
+        await bookings_repo.save_booking(conn, extended, booking)
+        await self.changed(
+            conn, catalog, booking, extended, "extended", RESELLER, {"utcExpiresAt": format_utc(expires_at)}
+        )
+        return extended
+
+    async def cancel_in(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        booking: Booking,
+        reason: str | None,
+        *,
+        force: bool,
+        actor: str,
+    ) -> Booking:
+        """Cancel one (locked, as-of-now) booking inside the caller's transaction."""
+        if booking.status is BookingStatus.CANCELLED:
+            return booking
+        now = self._clock()
+        details = await self.loader.one(conn, catalog, booking)
+        cutoff = cancellation_cutoff(details.option, details.slot) if details.slot else None
+        if not is_cancellable(booking, None if force else cutoff, now):
+            raise UnprocessableEntity(not_changeable(booking, cutoff, "cancelled"))
+        cancelled = replace(
+            booking,
+            status=BookingStatus.CANCELLED,
+            cancellation=Cancellation(refund="FULL", reason=reason, at=now),
+            expires_at=None,
+            updated_at=now,
+        )
+        await bookings_repo.save_booking(conn, cancelled, booking)
+        await self.changed(conn, catalog, booking, cancelled, "cancelled", actor, {"reason": reason})
+        return cancelled
+
+    async def expire_in(self, conn: DbConnection, catalog: Catalog, stored: Booking) -> Booking:
+        """Store EXPIRED on a (locked) hold whose time has passed."""
+        expired = as_of(stored, self._clock())
+        await bookings_repo.save_booking(conn, expired, stored)
+        # The places came free when the hold ran out; announce the slot(s) now.
+        freed = (
+            []
+            if stored.test_mode or stored.availability_id is None
+            else self.policies.counted_in(catalog, stored)
+        )
+        await self.changed(conn, catalog, stored, expired, "expired", SYSTEM, slots=freed)
+        return expired

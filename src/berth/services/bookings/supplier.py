@@ -1,0 +1,118 @@
+"""The supplier's booking use cases (the back office and the admin API), each one
+transaction: find, redeem, accept, reject and cancel at any time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
+from berth.domain.catalog import Catalog
+from berth.domain.errors import NotFound, UnprocessableEntity
+from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.inputs import SUPPLIER
+from berth.services.bookings.steps import BookingSteps
+from berth.services.clock import Clock
+from berth.store import bookings_repo
+from berth.store.bookings_repo import BookingFilter
+from berth.store.database import Database, DbConnection
+
+
+class SupplierBookings:
+    def __init__(self, database: Database, clock: Clock, steps: BookingSteps) -> None:
+        self._db = database
+        self._clock = clock
+        self._steps = steps
+        self._loader = steps.loader
+
+    async def _by_id(self, conn: DbConnection, booking_id: str) -> Booking:
+        booking = await bookings_repo.get_by_id(conn, booking_id)
+        if booking is None:
+            raise NotFound(f"No booking with id {booking_id!r}")
+        return as_of(await self._steps.lock_in(conn, booking), self._clock())
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def search(
+        self, catalog: Catalog, where: BookingFilter, limit: int, offset: int
+    ) -> tuple[list[BookingDetails], int]:
+        async with self._db.transaction(write=False) as conn:
+            found, total = await bookings_repo.find_bookings(conn, where, limit=limit, offset=offset)
+            return await self._loader.describe(conn, catalog, found), total
+
+    async def find(self, catalog: Catalog, where: BookingFilter) -> list[BookingDetails]:
+        """Every matching booking (callers bound the filter: a day's manifest, a reference)."""
+        async with self._db.transaction(write=False) as conn:
+            found, _ = await bookings_repo.find_bookings(conn, where)
+            return await self._loader.describe(conn, catalog, found)
+
+    async def get(self, catalog: Catalog, booking_id: str) -> tuple[BookingDetails, list[dict[str, Any]]]:
+        """A booking and its history."""
+        async with self._db.transaction(write=False) as conn:
+            booking = await bookings_repo.get_by_id(conn, booking_id)
+            if booking is None:
+                raise NotFound(f"No booking with id {booking_id!r}")
+            return await self._loader.one(conn, catalog, booking), await bookings_repo.events_of(
+                conn, booking_id
+            )
+
+    # --- changes -----------------------------------------------------------------------------
+
+    async def _transition(
+        self,
+        catalog: Catalog,
+        booking_id: str,
+        expected: BookingStatus,
+        kind: str,
+        change: Callable[[Booking, datetime], Booking],
+    ) -> BookingDetails:
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            booking = await self._by_id(conn, booking_id)
+            if booking.status is not expected:
+                raise UnprocessableEntity(
+                    f"Booking {booking_id!r} is {booking.status.value}; only {expected.value} bookings can be {kind}"
+                )
+            changed = replace(change(booking, now), updated_at=now)
+            await bookings_repo.save_booking(conn, changed, booking)
+            await self._steps.changed(conn, catalog, booking, changed, kind, SUPPLIER)
+            await self._steps.follow_in(conn, catalog, [(booking, changed)])
+            return await self._loader.one(conn, catalog, changed)
+
+    async def redeem(self, catalog: Catalog, booking_id: str) -> BookingDetails:
+        return await self._transition(
+            catalog, booking_id, BookingStatus.CONFIRMED, "redeemed",
+            lambda b, now: replace(b, status=BookingStatus.REDEEMED, redeemed_at=now),
+        )  # fmt: skip
+
+    async def accept(self, catalog: Catalog, booking_id: str) -> BookingDetails:
+        return await self._transition(
+            catalog, booking_id, BookingStatus.PENDING, "accepted",
+            lambda b, now: replace(b, status=BookingStatus.CONFIRMED, confirmed_at=now),
+        )  # fmt: skip
+
+    async def reject(self, catalog: Catalog, booking_id: str, reason: str | None) -> BookingDetails:
+        return await self._transition(
+            catalog, booking_id, BookingStatus.PENDING, "rejected",
+            lambda b, now: replace(b, status=BookingStatus.REJECTED, rejected_at=now, rejection_reason=reason),
+        )  # fmt: skip
+
+    async def cancel(
+        self, catalog: Catalog, booking_id: str, reason: str | None, *, force: bool = False
+    ) -> BookingDetails:
+        """Cancel a booking (`force`: whatever its cutoff); a package booking's included
+        bookings go with it."""
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            booking = await self._by_id(conn, booking_id)
+            cancelled = await self._steps.cancel_in(
+                conn, catalog, booking, reason, force=force, actor=SUPPLIER
+            )
+            await self._steps.follow_in(conn, catalog, [(booking, cancelled)])
+            for member in await bookings_repo.package_members(conn, [booking.id], lock=True):
+                included = as_of(member, now)
+                if included.status not in ENDED:
+                    await self._steps.cancel_in(conn, catalog, included, reason, force=force, actor=SUPPLIER)
+            return await self._loader.one(conn, catalog, cancelled)
