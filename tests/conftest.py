@@ -11,9 +11,9 @@ from fastapi import FastAPI
 
 from berth.app import create_app
 from berth.container import Services, build_services
+from berth.demo.loader import DEMO_ADMIN_TOKEN, demo_catalog_text, load_demo
 from berth.domain.catalog import Catalog
 from berth.domain.catalog_document import parse_catalog
-from berth.services.demo import DEMO_ADMIN_TOKEN, demo_catalog_text, load_demo
 from berth.settings import Settings
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate, backend_name
 

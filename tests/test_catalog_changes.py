@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from berth.demo.loader import demo_catalog_text
 from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
 from berth.domain.catalog import Catalog
 from berth.domain.catalog_changes import (
@@ -21,7 +22,6 @@ from berth.domain.catalog_changes import (
 )
 from berth.domain.catalog_document import parse_catalog
 from berth.domain.resources import Allocation
-from berth.services.demo import demo_catalog_text
 
 NOW = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)  # Monday 09:00 in London
 

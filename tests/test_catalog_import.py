@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from berth.container import Services
+from berth.demo.loader import demo_catalog_text
 from berth.domain.catalog_document import CatalogFileError, catalog_to_yaml, parse_catalog
-from berth.services.demo import demo_catalog_text
 from tests.conftest import ADMIN, auth, load_test_demo
 
 MINIMAL = """\

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from berth.cli import app
-from berth.services.demo import demo_catalog_text
+from berth.demo.loader import demo_catalog_text
 from tests.test_catalog_import import MINIMAL
 
 runner = CliRunner()

@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+from berth.capabilities.webhooks.service import WebhookInput
 from berth.container import build_services
 from berth.domain.bookings import Contact
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
-from berth.services.webhooks import WebhookInput
 from berth.settings import Settings
 from tests.receivers import receiver
 
@@ -32,7 +32,7 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
 async def test_worker_killed_mid_burst(settings: Settings) -> None:
     services = build_services(settings)  # the real clock: the worker process runs on it too
     try:
-        from berth.services.demo import load_demo
+        from berth.demo.loader import load_demo
 
         await load_demo(services)
         async with receiver(default_status=200) as target:

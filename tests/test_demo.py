@@ -10,9 +10,9 @@ from datetime import timedelta
 import httpx
 
 from berth.container import Services
+from berth.demo.loader import SOLD_OUT_PRODUCT, demo_catalog_text, load_demo
 from berth.domain.catalog import AvailabilityType
 from berth.domain.catalog_document import parse_catalog
-from berth.services.demo import SOLD_OUT_PRODUCT, demo_catalog_text, load_demo
 from tests.conftest import auth
 
 # A conformance run holds about 130 places of one departure of the first START_TIME product

@@ -35,8 +35,8 @@ from schemathesis.specs.openapi.checks import ignored_auth, missing_required_hea
 
 from berth.app import create_app
 from berth.container import Services, build_services
+from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.services.availability import AvailabilityQuery
-from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate
 

@@ -12,7 +12,7 @@ import pytest
 
 from berth.capabilities.ids import MAPPINGS
 from berth.container import Services, build_services
-from berth.services.demo import DEMO_CONNECTIONS, load_demo
+from berth.demo.loader import DEMO_CONNECTIONS, load_demo
 from berth.settings import Settings
 from berth.store import deliveries_repo
 from tests.bookings_helpers import SLOT, TOUR, confirm, reservation, reserve

@@ -393,7 +393,7 @@ async def test_a_repeated_order_answers_the_same_order(client: httpx.AsyncClient
 async def test_racing_repeats_end_with_one_order(settings: Settings, clock: Clock) -> None:
     """Identical requests sent at once, through several processes, make one order."""
     from berth.app import create_app
-    from berth.services.demo import load_demo
+    from berth.demo.loader import load_demo
 
     fleet = [build_services(settings, clock) for _ in range(4)]
     clients = [

@@ -11,7 +11,7 @@ import httpx
 from sqlalchemy import func, select
 
 from berth.container import Services
-from berth.services.demo import demo_catalog_text
+from berth.demo.loader import demo_catalog_text
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, reservation, reserve
 from tests.conftest import auth

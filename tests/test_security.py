@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from sqlalchemy import insert, select, text
 
 from berth.container import Services, build_services
+from berth.demo.loader import load_demo
 from berth.domain.sealing import SealError, SecretBox
 from berth.logs import configure_logging, redact_url
-from berth.services.demo import load_demo
 from berth.settings import DEVELOPMENT_SECRET_KEY, Settings
 from berth.store.database import Database
 from berth.store.migrate import downgrade, upgrade

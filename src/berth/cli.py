@@ -27,12 +27,12 @@ from sqlalchemy.exc import ArgumentError
 from berth import __version__
 from berth.background import run_background
 from berth.container import Services, build_services
+from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_document import CatalogFileError
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound, OctoError
 from berth.services.catalog import ImportOutcome
-from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.backup import BackupError, backup_sqlite, is_postgres, pg_dump_commands
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from berth.capabilities.cart.orders import OrderService
 from berth.capabilities.packages.availability import PackageAvailability
 from berth.capabilities.packages.service import PackageBookings
+from berth.capabilities.registry import CAPABILITIES
 from berth.capabilities.rentals.policy import RentalPolicy
 from berth.capabilities.resources.policy import ResourcePolicy
 from berth.capabilities.resources.service import ResourceService
+from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
 from berth.services.availability import AvailabilityService
@@ -26,7 +28,6 @@ from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
-from berth.services.webhooks import WebhookService
 from berth.settings import Settings
 from berth.store.database import Database
 
@@ -95,7 +96,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         expiry=HoldExpiry(database, clock, catalog, steps),
         orders=orders,
         resources=ResourceService(database, clock),
-        webhooks=WebhookService(database, settings, clock, box),
+        webhooks=WebhookService(database, settings, clock, box, [c.id for c in CAPABILITIES]),
         mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),

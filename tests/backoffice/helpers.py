@@ -7,7 +7,7 @@ import re
 
 import httpx
 
-from berth.services.demo import DEMO_ADMIN_TOKEN
+from berth.demo.loader import DEMO_ADMIN_TOKEN
 
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 _TAGS = re.compile(r"<[^>]+>")

@@ -21,7 +21,7 @@ import uvicorn
 
 from berth.app import create_app
 from berth.container import build_services
-from berth.services.demo import DEMO_ADMIN_TOKEN, load_demo
+from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
 from berth.store.migrate import upgrade
 from tests.conftest import Clock

@@ -7,9 +7,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from berth.demo.loader import demo_catalog_text
 from berth.domain.catalog_document import parse_catalog
 from berth.http.admin.pages.dates import Local, of_product, of_supplier
-from berth.services.demo import demo_catalog_text
 
 MONDAY = date(2026, 11, 23)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+from berth.demo.loader import demo_catalog_text
 from berth.domain.bookings import BookingStatus, people_of
 from berth.domain.catalog import Catalog
 from berth.domain.catalog_document import parse_catalog
 from berth.domain.slots import slots_between
-from berth.services.backoffice import ACTIONS, Action, departed
-from berth.services.demo import demo_catalog_text
+from berth.http.admin.backoffice import ACTIONS, Action, departed
 
 MONDAY = date(2026, 6, 1)
 

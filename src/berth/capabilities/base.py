@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product, Supplier, Unit
@@ -15,6 +16,10 @@ if TYPE_CHECKING:
     from berth.read_models.orders import OrderDetails
 
 JSON = dict[str, Any]
+T = TypeVar("T")
+# The serializer of a nested object of the same kind (a package's included availabilities and
+# bookings), handed to the hooks by the views so that capabilities need not import them.
+Nested = Callable[[T, "View"], JSON]
 
 
 @dataclass(frozen=True)
@@ -56,13 +61,17 @@ class Capability:
     def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
         return None
 
-    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
         return None
 
     def calendar_fields(self, day: CalendarDay, out: JSON, view: View) -> None:
         return None
 
-    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
         return None
 
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:

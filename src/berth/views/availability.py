@@ -30,7 +30,7 @@ def availability_view(item: SlotAvailability, view: View) -> JSON:
         "openingHours": _opening_hours(slot.opening_hours),
     }
     for capability in active(view.capabilities):
-        capability.availability_fields(item, out, view)
+        capability.availability_fields(item, out, view, availability_view)
     return out
 
 

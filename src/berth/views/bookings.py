@@ -126,7 +126,7 @@ def booking_view(details: BookingDetails, view: View, product_json: JSON | None 
         "unitItems": [_unit_item_view(details, item, view) for item in booking.unit_items],
     }
     for capability in active(view.capabilities):
-        capability.booking_fields(details, out, view)
+        capability.booking_fields(details, out, view, booking_view)
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import CONTENT
 from berth.domain.catalog import Content, Option, Product, Supplier, SupplierContent, Unit, UnitContent
 
@@ -93,7 +93,9 @@ class ContentCapability(Capability):
             if value is not None:
                 restrictions[key] = value
 
-    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
         # The catalogue has no content per departure: no title (core allows null), and an
         # empty shortDescription (core: a string).
         out["title"] = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import MAPPINGS
 from berth.domain.mappings import MappingRow
 
@@ -53,8 +53,12 @@ class MappingsCapability(Capability):
     id = MAPPINGS
     docs = None  # a vendor capability: described in docs/reseller-guide.md, "Self-service mappings"
 
-    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
         out["mappings"] = mappings_for(view, item.product.id, item.option.id)
 
-    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
         out["mappings"] = mappings_for(view, details.product.id, details.option.id)

@@ -2,10 +2,9 @@
 the included bookings of a package booking.
 
 Package availability objects and included bookings are built by the SAME serializers as
-top-level ones (`availability_view`, `booking_view`), so every capability's fields
-(`mappings[]` with vendor/mappings, `hasResources` with octo/resources, prices with
-octo/pricing...) appear in them exactly as on top-level objects. The views import the
-capability registry, so the serializers are imported when a hook runs, not at import time.
+top-level ones (`availability_view`, `booking_view`, handed to the hooks as `nested`), so every
+capability's fields (`mappings[]` with vendor/mappings, `hasResources` with octo/resources,
+prices with octo/pricing...) appear in them exactly as on top-level objects.
 The service computes what they show (capability hooks are synchronous and cannot query):
 `SlotAvailability.includes` and `BookingDetails.package_bookings`.
 """
@@ -14,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import PACKAGES
 from berth.domain.catalog import Option, PackageInclude, PackageIncludeGroup, Product
 
@@ -62,12 +61,12 @@ class PackagesCapability(Capability):
     def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
         out["packageIncludes"] = [group_json(group) for group in option.package_includes]
 
-    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
-        from berth.views.availability import availability_view
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
+        out["packageAvailabilities"] = [nested(include, view) for include in item.includes]
 
-        out["packageAvailabilities"] = [availability_view(include, view) for include in item.includes]
-
-    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
-        from berth.views.bookings import booking_view
-
-        out["packageBookings"] = [booking_view(member, view) for member in details.package_bookings]
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
+        out["packageBookings"] = [nested(member, view) for member in details.package_bookings]

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
-from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import PRICING, RENTALS
-from berth.domain.bookings import UnitItem
+from berth.domain.bookings import ENDED, UnitItem
 from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration, Unit
 from berth.domain.pricing import lowest_prices, price_on, scale_price
 
@@ -127,7 +127,9 @@ class PricingCapability(Capability):
                 pricing_json(p) for p in _lowest(option, unit.prices, product.currencies, view)
             ]
 
-    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
         if item.currency is None:
             return
         day = item.slot.local_date
@@ -167,10 +169,17 @@ class PricingCapability(Capability):
         booking = details.booking
         return booking.local_date or booking.created_at.date()
 
-    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
+        total = self._booking_total(details)
+        if total is not None:
+            out["pricing"] = total
+
+    def _booking_total(self, details: BookingDetails) -> JSON | None:
         booking = details.booking
         if booking.currency is None:
-            return
+            return None
         day = self._booking_day(details)
         if details.product.pricing_per is PricingPer.BOOKING:
             price = _price(details.option.booking_prices, booking.currency, day, details.rental)
@@ -182,7 +191,7 @@ class PricingCapability(Capability):
                 unit_price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
                 if unit_price is not None:
                     prices.append(unit_price)
-        out["pricing"] = total_json(prices, booking.currency)
+        return total_json(prices, booking.currency)
 
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
         booking = details.booking
@@ -201,12 +210,11 @@ class PricingCapability(Capability):
             return
         totals = []
         for booking in details.bookings:
-            if booking.booking.status in ("CANCELLED", "EXPIRED", "REJECTED"):
+            if booking.booking.status in ENDED:
                 continue
-            part: JSON = {}
-            self.booking_fields(booking, part, view)
-            if "pricing" in part:
-                totals.append(part["pricing"])
+            total = self._booking_total(booking)
+            if total is not None:
+                totals.append(total)
         taxes: dict[str, JSON] = {}
         for total in totals:
             for tax in total["includedTaxes"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import RENTALS
 from berth.domain.catalog import Option, Product, RentalDuration
 
@@ -40,7 +40,9 @@ class RentalsCapability(Capability):
     def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
         out["rentalDurations"] = [rental_duration_json(d) for d in option.rental_durations]
 
-    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
         booking = details.booking
         out["isRental"] = booking.rental_duration_id is not None
         out["rentalDurationId"] = booking.rental_duration_id

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from berth.capabilities.base import JSON, Capability, View
+from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import RESOURCES
 from berth.domain.bookings import BookingStatus
 from berth.domain.catalog import Option, Resource, ResourceGroup, Seat, Seller
@@ -92,10 +92,14 @@ class ResourcesCapability(Capability):
     id = RESOURCES
     docs = "https://docs.ventrata.com/capabilities/resources"
 
-    def availability_fields(self, item: SlotAvailability, out: JSON, view: View) -> None:
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
         out["hasResources"] = has_resources(item.option, item.slot)
 
-    def booking_fields(self, details: BookingDetails, out: JSON, view: View) -> None:
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
         booking = details.booking
         held = booking.resource_allocations if booking.status in HOLDS_ALLOCATIONS else ()
         out["resourceAllocations"] = [allocation_json(details.option, a) for a in held]

@@ -9,13 +9,13 @@ from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
 from berth.capabilities.resources.fields import HOLDS_ALLOCATIONS
+from berth.capabilities.resources.views import slot_resources_view
 from berth.container import Services
 from berth.domain.catalog_lookup import find_option, find_product
+from berth.http.admin.backoffice import manifest
 from berth.http.context import services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
-from berth.services.backoffice import manifest
-from berth.views.resources import slot_resources_view
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 

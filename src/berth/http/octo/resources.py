@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.responses import Response
 
 from berth.capabilities.resources.service import ResourcesQuery
+from berth.capabilities.resources.views import slot_resources_view
 from berth.container import Services
 from berth.domain.errors import BadRequest
 from berth.http.context import OctoRequest, octo_request, services
@@ -19,7 +20,6 @@ from berth.http.errors import validation_message
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import Identifier, Lenient, ResourceAllocations, UnitQuantity
 from berth.http.octo.schemas import ERROR_RESPONSES
-from berth.views.resources import slot_resources_view
 
 router = APIRouter(responses=ERROR_RESPONSES)
 

@@ -8,13 +8,13 @@ from fastapi import APIRouter, Body, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
+from berth.capabilities.webhooks.service import WebhookInput
 from berth.container import Services
 from berth.domain.errors import BadRequest
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES
 from berth.http.types import Flag
-from berth.services.webhooks import WebhookInput
 from berth.views.webhooks import webhook_view
 
 router = APIRouter(responses=ERROR_RESPONSES)

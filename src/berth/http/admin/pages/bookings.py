@@ -15,13 +15,13 @@ from starlette.responses import Response
 
 from berth.domain.bookings import CHANGEABLE, BookingStatus
 from berth.domain.errors import NotFound, OctoError
+from berth.http.admin.backoffice import ACTIONS, Action, what_can_be_done
 from berth.http.admin.bookings import STAFF_VIEW
 from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
 from berth.read_models.bookings import BookingDetails
-from berth.services.backoffice import ACTIONS, Action, what_can_be_done
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
 

@@ -6,10 +6,10 @@ from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
 from berth.domain.bookings import BookingStatus
+from berth.http.admin.backoffice import coming_days
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
-from berth.services.backoffice import coming_days
 from berth.store.bookings_repo import BookingFilter
 
 router = APIRouter(route_class=PageRoute)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
+from berth.http.admin.backoffice import manifest, resource_boards
 from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
-from berth.services.backoffice import manifest, resource_boards
 
 router = APIRouter(route_class=PageRoute)
 

@@ -19,11 +19,11 @@ from starlette.responses import Response
 from berth.domain.catalog import Catalog, Option, Product, Unit
 from berth.domain.errors import OctoError
 from berth.domain.mappings import MappingRow, Resolution
+from berth.http.admin.backoffice import last_attempts, latest_notifications
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
 from berth.http.context import octo_endpoint
-from berth.services.backoffice import last_attempts, latest_notifications
 from berth.services.mappings import StaffRow
 
 # Between the parts of a mapping, as in "Thames sightseeing cruise > Evening > Adult".

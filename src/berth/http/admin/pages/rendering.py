@@ -11,12 +11,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from berth.domain.catalog import Product
+from berth.http.admin.backoffice import guests
 from berth.http.admin.pages.dates import DEFAULT_LOCALE, Local, abbreviation, of_product, of_supplier
 from berth.http.admin.pages.navigation import NAVIGATION
 from berth.http.admin.pages.session import COOKIE_PATH, NOTICE_COOKIE, Notice, Staff, set_notice, take_notice
 from berth.http.admin.pages.static import static_url
 from berth.read_models.bookings import BookingDetails
-from berth.services.backoffice import guests
 
 PAGE_HEADERS = {
     "Cache-Control": "no-store",

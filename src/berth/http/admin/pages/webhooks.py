@@ -16,12 +16,12 @@ from starlette.responses import Response
 
 from berth.domain.errors import NotFound
 from berth.domain.webhooks import Webhook, WebhookEvent, parse_schedule
+from berth.http.admin.backoffice import delivery_counts, delivery_subject, headers_sent, last_attempts
 from berth.http.admin.pages.dates import Local, of_supplier
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
 from berth.http.context import octo_endpoint
-from berth.services.backoffice import delivery_counts, delivery_subject, headers_sent, last_attempts
 from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SENDING, Delivery
 
 router = APIRouter(route_class=PageRoute)

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import BadRequest, NotFound
 from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import Webhook, new_signing_secret, parse_event, webhook_capabilities
@@ -43,7 +43,11 @@ def _check_headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 class WebhookService:
-    def __init__(self, database: Database, settings: Settings, clock: Clock, box: SecretBox) -> None:
+    def __init__(
+        self, database: Database, settings: Settings, clock: Clock, box: SecretBox, known: Sequence[str]
+    ) -> None:
+        """`known`: the ids of the capabilities this server implements, in registry order."""
+        self._known = list(known)
         self._db = database
         self._settings = settings
         self._clock = clock
@@ -62,7 +66,7 @@ class WebhookService:
             connection_id=connection_id,
             event=event,
             url=data.url,
-            capabilities=webhook_capabilities(event, capabilities, [c.id for c in CAPABILITIES]),
+            capabilities=webhook_capabilities(event, capabilities, self._known),
             use_contact_language=True if data.use_contact_language is None else data.use_contact_language,
             headers=_check_headers(data.headers or {}),
             retry_on_error=True if data.retry_on_error is None else data.retry_on_error,
@@ -89,7 +93,7 @@ class WebhookService:
                 webhook,
                 event=event,
                 url=data.url if data.url is not None else webhook.url,
-                capabilities=webhook_capabilities(event, capabilities, [c.id for c in CAPABILITIES]),
+                capabilities=webhook_capabilities(event, capabilities, self._known),
                 use_contact_language=webhook.use_contact_language
                 if data.use_contact_language is None
                 else data.use_contact_language,
