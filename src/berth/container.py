@@ -82,7 +82,9 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     orders = OrderService(database, clock, steps, bookings, fanout)
     steps.orders = orders
     # Groupings in the order they claim reservations: a package, else an order.
-    bookings.add_grouping(PackageBookings(database, steps, bookings))
+    packages = PackageBookings(database, steps, bookings)
+    bookings.add_grouping(packages)
+    steps.add_companions(packages)
     bookings.add_grouping(orders)
     return Services(
         settings=settings,

@@ -36,6 +36,11 @@ def format_utc(dt: datetime) -> str:
     return dt.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
+def format_utc_or_none(dt: datetime | None) -> str | None:
+    """`format_utc`, and None for no instant (an optional field)."""
+    return format_utc(dt) if dt is not None else None
+
+
 def local_datetime(day: date, clock: str, zone: ZoneInfo) -> datetime:
     """The aware datetime at wall-clock `clock` ("HH:MM") on `day` in `zone`.
 

@@ -15,12 +15,9 @@ from sqlalchemy.sql.elements import ColumnElement
 from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem, place_hold
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
+from berth.domain.times import format_utc_or_none
 from berth.store.database import DbConnection
 from berth.store.tables import booking_events, bookings, slot_holds, slot_locks
-
-
-def _utc(value: datetime | None) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
 
 
 def _parse_utc(value: str | None) -> datetime | None:
@@ -57,7 +54,7 @@ def _row_values(booking: Booking) -> dict[str, Any]:
             {
                 "refund": booking.cancellation.refund,
                 "reason": booking.cancellation.reason,
-                "at": _utc(booking.cancellation.at),
+                "at": format_utc_or_none(booking.cancellation.at),
             }
             if booking.cancellation
             else None
@@ -70,7 +67,7 @@ def _row_values(booking: Booking) -> dict[str, Any]:
         "package_booking_id": booking.package_booking_id,
         "package_include_id": booking.package_include_id,
         "rejection": (
-            {"reason": booking.rejection_reason, "at": _utc(booking.rejected_at)}
+            {"reason": booking.rejection_reason, "at": format_utc_or_none(booking.rejected_at)}
             if booking.rejected_at
             else None
         ),
@@ -426,7 +423,10 @@ async def events_of(conn: DbConnection, booking_id: str) -> list[dict[str, Any]]
     rows = await conn.execute(
         select(booking_events).where(booking_events.c.booking_id == booking_id).order_by(booking_events.c.id)
     )
-    return [{"at": _utc(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail} for row in rows]
+    return [
+        {"at": format_utc_or_none(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail}
+        for row in rows
+    ]
 
 
 async def package_members(

@@ -9,17 +9,13 @@ from berth.capabilities.base import JSON, View
 from berth.capabilities.registry import active
 from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
 from berth.domain.catalog import DeliveryMethod, Product
-from berth.domain.times import format_utc
+from berth.domain.times import format_utc, format_utc_or_none
 from berth.read_models.availability import SlotAvailability
 from berth.read_models.bookings import BookingDetails
 from berth.views.availability import availability_view
 from berth.views.catalog import option_view, product_view, unit_view
 
 ISSUED = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED)
-
-
-def _utc(value: datetime | None) -> str | None:
-    return format_utc(value) if value else None
 
 
 def contact_view(contact: Contact) -> JSON:
@@ -48,7 +44,7 @@ def ticket_view(product: Product, booking: Booking, code: str, redeemed_at: date
     )
     return {
         "redemptionMethod": str(product.redemption_method),
-        "utcRedeemedAt": _utc(redeemed_at),
+        "utcRedeemedAt": format_utc_or_none(redeemed_at),
         "deliveryOptions": options,
     }
 
@@ -61,7 +57,7 @@ def _unit_item_view(details: BookingDetails, item: UnitItem, view: View) -> JSON
         "supplierReference": item.supplier_reference,
         "unitId": item.unit_id,
         "status": booking.status.value,
-        "utcRedeemedAt": _utc(booking.redeemed_at),
+        "utcRedeemedAt": format_utc_or_none(booking.redeemed_at),
         "contact": contact_view(item.contact),
         "ticket": (
             ticket_view(product, booking, item.supplier_reference, booking.redeemed_at)
@@ -94,10 +90,10 @@ def booking_view(details: BookingDetails, view: View, product_json: JSON | None 
         "supplierReference": booking.supplier_reference,
         "status": booking.status.value,
         "utcCreatedAt": format_utc(booking.created_at),
-        "utcUpdatedAt": _utc(booking.updated_at),
-        "utcExpiresAt": _utc(booking.expires_at),
-        "utcRedeemedAt": _utc(booking.redeemed_at),
-        "utcConfirmedAt": _utc(booking.confirmed_at),
+        "utcUpdatedAt": format_utc_or_none(booking.updated_at),
+        "utcExpiresAt": format_utc_or_none(booking.expires_at),
+        "utcRedeemedAt": format_utc_or_none(booking.redeemed_at),
+        "utcConfirmedAt": format_utc_or_none(booking.confirmed_at),
         "productId": product.id,
         "product": product_json if product_json is not None else product_view(product, view),
         "optionId": option.id,

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from berth.capabilities.base import JSON, View
 from berth.capabilities.registry import active
 from berth.domain.orders import LIVE, OrderStatus
-from berth.domain.times import format_utc
+from berth.domain.times import format_utc, format_utc_or_none
 from berth.read_models.orders import OrderDetails
 from berth.views.bookings import bookings_view, contact_view
-
-
-def _utc(value: datetime | None) -> str | None:
-    return format_utc(value) if value else None
 
 
 def order_view(details: OrderDetails, view: View) -> JSON:
@@ -32,9 +26,9 @@ def order_view(details: OrderDetails, view: View) -> JSON:
         "settlementMethods": ["DEFERRED"],
         "status": order.status.value,
         "utcCreatedAt": format_utc(order.created_at),
-        "utcUpdatedAt": _utc(order.updated_at),
-        "utcExpiresAt": _utc(order.expires_at),
-        "utcConfirmedAt": _utc(order.confirmed_at),
+        "utcUpdatedAt": format_utc_or_none(order.updated_at),
+        "utcExpiresAt": format_utc_or_none(order.expires_at),
+        "utcConfirmedAt": format_utc_or_none(order.confirmed_at),
         "cancellable": details.cancellable,
         "confirmable": details.confirmable,
         "updatable": order.status in LIVE,

@@ -110,10 +110,6 @@ class OrderService:
         """A booking joins the order it names; with the cart, one naming none starts one."""
         return data.order_id is not None or CART in capabilities
 
-    async def companions(self, conn: DbConnection, booking: Booking, verb: str) -> list[Booking]:
-        """An order's bookings change one by one; the order follows them (`follow_in`)."""
-        return []
-
     # --- helpers ----------------------------------------------------------------------------
 
     async def _details(

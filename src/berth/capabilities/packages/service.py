@@ -180,11 +180,15 @@ class PackageBookings:
 
     # --- confirm, extend, cancel, update ----------------------------------------------------
 
-    async def companions(self, conn: DbConnection, booking: Booking, verb: str) -> list[Booking]:
-        """A package booking's included bookings (locked), which change with it; an included
-        booking changes only through its package booking, and a package booking cannot be
-        updated (PATCH) yet."""
+    async def companions(
+        self, conn: DbConnection, booking: Booking, verb: str, *, staff: bool
+    ) -> list[Booking]:
+        """A package booking's included bookings (locked), which change with it; a reseller
+        changes an included booking only through its package booking, and cannot update
+        (PATCH) a package booking yet."""
         if booking.package_booking_id is not None:
+            if staff:
+                return []
             if verb == "update":
                 raise UnprocessableEntity(
                     f"Booking {booking.uuid!r} is included in a package booking; it cannot be updated"

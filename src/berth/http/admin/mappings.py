@@ -3,7 +3,6 @@ with its notifications, and completing a row (which notifies the reseller)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
@@ -13,6 +12,7 @@ from starlette.responses import Response
 from berth.capabilities.mappings.fields import mapping_json
 from berth.container import Services
 from berth.domain.mappings import MappingRow, Resolution
+from berth.domain.times import format_utc_or_none
 from berth.http.admin.webhooks import delivery_json
 from berth.http.context import services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
@@ -29,19 +29,15 @@ class CompleteBody(BaseModel):
     unitId: str | None = Field(default=None, max_length=100, description="Required when unitRequired")
 
 
-def _utc(value: datetime | None) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
-
-
 def staff_mapping_json(row: MappingRow, connection_name: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": row.id,
         "connectionId": row.connection_id,
         "status": "MAPPED" if row.mapped else "PENDING",
         **mapping_json(row),
-        "createdAt": _utc(row.created_at),
-        "updatedAt": _utc(row.updated_at),
-        "mappedAt": _utc(row.mapped_at),
+        "createdAt": format_utc_or_none(row.created_at),
+        "updatedAt": format_utc_or_none(row.updated_at),
+        "mappedAt": format_utc_or_none(row.mapped_at),
     }
     if connection_name is not None:
         out["connectionName"] = connection_name

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
 from starlette.responses import PlainTextResponse, Response
 
 from berth.container import Services
+from berth.domain.times import format_utc_or_none
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -18,10 +19,6 @@ from berth.views.webhooks import webhook_view
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 metrics_router = APIRouter()
-
-
-def _utc(value: datetime | None) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
 
 
 def delivery_json(delivery: Delivery, *, with_payload: bool = False) -> dict[str, Any]:
@@ -35,9 +32,9 @@ def delivery_json(delivery: Delivery, *, with_payload: bool = False) -> dict[str
         "url": delivery.url,
         "status": delivery.status,
         "attempts": delivery.attempts,
-        "createdAt": _utc(delivery.created_at),
-        "nextAttemptAt": _utc(delivery.next_attempt_at),
-        "deliveredAt": _utc(delivery.delivered_at),
+        "createdAt": format_utc_or_none(delivery.created_at),
+        "nextAttemptAt": format_utc_or_none(delivery.next_attempt_at),
+        "deliveredAt": format_utc_or_none(delivery.delivered_at),
     }
     if with_payload:
         out["payload"] = delivery.payload
@@ -56,7 +53,7 @@ async def list_webhooks(
             {
                 **webhook_view(w),
                 "connectionId": w.connection_id,
-                "disabledAt": _utc(w.disabled_at),
+                "disabledAt": format_utc_or_none(w.disabled_at),
                 "disabledReason": w.disabled_reason,
             }
             for w in hooks

@@ -8,17 +8,17 @@ the booking's companions (a package's included bookings) with it, in the same tr
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Protocol
 
 from sqlalchemy.exc import IntegrityError
 
 from berth.domain.bookings import Booking, BookingStatus, as_of, extendable
 from berth.domain.catalog import Catalog
-from berth.domain.errors import BadRequest, InvalidBookingUuid, OctoError, UnprocessableEntity
+from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.inputs import RESELLER, ConfirmInput, ReserveInput, UpdateInput
-from berth.services.bookings.steps import BookingSteps, PreparedBooking
+from berth.services.bookings.steps import BookingSteps, CompanionStep, PreparedBooking, Step
 from berth.services.clock import Clock
 from berth.store import bookings_repo
 from berth.store.bookings_repo import BookingFilter
@@ -26,7 +26,7 @@ from berth.store.database import Database, DbConnection
 
 
 class Grouping(Protocol):
-    """A capability that books several bookings as one (octo/cart, octo/packages)."""
+    """A capability that makes some reservations itself (octo/cart, octo/packages)."""
 
     def claims(self, catalog: Catalog, data: ReserveInput, capabilities: frozenset[str]) -> bool:
         """Whether this grouping makes the reservation."""
@@ -34,19 +34,6 @@ class Grouping(Protocol):
     async def reserve(
         self, catalog: Catalog, connection_id: str, data: ReserveInput, *, test_mode: bool
     ) -> BookingDetails: ...
-
-    async def companions(self, conn: DbConnection, booking: Booking, verb: str) -> list[Booking]:
-        """The bookings (locked) that `verb` (confirm, extend, cancel, update) must change
-        with `booking`; refuses when `booking` can only change through another."""
-
-
-# A step applied to the booking: (conn, booking) -> the booking after it.
-Step = Callable[[DbConnection, Booking], Awaitable[Booking]]
-# The step applied to each companion, given the booking after its own step.
-CompanionStep = Callable[[DbConnection, Booking, Booking], Awaitable[Booking]]
-
-
-PARTICIPLES = {"confirm": "confirmed", "extend": "extended", "cancel": "cancelled"}
 
 
 class ResellerBookings:
@@ -66,13 +53,6 @@ class ResellerBookings:
         if booking is None:
             raise InvalidBookingUuid(uuid)
         return as_of(await self._steps.lock_in(conn, booking), self._clock())
-
-    async def _companions(self, conn: DbConnection, booking: Booking, verb: str) -> list[Booking]:
-        found: list[Booking] = []
-        for grouping in self._groupings:
-            found.extend(await grouping.companions(conn, booking, verb))
-        now = self._clock()
-        return [as_of(b, now) for b in found]
 
     # --- reserve -----------------------------------------------------------------------------
 
@@ -143,25 +123,11 @@ class ResellerBookings:
         *,
         skip: Sequence[BookingStatus] = (),
     ) -> BookingDetails:
-        """Apply `first` to the booking and `companion` to each of its companions, in one
-        transaction: all of them change, or none."""
         async with self._db.transaction(write=True) as conn:
             booking = await self._owned(conn, connection_id, uuid)
-            companions = await self._companions(conn, booking, verb)
-            after = await first(conn, booking)
-            for member in companions:
-                if member.status in skip:
-                    continue
-                try:
-                    await companion(conn, member, after)
-                except OctoError as exc:
-                    done = PARTICIPLES[verb]
-                    raise UnprocessableEntity(
-                        f"The included booking {member.package_include_id!r} cannot be {done}: "
-                        f"{exc.message}. Nothing was {done}",
-                        uuid=uuid,
-                    ) from None
-            await self._steps.follow_in(conn, catalog, [(booking, after)])
+            after = await self._steps.with_companions(
+                conn, catalog, booking, verb, first, companion, skip=skip
+            )
             return await self._loader.one(conn, catalog, after)
 
     async def confirm(
@@ -208,7 +174,7 @@ class ResellerBookings:
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             booking = await self._owned(conn, connection_id, uuid)
-            await self._companions(conn, booking, "update")
+            await self._steps.companions(conn, booking, "update")
             updated = await self._steps.change_in(conn, catalog, booking, data, now)
             await self._steps.follow_in(conn, catalog, [(booking, updated)])
             return await self._loader.one(conn, catalog, updated)

@@ -11,7 +11,7 @@ slot is the option's capacity policy's business.
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -34,7 +34,13 @@ from berth.domain.bookings import (
 )
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.catalog_lookup import find_currency, find_option, find_product
-from berth.domain.errors import BadRequest, InvalidAvailabilityId, InvalidBookingUuid, UnprocessableEntity
+from berth.domain.errors import (
+    BadRequest,
+    InvalidAvailabilityId,
+    InvalidBookingUuid,
+    OctoError,
+    UnprocessableEntity,
+)
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_utc
 from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy
@@ -78,6 +84,25 @@ class PreparedBooking:
         return self.policy.lock_key(self.product, self.option, self.slot)
 
 
+class Companions(Protocol):
+    """A capability whose bookings change together (octo/packages: a package booking and its
+    included bookings)."""
+
+    async def companions(
+        self, conn: DbConnection, booking: Booking, verb: str, *, staff: bool
+    ) -> list[Booking]:
+        """The bookings (locked) that `verb` (confirm, extend, cancel, update) must change
+        with `booking`; refuses a reseller's `verb` on a booking that can only change through
+        another (`staff`: the supplier's, which may change any booking on its own)."""
+
+
+# A step applied to the booking: (conn, booking) -> the booking after it.
+Step = Callable[[DbConnection, Booking], Awaitable[Booking]]
+# The step applied to each companion, given the booking after its own step.
+CompanionStep = Callable[[DbConnection, Booking, Booking], Awaitable[Booking]]
+PARTICIPLES = {"confirm": "confirmed", "extend": "extended", "cancel": "cancelled"}
+
+
 class OrderFollower(Protocol):
     """Brings orders (octo/cart) in line with their bookings after booking-level changes."""
 
@@ -109,6 +134,10 @@ class BookingSteps:
         self.loader = loader
         # The order service, once built (it is built on these steps).
         self.orders: OrderFollower | None = None
+        self._companions: tuple[Companions, ...] = ()
+
+    def add_companions(self, companions: Companions) -> None:
+        self._companions = (*self._companions, companions)
 
     # --- checks -----------------------------------------------------------------------------
 
@@ -289,7 +318,50 @@ class BookingSteps:
                 keys.extend(self.policies.counted_in(catalog, booking))
         return list(dict.fromkeys(keys))
 
-    # --- reserve -----------------------------------------------------------------------------
+    # --- groups of bookings ------------------------------------------------------------------
+
+    async def companions(
+        self, conn: DbConnection, booking: Booking, verb: str, *, staff: bool = False
+    ) -> list[Booking]:
+        """The bookings that change with `booking` (locked, as they stand now)."""
+        found: list[Booking] = []
+        for companions in self._companions:
+            found.extend(await companions.companions(conn, booking, verb, staff=staff))
+        now = self._clock()
+        return [as_of(b, now) for b in found]
+
+    async def with_companions(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        booking: Booking,
+        verb: str,
+        first: Step,
+        companion: CompanionStep,
+        *,
+        staff: bool = False,
+        skip: Sequence[BookingStatus] = (),
+    ) -> Booking:
+        """Apply `first` to the (locked, as-of-now) booking and `companion` to each of its
+        companions not in a `skip` status: all of them change, or none; its order follows."""
+        companions = await self.companions(conn, booking, verb, staff=staff)
+        after = await first(conn, booking)
+        for member in companions:
+            if member.status in skip:
+                continue
+            try:
+                await companion(conn, member, after)
+            except OctoError as exc:
+                done = PARTICIPLES[verb]
+                raise UnprocessableEntity(
+                    f"The included booking {member.package_include_id!r} cannot be {done}: "
+                    f"{exc.message}. Nothing was {done}",
+                    uuid=booking.uuid,
+                ) from None
+        await self.follow_in(conn, catalog, [(booking, after)])
+        return after
+
+    # --- reserve -------------------------------------------------------------------------------
 
     def prepare(
         self,

@@ -3,7 +3,7 @@ transaction: find, redeem, accept, reject and cancel at any time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -104,15 +104,13 @@ class SupplierBookings:
     ) -> BookingDetails:
         """Cancel a booking (`force`: whatever its cutoff); a package booking's included
         bookings go with it."""
-        now = self._clock()
         async with self._db.transaction(write=True) as conn:
             booking = await self._by_id(conn, booking_id)
-            cancelled = await self._steps.cancel_in(
-                conn, catalog, booking, reason, force=force, actor=SUPPLIER
+
+            def step(c: DbConnection, b: Booking) -> Awaitable[Booking]:
+                return self._steps.cancel_in(c, catalog, b, reason, force=force, actor=SUPPLIER)
+
+            cancelled = await self._steps.with_companions(
+                conn, catalog, booking, "cancel", step, lambda c, b, _: step(c, b), staff=True, skip=ENDED
             )
-            await self._steps.follow_in(conn, catalog, [(booking, cancelled)])
-            for member in await bookings_repo.package_members(conn, [booking.id], lock=True):
-                included = as_of(member, now)
-                if included.status not in ENDED:
-                    await self._steps.cancel_in(conn, catalog, included, reason, force=force, actor=SUPPLIER)
             return await self._loader.one(conn, catalog, cancelled)
