@@ -14,8 +14,12 @@ import pytest
 
 from berth.app import create_app
 from berth.container import Services
-from berth.http.hot_routes import CONFIRM, EXACT, PRODUCT, find, parse_body
+from berth.http.hot_routes import parse_body
+from berth.http.octo.bookings import CONFIRM
+from berth.http.octo.catalog import PRODUCT, SUPPLIER
 from berth.http.octo.requests import AvailabilityBody, ReserveBody
+from berth.http.octo.table import FAST_ROUTES
+from berth.settings import Settings
 from tests.bookings_helpers import GUEST, SLOT, TOUR, reservation
 from tests.conftest import KEY_A, KEY_B, auth
 
@@ -70,11 +74,15 @@ def encoded(data: Any) -> bytes:
     return orjson.dumps(data)
 
 
+def find(method: str, path: str) -> tuple[object, dict[str, str]] | None:
+    return FAST_ROUTES.find(method, path)
+
+
 def test_find_matches_exactly_the_hot_routes() -> None:
-    assert find("GET", "/octo/supplier") == (EXACT[("GET", "/octo/supplier")], "")
-    assert find("GET", "/octo/products/thames-sightseeing") == (PRODUCT, "thames-sightseeing")
+    assert find("GET", "/octo/supplier") == (SUPPLIER, {})
+    assert find("GET", "/octo/products/thames-sightseeing") == (PRODUCT, {"productId": "thames-sightseeing"})
     booking = str(uuid.uuid4())
-    assert find("POST", f"/octo/bookings/{booking}/confirm") == (CONFIRM, booking)
+    assert find("POST", f"/octo/bookings/{booking}/confirm") == (CONFIRM, {"uuid": booking})
     for method, path in [
         ("POST", "/octo/supplier"),
         ("GET", "/octo/products/a/b"),
@@ -86,6 +94,23 @@ def test_find_matches_exactly_the_hot_routes() -> None:
         ("HEAD", "/octo/products"),
     ]:
         assert find(method, path) is None, (method, path)
+
+
+def test_every_fast_route_is_a_fastapi_route_of_the_same_declaration() -> None:
+    """The fast dispatch and FastAPI serve the same declarations: each fast route is in the
+    OpenAPI document FastAPI builds from its routes, with its method, summary and body, and the
+    table's matcher finds it by its path."""
+    paths = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:")).openapi()["paths"]
+    for declared in FAST_ROUTES.routes:
+        operation = paths["/octo" + declared.path][declared.method.lower()]
+        assert operation["summary"] == declared.summary
+        assert ("requestBody" in operation) == (declared.body is not None)
+        assert [p["name"] for p in operation.get("parameters", []) if p["in"] == "path"] == list(
+            declared.parameters
+        )
+        values = {name: f"{name}-1" for name in declared.parameters}
+        example = "/octo" + declared.path.format(**values)
+        assert FAST_ROUTES.find(declared.method, example) == (declared, values)
 
 
 def test_parse_body_takes_only_the_plain_road() -> None:

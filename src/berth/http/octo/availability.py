@@ -15,6 +15,7 @@ from berth.domain.errors import OctoError
 from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import AvailabilityBody, CalendarBody
+from berth.http.octo.routing import Call, OctoRoute, add_routes
 from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
 from berth.views.availability import availability_view, calendar_view
 
@@ -42,20 +43,23 @@ async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) 
     return octo_response(octo, [calendar_view(day, octo.view) for day in days])
 
 
-@router.post("/availability", response_model=list[AvailabilityOut], summary="Check availability")
-async def check_availability(
-    body: AvailabilityBody,
-    octo: OctoRequest = Depends(octo_request_with_mappings),
-    svc: Services = Depends(current_services),
-) -> Response:
-    return await availability_answer(octo, svc, body)
+async def _availability(call: Call) -> Response:
+    return await availability_answer(call.octo, call.svc, call.body)
 
 
-@router.post("/availability/calendar", response_model=list[CalendarDayOut], summary="Availability per day")
-async def availability_calendar(
-    body: CalendarBody, octo: OctoRequest = Depends(octo_request), svc: Services = Depends(current_services)
-) -> Response:
-    return await calendar_answer(octo, svc, body)
+async def _calendar(call: Call) -> Response:
+    return await calendar_answer(call.octo, call.svc, call.body)
+
+
+CHECK = OctoRoute(
+    "POST", "/availability", "check_availability", "Check availability", list[AvailabilityOut],
+    _availability, AvailabilityBody, mappings=True,
+)  # fmt: skip
+CALENDAR = OctoRoute(
+    "POST", "/availability/calendar", "availability_calendar", "Availability per day", list[CalendarDayOut],
+    _calendar, CalendarBody,
+)  # fmt: skip
+add_routes(router, [CHECK, CALENDAR])
 
 
 @router.post(

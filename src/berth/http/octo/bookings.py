@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Body, Depends, Header, Query
+from fastapi import APIRouter, Body, Depends, Query
 from starlette.responses import Response
 
 from berth.capabilities.ids import RENTALS, RESOURCES
 from berth.container import Services
 from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
+from berth.http.middleware import header
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
+from berth.http.octo.routing import Call, OctoRoute, add_routes
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
 from berth.http.types import MAX_OFFSET, IsoDate
 from berth.read_models.bookings import BookingDetails
@@ -52,14 +54,15 @@ async def confirm_answer(octo: OctoRequest, svc: Services, uuid: str, body: Conf
     return _one(octo, svc, details)
 
 
-@router.post("/bookings", response_model=BookingOut, summary="Reserve: hold places (ON_HOLD)")
-async def reserve(
-    body: ReserveBody,
-    octo: OctoRequest = Depends(octo_request_with_mappings),
-    svc: Services = Depends(current_services),
-    octo_env: str | None = Header(default=None, alias="Octo-Env"),
-) -> Response:
-    return await reserve_answer(octo, svc, body, octo_env)
+async def _reserve(call: Call) -> Response:
+    return await reserve_answer(call.octo, call.svc, call.body, header(call.scope, b"octo-env"))
+
+
+RESERVE = OctoRoute(
+    "POST", "/bookings", "reserve", "Reserve: hold places (ON_HOLD)", BookingOut, _reserve, ReserveBody,
+    mappings=True, headers=("Octo-Env",),
+)  # fmt: skip
+add_routes(router, [RESERVE])
 
 
 @router.get("/bookings", response_model=list[BookingOut], summary="Find your bookings")
@@ -137,14 +140,15 @@ async def update_booking(
     return _one(octo, svc, details)
 
 
-@router.post("/bookings/{uuid}/confirm", response_model=BookingOut, summary="Confirm a held booking")
-async def confirm_booking(
-    uuid: str,
-    body: ConfirmBody,
-    octo: OctoRequest = Depends(octo_request_with_mappings),
-    svc: Services = Depends(current_services),
-) -> Response:
-    return await confirm_answer(octo, svc, uuid, body)
+async def _confirm(call: Call) -> Response:
+    return await confirm_answer(call.octo, call.svc, call.params["uuid"], call.body)
+
+
+CONFIRM = OctoRoute(
+    "POST", "/bookings/{uuid}/confirm", "confirm_booking", "Confirm a held booking", BookingOut, _confirm,
+    ConfirmBody, mappings=True,
+)  # fmt: skip
+add_routes(router, [CONFIRM])
 
 
 @router.post("/bookings/{uuid}/extend", response_model=BookingOut, summary="Extend a hold")

@@ -10,14 +10,13 @@ from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import InvalidProductId
 from berth.http.context import OctoRequest, octo_endpoint, octo_request
 from berth.http.octo.common import octo_response
+from berth.http.octo.routing import Call, OctoRoute, add_routes
 from berth.http.octo.schemas import ERROR_RESPONSES, CapabilityOut, ProductOut, SupplierOut
 from berth.views.catalog import product_view, supplier_view
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
 
-# The answers are plain functions: the FastAPI routes below and the direct dispatch of the
-# most-polled routes (berth.http.hot_routes) both call them.
 def supplier_answer(octo: OctoRequest, request: Request) -> Response:
     supplier = octo.snapshot.catalog.supplier
     return octo_response(octo, supplier_view(supplier, octo_endpoint(request), octo.view))
@@ -44,19 +43,26 @@ def product_answer(octo: OctoRequest, product_id: str) -> Response:
     return octo_response(octo, encoded=encoded)
 
 
-@router.get("/supplier", response_model=SupplierOut, summary="The supplier behind this endpoint")
-async def get_supplier(request: Request, octo: OctoRequest = Depends(octo_request)) -> Response:
-    return supplier_answer(octo, request)
+async def _supplier(call: Call) -> Response:
+    return supplier_answer(call.octo, Request(call.scope))
 
 
-@router.get("/products", response_model=list[ProductOut], summary="Every product on sale")
-async def list_products(octo: OctoRequest = Depends(octo_request)) -> Response:
-    return products_answer(octo)
+async def _products(call: Call) -> Response:
+    return products_answer(call.octo)
 
 
-@router.get("/products/{productId}", response_model=ProductOut, summary="One product")
-async def get_product(productId: str, octo: OctoRequest = Depends(octo_request)) -> Response:
-    return product_answer(octo, productId)
+async def _product(call: Call) -> Response:
+    return product_answer(call.octo, call.params["productId"])
+
+
+SUPPLIER = OctoRoute(
+    "GET", "/supplier", "get_supplier", "The supplier behind this endpoint", SupplierOut, _supplier
+)
+PRODUCTS = OctoRoute(
+    "GET", "/products", "list_products", "Every product on sale", list[ProductOut], _products
+)
+PRODUCT = OctoRoute("GET", "/products/{productId}", "get_product", "One product", ProductOut, _product)
+add_routes(router, [SUPPLIER, PRODUCTS, PRODUCT])
 
 
 @router.get(
