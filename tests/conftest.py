@@ -10,10 +10,11 @@ import pytest
 from fastapi import FastAPI
 
 from berth.app import create_app
+from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services, build_services
 from berth.demo.loader import DEMO_ADMIN_TOKEN, demo_catalog_text, load_demo
 from berth.domain.catalog import Catalog
-from berth.domain.catalog_document import parse_catalog
+from berth.domain.catalog.document import parse_catalog
 from berth.settings import Settings
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate, backend_name
 
@@ -106,7 +107,7 @@ TOUR_CAPACITY = 20
 
 def demo_catalog_for_tests() -> Catalog:
     """The packaged demo catalogue with the Thames cruise's daytime departures at TOUR_CAPACITY."""
-    catalog = parse_catalog(demo_catalog_text())
+    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
     products = []
     for product in catalog.products:
         if product.id == "thames-sightseeing":

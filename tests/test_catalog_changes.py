@@ -7,9 +7,11 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.demo.loader import demo_catalog_text
 from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
 from berth.domain.catalog import Catalog
+from berth.domain.catalog.document import parse_catalog
 from berth.domain.catalog_changes import (
     BookedPlaces,
     CatalogChanges,
@@ -20,7 +22,6 @@ from berth.domain.catalog_changes import (
     LossReason,
     compare_catalogs,
 )
-from berth.domain.catalog_document import parse_catalog
 from berth.domain.resources import Allocation
 
 NOW = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)  # Monday 09:00 in London
@@ -64,7 +65,7 @@ def catalog(text: str = WALK, *replacements: tuple[str, str]) -> Catalog:
     for old, new in replacements:
         assert old in text, old
         text = text.replace(old, new, 1)
-    return parse_catalog(text)
+    return parse_catalog(text, CATALOG_RULES)
 
 
 _COUNTER = iter(range(1, 10_000))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.demo.loader import demo_catalog_text
-from berth.domain.catalog_document import CatalogFileError, catalog_to_yaml, parse_catalog
+from berth.domain.catalog.document import CatalogFileError, catalog_to_yaml, parse_catalog
 from tests.conftest import ADMIN, auth, load_test_demo
 
 MINIMAL = """\
@@ -36,12 +37,12 @@ products:
 
 def problems_of(text: str) -> list[str]:
     with pytest.raises(CatalogFileError) as caught:
-        parse_catalog(text)
+        parse_catalog(text, CATALOG_RULES)
     return [str(p) for p in caught.value.problems]
 
 
 def test_minimal_catalogue_and_clock_times_stay_strings() -> None:
-    catalog = parse_catalog(MINIMAL)
+    catalog = parse_catalog(MINIMAL, CATALOG_RULES)
     option = catalog.products[0].options[0]
     assert option.local_start_times == ["10:00", "14:30"]
 
@@ -118,8 +119,8 @@ def test_prices_must_cover_every_currency() -> None:
 
 
 def test_demo_catalogue_round_trips_through_export() -> None:
-    catalog = parse_catalog(demo_catalog_text())
-    assert parse_catalog(catalog_to_yaml(catalog)) == catalog
+    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
+    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
 
 
 async def test_broken_import_writes_nothing(client: httpx.AsyncClient, demo: Services) -> None:
@@ -289,7 +290,10 @@ def test_rule_problems_that_a_schema_problem_would_cause_are_not_reported() -> N
         "'INFANT', 'FAMILY', 'SENIOR', 'STUDENT', 'MILITARY' or 'OTHER'",
     ]
     # Without the schema problem the same file is valid: nothing was hidden but artefacts.
-    assert parse_catalog(accompanied.replace("GROWNUP", "ADULT") + PACKAGE).product("pass") is not None
+    assert (
+        parse_catalog(accompanied.replace("GROWNUP", "ADULT") + PACKAGE, CATALOG_RULES).product("pass")
+        is not None
+    )
 
 
 def test_duplicate_yaml_keys_come_with_the_other_problems() -> None:

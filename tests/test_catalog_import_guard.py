@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from berth.container import Services
-from berth.domain.catalog_document import catalog_to_yaml
+from berth.domain.catalog.document import catalog_to_yaml
 from berth.store.bookings_repo import BookingFilter
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, Clock, auth, demo_catalog_for_tests

@@ -9,10 +9,11 @@ from datetime import timedelta
 
 import httpx
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.demo.loader import SOLD_OUT_PRODUCT, demo_catalog_text, load_demo
 from berth.domain.catalog import AvailabilityType
-from berth.domain.catalog_document import parse_catalog
+from berth.domain.catalog.document import parse_catalog
 from tests.conftest import auth
 
 # A conformance run holds about 130 places of one departure of the first START_TIME product
@@ -22,7 +23,7 @@ CONFORMANCE_PARTY = 10
 
 
 def test_the_first_start_time_product_carries_a_conformance_run() -> None:
-    catalog = parse_catalog(demo_catalog_text())
+    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
     first = next(p for p in catalog.products if p.availability_type is AvailabilityType.START_TIME)
     option = first.default_option
     assert option.schedules

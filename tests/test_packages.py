@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services, build_services
-from berth.domain.catalog_document import CatalogFileError, catalog_to_yaml, parse_catalog
+from berth.domain.catalog.document import CatalogFileError, catalog_to_yaml, parse_catalog
 from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, vacancies
@@ -109,7 +110,7 @@ async def test_package_is_sold_out_when_a_required_include_is(settings: Settings
     try:
         from berth.domain.catalog import Catalog
 
-        catalog: Catalog = parse_catalog(_closed_museum_catalog())
+        catalog: Catalog = parse_catalog(_closed_museum_catalog(), CATALOG_RULES)
         from berth.services.availability import AvailabilityQuery
 
         (item,) = await services.availability.check(
@@ -303,14 +304,14 @@ async def test_two_packages_race_for_an_includes_last_place(settings: Settings, 
 
 def test_catalogue_rules_and_round_trip() -> None:
     text = _closed_museum_catalog()
-    catalog = parse_catalog(text)
-    assert parse_catalog(catalog_to_yaml(catalog)) == catalog
+    catalog = parse_catalog(text, CATALOG_RULES)
+    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
     broken = text.replace(
         "productId: tower-of-stories, optionId: DEFAULT", "productId: tower-of-stories, optionId: LATE"
     )
     broken = broken.replace("{id: kayak, productId: sunset-kayak", "{id: kayak, productId: harbour-city-pass")
     with pytest.raises(CatalogFileError) as raised:
-        parse_catalog(broken)
+        parse_catalog(broken, CATALOG_RULES)
     messages = [p.message for p in raised.value.problems]
     assert any("has no option 'LATE'" in m for m in messages)
     assert any("packages cannot include packages" in m for m in messages)

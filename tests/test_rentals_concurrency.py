@@ -11,6 +11,7 @@ from datetime import UTC
 
 from sqlalchemy import select
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.container import build_services
 from berth.domain.errors import UnprocessableEntity
 from berth.domain.rentals import HeldInterval, peak_held
@@ -92,11 +93,11 @@ async def test_without_the_lock_overlapping_rentals_oversell(settings: Settings,
 
 async def test_the_three_kinds_of_rental_overlap() -> None:
     """The premise of the race: any two kinds share an instant, so only STOCK can be out."""
-    from berth.domain.catalog_document import parse_catalog
+    from berth.domain.catalog.document import parse_catalog
     from berth.domain.rentals import rental_duration_for, rental_slot
     from berth.domain.slots import slot_for_id
 
-    product = parse_catalog(CATALOG).products[0]
+    product = parse_catalog(CATALOG, CATALOG_RULES).products[0]
     option = product.options[0]
     windows = []
     for availability_id, duration in KINDS:

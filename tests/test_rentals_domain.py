@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.domain.catalog import (
     AvailabilityType,
     DurationUnit,
@@ -20,7 +21,7 @@ from berth.domain.catalog import (
     Schedule,
     Tax,
 )
-from berth.domain.catalog_document import parse_catalog
+from berth.domain.catalog.document import parse_catalog
 from berth.domain.errors import BadRequest, InvalidRentalDurationId
 from berth.domain.pricing import scale_price
 from berth.domain.rentals import (
@@ -315,28 +316,28 @@ RENTAL = MINIMAL.replace(
 
 
 def test_rental_durations_load_and_round_trip() -> None:
-    from berth.domain.catalog_document import catalog_to_yaml
+    from berth.domain.catalog.document import catalog_to_yaml
 
-    catalog = parse_catalog(RENTAL)
+    catalog = parse_catalog(RENTAL, CATALOG_RULES)
     option = catalog.products[0].options[0]
     assert option.is_rental and catalog.products[0].is_rental
     assert [d.id for d in option.rental_durations] == ["2h", "1d"]
-    assert parse_catalog(catalog_to_yaml(catalog)) == catalog
+    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
 
 
 def test_the_default_duration_is_declared_per_option() -> None:
-    from berth.domain.catalog_document import catalog_to_yaml
+    from berth.domain.catalog.document import catalog_to_yaml
 
     declared = RENTAL.replace(
         "        rentalDurations:\n", "        defaultRentalDurationId: 1d\n        rentalDurations:\n"
     )
-    catalog = parse_catalog(declared)
+    catalog = parse_catalog(declared, CATALOG_RULES)
     option = catalog.products[0].options[0]
     assert option.default_rental_duration_id == "1d" and option.default_rental_duration is not None
     assert option.default_rental_duration.id == "1d"
     assert "defaultRentalDurationId: 1d" in catalog_to_yaml(catalog)
-    assert parse_catalog(catalog_to_yaml(catalog)) == catalog
-    assert parse_catalog(RENTAL).products[0].options[0].default_rental_duration_id is None
+    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
+    assert parse_catalog(RENTAL, CATALOG_RULES).products[0].options[0].default_rental_duration_id is None
     assert problems_of(declared.replace("defaultRentalDurationId: 1d", "defaultRentalDurationId: 2d")) == [
         "line 17: products[0].options[0].defaultRentalDurationId: '2d' is not a rental duration of "
         "option 'DEFAULT': name one of its rentalDurations (2h, 1d)"
@@ -371,7 +372,7 @@ def test_rental_duration_rules() -> None:
         '          - startTimes: ["10:00", "14:30"]',
         '          - openingHours: [{from: "09:00", to: "17:00"}]',
     )
-    parse_catalog(opening)
+    parse_catalog(opening, CATALOG_RULES)
     assert problems_of(
         opening.replace("durationAmount: 1, durationUnit: day", "durationAmount: 1.5, durationUnit: day")
     ) == [

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.store.tables import booking_seats, bookings
 from tests.bookings_helpers import GUEST
@@ -589,12 +590,12 @@ SEATED = MINIMAL.replace(
 
 
 def test_resource_catalogue_problems() -> None:
-    from berth.domain.catalog_document import catalog_to_yaml, parse_catalog
+    from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
 
-    catalog = parse_catalog(SEATED)
+    catalog = parse_catalog(SEATED, CATALOG_RULES)
     resource = catalog.products[0].options[0].resource_groups[0].resources[0]
     assert resource.places == 1 and resource.seat_map is not None and resource.seat_map.seats[0].row == "1"
-    assert parse_catalog(catalog_to_yaml(catalog)) == catalog
+    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
     broken = (
         SEATED.replace("blocked: [1B]", "blocked: [1B, 9Z]")
         .replace("- {id: 1B, row: 1, column: B}", "- {id: 1A, row: 1, column: A}")
@@ -625,6 +626,21 @@ def test_resource_catalogue_problems() -> None:
         "capacity 5 differs from the 1 seats"
         in problems_of(SEATED.replace("title: Boat\n", "title: Boat\n                capacity: 5\n"))[0]
     )
+
+
+def test_an_option_is_a_rental_or_has_resources_not_both() -> None:
+    """An option gets one capacity policy: resource groups on a rental option are refused."""
+    both = SEATED.replace(
+        "        resourceGroups:\n",
+        "        rentalDurations:\n          - {id: day, title: A day, durationAmount: 1, durationUnit: day}\n"
+        "        resourceGroups:\n",
+    )
+    problems = problems_of(both)
+    assert any(
+        "products[0].options[0].resourceGroups: option 'DEFAULT' has rentalDurations: "
+        "a rental option cannot have resource groups" in problem
+        for problem in problems
+    ), problems
 
 
 async def test_admin_reads_resources(client: httpx.AsyncClient, demo: Services) -> None:

@@ -12,7 +12,7 @@ from standardwebhooks.webhooks import Webhook as Verifier
 
 from berth.container import Services
 from berth.demo.loader import DEMO_CONNECTIONS
-from berth.domain.catalog_document import catalog_to_yaml
+from berth.domain.catalog.document import catalog_to_yaml
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, Clock, auth, demo_catalog_for_tests
 from tests.receivers import Received, receiver

@@ -28,8 +28,8 @@ from berth import __version__
 from berth.background import run_background
 from berth.container import Services, build_services
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
+from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
-from berth.domain.catalog_document import CatalogFileError
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound, OctoError
 from berth.services.catalog import ImportOutcome

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from berth.capabilities.cart.orders import OrderService
 from berth.capabilities.packages.availability import PackageAvailability
 from berth.capabilities.packages.service import PackageBookings
-from berth.capabilities.registry import CAPABILITIES
+from berth.capabilities.registry import CAPABILITIES, CATALOG_RULES
 from berth.capabilities.rentals.policy import RentalPolicy
 from berth.capabilities.resources.policy import ResourcePolicy
 from berth.capabilities.resources.service import ResourceService
@@ -69,7 +69,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         max_overflow=settings.database_max_overflow,
     )
     box = settings.secret_box()
-    catalog = CatalogService(database, clock)
+    catalog = CatalogService(database, clock, CATALOG_RULES)
     # Capacity policies in registry order: an option is a rental, or has resources, or is plain.
     policies = CapacityPolicies((RentalPolicy(), ResourcePolicy(clock)))
     availability = AvailabilityService(database, settings, clock, policies)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.demo.loader import demo_catalog_text
 from berth.domain.bookings import BookingStatus, people_of
 from berth.domain.catalog import Catalog
-from berth.domain.catalog_document import parse_catalog
+from berth.domain.catalog.document import parse_catalog
 from berth.domain.slots import slots_between
 from berth.http.admin.backoffice import ACTIONS, Action, departed
 
@@ -16,7 +17,7 @@ MONDAY = date(2026, 6, 1)
 
 
 def demo() -> Catalog:
-    return parse_catalog(demo_catalog_text())
+    return parse_catalog(demo_catalog_text(), CATALOG_RULES)
 
 
 def test_guests_are_people_and_every_ticket_brings_at_least_one() -> None:

@@ -7,12 +7,18 @@ from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.fields import ContentCapability
 from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
 from berth.capabilities.mappings.fields import MappingsCapability
+from berth.capabilities.packages.catalog_rules import PackageRules
 from berth.capabilities.packages.fields import PackagesCapability
 from berth.capabilities.pricing.fields import PricingCapability
+from berth.capabilities.rentals.catalog_rules import RentalRules
 from berth.capabilities.rentals.fields import RentalsCapability
+from berth.capabilities.resources.catalog_rules import ResourceRules
 from berth.capabilities.resources.fields import ResourcesCapability
 from berth.capabilities.webhooks.fields import WebhooksCapability
+from berth.domain.catalog.rules import CatalogRule
 
+# The catalogue rules of the capabilities' declarations, in the order they run.
+CATALOG_RULES: tuple[CatalogRule, ...] = (RentalRules(), ResourceRules(), PackageRules())
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
     PricingCapability(),

@@ -8,10 +8,11 @@ from datetime import timedelta
 from importlib import resources
 from zoneinfo import ZoneInfo
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.catalog import Catalog
-from berth.domain.catalog_document import parse_catalog
+from berth.domain.catalog.document import parse_catalog
 from berth.domain.errors import OctoError
 from berth.domain.mappings import MappingFilter, MappingUpload, Resolution
 from berth.domain.webhooks import fixed_signing_secret
@@ -84,7 +85,7 @@ async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
     """Idempotent: the catalogue is written only when it differs, connections only when
     missing, and sold-out departures are filled only where places are left. `catalog`: a
     variant of the packaged demo catalogue to load instead (tests pin the figures they use)."""
-    catalog = catalog or parse_catalog(demo_catalog_text())
+    catalog = catalog or parse_catalog(demo_catalog_text(), CATALOG_RULES)
     if (await services.catalog.snapshot()).catalog != catalog:
         await services.catalog.replace(catalog)
     connections = [

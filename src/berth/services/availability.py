@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from berth.domain.availability import SlotState, day_state
 from berth.domain.catalog import Catalog, Option, Product
-from berth.domain.catalog_lookup import find_currency, find_option, find_product, requested_units
+from berth.domain.catalog.lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.slots import Slot, slot_for_id, slots_between
 from berth.read_models.availability import CalendarDay, SlotAvailability

@@ -9,13 +9,15 @@ memoised on the snapshot, so it is dropped with it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from berth.domain.catalog import Catalog, Product, Supplier
+from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
+from berth.domain.catalog.rules import CatalogRule
 from berth.domain.catalog_changes import CatalogChanges, ImportRefused, compare_catalogs
-from berth.domain.catalog_document import catalog_to_yaml, parse_catalog
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.store import bookings_repo, catalog_repo
@@ -43,7 +45,9 @@ class ImportOutcome:
 
 
 class CatalogService:
-    def __init__(self, database: Database, clock: Clock) -> None:
+    def __init__(self, database: Database, clock: Clock, rules: Sequence[CatalogRule]) -> None:
+        """`rules`: the catalogue rules of the capabilities' declarations."""
+        self._rules = tuple(rules)
         self._db = database
         self._clock = clock
         # Set by the composition root: the webhook fan-out needs this service too.
@@ -87,7 +91,7 @@ class CatalogService:
         Raises CatalogFileError for a file with problems and ImportRefused when it removes or
         shrinks what live bookings hold and `force` is not given; either way nothing is stored.
         """
-        catalog = parse_catalog(text)
+        catalog = parse_catalog(text, self._rules)
         now = self._clock()
         async with self._db.transaction(write=not dry_run) as conn:
             _, stored = await catalog_repo.load_catalog(conn)

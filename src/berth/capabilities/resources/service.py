@@ -9,7 +9,7 @@ from datetime import UTC
 
 from berth.domain.availability import AvailabilityStatus, SlotState
 from berth.domain.catalog import Catalog, Option, Product
-from berth.domain.catalog_lookup import find_option, find_product, requested_units
+from berth.domain.catalog.lookup import find_option, find_product, requested_units
 from berth.domain.errors import InvalidAvailabilityId, UnprocessableEntity
 from berth.domain.resources import (
     NO_USE,

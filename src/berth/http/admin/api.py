@@ -7,8 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.container import Services
+from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
-from berth.domain.catalog_document import CatalogFileError
 from berth.domain.errors import BadRequest
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES

@@ -19,7 +19,7 @@ from berth.delivery.worker import RESERVED_HEADERS, USER_AGENT
 from berth.domain.availability import SlotState
 from berth.domain.bookings import Booking, BookingStatus, as_of, people_of
 from berth.domain.catalog import Catalog, Option, Product, Resource, ResourceGroup, Seat
-from berth.domain.catalog_lookup import find_option, find_product
+from berth.domain.catalog.lookup import find_option, find_product
 from berth.domain.errors import InvalidAvailabilityId
 from berth.domain.resources import Allocation, layout_of, places_of
 from berth.domain.slots import Slot, slot_for_id, slots_between

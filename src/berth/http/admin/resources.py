@@ -11,7 +11,7 @@ from starlette.responses import Response
 from berth.capabilities.resources.fields import HOLDS_ALLOCATIONS
 from berth.capabilities.resources.views import slot_resources_view
 from berth.container import Services
-from berth.domain.catalog_lookup import find_option, find_product
+from berth.domain.catalog.lookup import find_option, find_product
 from berth.http.admin.backoffice import manifest
 from berth.http.context import services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES

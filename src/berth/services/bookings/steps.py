@@ -33,7 +33,7 @@ from berth.domain.bookings import (
     pax_of,
 )
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
-from berth.domain.catalog_lookup import find_currency, find_option, find_product
+from berth.domain.catalog.lookup import find_currency, find_option, find_product
 from berth.domain.errors import (
     BadRequest,
     InvalidAvailabilityId,

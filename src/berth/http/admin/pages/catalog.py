@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from berth.domain.catalog_lookup import find_product
+from berth.domain.catalog.lookup import find_product
 from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page

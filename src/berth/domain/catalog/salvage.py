@@ -20,7 +20,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from berth.domain.catalog import Catalog, PackageInclude, Path
+from berth.domain.catalog.model import Catalog, PackageInclude
+from berth.domain.catalog.rules import Path
 
 _GONE = object()  # a list item left out
 _STAND_IN_SUPPLIER = {"id": "supplier", "name": "supplier"}

@@ -6,14 +6,16 @@ raises `CatalogFileError` listing every problem it found.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from berth.domain.catalog import Catalog, Path, catalog_problems
-from berth.domain.catalog_salvage import salvage
+from berth.domain.catalog.model import Catalog
+from berth.domain.catalog.rules import CatalogRule, Path, catalog_problems
+from berth.domain.catalog.salvage import salvage
 from berth.domain.input_errors import expectation
 
 _TAG_INT = "tag:yaml.org,2002:int"
@@ -103,7 +105,9 @@ def _in_file_order(problem: Problem) -> tuple[int, str]:
     return (problem.line or 0, problem.path)
 
 
-def parse_catalog(text: str) -> Catalog:
+def parse_catalog(text: str, rules: Sequence[CatalogRule]) -> Catalog:
+    """The catalogue a file describes, checked by the core rules and the capabilities' `rules`;
+    CatalogFileError lists every problem, in file order."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -127,7 +131,7 @@ def parse_catalog(text: str) -> Catalog:
     except ValidationError as exc:
         catalog = None
         problems.extend(_schema_problems(exc, builder))
-    problems.extend(_rule_problems(catalog, data, builder))
+    problems.extend(_rule_problems(catalog, data, builder, rules))
     if problems:
         raise CatalogFileError(sorted(problems, key=_in_file_order))
     assert catalog is not None
@@ -148,19 +152,21 @@ def _schema_problems(exc: ValidationError, builder: _Builder) -> list[Problem]:
     return problems
 
 
-def _rule_problems(catalog: Catalog | None, data: dict[str, Any], builder: _Builder) -> list[Problem]:
+def _rule_problems(
+    catalog: Catalog | None, data: dict[str, Any], builder: _Builder, rules: Sequence[CatalogRule]
+) -> list[Problem]:
     """The cross-field rules, also when the schema check failed: then they run on what it
     accepted (`salvage`), and only on the products it accepted unchanged."""
     if catalog is not None:
         return [
             Problem(builder.line_of(path), format_path(path), message)
-            for path, message in catalog_problems(catalog)
+            for path, message in catalog_problems(catalog, rules)
         ]
     salvaged = salvage(data)
     if salvaged is None:
         return []
     problems = []
-    for path, message in catalog_problems(salvaged.catalog):
+    for path, message in catalog_problems(salvaged.catalog, rules):
         if salvaged.artefact(path):
             continue
         original = salvaged.original_path(path)
