@@ -1,4 +1,5 @@
-"""Small builders for booking tests."""
+"""Small builders for booking tests, and the catalogue the booking lifecycle tests book
+(`booking_catalog`, loaded by the `bookable` fixture)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from typing import Any
 
 import httpx
 
+from berth.domain.catalog import Catalog
+from tests.builders import EVERY_DAY, catalog, option, price, product, schedule, unit
 from tests.conftest import KEY_A, auth
 
 SLOT = "2026-06-02T10:00:00+01:00"
 TOUR = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
+KAYAK = {"productId": "sunset-kayak", "optionId": "DEFAULT"}
+MUSEUM = {"productId": "tower-of-stories", "optionId": "DEFAULT"}
 GUEST = {"firstName": "Ada", "lastName": "Lovelace", "emailAddress": "ada@example.com"}
 
 
@@ -52,3 +57,55 @@ async def vacancies(
     value = response.json()[0]["vacancies"]
     assert isinstance(value, int)
     return value
+
+
+def booking_catalog() -> Catalog:
+    """What the booking lifecycle tests book, stated here rather than taken from the demo:
+    a cruise of 20 places at four daily departures (with an evening option), a kayak trip the
+    supplier confirms by hand, and a museum open by the day."""
+    adult = unit(
+        "adult", "ADULT", prices=[price(2500, vat=417), price(2200, currency="GBP", vat=367)], minAge=16
+    )
+    child = unit(
+        "child", "CHILD", prices=[price(1500, vat=250), price(1300, currency="GBP", vat=217)],
+        minAge=3, maxAge=15, accompaniedBy=["adult"],
+    )  # fmt: skip
+    evening_adult = unit("adult", "ADULT", prices=[price(3500), price(3000, currency="GBP")], minAge=18)
+    cruise = product(
+        TOUR["productId"],
+        deliveryFormats=["QRCODE", "AZTECCODE"],
+        options=[
+            option(
+                units=[adult, child],
+                schedules=[schedule(("10:00", "12:00", "14:00", "16:00"), capacity=20)],
+                salesCutoffMinutes=15, restrictions={"minUnits": 1, "maxUnits": 12}, closedDates=["2026-12-25"],
+            ),
+            option(
+                "evening", units=[evening_adult], cutoff_hours=2,
+                schedules=[schedule(("19:30",), capacity=30, weekdays=("THU", "FRI", "SAT"),
+                                    valid_from="2026-04-01", valid_until="2026-10-31")],
+            ),
+        ],
+    )  # fmt: skip
+    kayak = product(
+        KAYAK["productId"], instantConfirmation=False, deliveryFormats=["CODE128"], deliveryMethods=["VOUCHER"],
+        redemptionMethod="MANIFEST", pricingPer="BOOKING",
+        options=[
+            option(
+                units=[unit("paddler", "ADULT", minAge=12, maxAge=75)], cutoff_hours=48,
+                required_contact=("firstName", "lastName", "emailAddress", "phoneNumber"),
+                schedules=[schedule(("18:00",), capacity=6, weekdays=("WED", "FRI", "SAT", "SUN"))],
+                bookingPrices=[price(24000)],
+            )
+        ],
+    )  # fmt: skip
+    museum = product(
+        MUSEUM["productId"], availability_type="OPENING_HOURS",
+        options=[
+            option(
+                units=[unit("adult", "ADULT", prices=[price(1800)])], required_contact=("firstName", "lastName"),
+                schedules=[schedule(capacity=300, weekdays=EVERY_DAY[1:], opening_hours=[("09:30", "17:30")])],
+            )
+        ],
+    )  # fmt: skip
+    return catalog(cruise, kayak, museum)

@@ -139,6 +139,16 @@ async def demo(services: Services) -> Services:
 
 
 @pytest.fixture
+async def bookable(services: Services) -> Services:
+    """The booking tests' own catalogue (`tests.bookings_helpers.booking_catalog`), not the
+    demo, with the two reseller connections."""
+    from tests.bookings_helpers import booking_catalog
+    from tests.builders import load
+
+    return await load(services, booking_catalog())
+
+
+@pytest.fixture
 def app(services: Services) -> FastAPI:
     return create_app(services=services)
 

@@ -1,5 +1,6 @@
 """The booking lifecycle through the OCTO routes: every transition of OCTO.md §5.1, the
-fields each status must carry, and the bad inputs of §2.4. Clock: 2026-06-01T08:00Z."""
+fields each status must carry, and the bad inputs of §2.4, on the catalogue of
+`tests.bookings_helpers.booking_catalog` (not the demo). Clock: 2026-06-01T08:00Z."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ async def count_bookings(services: Services) -> int:
         return int(await conn.scalar(select(func.count()).select_from(bookings)) or 0)
 
 
-async def test_reserve_holds_places(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_reserve_holds_places(client: httpx.AsyncClient, bookable: Services) -> None:
     body = reservation(("adult", "child"), notes="Window seats please", resellerReference="RES-1")
     booking = await reserve(client, body)
     assert booking["status"] == "ON_HOLD"
@@ -44,7 +45,7 @@ async def test_reserve_holds_places(client: httpx.AsyncClient, demo: Services) -
     assert await vacancies(client) == 18
 
 
-async def test_confirm_issues_tickets(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_confirm_issues_tickets(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client)
     response = await confirm(client, booking["uuid"], resellerReference="RES-9")
     assert response.status_code == 200
@@ -73,7 +74,7 @@ async def test_confirm_issues_tickets(client: httpx.AsyncClient, demo: Services)
     assert await vacancies(client) == 18
 
 
-async def test_confirm_checks_required_contact_fields(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_confirm_checks_required_contact_fields(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client)
     response = await client.post(
         f"/octo/bookings/{booking['uuid']}/confirm", json={"contact": {"firstName": "Ada"}}, headers=auth()
@@ -93,7 +94,7 @@ async def test_confirm_checks_required_contact_fields(client: httpx.AsyncClient,
     ] == "ON_HOLD"
 
 
-async def test_confirm_can_replace_unit_items(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_confirm_can_replace_unit_items(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client)
     keep = booking["unitItems"][0]
     items = [{"unitId": "adult", "uuid": keep["uuid"]}, {"unitId": "child"}, {"unitId": "child"}]
@@ -106,7 +107,7 @@ async def test_confirm_can_replace_unit_items(client: httpx.AsyncClient, demo: S
     assert wrong.json()["error"] == "INVALID_UNIT_ID" and wrong.json()["unitId"] == "pet"
 
 
-async def test_pending_then_accepted_or_rejected(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_pending_then_accepted_or_rejected(client: httpx.AsyncClient, bookable: Services) -> None:
     kayak = {"productId": "sunset-kayak", "optionId": "DEFAULT"}
     slot = "2026-06-06T18:00:00+01:00"
     contact = {**GUEST, "phoneNumber": "+447700900000"}
@@ -150,7 +151,7 @@ async def test_pending_then_accepted_or_rejected(client: httpx.AsyncClient, demo
     assert again.json()["error"] == "UNPROCESSABLE_ENTITY"
 
 
-async def test_extend(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_extend(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     booking = await reserve(client)
     clock.advance(minutes=10)
     extended = await client.post(
@@ -165,7 +166,7 @@ async def test_extend(client: httpx.AsyncClient, demo: Services, clock: Clock) -
     assert refused.json()["error"] == "UNPROCESSABLE_ENTITY"
 
 
-async def test_cancel_held_and_confirmed(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_cancel_held_and_confirmed(client: httpx.AsyncClient, bookable: Services) -> None:
     held = await reserve(client)
     cancelled = (
         await client.post(
@@ -194,7 +195,7 @@ async def test_cancel_held_and_confirmed(client: httpx.AsyncClient, demo: Servic
     assert confirm_cancelled.json()["error"] == "UNPROCESSABLE_ENTITY"
 
 
-async def test_cutoffs(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_cutoffs(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     booking = await reserve(client)
     await confirm(client, booking["uuid"])
     clock.advance(hours=2)  # 11:00 London on 1 June: less than 24 h before the 2 June 10:00 departure
@@ -229,7 +230,7 @@ async def test_cutoffs(client: httpx.AsyncClient, demo: Services, clock: Clock) 
     }
 
 
-async def test_expiry(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_expiry(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     booking = await reserve(client, reservation(expirationMinutes=5))
     assert booking["utcExpiresAt"] == "2026-06-01T08:05:00Z"
     clock.advance(minutes=5)
@@ -248,14 +249,14 @@ async def test_expiry(client: httpx.AsyncClient, demo: Services, clock: Clock) -
     assert (await client.post(f"/octo/bookings/{booking['uuid']}/extend", headers=auth())).json()[
         "error"
     ] == "UNPROCESSABLE_ENTITY"
-    assert await demo.expiry.expire_due() == 1
-    assert await demo.expiry.expire_due() == 0
+    assert await bookable.expiry.expire_due() == 1
+    assert await bookable.expiry.expire_due() == 0
     detail = (await client.get(f"/admin/api/bookings/{expired['id']}", headers=ADMIN)).json()
     assert detail["booking"]["status"] == "EXPIRED"
     assert [event["kind"] for event in detail["history"]] == ["reserved", "expired"]
 
 
-async def test_expiration_minutes_default_and_cap(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_expiration_minutes_default_and_cap(client: httpx.AsyncClient, bookable: Services) -> None:
     long = await reserve(client, reservation(expirationMinutes=100000))
     assert long["utcExpiresAt"] == "2026-06-02T08:00:00Z"
     bad = await client.post("/octo/bookings", json=reservation(expirationMinutes=0), headers=auth())
@@ -265,7 +266,7 @@ async def test_expiration_minutes_default_and_cap(client: httpx.AsyncClient, dem
     }
 
 
-async def test_redeem(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_redeem(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client)
     held = await client.post(f"/admin/api/bookings/{booking['id']}/redeem", headers=ADMIN)
     assert held.json()["error"] == "UNPROCESSABLE_ENTITY"
@@ -280,7 +281,7 @@ async def test_redeem(client: httpx.AsyncClient, demo: Services) -> None:
     assert await vacancies(client) == 18  # a redeemed guest still takes a place on the boat
 
 
-async def test_update(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_update(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client)
     first = booking["unitItems"][0]
     body = {
@@ -321,7 +322,7 @@ async def test_update(client: httpx.AsyncClient, demo: Services) -> None:
     ] == "2026-06-02T14:00:00+01:00"
 
 
-async def test_update_into_a_full_slot_is_refused(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_update_into_a_full_slot_is_refused(client: httpx.AsyncClient, bookable: Services) -> None:
     full = "2026-06-02T16:00:00+01:00"
     for _ in range(2):
         await reserve(client, reservation(("adult",) * 10, availability_id=full))
@@ -336,7 +337,7 @@ async def test_update_into_a_full_slot_is_refused(client: httpx.AsyncClient, dem
     assert await vacancies(client) == 18
 
 
-async def test_idempotent_reserve(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_idempotent_reserve(client: httpx.AsyncClient, bookable: Services) -> None:
     body = reservation()
     first = await reserve(client, body)
     second = await reserve(client, body)
@@ -353,7 +354,7 @@ async def test_idempotent_reserve(client: httpx.AsyncClient, demo: Services) -> 
     assert other["id"] != first["id"]
 
 
-async def test_bookings_are_isolated_per_connection(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_bookings_are_isolated_per_connection(client: httpx.AsyncClient, bookable: Services) -> None:
     mine = await reserve(client, reservation(resellerReference="SHARED"))
     await reserve(client, reservation(resellerReference="SHARED"), key=KEY_B)
     for method, path, body in (
@@ -378,7 +379,7 @@ async def test_bookings_are_isolated_per_connection(client: httpx.AsyncClient, d
     assert (await client.get(f"/octo/bookings/{mine['uuid']}", headers=auth())).json()["status"] == "ON_HOLD"
 
 
-async def test_list_filters(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_list_filters(client: httpx.AsyncClient, bookable: Services) -> None:
     a = await reserve(client, reservation(resellerReference="R-A"))
     b = await reserve(
         client, reservation(resellerReference="R-B", availability_id="2026-06-03T10:00:00+01:00")
@@ -436,12 +437,12 @@ async def test_list_filters(client: httpx.AsyncClient, demo: Services) -> None:
     ],
 )
 async def test_bad_reservations_write_nothing(
-    client: httpx.AsyncClient, demo: Services, change: dict[str, Any], code: str, echo: dict[str, Any]
+    client: httpx.AsyncClient, bookable: Services, change: dict[str, Any], code: str, echo: dict[str, Any]
 ) -> None:
     body = {**reservation(), **change}
     if change.get("unitItems", []) is None:
         del body["unitItems"]
-    before = await count_bookings(demo)
+    before = await count_bookings(bookable)
     response = await client.post("/octo/bookings", json=body, headers=auth())
     assert response.status_code == 400
     payload = response.json()
@@ -449,27 +450,27 @@ async def test_bad_reservations_write_nothing(
     assert payload["errorMessage"]
     for key, value in echo.items():
         assert payload[key] == value
-    assert await count_bookings(demo) == before
+    assert await count_bookings(bookable) == before
 
 
-async def test_sold_out_slot(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_sold_out_slot(client: httpx.AsyncClient, bookable: Services) -> None:
     await reserve(client, reservation(("adult",) * 12))
-    before = await count_bookings(demo)
+    before = await count_bookings(bookable)
     response = await client.post("/octo/bookings", json=reservation(("adult",) * 9), headers=auth())
     assert response.json() == {
         "error": "UNPROCESSABLE_ENTITY",
         "errorMessage": f"Availability {SLOT} is sold out: 8 place(s) left, 9 requested",
     }
-    assert await count_bookings(demo) == before
+    assert await count_bookings(bookable) == before
 
 
-async def test_test_mode_bookings_hold_nothing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_test_mode_bookings_hold_nothing(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client, reservation(), **{"Octo-Env": "test"})
     assert booking["testMode"] is True
     assert await vacancies(client) == 20
 
 
-async def test_unknown_or_malformed_uuid(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_unknown_or_malformed_uuid(client: httpx.AsyncClient, bookable: Services) -> None:
     for path in (f"/octo/bookings/{uuid.uuid4()}", "/octo/bookings/garbage"):
         response = await client.get(path, headers=auth())
         assert response.status_code == 400 and response.json()["error"] == "INVALID_BOOKING_UUID"
@@ -477,7 +478,7 @@ async def test_unknown_or_malformed_uuid(client: httpx.AsyncClient, demo: Servic
     assert response.json()["error"] == "INVALID_BOOKING_UUID"
 
 
-async def test_booking_pricing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_booking_pricing(client: httpx.AsyncClient, bookable: Services) -> None:
     body = reservation(("adult", "child"), currency="GBP")
     response = await client.post("/octo/bookings", json=body, headers=auth(capabilities="octo/pricing"))
     booking = response.json()
@@ -507,7 +508,7 @@ async def test_open_dated_booking(client: httpx.AsyncClient, services: Services)
 
 
 async def test_a_hold_past_the_cancellation_cutoff_can_be_released(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     """The cancellation cutoff protects sold places; a hold sells nothing (issue 17)."""
     before = await vacancies(client)
