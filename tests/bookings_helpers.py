@@ -64,7 +64,10 @@ def booking_catalog() -> Catalog:
     a cruise of 20 places at four daily departures (with an evening option), a kayak trip the
     supplier confirms by hand, and a museum open by the day."""
     adult = unit(
-        "adult", "ADULT", prices=[price(2500, vat=417), price(2200, currency="GBP", vat=367)], minAge=16
+        "adult",
+        "ADULT",
+        prices=[price(2500, original=2800, vat=417, vat_original=467), price(2200, currency="GBP", vat=367)],
+        minAge=16,
     )
     child = unit(
         "child", "CHILD", prices=[price(1500, vat=250), price(1300, currency="GBP", vat=217)],
@@ -103,7 +106,13 @@ def booking_catalog() -> Catalog:
         MUSEUM["productId"], availability_type="OPENING_HOURS",
         options=[
             option(
-                units=[unit("adult", "ADULT", prices=[price(1800)])], required_contact=("firstName", "lastName"),
+                units=[
+                    unit("adult", "ADULT", prices=[price(1800, vat=300)]),
+                    unit("child", "CHILD", prices=[price(900)], minAge=5, maxAge=15, accompaniedBy=["adult", "family"]),
+                    unit("family", "FAMILY", prices=[price(4800)], paxCount=4, maxQuantity=2),
+                ],
+                required_contact=("firstName", "lastName"),
+                closedDates=["2026-12-25", "2026-12-26", "2027-01-01"],
                 schedules=[schedule(capacity=300, weekdays=EVERY_DAY[1:], opening_hours=[("09:30", "17:30")])],
             )
         ],

@@ -21,15 +21,25 @@ Document = dict[str, Any]
 EVERY_DAY = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 
 
-def price(retail: int, *, currency: str = "EUR", net: int | None = None, vat: int | None = None) -> Document:
-    """A price in minor units; `vat` the included VAT on the retail price."""
-    found: Document = {
-        "currency": currency,
-        "retail": retail,
-        "net": net if net is not None else retail * 4 // 5,
-    }
+def price(
+    retail: int,
+    *,
+    currency: str = "EUR",
+    net: int | None = None,
+    original: int | None = None,
+    vat: int | None = None,
+    vat_original: int | None = None,
+) -> Document:
+    """A price in minor units (net: four fifths of retail unless given); `vat` the VAT included
+    in the retail price, `vat_original` in the original price (default: the same)."""
+    found: Document = {"currency": currency, "retail": retail}
+    if original is not None:
+        found["original"] = original
+    found["net"] = net if net is not None else retail * 4 // 5
     if vat is not None:
-        found["includedTaxes"] = [{"name": "VAT", "retail": vat, "original": vat, "net": vat * 4 // 5}]
+        found["includedTaxes"] = [
+            {"name": "VAT", "retail": vat, "original": vat_original or vat, "net": vat * 4 // 5}
+        ]
     return found
 
 

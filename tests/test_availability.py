@@ -21,7 +21,7 @@ async def check(
     return await client.post("/octo/availability", json=body, headers=auth(capabilities=capabilities))
 
 
-async def test_one_day_of_departures(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_one_day_of_departures(client: httpx.AsyncClient, bookable: Services) -> None:
     response = await check(client, {**TOUR, "localDate": "2026-06-02"})
     assert response.status_code == 200
     slots = response.json()
@@ -46,7 +46,7 @@ async def test_one_day_of_departures(client: httpx.AsyncClient, demo: Services) 
     }
 
 
-async def test_range_and_availability_ids(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_range_and_availability_ids(client: httpx.AsyncClient, bookable: Services) -> None:
     ranged = (
         await check(client, {**TOUR, "localDateStart": "2026-06-02", "localDateEnd": "2026-06-04"})
     ).json()
@@ -56,7 +56,9 @@ async def test_range_and_availability_ids(client: httpx.AsyncClient, demo: Servi
     assert [s["id"] for s in picked] == ids
 
 
-async def test_slots_already_past_their_cutoff_are_closed(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_slots_already_past_their_cutoff_are_closed(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
     today = (await check(client, {**TOUR, "localDate": "2026-06-01"})).json()
     assert [s["status"] for s in today] == ["AVAILABLE"] * 4  # 09:00 in London: 10:00 cutoff is 09:45
     evening = (
@@ -67,7 +69,7 @@ async def test_slots_already_past_their_cutoff_are_closed(client: httpx.AsyncCli
     assert evening[0]["id"] == "2026-06-04T19:30:00+01:00"
 
 
-async def test_opening_hours_product(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_opening_hours_product(client: httpx.AsyncClient, bookable: Services) -> None:
     week = (
         await check(client, {**MUSEUM, "localDateStart": "2026-06-01", "localDateEnd": "2026-06-07"})
     ).json()
@@ -85,7 +87,9 @@ async def test_opening_hours_product(client: httpx.AsyncClient, demo: Services) 
     assert day["capacity"] == 300
 
 
-async def test_requested_units_can_make_a_slot_sold_out(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_requested_units_can_make_a_slot_sold_out(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
     units = [{"id": "adult", "quantity": 21}]
     slots = (await check(client, {**TOUR, "localDate": "2026-06-02", "units": units})).json()
     assert {s["status"] for s in slots} == {"SOLD_OUT"}
@@ -95,7 +99,7 @@ async def test_requested_units_can_make_a_slot_sold_out(client: httpx.AsyncClien
     assert museum[0]["status"] == "AVAILABLE"
 
 
-async def test_selector_errors(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_selector_errors(client: httpx.AsyncClient, bookable: Services) -> None:
     for body in (
         {**TOUR},
         {**TOUR, "localDate": "2026-06-02", "availabilityIds": ["x"]},
@@ -107,7 +111,7 @@ async def test_selector_errors(client: httpx.AsyncClient, demo: Services) -> Non
         assert response.json()["error"] == "BAD_REQUEST", body
 
 
-async def test_bad_dates(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_bad_dates(client: httpx.AsyncClient, bookable: Services) -> None:
     cases = {
         "localDate: must be a date, YYYY-MM-DD": {**TOUR, "localDate": "soon"},
         "localDateEnd 2026-06-01 is before localDateStart 2026-06-05": {
@@ -125,7 +129,7 @@ async def test_bad_dates(client: httpx.AsyncClient, demo: Services) -> None:
         assert response.json() == {"error": "BAD_REQUEST", "errorMessage": message}
 
 
-async def test_unknown_ids(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_unknown_ids(client: httpx.AsyncClient, bookable: Services) -> None:
     response = await check(client, {"productId": "nope", "optionId": "DEFAULT", "localDate": "2026-06-02"})
     assert response.json()["error"] == "INVALID_PRODUCT_ID" and response.json()["productId"] == "nope"
     response = await check(client, {"optionId": "DEFAULT", "localDate": "2026-06-02"})
@@ -141,7 +145,7 @@ async def test_unknown_ids(client: httpx.AsyncClient, demo: Services) -> None:
     assert response.json()["error"] == "INVALID_UNIT_ID" and response.json()["unitId"] == "dog"
 
 
-async def test_pricing_on_availability(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_pricing_on_availability(client: httpx.AsyncClient, bookable: Services) -> None:
     body = {
         **TOUR,
         "localDate": "2026-06-02",
@@ -168,7 +172,7 @@ async def test_pricing_on_availability(client: httpx.AsyncClient, demo: Services
     assert per_booking["pricing"]["retail"] == 24000 and "unitPricing" not in per_booking
 
 
-async def test_calendar(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_calendar(client: httpx.AsyncClient, bookable: Services) -> None:
     body = {**MUSEUM, "localDateStart": "2026-06-01", "localDateEnd": "2026-06-07"}
     response = await client.post("/octo/availability/calendar", json=body, headers=auth())
     assert response.status_code == 200
@@ -185,7 +189,7 @@ async def test_calendar(client: httpx.AsyncClient, demo: Services) -> None:
     assert "hasResources" not in days[1] and "mappings" not in days[1]
 
 
-async def test_calendar_errors_and_pricing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_calendar_errors_and_pricing(client: httpx.AsyncClient, bookable: Services) -> None:
     response = await client.post(
         "/octo/availability/calendar", json={**TOUR, "localDateStart": "2026-06-01"}, headers=auth()
     )
@@ -209,7 +213,7 @@ async def test_calendar_errors_and_pricing(client: httpx.AsyncClient, demo: Serv
     assert [u["unitId"] for u in day["unitPricingFrom"]] == ["adult", "child"]
 
 
-async def test_batches_keep_request_order(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_batches_keep_request_order(client: httpx.AsyncClient, bookable: Services) -> None:
     body = [{**MUSEUM, "localDate": "2026-06-02"}, {**TOUR, "localDate": "2026-06-02"}]
     rows = (await client.post("/octo/availability/batch", json=body, headers=auth())).json()
     assert [(r["productId"], r["optionId"]) for r in rows] == [("tower-of-stories", "DEFAULT")] + [
@@ -236,7 +240,7 @@ async def test_batches_keep_request_order(client: httpx.AsyncClient, demo: Servi
     ] == "BAD_REQUEST"
 
 
-async def test_daylight_saving_days(client: httpx.AsyncClient, demo: Services, clock: Any) -> None:
+async def test_daylight_saving_days(client: httpx.AsyncClient, bookable: Services, clock: Any) -> None:
     from datetime import UTC, datetime
 
     clock.now = datetime(2026, 3, 1, tzinfo=UTC)
@@ -257,7 +261,7 @@ async def test_daylight_saving_days(client: httpx.AsyncClient, demo: Services, c
 
 
 async def test_every_opening_hours_day_carries_opening_hours(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     """Shut weekdays (Mondays) and holiday closures (25 December) alike: CLOSED, not available,
     with the hours the museum keeps, in the calendar and in the check."""
