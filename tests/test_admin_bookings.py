@@ -13,7 +13,7 @@ from tests.bookings_helpers import GUEST, confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, Clock, auth
 
 
-async def test_search_across_connections(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_search_across_connections(client: httpx.AsyncClient, bookable: Services) -> None:
     a = await reserve(client, reservation(resellerReference="ALPHA"))
     b = await reserve(
         client, reservation(resellerReference="BETA", availability_id="2026-06-03T10:00:00+01:00"), key=KEY_B
@@ -45,7 +45,7 @@ async def test_search_across_connections(client: httpx.AsyncClient, demo: Servic
     assert missing.status_code == 404 and missing.json()["error"] == "NOT_FOUND"
 
 
-async def test_history_records_every_step(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_history_records_every_step(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client)
     await client.patch(f"/octo/bookings/{booking['uuid']}", json={"notes": "hi"}, headers=auth())
     await client.post(f"/octo/bookings/{booking['uuid']}/extend", headers=auth())
@@ -62,7 +62,7 @@ async def test_history_records_every_step(client: httpx.AsyncClient, demo: Servi
     assert detail["history"][1]["detail"]["fields"] == ["notes"]
 
 
-async def test_pending_bookings_can_be_cancelled(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_pending_bookings_can_be_cancelled(client: httpx.AsyncClient, bookable: Services) -> None:
     body = {
         **reservation(),
         "productId": "sunset-kayak",
@@ -79,7 +79,7 @@ async def test_pending_bookings_can_be_cancelled(client: httpx.AsyncClient, demo
     assert cancelled["status"] == "CANCELLED"
 
 
-async def test_terminal_states_refuse_changes(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_terminal_states_refuse_changes(client: httpx.AsyncClient, bookable: Services) -> None:
     booking = await reserve(client)
     await client.post(f"/octo/bookings/{booking['uuid']}/cancel", headers=auth())
     for method, path, body in (
@@ -94,12 +94,12 @@ async def test_terminal_states_refuse_changes(client: httpx.AsyncClient, demo: S
         assert "CANCELLED" in response.json()["errorMessage"]
 
 
-async def test_sweeper_stores_expiry(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_sweeper_stores_expiry(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     booking = await reserve(client, reservation(expirationMinutes=1))
     clock.advance(minutes=2)
     stop = asyncio.Event()
-    demo.settings.expiry_sweep_seconds = 0.05
-    task = asyncio.create_task(sweep_expired_holds(demo, stop))
+    bookable.settings.expiry_sweep_seconds = 0.05
+    task = asyncio.create_task(sweep_expired_holds(bookable, stop))
     for _ in range(100):
         detail = (await client.get(f"/admin/api/bookings/{booking['id']}", headers=ADMIN)).json()
         if [e["kind"] for e in detail["history"]] == ["reserved", "expired"]:
@@ -108,4 +108,4 @@ async def test_sweeper_stores_expiry(client: httpx.AsyncClient, demo: Services, 
     stop.set()
     await task
     assert [e["kind"] for e in detail["history"]] == ["reserved", "expired"]
-    assert await demo.expiry.expire_due() == 0
+    assert await bookable.expiry.expire_due() == 0

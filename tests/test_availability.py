@@ -1,4 +1,5 @@
-"""POST /availability, /availability/calendar and the batch forms, on the demo catalogue.
+"""POST /availability, /availability/calendar and the batch forms, on the booking tests' own catalogue
+(`tests.bookings_helpers.booking_catalog`).
 
 The clock stands at 2026-06-01T08:00Z (Monday, 09:00 in London)."""
 
