@@ -96,7 +96,7 @@ async def _step(client: httpx.AsyncClient, rng: random.Random, live: list[str], 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_slot_holds_agree_with_the_bookings(
-    client: httpx.AsyncClient, demo: Services, clock: Clock, seed: int
+    client: httpx.AsyncClient, bookable: Services, clock: Clock, seed: int
 ) -> None:
     rng = random.Random(seed)
     live: list[str] = []
@@ -104,8 +104,8 @@ async def test_slot_holds_agree_with_the_bookings(
     for _ in range(60):
         actions.append(await _step(client, rng, live, clock))
         if actions[-1] == "sweep":
-            await demo.expiry.expire_due()
-        for counted, summed in await held_both_ways(demo, clock.now):
+            await bookable.expiry.expire_due()
+        for counted, summed in await held_both_ways(bookable, clock.now):
             assert counted == summed, f"after {actions}"
     assert {"reserve", "confirm", "cancel", "wait"} <= set(actions)
 
