@@ -183,7 +183,7 @@ async def _send(client: httpx.AsyncClient, probe: Probe, id_: str) -> httpx.Resp
 
 
 async def test_another_connections_ids_are_answered_as_unknown(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     owned = await _owned_by_b(client)
     before = await _owner_view(client, owned)

@@ -23,9 +23,9 @@ from tests.conftest import ADMIN, KEY_B, Clock, auth
 
 
 async def test_a_body_over_the_limit_is_refused_and_changes_nothing(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
-    demo.settings.max_body_bytes = 2000
+    bookable.settings.max_body_bytes = 2000
     small = reservation(notes="x" * 100)
     assert (await client.post("/octo/bookings", json=small, headers=auth())).status_code == 200
     big = reservation(notes="x" * 3000)
@@ -41,11 +41,11 @@ async def test_a_body_over_the_limit_is_refused_and_changes_nothing(
 
 
 async def test_a_streamed_body_is_cut_off_once_past_the_limit(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     """Without Content-Length (chunked), the bytes are counted as they arrive and reading stops
     at the first chunk past the limit."""
-    demo.settings.max_body_bytes = 1000
+    bookable.settings.max_body_bytes = 1000
     sent: list[int] = []
 
     async def chunks() -> AsyncIterator[bytes]:
@@ -71,8 +71,8 @@ async def test_a_streamed_body_is_cut_off_once_past_the_limit(
     assert streamed.status_code == 200, streamed.text
 
 
-async def test_authentication_comes_before_the_body_limit(client: httpx.AsyncClient, demo: Services) -> None:
-    demo.settings.max_body_bytes = 10
+async def test_authentication_comes_before_the_body_limit(client: httpx.AsyncClient, bookable: Services) -> None:
+    bookable.settings.max_body_bytes = 10
     response = await client.post(
         "/octo/bookings", json=reservation(), headers={"Authorization": "Bearer nope"}
     )
@@ -84,8 +84,8 @@ async def test_authentication_comes_before_the_body_limit(client: httpx.AsyncCli
 # --- rate ----------------------------------------------------------------------------------------
 
 
-async def test_rate_limit_per_connection(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
-    demo.settings.rate_limit_per_minute = 3
+async def test_rate_limit_per_connection(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
+    bookable.settings.rate_limit_per_minute = 3
     for _ in range(3):
         assert (await client.get("/octo/supplier", headers=auth())).status_code == 200
     refused = await client.post("/octo/bookings", json=reservation(), headers=auth(capabilities="octo/cart"))
@@ -108,14 +108,14 @@ async def test_rate_limit_per_connection(client: httpx.AsyncClient, demo: Servic
     assert (await client.get("/octo/supplier", headers=auth())).json()["retryAfter"] == 1
     clock.advance(seconds=1)
     assert (await client.get("/octo/supplier", headers=auth())).status_code == 200
-    demo.settings.rate_limit_per_minute = 0  # off
+    bookable.settings.rate_limit_per_minute = 0  # off
     for _ in range(10):
         assert (await client.get("/octo/supplier", headers=auth())).status_code == 200
 
 
-async def test_rate_limit_burst(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
-    demo.settings.rate_limit_per_minute = 600
-    demo.settings.rate_limit_burst = 2
+async def test_rate_limit_burst(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
+    bookable.settings.rate_limit_per_minute = 600
+    bookable.settings.rate_limit_burst = 2
     statuses = [(await client.get("/octo/supplier", headers=auth())).status_code for _ in range(3)]
     assert statuses == [200, 200, 429]
     clock.advance(seconds=1)  # 10 a second come back, but no more than the burst is saved up
@@ -187,9 +187,9 @@ async def slow_app(client: httpx.AsyncClient) -> FastAPI:
 
 
 async def test_a_request_that_runs_too_long_is_stopped(
-    client: httpx.AsyncClient, demo: Services, slow_app: FastAPI
+    client: httpx.AsyncClient, bookable: Services, slow_app: FastAPI
 ) -> None:
-    demo.settings.request_timeout_seconds = 0.2
+    bookable.settings.request_timeout_seconds = 0.2
     loop = asyncio.get_running_loop()
     started = loop.time()
     response = await client.get("/octo/_slow", headers=auth(capabilities="octo/content"))
@@ -203,19 +203,19 @@ async def test_a_request_that_runs_too_long_is_stopped(
 
 
 async def test_a_request_stuck_on_a_database_lock_is_stopped_and_leaves_nothing(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     """Another transaction holds the bookings locked; a reservation waits for it, is stopped at
     the deadline, writes nothing, and the server serves the next request normally."""
-    demo.settings.request_timeout_seconds = 0.5
-    async with demo.database.transaction(write=True) as locker:
-        if not demo.database.is_sqlite:  # SQLite: the write transaction itself holds the lock
+    bookable.settings.request_timeout_seconds = 0.5
+    async with bookable.database.transaction(write=True) as locker:
+        if not bookable.database.is_sqlite:  # SQLite: the write transaction itself holds the lock
             await locker.execute(text("LOCK TABLE bookings IN ACCESS EXCLUSIVE MODE"))
         response = await client.post("/octo/bookings", json=reservation(), headers=auth())
         assert response.status_code == 500, response.text
         assert response.json()["error"] == "INTERNAL_SERVER_ERROR"
         assert "did not finish within 0.5 s" in response.json()["errorMessage"]
-    demo.settings.request_timeout_seconds = 30
+    bookable.settings.request_timeout_seconds = 30
     assert await vacancies(client) == 20
     held = await reserve(client)
     assert held["status"] == "ON_HOLD" and await vacancies(client) == 18
@@ -224,8 +224,8 @@ async def test_a_request_stuck_on_a_database_lock_is_stopped_and_leaves_nothing(
 # --- list sizes and ranges ----------------------------------------------------------------------
 
 
-async def test_booking_lists_are_bounded(client: httpx.AsyncClient, demo: Services) -> None:
-    demo.settings.max_list_items = 2
+async def test_booking_lists_are_bounded(client: httpx.AsyncClient, bookable: Services) -> None:
+    bookable.settings.max_list_items = 2
     made = [await reserve(client, reservation(("adult",))) for _ in range(3)]
 
     async def listing(**params: Any) -> httpx.Response:
@@ -241,7 +241,7 @@ async def test_booking_lists_are_bounded(client: httpx.AsyncClient, demo: Servic
     first, second = (await listing(limit=2)).json(), (await listing(limit=2, offset=2)).json()
     assert len(first) == 2 and sorted(b["uuid"] for b in first + second) == sorted(b["uuid"] for b in made)
     assert (await listing(limit=3)).json()["errorMessage"] == "limit must be at most 2"
-    demo.settings.max_list_items = 3
+    bookable.settings.max_list_items = 3
     assert len((await listing()).json()) == 3
     for params, message in (
         ({"localDateStart": "2026-06-01", "localDateEnd": "2027-06-02"}, "The range covers 367 days"),
@@ -260,9 +260,9 @@ async def test_booking_lists_are_bounded(client: httpx.AsyncClient, demo: Servic
 
 
 async def test_webhooks_per_connection_and_the_staff_list_are_bounded(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
-    demo.settings.max_webhooks_per_connection = 2
+    bookable.settings.max_webhooks_per_connection = 2
     for index in range(2):
         created = await client.post(
             "/octo/webhooks",
@@ -294,7 +294,7 @@ async def test_webhooks_per_connection_and_the_staff_list_are_bounded(
     assert too_many.status_code == 400
 
 
-async def test_the_nul_character_is_refused_everywhere(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_the_nul_character_is_refused_everywhere(client: httpx.AsyncClient, bookable: Services) -> None:
     """PostgreSQL cannot store U+0000 in text: found by the fuzzer as a 500 on both APIs."""
     message = "The request contains the NUL character (U+0000), which no field accepts"
     for response in (

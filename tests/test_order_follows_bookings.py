@@ -44,7 +44,7 @@ async def sweep(services: Services) -> None:
 
 
 async def test_confirming_the_only_booking_confirms_the_order(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="order_update")
@@ -58,7 +58,7 @@ async def test_confirming_the_only_booking_confirms_the_order(
         assert after["status"] == "CONFIRMED" and after["utcExpiresAt"] is None
         assert after["utcConfirmedAt"] == "2026-06-01T08:00:00Z" and after["confirmable"] is False
         assert after["cancellable"] is True and [b["status"] for b in after["bookings"]] == ["CONFIRMED"]
-        (payload,) = await updates(demo, target)
+        (payload,) = await updates(bookable, target)
         assert payload["order"] == after
         assert {"op": "replace", "path": "/status", "was": "ON_HOLD", "value": "CONFIRMED"} in payload["diff"]
         assert {
@@ -66,9 +66,9 @@ async def test_confirming_the_only_booking_confirms_the_order(
         } in payload["diff"]  # fmt: skip
         clock.advance(minutes=31)  # past the order's first hold
         assert (await order_of(client, order["id"]))["status"] == "CONFIRMED"
-        await sweep(demo)
+        await sweep(bookable)
         assert await order_of(client, order["id"]) == after
-        assert await updates(demo, target) == []
+        assert await updates(bookable, target) == []
         again = await client.post(
             f"/octo/orders/{order['id']}/confirm", json={"contact": GUEST}, headers=auth(capabilities=CART)
         )
@@ -76,7 +76,7 @@ async def test_confirming_the_only_booking_confirms_the_order(
 
 
 async def test_cancelling_the_only_booking_cancels_the_order(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="order_update")
@@ -92,7 +92,7 @@ async def test_cancelling_the_only_booking_cancels_the_order(
             "refund": "FULL", "reason": "plans changed", "utcCancelledAt": "2026-06-01T08:00:00Z"
         }  # fmt: skip
         assert after["cancellable"] is False and after["confirmable"] is False
-        (payload,) = await updates(demo, target)
+        (payload,) = await updates(bookable, target)
         assert payload["order"] == after
         assert {"op": "replace", "path": "/status", "was": "ON_HOLD", "value": "CANCELLED"} in payload["diff"]
         refused = await client.post("/octo/bookings", json={**item(), "orderId": order["id"]}, headers=auth())
@@ -100,7 +100,7 @@ async def test_cancelling_the_only_booking_cancels_the_order(
 
 
 async def test_an_order_with_a_confirmed_booking_never_expires(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="order_update")
@@ -113,7 +113,7 @@ async def test_an_order_with_a_confirmed_booking_never_expires(
         assert mixed["status"] == "ON_HOLD" and mixed["utcExpiresAt"] == "2026-06-01T08:30:00Z"
         assert mixed["confirmable"] is True and mixed["utcConfirmedAt"] is None
         assert [b["status"] for b in mixed["bookings"]] == ["CONFIRMED", "ON_HOLD"]
-        (payload,) = await updates(demo, target)
+        (payload,) = await updates(bookable, target)
         assert payload["order"] == mixed
         clock.advance(minutes=30)
         expired = await order_of(client, order["id"])
@@ -122,16 +122,16 @@ async def test_an_order_with_a_confirmed_booking_never_expires(
         assert expired["cancellation"] is None
         assert [b["status"] for b in expired["bookings"]] == ["CONFIRMED", "EXPIRED"]
         assert await vacancies(client) == before - 2
-        await sweep(demo)
+        await sweep(bookable)
         assert await order_of(client, order["id"]) == expired
-        (payload,) = await updates(demo, target)
+        (payload,) = await updates(bookable, target)
         assert payload["order"] == expired
         assert {"op": "replace", "path": "/status", "was": "ON_HOLD", "value": "CONFIRMED"} in payload["diff"]
-        await sweep(demo)
-        assert await updates(demo, target) == []
+        await sweep(bookable)
+        assert await updates(bookable, target) == []
 
 
-async def test_the_order_confirms_what_its_bookings_left(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_the_order_confirms_what_its_bookings_left(client: httpx.AsyncClient, bookable: Services) -> None:
     order = await create(client, item(), item("2026-06-03T10:00:00+01:00"))
     first, _ = order["bookings"]
     await client.post(f"/octo/bookings/{first['uuid']}/confirm", json={"contact": GUEST}, headers=auth())
@@ -150,7 +150,7 @@ async def test_the_order_confirms_what_its_bookings_left(client: httpx.AsyncClie
 
 
 async def test_a_booking_hold_change_moves_the_order_hold(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="order_update")
@@ -164,7 +164,7 @@ async def test_a_booking_hold_change_moves_the_order_hold(
         after = await order_of(client, order["id"])
         assert after["utcExpiresAt"] == "2026-06-01T09:30:00Z" and after["status"] == "ON_HOLD"
         assert [b["utcExpiresAt"] for b in after["bookings"]] == ["2026-06-01T09:30:00Z"] * 2
-        (payload,) = await updates(demo, target)
+        (payload,) = await updates(bookable, target)
         assert {
             "op": "replace", "path": "/utcExpiresAt", "was": "2026-06-01T08:30:00Z", "value": "2026-06-01T09:30:00Z"
         } in payload["diff"]  # fmt: skip
@@ -177,7 +177,7 @@ async def test_a_booking_hold_change_moves_the_order_hold(
         after = await order_of(client, order["id"])
         assert after["utcExpiresAt"] == "2026-06-01T08:15:00Z"
         assert [b["utcExpiresAt"] for b in after["bookings"]] == ["2026-06-01T08:15:00Z"] * 2
-        (payload,) = await updates(demo, target)
+        (payload,) = await updates(bookable, target)
         assert {
             "op": "replace",
             "path": "/bookings/1/notes",
@@ -188,7 +188,7 @@ async def test_a_booking_hold_change_moves_the_order_hold(
         assert (await order_of(client, order["id"]))["status"] == "EXPIRED"
 
 
-async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="order_update")
         kayak = await create(client, {**item(), **KAYAK})
@@ -204,9 +204,9 @@ async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, demo: Se
         assert redeemed.json()["status"] == "REDEEMED"
         done = await order_of(client, kayak["id"])
         assert done["status"] == "CONFIRMED" and done["cancellable"] is False
-        statuses = [p["order"]["status"] for p in await updates(demo, target)]
+        statuses = [p["order"]["status"] for p in await updates(bookable, target)]
         assert statuses == ["PENDING", "CONFIRMED", "CONFIRMED"]
-        assert (await updates(demo, target)) == []
+        assert (await updates(bookable, target)) == []
 
         refused = await create(client, {**item(), **KAYAK})
         (paddle,) = refused["bookings"]
@@ -218,7 +218,7 @@ async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, demo: Se
         )
         rejected = await order_of(client, refused["id"])
         assert rejected["status"] == "CANCELLED" and rejected["cancellation"]["reason"] == "storm"
-        assert [p["order"]["status"] for p in await updates(demo, target)] == ["PENDING", "CANCELLED"]
+        assert [p["order"]["status"] for p in await updates(bookable, target)] == ["PENDING", "CANCELLED"]
 
         tour = await create(client, item())
         (seat,) = tour["bookings"]
@@ -232,4 +232,4 @@ async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, demo: Se
         assert forced.json()["status"] == "CANCELLED"
         cancelled = await order_of(client, tour["id"])
         assert cancelled["status"] == "CANCELLED" and cancelled["cancellation"]["reason"] == "engine"
-        assert [p["order"]["status"] for p in await updates(demo, target)] == ["CONFIRMED", "CANCELLED"]
+        assert [p["order"]["status"] for p in await updates(bookable, target)] == ["CONFIRMED", "CANCELLED"]
