@@ -71,7 +71,9 @@ async def test_a_streamed_body_is_cut_off_once_past_the_limit(
     assert streamed.status_code == 200, streamed.text
 
 
-async def test_authentication_comes_before_the_body_limit(client: httpx.AsyncClient, bookable: Services) -> None:
+async def test_authentication_comes_before_the_body_limit(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
     bookable.settings.max_body_bytes = 10
     response = await client.post(
         "/octo/bookings", json=reservation(), headers={"Authorization": "Bearer nope"}

@@ -131,7 +131,9 @@ async def test_an_order_with_a_confirmed_booking_never_expires(
         assert await updates(bookable, target) == []
 
 
-async def test_the_order_confirms_what_its_bookings_left(client: httpx.AsyncClient, bookable: Services) -> None:
+async def test_the_order_confirms_what_its_bookings_left(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
     order = await create(client, item(), item("2026-06-03T10:00:00+01:00"))
     first, _ = order["bookings"]
     await client.post(f"/octo/bookings/{first['uuid']}/confirm", json={"contact": GUEST}, headers=auth())
@@ -188,7 +190,9 @@ async def test_a_booking_hold_change_moves_the_order_hold(
         assert (await order_of(client, order["id"]))["status"] == "EXPIRED"
 
 
-async def test_supplier_steps_move_the_order(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
+async def test_supplier_steps_move_the_order(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="order_update")
         kayak = await create(client, {**item(), **KAYAK})
