@@ -85,7 +85,7 @@ def database_url(test_database: SqliteTemplate | PostgresDatabase, small_disk: S
 
 
 async def test_a_write_that_does_not_fit_is_refused_and_nothing_is_half_written(
-    client: httpx.AsyncClient, demo: Services, small_disk: SmallDisk, capsys: pytest.CaptureFixture[str]
+    client: httpx.AsyncClient, bookable: Services, small_disk: SmallDisk, capsys: pytest.CaptureFixture[str]
 ) -> None:
     logs = Logs(capsys)
     first = await reserve(client)
@@ -116,20 +116,20 @@ async def test_a_write_that_does_not_fit_is_refused_and_nothing_is_half_written(
 
 async def test_the_sweeper_rides_out_a_full_disk(
     client: httpx.AsyncClient,
-    demo: Services,
+    bookable: Services,
     clock: Clock,
     small_disk: SmallDisk,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     logs = Logs(capsys)
-    demo.settings.expiry_sweep_seconds = 0.05
-    demo.settings.delivery_poll_seconds = 0.05
+    bookable.settings.expiry_sweep_seconds = 0.05
+    bookable.settings.delivery_poll_seconds = 0.05
     held = await reserve(client, reservation(expirationMinutes=1))
     small_disk.fill()
     clock.advance(minutes=2)
 
     async def stored_status() -> str:
-        async with demo.database.transaction(write=False) as conn:
+        async with bookable.database.transaction(write=False) as conn:
             status: str = (
                 await conn.execute(select(bookings.c.status).where(bookings.c.uuid == held["uuid"]))
             ).scalar_one()
@@ -139,7 +139,7 @@ async def test_the_sweeper_rides_out_a_full_disk(
         return await stored_status() == "EXPIRED"
 
     stop = asyncio.Event()
-    loops = asyncio.create_task(run_background(demo, stop))
+    loops = asyncio.create_task(run_background(bookable, stop))
     try:
         await until(lambda: any(line["event"] == "expiry sweep failed" for line in logs.read()))
         failed = next(line for line in logs.read() if line["event"] == "expiry sweep failed")

@@ -10,7 +10,7 @@ from tests.bookings_helpers import reservation
 from tests.conftest import ADMIN, auth
 
 
-async def test_lax_input_is_refused(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_lax_input_is_refused(client: httpx.AsyncClient, bookable: Services) -> None:
     for response in (
         await client.get("/octo/bookings", params={"localDate": "0"}, headers=auth()),
         await client.get("/admin/api/bookings", params={"localDateStart": "20260601"}, headers=ADMIN),
@@ -29,14 +29,14 @@ async def test_lax_input_is_refused(client: httpx.AsyncClient, demo: Services) -
     assert response.json()["errorMessage"] == "localDate: must be a date, YYYY-MM-DD"
 
 
-async def test_a_wrong_method_names_every_allowed_one(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_a_wrong_method_names_every_allowed_one(client: httpx.AsyncClient, bookable: Services) -> None:
     response = await client.request("OPTIONS", "/octo/bookings", headers=auth())
     assert response.status_code == 405 and response.headers["Allow"] == "GET, POST"
     response = await client.put("/octo/bookings/0", headers=auth())
     assert response.headers["Allow"] == "DELETE, GET, PATCH"
 
 
-async def test_the_document_declares_what_is_answered(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_the_document_declares_what_is_answered(client: httpx.AsyncClient, bookable: Services) -> None:
     document = (await client.get("/openapi.json")).json()
     operations = [(path, op) for path, ops in document["paths"].items() for op in ops.values()]
     assert not any("422" in op["responses"] for _, op in operations)

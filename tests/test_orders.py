@@ -37,7 +37,7 @@ async def create(
     return response.json()
 
 
-async def test_create_get_and_cart_fields(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_create_get_and_cart_fields(client: httpx.AsyncClient, bookable: Services) -> None:
     order = await create(
         client, item(units=("adult", "child")), item("2026-06-02T14:00:00+01:00"), contact=GUEST
     )
@@ -55,7 +55,7 @@ async def test_create_get_and_cart_fields(client: httpx.AsyncClient, demo: Servi
     assert await vacancies(client) == 18
 
 
-async def test_bookings_route_starts_or_joins_orders(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_bookings_route_starts_or_joins_orders(client: httpx.AsyncClient, bookable: Services) -> None:
     first = (await client.post("/octo/bookings", json=reservation(), headers=auth(capabilities=CART))).json()
     assert first["primary"] is True and first["orderId"]
     joined = (
@@ -71,7 +71,7 @@ async def test_bookings_route_starts_or_joins_orders(client: httpx.AsyncClient, 
     assert "orderId" not in no_cart
 
 
-async def test_confirm_the_whole_order(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_confirm_the_whole_order(client: httpx.AsyncClient, bookable: Services) -> None:
     kayak = {
         **item(),
         "productId": "sunset-kayak",
@@ -102,7 +102,7 @@ async def test_confirm_the_whole_order(client: httpx.AsyncClient, demo: Services
     assert [b["status"] for b in pending["bookings"]] == ["CONFIRMED", "PENDING"]
 
 
-async def test_confirm_is_all_or_nothing(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_confirm_is_all_or_nothing(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     soon = "2026-06-01T12:00:00+01:00"  # closes for sale at 11:45 London
     order = await create(client, item(), item(soon), item("2026-06-03T10:00:00+01:00"), expirationMinutes=300)
     clock.advance(hours=2, minutes=50)  # 11:50 London: the middle booking's departure is closed
@@ -120,7 +120,7 @@ async def test_confirm_is_all_or_nothing(client: httpx.AsyncClient, demo: Servic
     assert after["status"] == "ON_HOLD" and [b["status"] for b in after["bookings"]] == ["ON_HOLD"] * 3
 
 
-async def test_cancel_and_extend(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_cancel_and_extend(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     order = await create(client, item(), item("2026-06-03T10:00:00+01:00"))
     clock.advance(minutes=10)
     extended = (
@@ -149,7 +149,7 @@ async def test_cancel_and_extend(client: httpx.AsyncClient, demo: Services, cloc
     ] == "CANCELLED"
 
 
-async def test_cancel_is_all_or_nothing(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_cancel_is_all_or_nothing(client: httpx.AsyncClient, bookable: Services, clock: Clock) -> None:
     order = await create(client, item("2026-06-03T10:00:00+01:00"), item(), expirationMinutes=600)
     await client.post(f"/octo/orders/{order['id']}/confirm", json={"contact": GUEST}, headers=auth())
     clock.advance(hours=2)  # inside 24 h of the 2 June departure: that booking is past its cutoff
@@ -163,7 +163,7 @@ async def test_cancel_is_all_or_nothing(client: httpx.AsyncClient, demo: Service
 
 
 async def test_order_expiry_releases_everything(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     order = await create(client, item(units=("adult",) * 3), item(units=("adult",) * 2), expirationMinutes=5)
     assert await vacancies(client) == 15
@@ -174,8 +174,8 @@ async def test_order_expiry_releases_everything(
         "EXPIRED",
     ]
     assert await vacancies(client) == 20
-    catalog = (await demo.catalog.snapshot()).catalog
-    assert await demo.orders.expire_due(catalog) == 1
+    catalog = (await bookable.catalog.snapshot()).catalog
+    assert await bookable.orders.expire_due(catalog) == 1
     joined = await client.post("/octo/bookings", json=reservation(orderId=order["id"]), headers=auth())
     assert joined.json()["error"] == "UNPROCESSABLE_ENTITY"
     confirm = await client.post(
@@ -184,7 +184,7 @@ async def test_order_expiry_releases_everything(
     assert confirm.json()["error"] == "UNPROCESSABLE_ENTITY"
 
 
-async def test_bad_orders(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_bad_orders(client: httpx.AsyncClient, bookable: Services) -> None:
     missing = str(uuid.uuid4())
     response = await client.get(f"/octo/orders/{missing}", headers=auth())
     assert response.json() == {
@@ -224,7 +224,7 @@ async def test_bad_orders(client: httpx.AsyncClient, demo: Services) -> None:
     assert nothing.json()["error"] == "UNPROCESSABLE_ENTITY"
 
 
-async def test_update_order(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_update_order(client: httpx.AsyncClient, bookable: Services) -> None:
     order = await create(client, item())
     updated = (
         await client.patch(
@@ -242,7 +242,7 @@ async def test_update_order(client: httpx.AsyncClient, demo: Services) -> None:
     assert currency.json()["error"] == "BAD_REQUEST"
 
 
-async def test_order_pricing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_order_pricing(client: httpx.AsyncClient, bookable: Services) -> None:
     response = await client.post(
         "/octo/orders", json={"bookings": [item(units=("adult", "child")), item(units=("adult",))]},
         headers=auth(capabilities="octo/cart, octo/pricing"),
@@ -254,13 +254,13 @@ async def test_order_pricing(client: httpx.AsyncClient, demo: Services) -> None:
     ]
 
 
-async def test_order_update_webhook(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_order_update_webhook(client: httpx.AsyncClient, bookable: Services) -> None:
     async with receiver() as target:
         hook = await subscribe(client, target.url, event="order_update")
         assert hook["capabilities"] == ["octo/cart"]
         order = await create(client, item())
         await client.post(f"/octo/orders/{order['id']}/confirm", json={"contact": GUEST}, headers=auth())
-        await drain(demo)
+        await drain(bookable)
         (payload,) = target.payloads()
         assert payload["event"] == "order_update" and payload["order"]["status"] == "CONFIRMED"
         assert payload["order"]["bookings"][0]["orderId"] == order["id"]
@@ -315,7 +315,7 @@ def _query(availability_id: str) -> Any:
 
 
 async def test_a_repeated_cart_reservation_answers_the_same_booking(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     before = await vacancies(client)
     body = reservation(resellerReference="RES-17")
@@ -351,7 +351,7 @@ async def test_a_repeated_cart_reservation_answers_the_same_booking(
     assert await vacancies(client) == before - 4
 
 
-async def test_a_repeated_order_answers_the_same_order(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_a_repeated_order_answers_the_same_order(client: httpx.AsyncClient, bookable: Services) -> None:
     before = await vacancies(client)
     first_item, second_item = item(units=("adult", "child")), item("2026-06-03T10:00:00+01:00")
     body = {"bookings": [first_item, second_item], "contact": GUEST, "emailReceipt": True}
@@ -426,7 +426,7 @@ async def test_racing_repeats_end_with_one_order(settings: Settings, clock: Cloc
 
 
 async def test_a_held_order_past_the_cancellation_cutoff_can_be_released(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     before = await vacancies(client)
     order = await create(client, item(), item(), expirationMinutes=240)

@@ -150,7 +150,7 @@ def test_a_public_url_wins_everywhere(tmp_path: Path) -> None:
 
 
 async def test_without_a_public_url_an_answer_names_the_address_its_request_came_in_on(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     """E.g. `berth serve --host 0.0.0.0`: each reseller is told the address it used itself."""
     for base in ("http://berth.test", "http://10.1.2.3:8300", "http://[::1]:8301"):

@@ -40,27 +40,27 @@ async def _attempts(client: httpx.AsyncClient, hook_id: str) -> list[dict[str, A
 # --- delivery targets --------------------------------------------------------------------------
 
 
-async def test_targets_are_checked_again_when_sending(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_targets_are_checked_again_when_sending(client: httpx.AsyncClient, bookable: Services) -> None:
     """A target that was public when subscribed may resolve elsewhere later (DNS rebinding):
     the worker checks the address again before every attempt."""
     async with receiver() as target:
         hook = await subscribe(client, target.url)
-        demo.settings.webhook_allow_private_targets = False
+        bookable.settings.webhook_allow_private_targets = False
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
-        await drain(demo)
+        await drain(bookable)
         assert target.requests == []
         (attempt,) = await _attempts(client, hook["id"])
         assert attempt["statusCode"] is None and "non-public address 127.0.0.1" in attempt["error"]
 
 
-async def test_redirects_are_never_followed(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_redirects_are_never_followed(client: httpx.AsyncClient, bookable: Services) -> None:
     async with receiver(307) as first, receiver() as elsewhere:
         first.extra_headers = {"Location": elsewhere.url + "?token=t0ps3cret"}
         hook = await subscribe(client, first.url)
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
-        await drain(demo)
+        await drain(bookable)
         assert len(first.requests) == 1 and elsewhere.requests == []
         (attempt,) = await _attempts(client, hook["id"])
         assert attempt["statusCode"] == 307
@@ -76,17 +76,17 @@ async def _stored_secrets(services: Services) -> list[tuple[str, str]]:
         return [(row[0], row[1]) for row in rows]
 
 
-async def test_signing_secrets_are_stored_sealed(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_signing_secrets_are_stored_sealed(client: httpx.AsyncClient, bookable: Services) -> None:
     created = (await client.post("/admin/api/connections", json={"name": "Sealed"}, headers=ADMIN)).json()
     connection_id, secret = created["connection"]["id"], created["signingSecret"]
     rotated = await client.post(f"/admin/api/connections/{connection_id}/rotate-secret", headers=ADMIN)
-    stored = [sealed for owner, sealed in await _stored_secrets(demo) if owner == connection_id]
+    stored = [sealed for owner, sealed in await _stored_secrets(bookable) if owner == connection_id]
     assert len(stored) == 2 and all(value.startswith("v1:") for value in stored)
-    dump = json.dumps(await _stored_secrets(demo))
+    dump = json.dumps(await _stored_secrets(bookable))
     assert secret not in dump and rotated.json()["signingSecret"] not in dump
     box = Settings().secret_box()  # the tests run with the development key
     assert {box.open(value, connection_id) for value in stored} == {secret, rotated.json()["signingSecret"]}
-    other = next(owner for owner, _ in await _stored_secrets(demo) if owner != connection_id)
+    other = next(owner for owner, _ in await _stored_secrets(bookable) if owner != connection_id)
     with pytest.raises(SealError):  # bound to its connection: useless in another one's row
         box.open(stored[0], other)
 
@@ -211,7 +211,7 @@ def _now() -> Any:
 
 async def test_no_key_or_secret_is_ever_logged(
     client: httpx.AsyncClient,
-    demo: Services,
+    bookable: Services,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -246,7 +246,7 @@ async def test_no_key_or_secret_is_ever_logged(
             assert response.status_code == 200
             booking = await reserve(client, key=key)
             await confirm(client, booking["uuid"], key=key)
-            await drain(demo)
+            await drain(bookable)
             assert len(target.requests) == 1
         await client.post(
             "/octo/bookings", content=b"{broken", headers={**auth(key), "Content-Type": "application/json"}

@@ -11,7 +11,7 @@ from tests.conftest import auth
 WEBHOOKS = "octo/webhooks"
 
 
-async def test_listed_among_the_capabilities(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_listed_among_the_capabilities(client: httpx.AsyncClient, bookable: Services) -> None:
     listed = (await client.get("/octo/capabilities", headers=auth())).json()
     [entry] = [c for c in listed if c["id"] == WEBHOOKS]
     assert entry == {
@@ -23,7 +23,7 @@ async def test_listed_among_the_capabilities(client: httpx.AsyncClient, demo: Se
     }
 
 
-async def test_echoed_in_the_answer_header(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_echoed_in_the_answer_header(client: httpx.AsyncClient, bookable: Services) -> None:
     for method, path in (("GET", "/octo/webhooks"), ("GET", "/octo/products"), ("GET", "/octo/supplier")):
         response = await client.request(method, path, headers=auth(capabilities=WEBHOOKS))
         assert response.status_code == 200
@@ -32,7 +32,7 @@ async def test_echoed_in_the_answer_header(client: httpx.AsyncClient, demo: Serv
     assert both.headers["Octo-Capabilities"] == f"octo/pricing, {WEBHOOKS}"
 
 
-async def test_kept_in_the_webhooks_capabilities(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_kept_in_the_webhooks_capabilities(client: httpx.AsyncClient, bookable: Services) -> None:
     created = await client.post(
         "/octo/webhooks",
         json={"event": "booking_update", "url": "https://hooks.example/a"},
@@ -57,7 +57,7 @@ async def test_kept_in_the_webhooks_capabilities(client: httpx.AsyncClient, demo
     assert patched.json()["capabilities"] == [WEBHOOKS]
 
 
-async def test_routes_answer_without_the_capability(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_routes_answer_without_the_capability(client: httpx.AsyncClient, bookable: Services) -> None:
     """Resellers that never send the header keep their webhooks (OCTO.md §1.5)."""
     created = await client.post(
         "/octo/webhooks", json={"event": "booking_update", "url": "https://hooks.example/a"}, headers=auth()
