@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, literal, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, literal, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
@@ -182,9 +182,26 @@ async def save_booking(conn: DbConnection, booking: Booking, before: Booking) ->
     await _count_holds(conn, before, booking)
 
 
+_ENDED = or_(slot_holds.c.until <= bindparam("now"), slot_holds.c.pax == 0)
+_HOLD_KEY_COLUMNS = tuple_(*(slot_holds.c[name] for name in _HOLD_KEY))
+_FORGET_ENDED = {
+    "sqlite": delete(slot_holds).where(_ENDED),
+    # Only rows no writer holds: a writer upserts its rows in key order while a plain DELETE
+    # locks them in the table's order, and each would wait for the other (a deadlock). A row
+    # skipped now is dropped by a later sweep.
+    "postgresql": delete(slot_holds).where(
+        _HOLD_KEY_COLUMNS.in_(
+            select(*(slot_holds.c[name] for name in _HOLD_KEY))
+            .where(_ENDED)
+            .with_for_update(skip_locked=True)
+        )
+    ),
+}
+
+
 async def forget_ended_holds(conn: DbConnection, now: datetime) -> None:
     """Drop slot_holds rows that count nothing any more: holds that ran out, emptied counts."""
-    await conn.execute(delete(slot_holds).where(or_(slot_holds.c.until <= now, slot_holds.c.pax == 0)))
+    await conn.execute(_FORGET_ENDED[conn.dialect.name], {"now": now})
 
 
 async def get_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Booking | None:
