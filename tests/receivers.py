@@ -71,6 +71,11 @@ class Receiver:
     def payloads(self) -> list[Any]:
         return [r.json for r in self.requests]
 
+    @property
+    def in_flight(self) -> int:
+        """Requests received and not yet answered."""
+        return sum(self._open.values())
+
 
 @contextlib.asynccontextmanager
 async def receiver(*statuses: int, default_status: int = 200, path: str = "/hook") -> AsyncIterator[Receiver]:

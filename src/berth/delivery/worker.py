@@ -1,9 +1,10 @@
 """The delivery worker: claims due deliveries, signs them (Standard Webhooks), POSTs them,
 records every attempt and schedules retries.
 
-At-least-once: a delivery is marked sent only after its receiver answered 2XX. A worker
-that dies mid-send leaves a lease that runs out, and another worker sends it again with the
-same message id. A lease outlives the send timeout, so no two workers send one message at once.
+At-least-once: a delivery is marked sent only after its receiver answered 2XX. A claimed
+batch is leased for a few seconds and the lease is renewed while its sends are in flight, so
+no two workers send one message at once; a worker that dies mid-send stops renewing, its lease
+runs out within LEASE, and another worker sends those messages again with the same message id.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ log = structlog.get_logger("berth.delivery")
 EXCERPT_BYTES = 2048
 USER_AGENT = "Berth-Webhooks/1"
 RESERVED_HEADERS = {"content-type", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"}
+# A dead worker's deliveries are sent again once its lease runs out: within LEASE plus a poll.
+LEASE = timedelta(seconds=6)
+RENEW_EVERY_SECONDS = 2.0
 
 
 def _retry_after(response: httpx.Response, now: datetime) -> float | None:
@@ -83,9 +87,7 @@ class DeliveryWorker:
         self._box = box or settings.secret_box()
         self._schedule = parse_schedule(settings.retry_schedule)
         self._timeout = settings.delivery_timeout_seconds
-        # A claimed delivery is leased for longer than a send can take, so a live worker's
-        # message is never picked up by another; a dead worker's lease simply runs out.
-        self._lease = timedelta(seconds=2 * self._timeout + 5)
+        self._lease = LEASE
         self._client = client or httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
         self._concurrency = asyncio.Semaphore(settings.delivery_concurrency)
 
@@ -131,11 +133,29 @@ class DeliveryWorker:
                 connection_id: await self._secrets_of(conn, connection_id, now)
                 for connection_id in {d.connection_id for d in claimed}
             }
-        outcomes = await asyncio.gather(*(self._send(d, secrets[d.connection_id]) for d in claimed))
+        renewal = asyncio.create_task(self._renew_leases([d.id for d in claimed]))
+        try:
+            outcomes = await asyncio.gather(*(self._send(d, secrets[d.connection_id]) for d in claimed))
+        finally:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
         async with self._db.transaction(write=True) as conn:
             for outcome in outcomes:
                 await self._record(conn, outcome)
         return len(claimed)
+
+    async def _renew_leases(self, delivery_ids: list[str]) -> None:
+        """Keep the batch leased while it is being sent (a send may take the whole timeout,
+        longer than the lease). A renewal that fails is retried at the next beat; should the
+        lease run out meanwhile, another worker may send a message again: at least once."""
+        while True:
+            await asyncio.sleep(RENEW_EVERY_SECONDS)
+            try:
+                async with self._db.transaction(write=True) as conn:
+                    await deliveries_repo.renew_leases(conn, delivery_ids, self._clock() + self._lease)
+            except Exception:
+                log.exception("delivery lease renewal failed")
 
     async def _secrets_of(self, conn: DbConnection, connection_id: str, now: datetime) -> list[str] | None:
         """The connection's live signing secrets, opened; None when the key cannot open them."""

@@ -163,6 +163,15 @@ async def claim_due(conn: DbConnection, now: datetime, lease_until: datetime, li
     return claimed
 
 
+async def renew_leases(conn: DbConnection, delivery_ids: list[str], lease_until: datetime) -> None:
+    """Extend the lease of deliveries this worker is still sending."""
+    await conn.execute(
+        update(deliveries)
+        .where(deliveries.c.id.in_(delivery_ids), deliveries.c.status == SENDING)
+        .values(lease_until=lease_until)
+    )
+
+
 async def record_attempt(
     conn: DbConnection,
     delivery_id: str,
