@@ -19,9 +19,11 @@ PORTS = range(8300, 8400)  # the range these tests may serve on
 
 
 def berth_environment(database_url: str, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "BERTH_DATABASE_URL": database_url, "BERTH_LOG_LEVEL": "WARNING", **extra}
+    """The environment of a `berth` process: this one's, with no admin token unless `extra`
+    sets one."""
+    env = {**os.environ, "BERTH_DATABASE_URL": database_url, "BERTH_LOG_LEVEL": "WARNING"}
     env.pop("BERTH_ADMIN_TOKEN", None)
-    return env
+    return {**env, **extra}
 
 
 def berth(
@@ -50,14 +52,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def berth_serve(database_url: str, *args: str) -> Iterator[str]:
-    """`berth serve ARGS` on a free port of PORTS until the block ends; yields the base URL."""
+def berth_serve(database_url: str, *args: str, log: Path | None = None, **extra_env: str) -> Iterator[str]:
+    """`berth serve ARGS` on a free port of PORTS until the block ends, with these extra
+    `BERTH_*` settings; yields the base URL. Its output goes to `log` when given (a server
+    that logs much would fill a pipe nobody reads)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    log_file = log.open("wb") if log is not None else None
     process = subprocess.Popen(
         [str(BERTH), "serve", "--port", str(port), *args],
-        env=berth_environment(database_url, BERTH_PUBLIC_URL=base),
-        stdout=subprocess.PIPE,
+        env=berth_environment(database_url, BERTH_PUBLIC_URL=base, **extra_env),
+        stdout=log_file or subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
     try:
@@ -69,10 +74,12 @@ def berth_serve(database_url: str, *args: str) -> Iterator[str]:
             except httpx.TransportError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode() if process.stdout else ""
-                raise AssertionError(f"berth serve did not start:\n{output}")
+                said = process.stdout.read().decode() if process.stdout else ""
+                raise AssertionError(f"berth serve did not start:\n{said}")
             time.sleep(0.1)
         yield base
     finally:
         process.terminate()
         process.wait(timeout=15)
+        if log_file is not None:
+            log_file.close()

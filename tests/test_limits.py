@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,8 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from berth.container import Services
-from berth.domain.limits import Bucket, take
+from berth.app import create_app
+from berth.container import Services, build_services
+from berth.domain.limits import Bucket, take_up_to
+from berth.settings import Settings
+from tests.berth_process import berth_serve
 from tests.bookings_helpers import SLOT, reservation, reserve, vacancies
 from tests.conftest import ADMIN, KEY_B, Clock, auth
 
@@ -125,6 +129,50 @@ async def test_rate_limit_burst(client: httpx.AsyncClient, bookable: Services, c
     assert statuses == [200, 200, 429]
 
 
+async def test_the_rate_limit_holds_across_processes(
+    settings: Settings, clock: Clock, bookable: Services
+) -> None:
+    """Two service containers on one database stand for two API processes: together they let
+    through what one would, though each takes a second's worth of tokens at a time."""
+    settings.rate_limit_per_minute, settings.rate_limit_burst = 600, 25
+    second = build_services(settings, clock)
+    try:
+        apps = [create_app(services=bookable), create_app(services=second)]
+        statuses = []
+        for number in range(40):
+            transport = httpx.ASGITransport(app=apps[number % 2])
+            async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as process:
+                statuses.append((await process.get("/octo/supplier", headers=auth())).status_code)
+        assert statuses.count(200) == 25 and set(statuses) == {200, 429}  # the burst, shared
+        clock.advance(seconds=1)  # 10 more tokens a second, for both processes
+        again = []
+        for number in range(20):
+            transport = httpx.ASGITransport(app=apps[number % 2])
+            async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as process:
+                again.append((await process.get("/octo/supplier", headers=auth())).status_code)
+        assert again.count(200) == 10
+    finally:
+        await second.close()
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(None, [200] * 5), ("2", [200, 200, 429, 429, 429])])
+def test_the_demo_has_no_limit_unless_one_is_set(
+    tmp_path: Path, limit: str | None, expected: list[int]
+) -> None:
+    """`berth serve --demo` is for trying things out: no rate limit, unless the environment
+    sets one, which then holds as anywhere else."""
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'berth.db'}"
+    if limit is None:
+        server = berth_serve(database_url, "--demo")
+    else:
+        server = berth_serve(database_url, "--demo", BERTH_RATE_LIMIT_PER_MINUTE=limit)
+    with server as base:
+        statuses = [
+            httpx.get(f"{base}/octo/supplier", headers=auth(), timeout=10).status_code for _ in range(5)
+        ]
+    assert statuses == expected
+
+
 async def vacancies_as(client: httpx.AsyncClient, key: str) -> int:
     response = await client.post(
         "/octo/availability",
@@ -138,27 +186,30 @@ async def vacancies_as(client: httpx.AsyncClient, key: str) -> int:
 @given(
     capacity=st.integers(1, 50),
     per_minute=st.integers(1, 6000),
-    gaps=st.lists(st.floats(0, 30, allow_nan=False), min_size=1, max_size=200),
+    steps=st.lists(
+        st.tuples(st.floats(0, 30, allow_nan=False), st.integers(1, 20)), min_size=1, max_size=200
+    ),
 )
 def test_token_bucket_never_lets_more_through_than_capacity_plus_refill(
-    capacity: int, per_minute: int, gaps: list[float]
+    capacity: int, per_minute: int, steps: list[tuple[float, int]]
 ) -> None:
     per_second = per_minute / 60
     bucket: Bucket | None = None
     now = 1000.0
     allowed = 0
-    for gap in gaps:
+    for gap, wanted in steps:
         now += gap
         before = bucket
-        bucket, wait = take(bucket, now, capacity, per_second)
-        assert 0 <= bucket.tokens <= capacity
-        if wait == 0:
-            allowed += 1
+        bucket, granted, wait = take_up_to(bucket, now, capacity, per_second, wanted)
+        assert 0 <= bucket.tokens <= capacity and 0 <= granted <= wanted
+        if granted:
+            assert wait == 0
+            allowed += granted
         else:
             # Refused only when less than a token is there, and waiting as told is enough.
             assert bucket.tokens < 1
-            _, again = take(bucket, now + wait + 1e-9, capacity, per_second)
-            assert again == 0
+            _, again, _ = take_up_to(bucket, now + wait + 1e-9, capacity, per_second)
+            assert again == 1
             assert before is not None
     assert allowed <= capacity + (now - 1000.0) * per_second + 1e-6
 
@@ -167,10 +218,10 @@ def test_token_bucket_never_lets_more_through_than_capacity_plus_refill(
 def test_a_new_bucket_allows_a_full_burst(capacity: int, per_second: float) -> None:
     bucket = None
     for _ in range(capacity):
-        bucket, wait = take(bucket, 0.0, capacity, per_second)
-        assert wait == 0
-    _, wait = take(bucket, 0.0, capacity, per_second)
-    assert wait == pytest.approx(1 / per_second)
+        bucket, granted, wait = take_up_to(bucket, 0.0, capacity, per_second)
+        assert (granted, wait) == (1, 0)
+    _, granted, wait = take_up_to(bucket, 0.0, capacity, per_second)
+    assert granted == 0 and wait == pytest.approx(1 / per_second)
 
 
 # --- run time ----------------------------------------------------------------------------------

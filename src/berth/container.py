@@ -102,5 +102,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         mappings=MappingService(database, settings, clock, fanout),
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
-        rate_limiter=RateLimiter(settings, seconds_of(clock)),
+        rate_limiter=RateLimiter(settings, database, seconds_of(clock)),
     )

@@ -92,7 +92,9 @@ class Settings(BaseSettings):
     )
     max_webhooks_per_connection: int = Field(default=50, ge=1, description="Webhooks one connection may have")
     rate_limit_per_minute: int = Field(
-        default=1200, ge=0, description="Requests per minute per connection and process (0 = no limit)"
+        default=1200,
+        ge=0,
+        description="Requests per minute per connection, all processes together (0 = no limit)",
     )
     rate_limit_burst: int | None = Field(
         default=None,

@@ -123,7 +123,7 @@ class RateLimitMiddleware:
         connection_id = scope.get("state", {}).get("connection_id") if scope["type"] == "http" else None
         if connection_id is not None:
             limiter = _services(scope).rate_limiter
-            wait = limiter.check(connection_id)
+            wait = await limiter.check(connection_id)
             if wait > 0:
                 seconds = max(1, math.ceil(wait))
                 per_minute = _services(scope).settings.rate_limit_per_minute

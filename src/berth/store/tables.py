@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import (
     Boolean,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -304,4 +305,14 @@ mappings = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("mapped_at", UTCDateTime, nullable=True),
     UniqueConstraint("connection_id", "reseller_reference", name="uq_mappings_connection_reference"),
+)
+
+# Rate-limit token buckets, one per connection, shared by every process (services/limits.py):
+# `tokens` left at `at` (seconds since the epoch).
+rate_buckets = Table(
+    "rate_buckets",
+    metadata,
+    Column("connection_id", String(36), primary_key=True),
+    Column("tokens", Float, nullable=False),
+    Column("at", Float, nullable=False),
 )
