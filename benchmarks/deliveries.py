@@ -1,11 +1,15 @@
 """Webhook delivery: throughput and commit-to-receipt latency.
 
-Starts Berth (`berth serve --demo`, its in-process worker delivering) on a fresh database and a
-receiver on loopback; subscribes one booking_update webhook; confirms N bookings as fast as
-the API allows; and measures, for each confirmation, the time from the API's answer (the
-commit) to the receiver getting the signed delivery.
+Live: starts Berth (`berth serve --demo`, its in-process worker delivering) on a fresh database
+and a receiver on loopback; subscribes one booking_update webhook; confirms N bookings as fast
+as the API allows; and measures, for each confirmation, the time from the API's answer (the
+commit) to the receiver getting the signed delivery. Its rate is bounded by the confirmations.
 
-    .venv/bin/python benchmarks/deliveries.py [--bookings N] [--workers W]
+Backlog: on the same database, a server that runs no worker confirms M more bookings; then one
+`berth worker` starts and delivers them all. Its rate (first receipt to last) is the delivery
+worker's own throughput.
+
+    .venv/bin/python benchmarks/deliveries.py [--bookings N] [--backlog M] [--workers W]
     BERTH_BENCH_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/test ... (adds PostgreSQL mode)
 """
 
@@ -21,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -58,8 +63,21 @@ class Receiver:
         await send({"type": "http.response.body", "body": b""})
 
 
-async def measure(mode: str, database_url: str, bookings: int, workers: int, workdir: Path) -> dict[str, Any]:
-    receiver = Receiver(bookings)
+def berth_env(database_url: str, port: int, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "BERTH_DATABASE_URL": database_url,
+        "BERTH_LOG_LEVEL": "WARNING",
+        "BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS": "true",
+        "BERTH_DELIVERY_POLL_SECONDS": "0.2",
+        "BERTH_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        **extra,
+    }
+
+
+@contextlib.asynccontextmanager
+async def listening(receiver: Receiver) -> AsyncIterator[str]:
+    """`receiver` served on a free loopback port; yields its URL."""
     server = uvicorn.Server(
         uvicorn.Config(receiver, host="127.0.0.1", port=0, log_level="error", lifespan="off")
     )
@@ -68,16 +86,17 @@ async def measure(mode: str, database_url: str, bookings: int, workers: int, wor
         if server.started:
             break
         await asyncio.sleep(0.01)
-    receiver_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/hook"
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/hook"
+    finally:
+        server.should_exit = True
+        await serving
+
+
+async def measure(mode: str, database_url: str, bookings: int, workers: int, workdir: Path) -> dict[str, Any]:
+    receiver = Receiver(bookings)
     port = free_port()
-    env = {
-        **os.environ,
-        "BERTH_DATABASE_URL": database_url,
-        "BERTH_LOG_LEVEL": "WARNING",
-        "BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS": "true",
-        "BERTH_DELIVERY_POLL_SECONDS": "0.2",
-        "BERTH_PUBLIC_URL": f"http://127.0.0.1:{port}",
-    }
+    env = berth_env(database_url, port)
     berth = ServerProcess(
         f"berth ({mode})",
         [str(BIN / "berth"), "serve", "--demo", "--workers", str(workers), "--port", str(port)],
@@ -86,7 +105,10 @@ async def measure(mode: str, database_url: str, bookings: int, workers: int, wor
     berth.start()
     try:
         await berth.wait_healthy("/healthz")
-        async with httpx.AsyncClient(base_url=berth.base_url, timeout=30, headers=RESELLER) as client:
+        async with (
+            listening(receiver) as receiver_url,
+            httpx.AsyncClient(base_url=berth.base_url, timeout=30, headers=RESELLER) as client,
+        ):
             hook = await client.post("/octo/webhooks", json={"event": "booking_update", "url": receiver_url})
             hook.raise_for_status()
             day = time.gmtime(time.time() + 3 * 86400)
@@ -128,6 +150,7 @@ async def measure(mode: str, database_url: str, bookings: int, workers: int, wor
             await asyncio.gather(*(confirm(u) for u in held))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(receiver.all_in.wait(), timeout=120)
+            await client.delete(f"/octo/webhooks/{hook.json()['id']}")  # the backlog has its own
         finished = max(receiver.received.values(), default=time.monotonic())
         latencies = sorted(
             (receiver.received[u] - committed[u]) * 1000 for u in committed if u in receiver.received
@@ -142,8 +165,74 @@ async def measure(mode: str, database_url: str, bookings: int, workers: int, wor
         }
     finally:
         berth.stop()
-        server.should_exit = True
-        await serving
+
+
+async def confirm_bookings(client: httpx.AsyncClient, count: int, first_day: int) -> dict[str, float]:
+    """Hold and confirm `count` museum visits (up to 250 a day from `first_day` days ahead), 16
+    at a time; the time each confirmation was answered, by booking uuid."""
+    committed: dict[str, float] = {}
+    gate = asyncio.Semaphore(16)
+
+    async def one(number: int) -> None:
+        day = time.gmtime(time.time() + (first_day + number // 250) * 86400)
+        date = f"{day.tm_year:04d}-{day.tm_mon:02d}-{day.tm_mday:02d}"
+        async with gate:
+            slots = (
+                await client.post(
+                    "/octo/availability",
+                    json={"productId": "tower-of-stories", "optionId": "DEFAULT", "localDate": date},
+                )
+            ).json()
+            open_slots = [slot["id"] for slot in slots if slot["available"]]
+            if not open_slots:
+                return  # a closed day
+            body = {"uuid": str(uuid.uuid4()), "productId": "tower-of-stories", "optionId": "DEFAULT",
+                    "availabilityId": open_slots[0], "unitItems": [{"unitId": "adult"}]}  # fmt: skip
+            (await client.post("/octo/bookings", json=body)).raise_for_status()
+            answer = await client.post(f"/octo/bookings/{body['uuid']}/confirm", json={"contact": GUEST})
+            answer.raise_for_status()
+            committed[body["uuid"]] = time.monotonic()
+
+    await asyncio.gather(*(one(n) for n in range(count)))
+    return committed
+
+
+async def measure_backlog(mode: str, database_url: str, count: int, workdir: Path) -> dict[str, Any]:
+    receiver = Receiver(count)
+    port = free_port()
+    env = berth_env(database_url, port, BERTH_RUN_WORKER="false")
+    berth = ServerProcess(
+        f"berth ({mode}, no worker)", [str(BIN / "berth"), "serve", "--demo", "--port", str(port)],
+        env, port, workdir / f"backlog-{mode}.log",
+    )  # fmt: skip
+    worker = ServerProcess(
+        f"berth worker ({mode})", [str(BIN / "berth"), "worker"], env, 0, workdir / f"worker-{mode}.log"
+    )
+    berth.start()
+    try:
+        await berth.wait_healthy("/healthz")
+        async with listening(receiver) as receiver_url:
+            async with httpx.AsyncClient(base_url=berth.base_url, timeout=30, headers=RESELLER) as client:
+                hook = await client.post(
+                    "/octo/webhooks", json={"event": "booking_update", "url": receiver_url}
+                )
+                hook.raise_for_status()
+                committed = await confirm_bookings(client, count, first_day=10)
+            receiver.expected = len(committed)
+            worker.start()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(receiver.all_in.wait(), timeout=300)
+        times = sorted(receiver.received.values())
+        span = times[-1] - times[0] if len(times) > 1 else 0.0
+        return {
+            "mode": mode,
+            "backlog": len(committed),
+            "delivered": len(receiver.received),
+            "deliveries_per_s": round((len(times) - 1) / span, 1) if span else None,
+        }
+    finally:
+        worker.stop()
+        berth.stop()
 
 
 async def main() -> None:
@@ -151,6 +240,7 @@ async def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--bookings", type=int, default=300)
+    parser.add_argument("--backlog", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     options = parser.parse_args()
     results = []
@@ -163,12 +253,21 @@ async def main() -> None:
                 modes.append(("postgres", await stack.enter_async_context(postgres_database(postgres))))
             else:
                 print("PostgreSQL mode skipped: set BERTH_BENCH_POSTGRES_URL")
+            backlogs = []
             for mode, url in modes:
                 results.append(await measure(mode, url, options.bookings, options.workers, workdir))
-    print(f"{'mode':10} {'delivered':>10} {'deliveries/s':>13} {'p50 ms':>8} {'p99 ms':>8}")
+                if options.backlog:
+                    backlogs.append(await measure_backlog(mode, url, options.backlog, workdir))
+    print(f"live: {'mode':10} {'delivered':>10} {'deliveries/s':>13} {'p50 ms':>8} {'p99 ms':>8}")
     for r in results:
-        print(f"{r['mode']:10} {r['delivered']:>6}/{r['bookings']:<4} {r['deliveries_per_s']:>12} "
+        print(f"      {r['mode']:10} {r['delivered']:>6}/{r['bookings']:<4} {r['deliveries_per_s']:>12} "
               f"{r['latency_p50_ms']:>8} {r['latency_p99_ms']:>8}")  # fmt: skip
+    if backlogs:
+        print(f"backlog, one berth worker: {'mode':10} {'delivered':>10} {'deliveries/s':>13}")
+        for r in backlogs:
+            print(f"                           {r['mode']:10} {r['delivered']:>5}/{r['backlog']:<5} "
+                  f"{r['deliveries_per_s']:>12}")  # fmt: skip
+    results.extend({"kind": "backlog", **r} for r in backlogs)
     out = (
         ROOT / "benchmarks" / "results" / f"deliveries-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
     )
