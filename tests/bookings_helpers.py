@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from berth.domain.catalog import Catalog
-from tests.builders import EVERY_DAY, catalog, option, price, product, schedule, unit
+from tests.builders import EVERY_DAY, Document, catalog, option, price, product, schedule, unit
 from tests.conftest import KEY_A, auth
 
 SLOT = "2026-06-02T10:00:00+01:00"
@@ -63,6 +63,11 @@ def booking_catalog() -> Catalog:
     """What the booking lifecycle tests book, stated here rather than taken from the demo:
     a cruise of 20 places at four daily departures (with an evening option), a kayak trip the
     supplier confirms by hand, and a museum open by the day."""
+    return catalog(*booking_products())
+
+
+def booking_products() -> tuple[Document, ...]:
+    """The products of `booking_catalog`, for tests that add their own to them."""
     adult = unit(
         "adult",
         "ADULT",
@@ -77,6 +82,10 @@ def booking_catalog() -> Catalog:
     cruise = product(
         TOUR["productId"],
         deliveryFormats=["QRCODE", "AZTECCODE"],
+        content={
+            "en-GB": {"title": "Thames Sightseeing Cruise", "shortDescription": "An hour on the Thames."},
+            "de-DE": {"title": "Sightseeing-Bootsfahrt auf der Themse", "shortDescription": "Eine Stunde."},
+        },
         options=[
             option(
                 units=[adult, child],
@@ -103,7 +112,7 @@ def booking_catalog() -> Catalog:
         ],
     )  # fmt: skip
     museum = product(
-        MUSEUM["productId"], availability_type="OPENING_HOURS",
+        MUSEUM["productId"], availability_type="OPENING_HOURS", content={"en-GB": {"title": "Tower of Stories"}},
         options=[
             option(
                 units=[
@@ -117,4 +126,4 @@ def booking_catalog() -> Catalog:
             )
         ],
     )  # fmt: skip
-    return catalog(cruise, kayak, museum)
+    return cruise, kayak, museum

@@ -1,21 +1,24 @@
 """Builders of test data: catalogues in the catalogue file's format, with defaults that make a
 valid plain OCTO product, so a test names only what it depends on. A built catalogue goes
-through the same rules as a catalogue import (`catalog`), and `load` puts it and the two
-reseller connections into a test's real database.
+through the same rules as a catalogue import (`catalog`), `load` puts it and the two reseller
+connections into a test's real database, and `confirmed_booking` books on it.
 
     load(services, catalog(product("cruise", options=[option(schedules=[schedule(capacity=5)])])))
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
+from berth.domain.bookings import Contact
 from berth.domain.catalog import Catalog
 from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
-from tests.conftest import KEY_A, KEY_B
+from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
+from tests.conftest import KEY_A, KEY_B, SECRET_A, SECRET_B
 
 Document = dict[str, Any]
 EVERY_DAY = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
@@ -107,6 +110,74 @@ def option(
     return found
 
 
+def seat_map(rows: int, columns: str = "ABCD", *, blocked: Sequence[str] = ()) -> Document:
+    """Seats 1A, 1B, ... in `rows` rows of `columns`; `blocked` seats are never sold."""
+    seats = [
+        {"id": f"{row}{column}", "row": str(row), "column": column}
+        for row in range(1, rows + 1)
+        for column in columns
+    ]
+    found: Document = {"seats": seats}
+    if blocked:
+        found["blocked"] = list(blocked)
+    return found
+
+
+def resource(
+    resource_id: str,
+    title: str | None = None,
+    *,
+    capacity: int | None = None,
+    seats: Document | None = None,
+    start_times: Sequence[str] = (),
+    **extra: Any,
+) -> Document:
+    """A resource of `capacity` places or with the `seats` of a `seat_map`; with `start_times`
+    it serves only those departures. `extra`: guide, driver, ... in the file's keys."""
+    found: Document = {"id": resource_id, "title": title or resource_id.title(), **extra}
+    if capacity is not None:
+        found["capacity"] = capacity
+    if seats is not None:
+        found["seatMap"] = seats
+    if start_times:
+        found["serves"] = [{"startTimes": list(start_times)}]
+    return found
+
+
+def resource_group(
+    group_id: str, resources: Sequence[Document], *, title: str | None = None, split: bool = False
+) -> Document:
+    return {"id": group_id, "title": title or group_id.title(), "split": split, "resources": list(resources)}
+
+
+def rental_duration(
+    duration_id: str, amount: int, unit_name: str, *, multiplier: float | None = None, **extra: Any
+) -> Document:
+    """A rental duration of `amount` `unit_name`s (hour, day); `multiplier` prices it."""
+    found: Document = {
+        "id": duration_id,
+        "title": duration_id.replace("-", " "),
+        "durationAmount": amount,
+        "durationUnit": unit_name,
+        **extra,
+    }
+    if multiplier is not None:
+        found["pricingMultiplier"] = multiplier
+    return found
+
+
+def included(
+    include_id: str, product_id: str, option_id: str = "DEFAULT", *, required: bool = True, **extra: Any
+) -> Document:
+    """One include of a package group; `extra`: availabilityRequired, validityDays, ..."""
+    return {"id": include_id, "productId": product_id, "optionId": option_id, "required": required, **extra}
+
+
+def include_group(group_id: str, includes: Sequence[Document], **extra: Any) -> Document:
+    """A group of a package's `packageIncludes`; `extra`: title, count, ..."""
+    return {"id": group_id, "title": group_id.title(), "includes": list(includes), **extra}
+
+
 def product(
     product_id: str,
     *,
@@ -134,15 +205,56 @@ def product(
     return found
 
 
-def catalog(*products: Document) -> Catalog:
-    """The catalogue of `products`, checked by every rule an import applies."""
-    document = {"supplier": {"id": "test-supplier", "name": "Test Supplier"}, "products": list(products)}
+def supplier(supplier_id: str = "test-supplier", name: str = "Test Supplier", **extra: Any) -> Document:
+    """The supplier; by default with a reference, a website and a short description."""
+    return {
+        "id": supplier_id,
+        "name": name,
+        "reference": "TEST",
+        "contact": {"website": "https://supplier.test", "email": "bookings@supplier.test"},
+        "content": {"en-GB": {"shortDescription": f"{name}, for tests."}},
+        **extra,
+    }
+
+
+def catalog(*products: Document, owner: Document | None = None) -> Catalog:
+    """The catalogue of `products` sold by `owner` (default: `supplier()`), checked by every
+    rule an import applies."""
+    document = {"supplier": owner or supplier(), "products": list(products)}
     return parse_catalog(catalog_to_yaml(Catalog.model_validate(document)), CATALOG_RULES)
 
 
 async def load(services: Services, built: Catalog) -> Services:
-    """Store `built` as the catalogue and create the two reseller connections (KEY_A, KEY_B)."""
+    """Store `built` as the catalogue and create the two reseller connections (KEY_A, KEY_B,
+    signing webhooks with SECRET_A, SECRET_B)."""
     await services.catalog.replace(built)
-    await services.connections.ensure("Reseller A", KEY_A)
-    await services.connections.ensure("Reseller B", KEY_B)
+    await services.connections.ensure("Reseller A", KEY_A, SECRET_A)
+    await services.connections.ensure("Reseller B", KEY_B, SECRET_B)
     return services
+
+
+async def confirmed_booking(
+    services: Services,
+    connection: tuple[str, str],
+    product_id: str,
+    availability_id: str,
+    units: Sequence[str],
+    contact: Mapping[str, str],
+    *,
+    option_id: str = "DEFAULT",
+    reseller_reference: str | None = None,
+) -> BookingDetails:
+    """A booking reserved and confirmed by `connection` (name, API key), created if missing."""
+    built = (await services.catalog.snapshot()).catalog
+    booker = await services.connections.ensure(*connection)
+    reservation = ReserveInput(
+        product_id=product_id,
+        option_id=option_id,
+        availability_id=availability_id,
+        unit_items=tuple(UnitItemInput(unit_id) for unit_id in units),
+        reseller_reference=reseller_reference,
+    )
+    held = await services.bookings.reserve(built, booker.id, reservation)
+    return await services.bookings.confirm(
+        built, booker.id, held.booking.uuid, ConfirmInput(Contact(values=dict(contact)))
+    )

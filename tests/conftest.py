@@ -10,16 +10,17 @@ import pytest
 from fastapi import FastAPI
 
 from berth.app import create_app
-from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services, build_services
-from berth.demo.loader import DEMO_ADMIN_TOKEN, demo_catalog_text, load_demo
-from berth.domain.catalog import Catalog
-from berth.domain.catalog.document import parse_catalog
+from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
+from berth.domain.webhooks import fixed_signing_secret
 from berth.settings import Settings
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate, backend_name
 
 KEY_A = "demo-reseller-a"
 KEY_B = "demo-reseller-b"
+# The webhook signing secrets of the builders' two connections (`tests.builders.load`).
+SECRET_A = fixed_signing_secret("reseller-a-test-signing-secret")
+SECRET_B = fixed_signing_secret("reseller-b-test-signing-secret")
 
 
 def pytest_report_header() -> str:
@@ -99,42 +100,11 @@ async def services(settings: Settings, clock: Clock) -> AsyncIterator[Services]:
     await built.close()
 
 
-# The tests were written for a Thames cruise of 20 places a departure; the shipped demo's is
-# larger (a conformance run holds about 130 places of one departure). The tests state the
-# capacity they depend on instead of following the product's demo (tests/test_demo.py tests it).
-TOUR_CAPACITY = 20
-
-
-def demo_catalog_for_tests() -> Catalog:
-    """The packaged demo catalogue with the Thames cruise's daytime departures at TOUR_CAPACITY."""
-    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
-    products = []
-    for product in catalog.products:
-        if product.id == "thames-sightseeing":
-            options = tuple(
-                option.model_copy(
-                    update={
-                        "schedules": tuple(
-                            s.model_copy(update={"capacity": TOUR_CAPACITY}) for s in option.schedules
-                        )
-                    }
-                )
-                if option.id == "DEFAULT"
-                else option
-                for option in product.options
-            )
-            product = product.model_copy(update={"options": options})
-        products.append(product)
-    return catalog.model_copy(update={"products": tuple(products)})
-
-
-async def load_test_demo(services: Services) -> None:
-    await load_demo(services, demo_catalog_for_tests())
-
-
 @pytest.fixture
 async def demo(services: Services) -> Services:
-    await load_test_demo(services)
+    """The shipped demo, for the tests of the demo as a product (tests/test_demo.py) and of
+    its answers' conformance; every other test states its own data (tests/builders.py)."""
+    await load_demo(services)
     return services
 
 
@@ -146,6 +116,46 @@ async def bookable(services: Services) -> Services:
     from tests.builders import load
 
     return await load(services, booking_catalog())
+
+
+@pytest.fixture
+async def seated(services: Services) -> Services:
+    """The resources tests' own catalogue (`tests.resources_helpers.resources_catalog`), with
+    the box office's three parties on the harbour cruise's BOOKED_TEN departure."""
+    from tests.builders import load
+    from tests.resources_helpers import BOOKED_TEN, resources_catalog, seat_parties
+
+    await seat_parties(await load(services, resources_catalog()), BOOKED_TEN)
+    return services
+
+
+@pytest.fixture
+async def rentable(services: Services) -> Services:
+    """The rentals tests' own catalogue (`tests.rentals_helpers.rentals_catalog`)."""
+    from tests.builders import load
+    from tests.rentals_helpers import rentals_catalog
+
+    return await load(services, rentals_catalog())
+
+
+@pytest.fixture
+async def packaged(services: Services) -> Services:
+    """The packages tests' own catalogue (`tests.packages_helpers.packages_catalog`)."""
+    from tests.builders import load
+    from tests.packages_helpers import packages_catalog
+
+    return await load(services, packages_catalog())
+
+
+@pytest.fixture
+async def stocked(services: Services) -> Services:
+    """Every capability's test products in one catalogue (`tests.every_capability`), with the box office's parties on the harbour cruise's BOOKED_TEN."""
+    from tests.builders import load
+    from tests.every_capability import every_capability_catalog
+    from tests.resources_helpers import BOOKED_TEN, seat_parties
+
+    await seat_parties(await load(services, every_capability_catalog()), BOOKED_TEN)
+    return services
 
 
 @pytest.fixture

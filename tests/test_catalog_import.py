@@ -7,9 +7,9 @@ import pytest
 
 from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
-from berth.demo.loader import demo_catalog_text
 from berth.domain.catalog.document import CatalogFileError, catalog_to_yaml, parse_catalog
-from tests.conftest import ADMIN, auth, load_test_demo
+from tests.bookings_helpers import booking_catalog
+from tests.conftest import ADMIN, auth
 
 MINIMAL = """\
 supplier:
@@ -118,31 +118,23 @@ def test_prices_must_cover_every_currency() -> None:
     ]
 
 
-def test_demo_catalogue_round_trips_through_export() -> None:
-    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
-    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
-
-
-async def test_broken_import_writes_nothing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_broken_import_writes_nothing(client: httpx.AsyncClient, bookable: Services) -> None:
     before = (await client.get("/admin/api/catalog", headers=ADMIN)).text
-    version = (await demo.catalog.snapshot()).version
-    broken = demo_catalog_text().replace("capacity: 300", "capacity: many")
+    version = (await bookable.catalog.snapshot()).version
+    broken = catalog_to_yaml(booking_catalog()).replace("capacity: 300", "capacity: many")
     response = await client.put("/admin/api/catalog", content=broken.encode(), headers=ADMIN)
     assert response.status_code == 400
     body = response.json()
     assert body["error"] == "BAD_REQUEST"
     assert body["errorMessage"] == "The catalogue file has 1 problem(s); nothing was imported"
-    assert body["problems"][0]["path"] == "products[1].options[0].schedules[0].capacity"
+    assert body["problems"][0]["path"] == "products[2].options[0].schedules[0].capacity"
     assert body["problems"][0]["line"] > 1
     assert (await client.get("/admin/api/catalog", headers=ADMIN)).text == before
-    assert (await demo.catalog.snapshot()).version == version
+    assert (await bookable.catalog.snapshot()).version == version
 
 
-async def test_import_replaces_and_archives(client: httpx.AsyncClient, demo: Services) -> None:
-    # The demo's box office bookings are in the way of removing its products: forced.
-    response = await client.put(
-        "/admin/api/catalog", content=MINIMAL.encode(), headers=ADMIN, params={"force": "true"}
-    )
+async def test_import_replaces_and_archives(client: httpx.AsyncClient, bookable: Services) -> None:
+    response = await client.put("/admin/api/catalog", content=MINIMAL.encode(), headers=ADMIN)
     assert response.status_code == 200
     assert response.json()["products"] == 1
     products = (await client.get("/octo/products", headers=auth())).json()
@@ -150,60 +142,26 @@ async def test_import_replaces_and_archives(client: httpx.AsyncClient, demo: Ser
     assert (await client.get("/octo/supplier", headers=auth())).json()["name"] == "Acme Tours"
     from berth.store.catalog_repo import load_archived_product
 
-    async with demo.database.transaction(write=False) as conn:
+    async with bookable.database.transaction(write=False) as conn:
         archived = await load_archived_product(conn, "thames-sightseeing")
-    assert archived is not None and archived.internal_name == "Thames sightseeing cruise"
+    assert archived is not None and archived.internal_name == "Thames Sightseeing"
 
 
-async def test_catalogue_change_reaches_another_process(services: Services, demo: Services) -> None:
+async def test_catalogue_change_reaches_another_process(services: Services, bookable: Services) -> None:
     """Two service containers on one database stand for two API processes: a write through
     one is seen by the other through the catalogue version, with no restart."""
     from berth.container import build_services
 
     other = build_services(services.settings)
     try:
-        assert len((await other.catalog.snapshot()).catalog.products) == 7
-        await services.catalog.import_text(MINIMAL, force=True)
+        assert len((await other.catalog.snapshot()).catalog.products) == 3
+        await services.catalog.import_text(MINIMAL)
         found = await other.connections.authenticate("demo-reseller-a")
         assert found is not None
         snapshot = await other.catalog.snapshot(found[1])
         assert [p.id for p in snapshot.catalog.products] == ["walk"]
     finally:
         await other.close()
-
-
-async def test_demo_load_is_idempotent(demo: Services) -> None:
-    from berth.store.bookings_repo import BookingFilter
-
-    version = (await demo.catalog.snapshot()).version
-    catalog = (await demo.catalog.snapshot()).catalog
-    bookings_before = await demo.staff_bookings.search(catalog, BookingFilter(), 100, 0)
-    await load_test_demo(demo)
-    assert (await demo.catalog.snapshot()).version == version
-    assert len(await demo.connections.list()) == 3
-    assert await demo.staff_bookings.search(catalog, BookingFilter(), 100, 0) == bookings_before
-
-
-async def test_demo_kayak_is_sold_out_on_some_upcoming_departures(
-    client: httpx.AsyncClient, demo: Services
-) -> None:
-    body = {
-        "productId": "sunset-kayak",
-        "optionId": "DEFAULT",
-        "localDateStart": "2026-06-02",
-        "localDateEnd": "2026-06-29",
-    }
-    slots = (await client.post("/octo/availability", json=body, headers=auth())).json()
-    open_slots = [s for s in slots if s["status"] != "CLOSED"]
-    assert [s["status"] for s in open_slots[:6]] == [
-        "SOLD_OUT",
-        "SOLD_OUT",
-        "AVAILABLE",
-        "AVAILABLE",
-        "AVAILABLE",
-        "SOLD_OUT",
-    ]
-    assert all(s["vacancies"] == 0 and s["capacity"] == 6 for s in open_slots if s["status"] == "SOLD_OUT")
 
 
 # --- every problem in one pass (issue 18) ----------------------------------------------------

@@ -1,5 +1,7 @@
 """Catalogue imports through the admin API: a dry run answers what would change, and an import
-that removes or shrinks what live bookings hold is refused unless forced (issue 18)."""
+that removes or shrinks what live bookings hold is refused unless forced (issue 18). On the
+resources tests' catalogue (`tests.resources_helpers`), whose box office has seated three
+parties on the harbour cruise on 2 June."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from berth.container import Services
 from berth.domain.catalog.document import catalog_to_yaml
 from berth.store.bookings_repo import BookingFilter
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
-from tests.conftest import ADMIN, Clock, auth, demo_catalog_for_tests
+from tests.conftest import ADMIN, Clock, auth
+from tests.resources_helpers import resources_catalog
 
-STORED = catalog_to_yaml(demo_catalog_for_tests())  # what the `demo` fixture stores
+STORED = catalog_to_yaml(resources_catalog())  # what the `seated` fixture stores
 THAMES_CAPACITY = "      - '16:00'\n      capacity: 20"
 
 
@@ -29,9 +32,9 @@ async def put(client: httpx.AsyncClient, text: str, **params: str) -> httpx.Resp
     return await client.put("/admin/api/catalog", content=text.encode(), headers=ADMIN, params=params)
 
 
-async def state(client: httpx.AsyncClient, demo: Services) -> tuple[str, int]:
+async def state(client: httpx.AsyncClient, seated: Services) -> tuple[str, int]:
     exported = (await client.get("/admin/api/catalog", headers=ADMIN)).text
-    return exported, (await demo.catalog.snapshot()).version
+    return exported, (await seated.catalog.snapshot()).version
 
 
 async def booked(client: httpx.AsyncClient, units: int, availability_id: str = SLOT) -> dict[str, Any]:
@@ -52,13 +55,14 @@ def places(booking: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_dry_run_answers_the_changes_and_stores_nothing(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     mine = await booked(client, 3)
-    before = await state(client, demo)
+    await booked(client, 1, "2026-06-12T10:00:00+01:00")
+    before = await state(client, seated)
     text = edited(
         (THAMES_CAPACITY, THAMES_CAPACITY.replace("capacity: 20", "capacity: 10")),
-        ("internalName: Tower of Stories museum", "internalName: Tower of Tales"),
+        ("internalName: Tower Of Stories", "internalName: Tower of Tales"),
     )
     response = await put(client, text, dryRun="true")
     assert response.status_code == 200, response.text
@@ -67,7 +71,7 @@ async def test_dry_run_answers_the_changes_and_stores_nothing(
         "dryRun": True,
         "imported": False,
         "version": None,
-        "products": 7,
+        "products": 5,
         "supplierChanged": False,
     }
     assert body["changes"] == [
@@ -76,7 +80,7 @@ async def test_dry_run_answers_the_changes_and_stores_nothing(
         {"change": "changed", "kind": "product", "productId": "tower-of-stories", "optionId": None,
          "unitId": None, "fields": ["internalName"]},
     ]  # fmt: skip
-    # The last live booking of the demo (the box office's kayak sales) sets the horizon.
+    # The last live booking (12 June) sets the horizon.
     assert body["departuresUntil"] == "2026-06-12"
     losing = [d for d in body["departures"] if d["availabilityId"] == SLOT]
     assert losing == [
@@ -85,24 +89,25 @@ async def test_dry_run_answers_the_changes_and_stores_nothing(
     ]  # fmt: skip
     assert len(body["departures"]) == 12 * 4  # 1 to 12 June, four departures a day
     assert body["conflicts"] == []
-    assert await state(client, demo) == before
+    assert await state(client, seated) == before
     assert mine["status"] == "CONFIRMED"
 
 
 async def test_removing_a_product_with_live_bookings_is_refused_unless_forced(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
-    """The observed case: removing a product that has bookings imported silently. The demo's
-    box office has seated three parties on tomorrow's first harbour cruise."""
+    """The observed case: removing a product that has bookings imported silently. The box
+    office has seated three parties on tomorrow's first harbour cruise."""
     without_cruise = (
         STORED[: STORED.index("- id: harbour-cruise")] + STORED[STORED.index("- id: river-rib") :]
     )
-    catalog = (await demo.catalog.snapshot()).catalog
-    seated = [
-        d.booking for d in await demo.staff_bookings.find(catalog, BookingFilter(product_id="harbour-cruise"))
+    catalog = (await seated.catalog.snapshot()).catalog
+    parties = [
+        d.booking
+        for d in await seated.staff_bookings.find(catalog, BookingFilter(product_id="harbour-cruise"))
     ]
-    assert len(seated) == 3
-    before = await state(client, demo)
+    assert len(parties) == 3
+    before = await state(client, seated)
 
     refused = await put(client, without_cruise)
     assert refused.status_code == 400
@@ -125,22 +130,22 @@ async def test_removing_a_product_with_live_bookings_is_refused_unless_forced(
             "bookings": [
                 {"supplierReference": b.supplier_reference, "resellerReference": "BOX-OFFICE",
                  "status": "CONFIRMED", "places": b.pax}
-                for b in seated
+                for b in parties
             ],
         }
     ]  # fmt: skip
-    assert sorted(b.pax for b in seated) == [2, 3, 7]  # an infant on a lap takes no place
-    assert await state(client, demo) == before
+    assert sorted(b.pax for b in parties) == [2, 3, 7]  # an infant on a lap takes no place
+    assert await state(client, seated) == before
 
     forced = await put(client, without_cruise, force="true")
     assert forced.status_code == 200, forced.text
-    assert forced.json()["imported"] is True and forced.json()["products"] == 6
+    assert forced.json()["imported"] is True and forced.json()["products"] == 4
     assert len(forced.json()["conflicts"]) == len(body["conflicts"])
     assert "harbour-cruise" not in (await client.get("/admin/api/catalog", headers=ADMIN)).text
 
 
 async def test_capacity_below_the_places_booked_is_refused_naming_the_bookings(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     six, four = await booked(client, 6), await booked(client, 4)
     lowered = edited((THAMES_CAPACITY, THAMES_CAPACITY.replace("capacity: 20", "capacity: 8")))
@@ -162,7 +167,7 @@ async def test_capacity_below_the_places_booked_is_refused_naming_the_bookings(
 
 
 async def test_expired_holds_and_cancelled_bookings_are_not_in_the_way(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, seated: Services, clock: Clock
 ) -> None:
     await reserve(client, reservation(("adult",) * 6))  # a hold of 30 minutes
     cancelled = await booked(client, 4)
@@ -178,21 +183,21 @@ async def test_expired_holds_and_cancelled_bookings_are_not_in_the_way(
 
 
 async def test_a_file_with_problems_answers_them_all_even_on_a_dry_run(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
-    before = await state(client, demo)
-    broken = edited(("internalName: Tower of Stories museum", "internalName: Tower of Tales\n  colour: red"))
+    before = await state(client, seated)
+    broken = edited(("internalName: Tower Of Stories", "internalName: Tower of Tales\n  colour: red"))
     broken = broken.replace("- id: river-rib", "- id: harbour-cruise", 1)
     response = await put(client, broken, dryRun="true")
     assert response.status_code == 400
     assert [(p["path"], p["message"]) for p in response.json()["problems"]] == [
-        ("products[1].colour", "is not a known field"),
-        ("products[6].id", "duplicate product id 'harbour-cruise'"),
+        ("products[2].colour", "is not a known field"),
+        ("products[4].id", "duplicate product id 'harbour-cruise'"),
     ]
-    assert await state(client, demo) == before
+    assert await state(client, seated) == before
 
 
-async def test_dry_run_and_force_take_true_or_false(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_dry_run_and_force_take_true_or_false(client: httpx.AsyncClient, seated: Services) -> None:
     response = await put(client, STORED, dryRun="maybe")
     assert response.status_code == 400
     assert response.json()["error"] == "BAD_REQUEST" and "dryRun" in response.json()["errorMessage"]

@@ -1,4 +1,5 @@
-"""Content fields with the types OCTO core gives them (issue 17): each pinned on its own.
+"""Content fields with the types OCTO core gives them (issue 17): each pinned on its own, on
+the booking tests' products with the content of the `described` fixture.
 tests/test_octo_core_conformance.py checks whole answers against the core document."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import select, update
 
 from berth.container import Services
@@ -13,7 +15,8 @@ from berth.domain.catalog import CategoryLabel, Product
 from berth.store.database import Database
 from berth.store.migrate import downgrade, upgrade
 from berth.store.tables import products
-from tests.bookings_helpers import GUEST, SLOT, reservation, reserve
+from tests.bookings_helpers import GUEST, SLOT, booking_products, reservation, reserve
+from tests.builders import catalog, load
 from tests.conftest import ADMIN, auth
 from tests.octo_core import document
 from tests.test_catalog_import import MINIMAL
@@ -25,7 +28,18 @@ WITH_LABELS = MINIMAL.replace(
 )
 
 
-async def test_unit_short_description_is_a_string(client: httpx.AsyncClient, demo: Services) -> None:
+@pytest.fixture
+async def described(services: Services) -> Services:
+    """The cruise's daytime adult described, its evening adult not; the kayak trip labelled."""
+    cruise, kayak, museum = booking_products()
+    cruise["options"][0]["units"][0]["content"] = {
+        "en-GB": {"title": "Adult", "shortDescription": "Ages 16 and over"}
+    }
+    kayak["content"] = {"en-GB": {"title": "Sunset kayak", "categoryLabels": ["outdoors"]}}
+    return await load(services, catalog(cruise, kayak, museum))
+
+
+async def test_unit_short_description_is_a_string(client: httpx.AsyncClient, described: Services) -> None:
     """Core types a unit's shortDescription as a string (never null): "" when none is written."""
     tour = (await client.get("/octo/products/thames-sightseeing", headers=auth(capabilities=CONTENT))).json()
     adult = tour["options"][0]["units"][0]
@@ -47,7 +61,7 @@ def test_category_labels_are_the_core_list() -> None:
 
 
 async def test_import_refuses_a_label_outside_the_core_list(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, described: Services
 ) -> None:
     before = (await client.get("/admin/api/catalog", headers=ADMIN)).text
     response = await client.put(
@@ -65,32 +79,22 @@ async def test_import_refuses_a_label_outside_the_core_list(
     assert (await client.get("/admin/api/catalog", headers=ADMIN)).text == before
 
 
-async def test_every_core_label_can_be_expressed(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_every_core_label_can_be_expressed(client: httpx.AsyncClient, described: Services) -> None:
     core = document()["components"]["schemas"]["CategoryLabel"]["enum"]
     response = await client.put(
         "/admin/api/catalog",
         content=WITH_LABELS.format(labels=", ".join(core)).encode(),
         headers=ADMIN,
-        params={"force": "true"},  # the demo's bookings are in the way of removing its products
     )
     assert response.status_code == 200, response.text
     walk = (await client.get("/octo/products/walk", headers=auth(capabilities=CONTENT))).json()
     assert walk["categoryLabels"] == core
 
 
-async def test_demo_labels_are_core_labels(client: httpx.AsyncClient, demo: Services) -> None:
-    listed = (await client.get("/octo/products", headers=auth(capabilities=CONTENT))).json()
-    labels = {p["id"]: p["categoryLabels"] for p in listed}
-    assert labels["thames-sightseeing"] == ["boat-tours", "guided-tours", "family-friendly"]
-    assert labels["harbour-city-pass"] == ["city-cards", "boat-tours", "museums"]
-    core = set(document()["components"]["schemas"]["CategoryLabel"]["enum"])
-    assert all(set(found) <= core for found in labels.values())
-
-
-async def test_stored_catalogues_keep_loading_after_upgrade(demo: Services) -> None:
+async def test_stored_catalogues_keep_loading_after_upgrade(described: Services) -> None:
     """A database written before the core list (Berth's own labels) is migrated: each label
     becomes its nearest core label, or is dropped when none is near."""
-    database = Database(demo.settings.database_url)
+    database = Database(described.settings.database_url)
     try:
         async with database.transaction(write=True) as conn:
             document_ = await conn.scalar(select(products.c.document).where(products.c.id == "sunset-kayak"))
@@ -113,7 +117,7 @@ async def test_stored_catalogues_keep_loading_after_upgrade(demo: Services) -> N
 
 
 async def test_availability_has_content_fields_under_octo_content(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, described: Services
 ) -> None:
     """Core: availability `title` (string or null) and `shortDescription` (string) with
     octo/content; Berth has no per-departure content, so null and ""."""
@@ -141,7 +145,7 @@ async def contacts(client: httpx.AsyncClient, contact: dict[str, Any]) -> list[A
     ]
 
 
-async def test_allow_marketing_is_a_boolean(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_allow_marketing_is_a_boolean(client: httpx.AsyncClient, described: Services) -> None:
     """An optional boolean in the OCTO types, never null: not given means no consent."""
     assert await contacts(client, GUEST) == [False, False, False]
     assert await contacts(client, {**GUEST, "allowMarketing": True}) == [True, False, False]

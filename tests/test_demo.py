@@ -1,6 +1,7 @@
 """The shipped demo as a product: what `berth serve --demo` must offer a reseller trying Berth,
-or certifying it with the OCTO validator. (Other tests load a variant with the figures they
-depend on: tests/conftest.py `demo_catalog_for_tests`.)"""
+or certifying it with the OCTO validator. Other tests state the data they depend on
+(tests/builders.py and the *_helpers modules); tests/test_octo_core_conformance.py validates
+the demo's answers against the OCTO core document.)"""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.demo.loader import SOLD_OUT_PRODUCT, demo_catalog_text, load_demo
 from berth.domain.catalog import AvailabilityType
-from berth.domain.catalog.document import parse_catalog
-from tests.conftest import auth
+from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
+from tests.conftest import ADMIN, KEY_A, auth
+from tests.octo_core import document
+from tests.test_mappings import listed, put, refs, row
 
 # A conformance run holds about 130 places of one departure of the first START_TIME product
 # (some 15 holds of up to 10 adults) and never releases them.
@@ -66,3 +69,68 @@ async def test_a_conformance_run_fits_one_departure_and_sold_out_is_still_shown(
              "localDateEnd": end}  # fmt: skip
     kayak_slots = (await client.post("/octo/availability", json=kayak, headers=auth())).json()
     assert any(s["status"] == "SOLD_OUT" for s in kayak_slots)
+
+
+async def test_demo_mapping_rows_are_loaded_once(client: httpx.AsyncClient, demo: Services) -> None:
+    """Reseller A's demo rows, two of them mapped without notifying the example URL."""
+    rows = await listed(client, KEY_A)
+    assert [(r["resellerReference"], r["productId"], r["optionId"], r["unitId"]) for r in rows] == [
+        ("RA-THAMES-DAY", "thames-sightseeing", "DEFAULT", None),
+        ("RA-THAMES-EVENING-ADULT", "thames-sightseeing", "evening", "adult"),
+        ("RA-MUSEUM", None, None, None),
+        ("RA-KAYAK-SUNSET", None, None, None),
+    ]
+    await load_demo(demo)
+    assert await listed(client, KEY_A) == rows
+    assert (await client.get("/admin/api/deliveries", headers=ADMIN)).json()["total"] == 0
+    await put(client, [row("MINE")], key=KEY_A)
+    await load_demo(demo)  # what someone uploaded while trying the demo stays
+    assert refs(await listed(client, KEY_A)) == ["MINE"]
+
+
+async def test_demo_category_labels_are_core_labels(client: httpx.AsyncClient, demo: Services) -> None:
+    listed = (await client.get("/octo/products", headers=auth(capabilities="octo/content"))).json()
+    labels = {p["id"]: p["categoryLabels"] for p in listed}
+    assert labels["thames-sightseeing"] == ["boat-tours", "guided-tours", "family-friendly"]
+    assert labels["harbour-city-pass"] == ["city-cards", "boat-tours", "museums"]
+    core = set(document()["components"]["schemas"]["CategoryLabel"]["enum"])
+    assert all(set(found) <= core for found in labels.values())
+
+
+def test_demo_catalogue_round_trips_through_export() -> None:
+    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
+    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
+
+
+async def test_demo_load_is_idempotent(demo: Services) -> None:
+    from berth.store.bookings_repo import BookingFilter
+
+    version = (await demo.catalog.snapshot()).version
+    catalog = (await demo.catalog.snapshot()).catalog
+    bookings_before = await demo.staff_bookings.search(catalog, BookingFilter(), 100, 0)
+    await load_demo(demo)
+    assert (await demo.catalog.snapshot()).version == version
+    assert len(await demo.connections.list()) == 3
+    assert await demo.staff_bookings.search(catalog, BookingFilter(), 100, 0) == bookings_before
+
+
+async def test_demo_kayak_is_sold_out_on_some_upcoming_departures(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    body = {
+        "productId": "sunset-kayak",
+        "optionId": "DEFAULT",
+        "localDateStart": "2026-06-02",
+        "localDateEnd": "2026-06-29",
+    }
+    slots = (await client.post("/octo/availability", json=body, headers=auth())).json()
+    open_slots = [s for s in slots if s["status"] != "CLOSED"]
+    assert [s["status"] for s in open_slots[:6]] == [
+        "SOLD_OUT",
+        "SOLD_OUT",
+        "AVAILABLE",
+        "AVAILABLE",
+        "AVAILABLE",
+        "SOLD_OUT",
+    ]
+    assert all(s["vacancies"] == 0 and s["capacity"] == 6 for s in open_slots if s["status"] == "SOLD_OUT")

@@ -130,7 +130,7 @@ async def outage(database_url: str) -> AsyncIterator[Outage]:
 
 
 async def test_requests_during_an_outage_get_a_plain_500_and_the_next_ones_succeed(
-    client: httpx.AsyncClient, demo: Services, outage: Outage, logs: Logs
+    client: httpx.AsyncClient, bookable: Services, outage: Outage, logs: Logs
 ) -> None:
     assert await vacancies(client) == 20
     body = reservation()
@@ -161,12 +161,12 @@ async def test_requests_during_an_outage_get_a_plain_500_and_the_next_ones_succe
 
 
 async def test_a_connection_lost_mid_transaction_rolls_back_and_the_pool_recovers(
-    client: httpx.AsyncClient, demo: Services, outage: Outage, logs: Logs
+    client: httpx.AsyncClient, bookable: Services, outage: Outage, logs: Logs
 ) -> None:
     """A reservation waits inside its transaction (another one holds the bookings locked) when
     the server ends its connection, and every idle one in the pool."""
     body = reservation()
-    async with demo.database.transaction(write=True) as locker:
+    async with bookable.database.transaction(write=True) as locker:
         await locker.execute(text("LOCK TABLE bookings IN ACCESS EXCLUSIVE MODE"))
         locker_pid = (await locker.execute(text("SELECT pg_backend_pid()"))).scalar_one()
         request = asyncio.create_task(client.post("/octo/bookings", json=body, headers=auth()))
@@ -189,19 +189,19 @@ async def test_a_connection_lost_mid_transaction_rolls_back_and_the_pool_recover
 
 
 async def test_the_background_loops_ride_out_an_outage(
-    client: httpx.AsyncClient, demo: Services, clock: Clock, outage: Outage, logs: Logs
+    client: httpx.AsyncClient, bookable: Services, clock: Clock, outage: Outage, logs: Logs
 ) -> None:
     """The sweeper and the delivery loop fail on every tick while the database is away, say so
     in the log, and carry on once it is back: a hold that ran out meanwhile is expired and
     announced."""
-    demo.settings.expiry_sweep_seconds = 0.05
-    demo.settings.delivery_poll_seconds = 0.05
+    bookable.settings.expiry_sweep_seconds = 0.05
+    bookable.settings.delivery_poll_seconds = 0.05
     async with receiver() as target:
         await subscribe(client, target.url)
         await reserve(client, reservation(expirationMinutes=1))
         stop = asyncio.Event()
         await outage.begin()
-        loops = asyncio.create_task(run_background(demo, stop))
+        loops = asyncio.create_task(run_background(bookable, stop))
         try:
             await until(lambda: {"expiry sweep failed", "delivery loop failed"} <= logs.events())
             assert not loops.done()
@@ -228,7 +228,7 @@ async def _attempt_log(
 
 @pytest.mark.parametrize("mode", ["silent", "trickle-headers"])
 async def test_a_receiver_that_never_answers_is_given_up_on_and_retried(
-    client: httpx.AsyncClient, demo: Services, clock: Clock, mode: str
+    client: httpx.AsyncClient, bookable: Services, clock: Clock, mode: str
 ) -> None:
     """The worker gives up at the delivery timeout, records why and schedules a retry; a
     healthy receiver's message of the same batch is not held back behind it."""
@@ -239,7 +239,7 @@ async def test_a_receiver_that_never_answers_is_given_up_on_and_retried(
         healthy_hook = await subscribe(client, healthy.url)
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
-        await asyncio.wait_for(drain(demo), 8)
+        await asyncio.wait_for(drain(bookable), 8)
         await until(lambda: stuck.given_up == 1)
         assert stuck.requests == 1 and len(healthy.requests) == 1
         assert healthy_had == [1], "the healthy receiver waited for the stuck one"
@@ -251,14 +251,14 @@ async def test_a_receiver_that_never_answers_is_given_up_on_and_retried(
 
         stuck.mode = "answer"  # the receiver got better: the retry reaches it
         clock.advance(seconds=80)
-        await asyncio.wait_for(drain(demo), 8)
+        await asyncio.wait_for(drain(bookable), 8)
         detail, attempts = await _attempt_log(client, stuck_hook["id"])
         assert [a["statusCode"] for a in attempts] == [None, 200]
         assert detail["status"] == "delivered" and stuck.requests == 2
 
 
 async def test_a_receiver_that_trickles_its_body_is_cut_off_at_the_deadline(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     """It answered 200 in time, so the message is delivered; the body it keeps trickling (for
     hours at this pace) is read only until the deadline."""
@@ -266,7 +266,7 @@ async def test_a_receiver_that_trickles_its_body_is_cut_off_at_the_deadline(
         hook = await subscribe(client, slow.url)
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
-        await asyncio.wait_for(drain(demo), 8)
+        await asyncio.wait_for(drain(bookable), 8)
         await until(lambda: slow.given_up == 1)
         detail, (attempt,) = await _attempt_log(client, hook["id"])
         assert attempt["statusCode"] == 200 and attempt["error"] is None
@@ -275,12 +275,12 @@ async def test_a_receiver_that_trickles_its_body_is_cut_off_at_the_deadline(
 
 
 async def test_a_mapping_notification_to_a_receiver_that_hangs_is_retried(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with stalling_receiver("silent") as stuck:
         await put(client, [row("B1", stuck.url)])
         await mapped(client, "B1", productId="thames-sightseeing", optionId="DEFAULT")
-        await asyncio.wait_for(drain(demo), 8)
+        await asyncio.wait_for(drain(bookable), 8)
         (notification,) = await notifications(client, "B1")
         assert notification["status"] == "pending" and notification["attempts"] == 1
         detail = (await client.get(f"/admin/api/deliveries/{notification['id']}", headers=ADMIN)).json()
@@ -288,6 +288,6 @@ async def test_a_mapping_notification_to_a_receiver_that_hangs_is_retried(
 
         stuck.mode = "answer"
         clock.advance(seconds=80)
-        await asyncio.wait_for(drain(demo), 8)
+        await asyncio.wait_for(drain(bookable), 8)
         (notification,) = await notifications(client, "B1")
         assert notification["status"] == "delivered" and notification["attempts"] == 2

@@ -31,9 +31,11 @@ BIKE_DAYS = {**BIKES, "localDateStart": "2026-06-02", "localDateEnd": "2026-06-0
 
 
 @pytest.fixture
-async def both(demo: Services) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
-    hot = httpx.ASGITransport(app=create_app(services=demo), raise_app_exceptions=False)
-    plain = httpx.ASGITransport(app=create_app(services=demo, hot_routes=False), raise_app_exceptions=False)
+async def both(stocked: Services) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    hot = httpx.ASGITransport(app=create_app(services=stocked), raise_app_exceptions=False)
+    plain = httpx.ASGITransport(
+        app=create_app(services=stocked, hot_routes=False), raise_app_exceptions=False
+    )
     async with (
         httpx.AsyncClient(transport=hot, base_url="http://berth.test") as hot_client,
         httpx.AsyncClient(transport=plain, base_url="http://berth.test") as plain_client,

@@ -1,6 +1,9 @@
 """vendor/mappings end to end: the reseller's PUT/GET /mappings, the supplier's completion in
 the admin API, notifications to real loopback receivers (driven step by step with the test
-clock), and `mappings[]` on availability, batch rows, bookings and webhook payloads."""
+clock), and `mappings[]` on availability, batch rows, bookings and webhook payloads.
+
+On the booking tests' own catalogue, with reseller A's four rows of the `listings` fixture:
+two mapped by the supplier, two waiting for it."""
 
 from __future__ import annotations
 
@@ -12,20 +15,24 @@ import pytest
 
 from berth.capabilities.ids import MAPPINGS
 from berth.container import Services, build_services
-from berth.demo.loader import DEMO_CONNECTIONS, load_demo
 from berth.settings import Settings
 from berth.store import deliveries_repo
 from tests.bookings_helpers import SLOT, TOUR, confirm, reservation, reserve
-from tests.conftest import ADMIN, KEY_A, KEY_B, Clock, auth
+from tests.conftest import ADMIN, KEY_A, KEY_B, SECRET_B, Clock, auth
+from tests.mappings_helpers import add_listings
 from tests.receivers import receiver
 from tests.test_webhooks import drain, subscribe, verify
 
-SECRET_B = DEMO_CONNECTIONS[1][2]
 ROW_KEYS = {
     "resellerReference", "resellerStatus", "resellerProduct", "productId", "optionId", "unitId",
     "optionRequired", "unitRequired", "validityDays", "webhookUrl",
 }  # fmt: skip
 MUSEUM = {"productId": "tower-of-stories", "optionId": "DEFAULT"}
+
+
+@pytest.fixture
+async def listings(bookable: Services) -> Services:
+    return await add_listings(bookable)
 
 
 def row(reference: str, url: Any = "https://reseller-b.example/mappings", **fields: Any) -> dict[str, Any]:
@@ -67,19 +74,19 @@ async def staff_rows(client: httpx.AsyncClient, **params: Any) -> dict[str, Any]
     return body
 
 
-async def staff_row(client: httpx.AsyncClient, reference: str, connection: str = "Demo reseller B") -> dict[str, Any]:  # fmt: skip
+async def staff_row(client: httpx.AsyncClient, reference: str, connection: str = "Reseller B") -> dict[str, Any]:  # fmt: skip
     rows = (await staff_rows(client))["mappings"]
     (found,) = [r for r in rows if r["resellerReference"] == reference and r["connectionName"] == connection]
     assert isinstance(found, dict)
     return found
 
 
-async def complete(client: httpx.AsyncClient, reference: str, connection: str = "Demo reseller B", **choice: Any) -> httpx.Response:  # fmt: skip
+async def complete(client: httpx.AsyncClient, reference: str, connection: str = "Reseller B", **choice: Any) -> httpx.Response:  # fmt: skip
     mapping = await staff_row(client, reference, connection)
     return await client.patch(f"/admin/api/mappings/{mapping['id']}", json=choice, headers=ADMIN)
 
 
-async def mapped(client: httpx.AsyncClient, reference: str, connection: str = "Demo reseller B", **choice: Any) -> dict[str, Any]:  # fmt: skip
+async def mapped(client: httpx.AsyncClient, reference: str, connection: str = "Reseller B", **choice: Any) -> dict[str, Any]:  # fmt: skip
     response = await complete(client, reference, connection, **choice)
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
@@ -96,7 +103,9 @@ async def notifications(client: httpx.AsyncClient, reference: str) -> list[dict[
 # --- PUT /mappings ------------------------------------------------------------------------
 
 
-async def test_put_stores_the_full_set_and_get_lists_it(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_put_stores_the_full_set_and_get_lists_it(
+    client: httpx.AsyncClient, listings: Services
+) -> None:
     body = [
         row("R1", resellerStatus="CONFIRMED", resellerProduct="Day cruise", validityDays=30),
         row("R2", None, optionRequired=False, unitRequired=True),
@@ -118,7 +127,7 @@ async def test_put_stores_the_full_set_and_get_lists_it(client: httpx.AsyncClien
 
 
 async def test_upsert_keeps_the_suppliers_side_and_removes_what_is_left_out(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, listings: Services, clock: Clock
 ) -> None:
     await put(client, [row("R1", resellerStatus="DRAFT"), row("R2"), row("R3")])
     before = await staff_row(client, "R1")
@@ -188,7 +197,7 @@ async def test_upsert_keeps_the_suppliers_side_and_removes_what_is_left_out(
     ],
 )  # fmt: skip
 async def test_bad_rows_name_row_and_field_and_apply_nothing(
-    client: httpx.AsyncClient, demo: Services, body: Any, message: str, index: int, field: str | None
+    client: httpx.AsyncClient, listings: Services, body: Any, message: str, index: int, field: str | None
 ) -> None:
     await put(client, [row("KEEP")])
     response = await put(client, body)
@@ -204,7 +213,7 @@ async def test_bad_rows_name_row_and_field_and_apply_nothing(
     [b'{"rows": []}', b'"R1"', b"5", b'{"mappings": {"resellerReference": "R1"}}', b"{", b"", b"null"],
 )
 async def test_bodies_that_are_not_an_array_of_rows(
-    client: httpx.AsyncClient, demo: Services, content: bytes
+    client: httpx.AsyncClient, listings: Services, content: bytes
 ) -> None:
     await put(client, [row("KEEP")])
     response = await client.put(
@@ -215,9 +224,9 @@ async def test_bodies_that_are_not_an_array_of_rows(
 
 
 async def test_private_webhook_urls_are_refused_unless_allowed(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, listings: Services
 ) -> None:
-    demo.settings.webhook_allow_private_targets = False
+    listings.settings.webhook_allow_private_targets = False
     for url in ("http://127.0.0.1:9/x", "http://10.0.0.1/x", "http://[::1]/x", "http://localhost/x"):
         response = await put(client, [row("A", url)])
         assert response.json()["error"] == "BAD_REQUEST", url
@@ -226,7 +235,7 @@ async def test_private_webhook_urls_are_refused_unless_allowed(
 
 
 async def test_concurrent_uploads_of_one_connection_take_turns(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, listings: Services
 ) -> None:
     first, second = await asyncio.gather(
         put(client, [row(f"X{i}") for i in range(30)]), put(client, [row(f"Y{i}") for i in range(30)])
@@ -240,7 +249,7 @@ async def test_concurrent_uploads_of_one_connection_take_turns(
 
 
 @pytest.fixture
-async def five_rows(client: httpx.AsyncClient, demo: Services) -> None:
+async def five_rows(client: httpx.AsyncClient, listings: Services) -> None:
     await put(
         client,
         [
@@ -285,9 +294,9 @@ async def test_get_filters(client: httpx.AsyncClient, five_rows: None, query: st
     assert " ".join(r["resellerReference"] for r in response.json()) == expected
 
 
-async def test_rows_belong_to_their_connection(client: httpx.AsyncClient, demo: Services) -> None:
-    demo_rows = await listed(client, KEY_A)
-    assert [r["resellerReference"] for r in demo_rows] == [
+async def test_rows_belong_to_their_connection(client: httpx.AsyncClient, listings: Services) -> None:
+    a_rows = await listed(client, KEY_A)
+    assert [r["resellerReference"] for r in a_rows] == [
         "RA-THAMES-DAY",
         "RA-THAMES-EVENING-ADULT",
         "RA-MUSEUM",
@@ -295,25 +304,25 @@ async def test_rows_belong_to_their_connection(client: httpx.AsyncClient, demo: 
     ]
     assert await listed(client, KEY_B) == []
     await put(client, [row("RA-THAMES-DAY"), row("B-ONLY")])  # the same reference in another connection
-    assert await listed(client, KEY_A) == demo_rows
+    assert await listed(client, KEY_A) == a_rows
     assert [r["resellerReference"] for r in await listed(client, KEY_B)] == ["RA-THAMES-DAY", "B-ONLY"]
     await put(client, [])
-    assert await listed(client, KEY_A) == demo_rows
+    assert await listed(client, KEY_A) == a_rows
     everyone = await staff_rows(client)
-    assert {r["connectionName"] for r in everyone["mappings"]} == {"Demo reseller A"}
+    assert {r["connectionName"] for r in everyone["mappings"]} == {"Reseller A"}
 
 
 # --- the supplier's side ----------------------------------------------------------------------
 
 
-async def test_pending_list_counts_and_completion(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_pending_list_counts_and_completion(client: httpx.AsyncClient, listings: Services) -> None:
     await put(client, [row("B1"), row("B2", optionRequired=False)])
     pending = await staff_rows(client, pending="true")
     assert {(r["connectionName"], r["resellerReference"]) for r in pending["mappings"]} == {
-        ("Demo reseller A", "RA-MUSEUM"),
-        ("Demo reseller A", "RA-KAYAK-SUNSET"),
-        ("Demo reseller B", "B1"),
-        ("Demo reseller B", "B2"),
+        ("Reseller A", "RA-MUSEUM"),
+        ("Reseller A", "RA-KAYAK-SUNSET"),
+        ("Reseller B", "B1"),
+        ("Reseller B", "B2"),
     }
     assert pending["total"] == pending["pending"] == 4
     first = pending["mappings"][0]
@@ -332,8 +341,8 @@ async def test_pending_list_counts_and_completion(client: httpx.AsyncClient, dem
     counts = (await client.get("/admin/api/mappings/counts", headers=ADMIN)).json()
     assert counts["pending"] == 4 and counts["mapped"] == 2
     assert [(c["connectionName"], c["pending"], c["mapped"]) for c in counts["connections"]] == [
-        ("Demo reseller A", 2, 2),
-        ("Demo reseller B", 2, 0),
+        ("Reseller A", 2, 2),
+        ("Reseller B", 2, 0),
     ]
     result = await mapped(client, "B1", productId="thames-sightseeing", optionId="evening")
     assert result["status"] == "MAPPED" and result["mappedAt"] == "2026-06-01T08:00:00Z"
@@ -364,7 +373,7 @@ async def test_pending_list_counts_and_completion(client: httpx.AsyncClient, dem
     ],
 )  # fmt: skip
 async def test_completion_is_checked_against_the_catalogue(
-    client: httpx.AsyncClient, demo: Services, flags: dict[str, bool], choice: dict[str, str], error: str, message: str
+    client: httpx.AsyncClient, listings: Services, flags: dict[str, bool], choice: dict[str, str], error: str, message: str
 ) -> None:  # fmt: skip
     await put(client, [row("B1", **flags)])
     response = await complete(client, "B1", **choice)
@@ -375,7 +384,7 @@ async def test_completion_is_checked_against_the_catalogue(
 
 
 async def test_a_unit_without_an_option_may_come_from_any_option(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, listings: Services
 ) -> None:
     await put(client, [row("B1", optionRequired=False, unitRequired=True)])
     result = await mapped(client, "B1", productId="thames-sightseeing", unitId="adult")
@@ -385,7 +394,9 @@ async def test_a_unit_without_an_option_may_come_from_any_option(
 # --- notifications ------------------------------------------------------------------------------
 
 
-async def test_notification_bodies_follow_the_null_rules(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_notification_bodies_follow_the_null_rules(
+    client: httpx.AsyncClient, listings: Services
+) -> None:
     async with receiver() as target:
         await put(
             client,
@@ -404,7 +415,7 @@ async def test_notification_bodies_follow_the_null_rules(client: httpx.AsyncClie
         await mapped(client, "OPTION-ONLY", productId="sunset-kayak", optionId="DEFAULT")
         await mapped(client, "NEITHER", productId="tower-of-stories")
         await mapped(client, "NO-URL", productId="tower-of-stories", optionId="DEFAULT")
-        await drain(demo)
+        await drain(listings)
         bodies = {p["resellerReference"]: p for p in target.payloads()}
         common = {
             "webhookUrl": target.url,
@@ -432,32 +443,32 @@ async def test_notification_bodies_follow_the_null_rules(client: httpx.AsyncClie
             verify(SECRET_B, received)  # signed like webhooks, with the connection's secret
         # The same choice again is no change: nothing more is sent.
         await mapped(client, "BOTH", productId="thames-sightseeing", optionId="evening", unitId="adult")
-        await drain(demo)
+        await drain(listings)
         assert len(target.requests) == 4
 
 
 async def test_retried_until_the_receiver_recovers(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, listings: Services, clock: Clock
 ) -> None:
     """The test schedule is 60, 120, 240 s. A webhook gives up after it; a mapping notification
     keeps retrying at the last interval until a 2XX arrives."""
     async with receiver(500, 502, 503, 500, 500) as target:
         await put(client, [row("B1", target.url)])
         await mapped(client, "B1", productId="thames-sightseeing", optionId="DEFAULT")
-        await drain(demo)
+        await drain(listings)
         assert len(target.requests) == 1
         for number, delay in enumerate([60, 120, 240, 240, 240], start=2):
             clock.advance(seconds=delay * 0.79)  # jitter is ±20 %: not due yet
-            await drain(demo)
+            await drain(listings)
             assert len(target.requests) == number - 1
             clock.advance(seconds=delay * 0.42)
-            await drain(demo)
+            await drain(listings)
             assert len(target.requests) == number
         (notification,) = await notifications(client, "B1")
         assert notification["kind"] == "mapping" and notification["status"] == "delivered"
         assert notification["attempts"] == 6 and notification["url"] == target.url
         clock.advance(hours=2)
-        await drain(demo)
+        await drain(listings)
         assert len(target.requests) == 6  # delivered: never sent again
         assert len({r.headers["webhook-id"] for r in target.requests}) == 1
         assert all(r.json == target.requests[0].json for r in target.requests)
@@ -470,22 +481,22 @@ async def test_retried_until_the_receiver_recovers(
 
 
 async def test_a_pending_notification_survives_a_worker_restart(
-    client: httpx.AsyncClient, demo: Services, settings: Settings, clock: Clock
+    client: httpx.AsyncClient, listings: Services, settings: Settings, clock: Clock
 ) -> None:
     async with receiver(500) as target:
         await put(client, [row("B1", target.url), row("B2", target.url)])
         await mapped(client, "B1", productId="thames-sightseeing", optionId="DEFAULT")
-        await drain(demo)  # the first worker tries once and is answered 500
+        await drain(listings)  # the first worker tries once and is answered 500
         await mapped(client, "B2", productId="sunset-kayak", optionId="DEFAULT")
-        async with demo.database.transaction(write=True) as conn:  # a worker claims B2 and dies
-            claimed = await deliveries_repo.claim_due(conn, clock(), clock() + demo.delivery.lease, 10)
+        async with listings.database.transaction(write=True) as conn:  # a worker claims B2 and dies
+            claimed = await deliveries_repo.claim_due(conn, clock(), clock() + listings.delivery.lease, 10)
         assert [d.payload["resellerReference"] for d in claimed] == ["B2"]
-        await demo.close()
+        await listings.close()
 
         restarted = build_services(settings, clock)  # a new process on the same database
         try:
-            clock.advance(seconds=10)
-            assert await restarted.delivery.deliver_due() == 0  # B1 not due yet, B2 still leased
+            clock.advance(seconds=3)
+            assert await restarted.delivery.deliver_due() == 0  # B1 not due yet, B2 still leased (6 s)
             clock.advance(seconds=80)  # past B2's lease and B1's first retry (60 s +- 20 %)
             await restarted.delivery.deliver_due()
             await restarted.delivery.deliver_due()
@@ -496,20 +507,20 @@ async def test_a_pending_notification_survives_a_worker_restart(
 
 
 async def test_a_newer_notification_supersedes_an_undelivered_one(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, listings: Services, clock: Clock
 ) -> None:
     async with receiver(default_status=500) as target:
         await put(client, [row("B1", target.url)])
         await mapped(client, "B1", productId="thames-sightseeing", optionId="DEFAULT")
-        await drain(demo)
+        await drain(listings)
         await mapped(client, "B1", productId="thames-sightseeing", optionId="evening")  # re-mapped
         assert [n["status"] for n in await notifications(client, "B1")] == ["pending", "superseded"]
         target.default_status = 200
         clock.advance(seconds=100)
-        await drain(demo)
+        await drain(listings)
         assert [p["optionId"] for p in target.payloads()] == ["DEFAULT", "evening"]
         clock.advance(hours=1)
-        await drain(demo)
+        await drain(listings)
         assert len(target.requests) == 2  # the outdated message is never sent again
         assert [n["status"] for n in await notifications(client, "B1")] == ["delivered", "superseded"]
         metrics = (await client.get("/metrics")).text
@@ -517,15 +528,15 @@ async def test_a_newer_notification_supersedes_an_undelivered_one(
 
 
 async def test_an_undelivered_notification_follows_a_new_webhook_url(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, listings: Services
 ) -> None:
     async with receiver(default_status=500) as old, receiver() as new:
         await put(client, [row("B1", old.url), row("B2", old.url)])
         await mapped(client, "B1", productId="thames-sightseeing", optionId="DEFAULT")
-        await drain(demo)
+        await drain(listings)
         assert len(old.requests) == 1
         await put(client, [row("B1", new.url, resellerStatus="CONFIRMED"), row("B2", new.url)])
-        await drain(demo)  # sent at once to the new address, with the row as it is now
+        await drain(listings)  # sent at once to the new address, with the row as it is now
         assert [(p["resellerReference"], p["resellerStatus"], p["webhookUrl"]) for p in new.payloads()] == [
             ("B1", "CONFIRMED", new.url)
         ]
@@ -534,17 +545,17 @@ async def test_an_undelivered_notification_follows_a_new_webhook_url(
 
 
 async def test_removed_rows_and_dropped_urls_are_not_notified_any_more(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, listings: Services, clock: Clock
 ) -> None:
     async with receiver(default_status=500) as target:
         await put(client, [row("B1", target.url), row("B2", target.url)])
         await mapped(client, "B1", productId="thames-sightseeing", optionId="DEFAULT")
         await mapped(client, "B2", productId="thames-sightseeing", optionId="evening")
-        await drain(demo)
+        await drain(listings)
         assert len(target.requests) == 2
         await put(client, [row("B2", None)])  # B1 removed; B2 no longer wants notifications
         clock.advance(hours=1)
-        await drain(demo)
+        await drain(listings)
         assert len(target.requests) == 2
         found = (await client.get("/admin/api/deliveries", headers=ADMIN)).json()["deliveries"]
         assert [(d["status"], d["attempts"]) for d in found] == [("superseded", 1), ("superseded", 1)]
@@ -557,8 +568,8 @@ def refs(rows: list[dict[str, Any]]) -> list[str]:
     return [r["resellerReference"] for r in rows]
 
 
-async def test_mappings_on_availability_and_batch_rows(client: httpx.AsyncClient, demo: Services) -> None:
-    await mapped(client, "RA-MUSEUM", "Demo reseller A", productId="tower-of-stories")  # the whole product
+async def test_mappings_on_availability_and_batch_rows(client: httpx.AsyncClient, listings: Services) -> None:
+    await mapped(client, "RA-MUSEUM", "Reseller A", productId="tower-of-stories")  # the whole product
     day = {"localDate": "2026-06-04"}
 
     async def check(key: str, capabilities: str | None, body: dict[str, Any]) -> httpx.Response:
@@ -605,7 +616,7 @@ async def test_mappings_on_availability_and_batch_rows(client: httpx.AsyncClient
     assert all("mappings" not in d for d in calendar.json())  # not part of the calendar
 
 
-async def test_mappings_on_bookings(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_mappings_on_bookings(client: httpx.AsyncClient, listings: Services) -> None:
     with_mappings = auth(KEY_A, "vendor/mappings")
     created = (await client.post("/octo/bookings", json=reservation(), headers=with_mappings)).json()
     assert refs(created["mappings"]) == ["RA-THAMES-DAY"]
@@ -632,7 +643,7 @@ async def test_mappings_on_bookings(client: httpx.AsyncClient, demo: Services) -
     assert "mappings" not in staff["booking"]  # staff see rows under /admin/api/mappings
 
 
-async def test_mappings_in_webhook_payloads(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_mappings_in_webhook_payloads(client: httpx.AsyncClient, listings: Services) -> None:
     async with receiver() as rich, receiver() as plain, receiver() as slots_a, receiver() as slots_b:
         await subscribe(client, rich.url, capabilities="vendor/mappings")
         await subscribe(client, plain.url)
@@ -640,7 +651,7 @@ async def test_mappings_in_webhook_payloads(client: httpx.AsyncClient, demo: Ser
         await subscribe(client, slots_b.url, event="availability_update", key=KEY_B, capabilities=MAPPINGS)
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
-        await drain(demo)
+        await drain(listings)
         (with_rows,) = rich.payloads()
         assert with_rows["webhook"]["capabilities"] == ["vendor/mappings"]
         assert refs(with_rows["booking"]["mappings"]) == ["RA-THAMES-DAY"]
@@ -654,28 +665,12 @@ async def test_mappings_in_webhook_payloads(client: httpx.AsyncClient, demo: Ser
         assert slot_b["availability"]["mappings"] == []  # each webhook owner's own rows
 
 
-async def test_products_stay_shared_across_connections(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_products_stay_shared_across_connections(client: httpx.AsyncClient, listings: Services) -> None:
     headers = "vendor/mappings, octo/content"
     a = await client.get("/octo/products", headers=auth(KEY_A, headers))
     b = await client.get("/octo/products", headers=auth(KEY_B, headers))
     assert a.content == b.content and b"mappings" not in a.content
-    memo = (await demo.catalog.snapshot()).memo
+    memo = (await listings.catalog.snapshot()).memo
     assert [key for key in memo if key[0] == "products"] == [
         ("products", (frozenset({"vendor/mappings", "octo/content"}), None))
     ]  # one entry for both connections, keyed without their rows
-
-
-async def test_demo_rows_are_loaded_once(client: httpx.AsyncClient, demo: Services) -> None:
-    rows = await listed(client, KEY_A)
-    assert [(r["resellerReference"], r["productId"], r["optionId"], r["unitId"]) for r in rows] == [
-        ("RA-THAMES-DAY", "thames-sightseeing", "DEFAULT", None),
-        ("RA-THAMES-EVENING-ADULT", "thames-sightseeing", "evening", "adult"),
-        ("RA-MUSEUM", None, None, None),
-        ("RA-KAYAK-SUNSET", None, None, None),
-    ]
-    await load_demo(demo)
-    assert await listed(client, KEY_A) == rows
-    assert (await client.get("/admin/api/deliveries", headers=ADMIN)).json()["total"] == 0
-    await put(client, [row("MINE")], key=KEY_A)
-    await load_demo(demo)  # what someone uploaded while trying the demo stays
-    assert refs(await listed(client, KEY_A)) == ["MINE"]

@@ -1,11 +1,65 @@
-"""GET /supplier, /products, /products/{id}, /capabilities, with and without capabilities."""
+"""GET /supplier, /products, /products/{id}, /capabilities, with and without capabilities, on
+the catalogue of `listed` stated here: the booking tests' products with content and
+translations, the rental, the package and the two products with resources."""
 
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from berth.container import Services
+from tests.bookings_helpers import booking_products
+from tests.builders import catalog, load, supplier
 from tests.conftest import auth
+from tests.packages_helpers import city_pass
+from tests.rentals_helpers import bike_hire
+from tests.resources_helpers import resource_products
+
+CONTACT = {
+    "website": "https://harbourside.example",
+    "email": "bookings@harbourside.example",
+    "telephone": "+442079460000",
+    "address": "1 Harbour Walk, London SE1 9PP, United Kingdom",
+}
+LOGO = {"src": "https://harbourside.example/logo.png", "type": "image/png", "rel": "LOGO", "title": "Logo"}
+
+
+@pytest.fixture
+async def listed(services: Services) -> Services:
+    cruise, kayak, museum = booking_products()
+    cruise["content"] = {
+        "en-GB": {
+            "title": "Thames Sightseeing Cruise",
+            "shortDescription": "An hour on the Thames.",
+            "description": "Board at Harbour Pier.",
+            "features": [{"type": "INCLUSION", "shortDescription": "Live commentary"}],
+            "faqs": [{"question": "Pushchairs?", "answer": "Yes."}],
+            "media": [
+                {"src": "https://harbourside.example/cruise.jpg", "type": "image/jpeg", "rel": "COVER"}
+            ],
+            "locations": [
+                {"title": "Harbour Pier", "types": ["START"], "place": {"latitude": 51.5, "longitude": -0.07}}
+            ],
+            "categoryLabels": ["boat-tours"],
+            "commentary": [{"format": "IN_PERSON", "language": "en"}],
+        },
+        "de-DE": {"title": "Sightseeing-Bootsfahrt auf der Themse", "shortDescription": "Eine Stunde."},
+    }
+    day, evening = cruise["options"]
+    day["content"] = {"en-GB": {"title": "Daytime cruise"}, "de-DE": {"title": "Tagesfahrt"}}
+    day["units"][0]["content"] = {"en-GB": {"title": "Adult"}, "de-DE": {"title": "Erwachsene"}}
+    evening["durationMinutes"] = 90
+    museum["options"][0]["content"] = {"en-GB": {"title": "General admission"}}
+    owner = supplier(
+        "harbourside",
+        "Harbourside Adventures",
+        contact=CONTACT,
+        content={"en-GB": {"shortDescription": "Boat tours and museum visits.", "media": [LOGO]}},
+    )
+    return await load(
+        services, catalog(cruise, museum, kayak, bike_hire(), city_pass(), *resource_products(), owner=owner)
+    )
+
 
 CONTENT_PRODUCT_KEYS = {
     "title", "shortDescription", "description", "features", "faqs", "media", "locations",
@@ -14,7 +68,7 @@ CONTENT_PRODUCT_KEYS = {
 PRICING_PRODUCT_KEYS = {"defaultCurrency", "availableCurrencies", "pricingPer"}
 
 
-async def test_supplier_core_fields(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_supplier_core_fields(client: httpx.AsyncClient, listed: Services) -> None:
     response = await client.get("/octo/supplier", headers=auth())
     assert response.status_code == 200
     body = response.json()
@@ -22,24 +76,19 @@ async def test_supplier_core_fields(client: httpx.AsyncClient, demo: Services) -
         "id": "harbourside",
         "name": "Harbourside Adventures",
         "endpoint": "http://berth.test/octo",
-        "contact": {
-            "website": "https://harbourside.example",
-            "email": "bookings@harbourside.example",
-            "telephone": "+442079460000",
-            "address": "1 Harbour Walk, London SE1 9PP, United Kingdom",
-        },
+        "contact": CONTACT,
     }
     assert response.headers["Octo-Capabilities"] == ""
 
 
-async def test_supplier_content(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_supplier_content(client: httpx.AsyncClient, listed: Services) -> None:
     body = (await client.get("/octo/supplier", headers=auth(capabilities="octo/content"))).json()
     assert body["shortDescription"].startswith("Boat tours")
     assert body["media"][0]["rel"] == "LOGO"
 
 
 async def test_products_without_capabilities_are_plain_core(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, listed: Services
 ) -> None:
     response = await client.get("/octo/products", headers=auth())
     assert response.status_code == 200
@@ -73,7 +122,7 @@ async def test_products_without_capabilities_are_plain_core(
     assert museum["options"][0]["availabilityLocalStartTimes"] == []
 
 
-async def test_products_with_content_and_pricing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_products_with_content_and_pricing(client: httpx.AsyncClient, listed: Services) -> None:
     response = await client.get("/octo/products", headers=auth(capabilities="octo/content, octo/pricing"))
     assert response.status_code == 200
     assert response.headers["Octo-Capabilities"] == "octo/content, octo/pricing"
@@ -105,7 +154,7 @@ async def test_products_with_content_and_pricing(client: httpx.AsyncClient, demo
     assert museum["options"][0]["title"] == "General admission"
 
 
-async def test_only_requested_capability_applies(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_only_requested_capability_applies(client: httpx.AsyncClient, listed: Services) -> None:
     tour = (
         await client.get("/octo/products/thames-sightseeing", headers=auth(capabilities="octo/pricing"))
     ).json()
@@ -113,7 +162,7 @@ async def test_only_requested_capability_applies(client: httpx.AsyncClient, demo
     assert not CONTENT_PRODUCT_KEYS & tour.keys()
 
 
-async def test_unknown_capabilities_are_ignored(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_unknown_capabilities_are_ignored(client: httpx.AsyncClient, listed: Services) -> None:
     response = await client.get(
         "/octo/products/thames-sightseeing", headers=auth(capabilities="octo/unknown, ,octo/content")
     )
@@ -121,7 +170,7 @@ async def test_unknown_capabilities_are_ignored(client: httpx.AsyncClient, demo:
     assert "title" in response.json()
 
 
-async def test_accept_language_selects_translation(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_accept_language_selects_translation(client: httpx.AsyncClient, listed: Services) -> None:
     headers = auth(capabilities="octo/content", **{"Accept-Language": "fr;q=0.9, de;q=0.8, en;q=0.1"})
     response = await client.get("/octo/products/thames-sightseeing", headers=headers)
     assert response.headers["Content-Language"] == "de-DE"
@@ -133,14 +182,14 @@ async def test_accept_language_selects_translation(client: httpx.AsyncClient, de
     assert museum["title"] == "Tower of Stories"
 
 
-async def test_single_product_and_trailing_slash(client: httpx.AsyncClient, demo: Services) -> None:
-    listed = (await client.get("/octo/products/", headers=auth())).json()
+async def test_single_product_and_trailing_slash(client: httpx.AsyncClient, listed: Services) -> None:
+    every = (await client.get("/octo/products/", headers=auth())).json()
     one = await client.get("/octo/products/tower-of-stories/", headers=auth())
     assert one.status_code == 200
-    assert one.json() == listed[1]
+    assert one.json() == every[1]
 
 
-async def test_unknown_product(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_unknown_product(client: httpx.AsyncClient, listed: Services) -> None:
     response = await client.get("/octo/products/no-such-tour", headers=auth())
     assert response.status_code == 400
     assert response.json() == {
@@ -150,7 +199,7 @@ async def test_unknown_product(client: httpx.AsyncClient, demo: Services) -> Non
     }
 
 
-async def test_capabilities_route(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_capabilities_route(client: httpx.AsyncClient, listed: Services) -> None:
     response = await client.get("/octo/capabilities", headers=auth())
     assert response.status_code == 200
     ids = [c["id"] for c in response.json()]

@@ -12,8 +12,9 @@ import httpx
 from berth.capabilities.cart.orders import OrderInput
 from berth.container import Services, build_services
 from berth.settings import Settings
-from tests.bookings_helpers import GUEST, SLOT, TOUR, reservation, vacancies
-from tests.conftest import KEY_B, Clock, auth, load_test_demo
+from tests.bookings_helpers import GUEST, SLOT, TOUR, booking_catalog, reservation, vacancies
+from tests.builders import load
+from tests.conftest import KEY_B, Clock, auth
 from tests.receivers import receiver
 from tests.test_webhooks import drain, subscribe
 
@@ -272,7 +273,7 @@ async def test_two_orders_race_for_the_last_places(settings: Settings, clock: Cl
     try:
         from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 
-        await load_test_demo(fleet[0])
+        await load(fleet[0], booking_catalog())
         catalog = (await fleet[0].catalog.snapshot()).catalog
         connection = await fleet[0].connections.ensure("Racer", "order-racer")
         filler = ReserveInput(product_id="thames-sightseeing", option_id="DEFAULT", availability_id=SLOT,

@@ -1,7 +1,8 @@
 """octo/packages: package fields, package availability serialized like top-level availability,
 and package bookings that hold, confirm and release every include together.
-Clock: 2026-06-01T08:00Z (Monday; 09:00 in London). The demo's harbour-city-pass bundles the
-Thames cruise (timed), the Tower of Stories (opening hours) and, optionally, the kayak trip."""
+Clock: 2026-06-01T08:00Z (Monday; 09:00 in London). The packages tests' harbour-city-pass
+(`tests.packages_helpers`) bundles the Thames cruise (timed), the Tower of Stories (opening
+hours) and, optionally, the kayak trip."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ import pytest
 
 from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services, build_services
+from berth.domain.catalog import Catalog
 from berth.domain.catalog.document import CatalogFileError, catalog_to_yaml, parse_catalog
 from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, vacancies
-from tests.conftest import ADMIN, Clock, auth, load_test_demo
+from tests.builders import Document, catalog, load
+from tests.conftest import ADMIN, Clock, auth
+from tests.packages_helpers import PASS, packages_catalog, packages_products
 
 PACKAGES = "octo/packages"
-PASS = {"productId": "harbour-city-pass", "optionId": "DEFAULT"}
 MUSEUM = {"productId": "tower-of-stories", "optionId": "DEFAULT"}
 CRUISE = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
 DAY = "2026-06-02"
@@ -62,7 +65,7 @@ async def package_body(
     }  # fmt: skip
 
 
-async def test_package_fields_only_with_the_capability(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_package_fields_only_with_the_capability(client: httpx.AsyncClient, packaged: Services) -> None:
     plain = (await client.get("/octo/products/harbour-city-pass", headers=auth())).json()
     assert "isPackage" not in plain and "packageIncludes" not in plain["options"][0]
     assert "packageAvailabilities" not in (await availability(client, PASS))[0]
@@ -83,9 +86,14 @@ async def test_package_fields_only_with_the_capability(client: httpx.AsyncClient
 
 
 async def test_package_availabilities_are_availability_objects(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, packaged: Services
 ) -> None:
     caps = f"{PACKAGES}, vendor/mappings"
+    row = {"resellerReference": "RA-THAMES", "webhookUrl": "https://reseller-a.example/mappings"}
+    assert (await client.put("/octo/mappings", json=[row], headers=auth())).status_code == 200
+    (stored,) = (await client.get("/admin/api/mappings", headers=ADMIN)).json()["mappings"]
+    mapped = await client.patch(f"/admin/api/mappings/{stored['id']}", json=CRUISE, headers=ADMIN)
+    assert mapped.status_code == 200, mapped.text
     (item,) = await availability(client, PASS, caps)
     included = item["packageAvailabilities"]
     cruise_items = [a for a in included if a["id"] == CRUISE_SLOT]
@@ -108,9 +116,7 @@ async def test_package_availabilities_are_availability_objects(
 async def test_package_is_sold_out_when_a_required_include_is(settings: Settings, clock: Clock) -> None:
     services = build_services(settings, clock)
     try:
-        from berth.domain.catalog import Catalog
-
-        catalog: Catalog = parse_catalog(_closed_museum_catalog(), CATALOG_RULES)
+        catalog: Catalog = _closed_museum_catalog()
         from berth.services.availability import AvailabilityQuery
 
         (item,) = await services.availability.check(
@@ -128,19 +134,19 @@ def _date(text: str) -> Any:
     return date.fromisoformat(text)
 
 
-def _closed_museum_catalog() -> str:
-    from pathlib import Path
+def _closed_museum_products() -> tuple[Document, ...]:
+    products = packages_products()
+    (museum,) = [p for p in products if p["id"] == MUSEUM["productId"]]
+    museum["options"][0]["closedDates"].insert(0, DAY)
+    return products
 
-    import berth.demo
 
-    text = (Path(berth.demo.__file__).parent / "catalog.yaml").read_text()
-    return text.replace(
-        "closedDates: [2026-12-25, 2026-12-26,", "closedDates: [2026-06-02, 2026-12-25, 2026-12-26,"
-    )
+def _closed_museum_catalog() -> Catalog:
+    return catalog(*_closed_museum_products())
 
 
 async def test_package_booking_holds_confirms_and_releases_every_include(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, packaged: Services
 ) -> None:
     museum = await museum_slot(client)
     before = (await vacancies(client), await vacancies(client, museum, MUSEUM))
@@ -181,7 +187,7 @@ async def test_package_booking_holds_confirms_and_releases_every_include(
 
 
 async def test_staff_cancel_of_a_package_releases_every_include(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, packaged: Services
 ) -> None:
     museum = await museum_slot(client)
     before = (await vacancies(client), await vacancies(client, museum, MUSEUM))
@@ -201,12 +207,14 @@ async def test_staff_cancel_of_a_package_releases_every_include(
     assert [m["status"] for m in members["packageBookings"]] == ["CANCELLED", "CANCELLED"]
 
 
-async def test_expiry_releases_every_include(client: httpx.AsyncClient, demo: Services, clock: Clock) -> None:
+async def test_expiry_releases_every_include(
+    client: httpx.AsyncClient, packaged: Services, clock: Clock
+) -> None:
     museum = await museum_slot(client)
     before = (await vacancies(client), await vacancies(client, museum, MUSEUM))
     booking = (await client.post("/octo/bookings", json=await package_body(client), headers=auth())).json()
     clock.advance(minutes=31)
-    await demo.expiry.expire_due()
+    await packaged.expiry.expire_due()
     assert (await vacancies(client), await vacancies(client, museum, MUSEUM)) == before
     shown = (
         await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth(capabilities=PACKAGES))
@@ -228,7 +236,7 @@ async def test_expiry_releases_every_include(client: httpx.AsyncClient, demo: Se
     ],
 )
 async def test_bad_package_requests_hold_nothing(
-    client: httpx.AsyncClient, demo: Services, change: Any, code: str, words: str
+    client: httpx.AsyncClient, packaged: Services, change: Any, code: str, words: str
 ) -> None:
     museum = await museum_slot(client)
     before = (await vacancies(client), await vacancies(client, museum, MUSEUM))
@@ -240,7 +248,7 @@ async def test_bad_package_requests_hold_nothing(
     assert (await vacancies(client), await vacancies(client, museum, MUSEUM)) == before
 
 
-async def test_sold_out_include_holds_nothing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_sold_out_include_holds_nothing(client: httpx.AsyncClient, packaged: Services) -> None:
     museum = await museum_slot(client)
     for count in (12, await vacancies(client) - 13):
         filler = {"uuid": str(uuid.uuid4()), **CRUISE, "availabilityId": CRUISE_SLOT,
@@ -256,7 +264,7 @@ async def test_sold_out_include_holds_nothing(client: httpx.AsyncClient, demo: S
 async def test_two_packages_race_for_an_includes_last_place(settings: Settings, clock: Clock) -> None:
     fleet = [build_services(settings, clock) for _ in range(4)]
     try:
-        await load_test_demo(fleet[0])
+        await load(fleet[0], packages_catalog())
         catalog = (await fleet[0].catalog.snapshot()).catalog
         connection = await fleet[0].connections.ensure("Racer", "package-racer")
         for count in (12, 7):
@@ -303,15 +311,14 @@ async def test_two_packages_race_for_an_includes_last_place(settings: Settings, 
 
 
 def test_catalogue_rules_and_round_trip() -> None:
-    text = _closed_museum_catalog()
-    catalog = parse_catalog(text, CATALOG_RULES)
-    assert parse_catalog(catalog_to_yaml(catalog), CATALOG_RULES) == catalog
-    broken = text.replace(
-        "productId: tower-of-stories, optionId: DEFAULT", "productId: tower-of-stories, optionId: LATE"
-    )
-    broken = broken.replace("{id: kayak, productId: sunset-kayak", "{id: kayak, productId: harbour-city-pass")
+    built = _closed_museum_catalog()
+    assert parse_catalog(catalog_to_yaml(built), CATALOG_RULES) == built
+    products = _closed_museum_products()
+    (sights, extras) = products[-1]["options"][0]["packageIncludes"]
+    sights["includes"][1]["optionId"] = "LATE"
+    extras["includes"][0]["productId"] = PASS["productId"]
     with pytest.raises(CatalogFileError) as raised:
-        parse_catalog(broken, CATALOG_RULES)
+        catalog(*products)
     messages = [p.message for p in raised.value.problems]
     assert any("has no option 'LATE'" in m for m in messages)
     assert any("packages cannot include packages" in m for m in messages)

@@ -1,5 +1,6 @@
-"""octo/rentals through the OCTO routes, on the demo's bike hire (Europe/London; 12 hybrid
-bikes picked up at 09:00, 11:00, 13:00, 15:00 and 17:00; 4 e-bikes at 09:00 and 13:00).
+"""octo/rentals through the OCTO routes, on the rentals tests' bike hire (`tests.rentals_helpers`:
+Europe/London; 12 hybrid bikes picked up at 09:00, 11:00, 13:00, 15:00 and 17:00; 4 e-bikes
+at 09:00 and 13:00).
 Clock: 2026-06-01T08:00Z (Monday, 09:00 in London)."""
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ import httpx
 from sqlalchemy import func, select
 
 from berth.container import Services
-from berth.demo.loader import demo_catalog_text
 from berth.store.tables import bookings
-from tests.bookings_helpers import GUEST, reservation, reserve
+from tests.bookings_helpers import GUEST, booking_products, reservation, reserve
+from tests.builders import catalog, included, load
 from tests.conftest import auth
+from tests.packages_helpers import city_pass
 from tests.receivers import receiver
+from tests.rentals_helpers import BIKES, EBIKES, bike_hire
 from tests.test_catalog_import import MINIMAL
 from tests.test_webhooks import drain, subscribe
 
-BIKES = {"productId": "city-bike-hire", "optionId": "DEFAULT"}
-EBIKES = {"productId": "city-bike-hire", "optionId": "ebike"}
 RENTALS = "octo/rentals"
 PRICED = "octo/pricing, octo/rentals"
 
@@ -74,7 +75,7 @@ async def count_bookings(services: Services) -> int:
 # --- catalogue fields ----------------------------------------------------------------------
 
 
-async def test_rental_fields_only_with_the_capability(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_rental_fields_only_with_the_capability(client: httpx.AsyncClient, rentable: Services) -> None:
     plain = (await client.get("/octo/products/city-bike-hire", headers=auth())).json()
     assert "isRental" not in plain and "rentalDurations" not in plain["options"][0]
     response = await client.get("/octo/products", headers=auth(capabilities=RENTALS))
@@ -99,7 +100,7 @@ async def test_rental_fields_only_with_the_capability(client: httpx.AsyncClient,
 
 
 async def test_pricing_from_starts_at_the_cheapest_duration(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     path = "/octo/products/city-bike-hire"
     product = (await client.get(path, headers=auth(capabilities="octo/pricing, octo/rentals"))).json()
@@ -121,7 +122,7 @@ async def test_pricing_from_starts_at_the_cheapest_duration(
 
 
 async def test_a_three_day_rental_blocks_three_days_and_a_short_one_takes_what_is_left(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     assert set((await free(client, "2-hours", "2026-06-02", "2026-06-05")).values()) == {12}
     three = await hire(client, rental("2026-06-02T09:00:00+01:00", "3-days", bikes=6))
@@ -141,11 +142,11 @@ async def test_a_three_day_rental_blocks_three_days_and_a_short_one_takes_what_i
     assert (await free(client, "3-days", "2026-06-01", "2026-06-01"))["06-01T11:00"] == 1
     assert (await free(client, "half-day", "2026-06-03", "2026-06-03"))["06-03T11:00"] == 1
 
-    before = await count_bookings(demo)
+    before = await count_bookings(rentable)
     refused = await post(client, "/octo/bookings", rental("2026-06-03T11:00:00+01:00", "half-day", bikes=2))
     assert refused.json()["error"] == "UNPROCESSABLE_ENTITY"
     assert "sold out for a rental until 2026-06-03T15:00:00+01:00" in refused.json()["errorMessage"]
-    assert await count_bookings(demo) == before
+    assert await count_bookings(rentable) == before
     slot = (await post(client, "/octo/availability", {**BIKES, "availabilityIds": ["2026-06-03T13:00:00+01:00"],
                                                      "rentalDurationId": "2-hours", "units": [{"id": "bike", "quantity": 2}]})).json()  # fmt: skip
     assert (slot[0]["status"], slot[0]["vacancies"], slot[0]["capacity"]) == ("SOLD_OUT", 1, 12)
@@ -153,7 +154,7 @@ async def test_a_three_day_rental_blocks_three_days_and_a_short_one_takes_what_i
     assert "rentalDurationId" not in slot[0]  # rentals add no availability fields
 
 
-async def test_stock_is_per_option(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_stock_is_per_option(client: httpx.AsyncClient, rentable: Services) -> None:
     await hire(client, rental("2026-06-02T09:00:00+01:00", "1-day", bikes=4, product=EBIKES))
     assert await free(client, "half-day", "2026-06-02", "2026-06-03", EBIKES) == {
         "06-02T09:00": 0, "06-02T13:00": 0, "06-03T09:00": 4, "06-03T13:00": 4,
@@ -161,7 +162,7 @@ async def test_stock_is_per_option(client: httpx.AsyncClient, demo: Services) ->
     assert (await free(client, "2-hours", "2026-06-02", "2026-06-02"))["06-02T09:00"] == 12
 
 
-async def test_calendar_and_batches_take_the_duration(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_calendar_and_batches_take_the_duration(client: httpx.AsyncClient, rentable: Services) -> None:
     await hire(client, rental("2026-06-02T13:00:00+01:00", "1-day", bikes=3, product=EBIKES))
     body = {**EBIKES, "localDateStart": "2026-06-01", "localDateEnd": "2026-06-04"}
     days = (await post(client, "/octo/availability/calendar", {**body, "rentalDurationId": "1-day"})).json()
@@ -192,7 +193,7 @@ async def test_calendar_and_batches_take_the_duration(client: httpx.AsyncClient,
     assert wrong.json()["errorMessage"].startswith("Request [1]: ")
 
 
-async def test_prices_follow_the_duration(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_prices_follow_the_duration(client: httpx.AsyncClient, rentable: Services) -> None:
     body = {
         **BIKES,
         "availabilityIds": ["2026-06-02T09:00:00+01:00"],
@@ -222,7 +223,7 @@ async def test_prices_follow_the_duration(client: httpx.AsyncClient, demo: Servi
 # --- bookings --------------------------------------------------------------------------------
 
 
-async def test_booking_fields_only_with_the_capability(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_booking_fields_only_with_the_capability(client: httpx.AsyncClient, rentable: Services) -> None:
     body = rental("2026-06-02T11:00:00+01:00", "half-day")
     await hire(client, body)
     plain = (await client.get(f"/octo/bookings/{body['uuid']}", headers=auth())).json()
@@ -252,8 +253,8 @@ async def test_booking_fields_only_with_the_capability(client: httpx.AsyncClient
     assert (await free(client, "half-day", "2026-06-02", "2026-06-02"))["06-02T11:00"] == 12
 
 
-async def test_bad_durations(client: httpx.AsyncClient, demo: Services) -> None:
-    before = await count_bookings(demo)
+async def test_bad_durations(client: httpx.AsyncClient, rentable: Services) -> None:
+    before = await count_bookings(rentable)
     slot = "2026-06-02T09:00:00+01:00"
     for body in (rental(slot, "fortnight"), rental(slot, "3-days", product=EBIKES), rental(slot, "")):
         answer = (await post(client, "/octo/bookings", body)).json()
@@ -263,7 +264,7 @@ async def test_bad_durations(client: httpx.AsyncClient, demo: Services) -> None:
     assert on_a_cruise["error"] == "BAD_REQUEST"
     not_text = (await post(client, "/octo/bookings", {**rental(slot, None), "rentalDurationId": 3})).json()
     assert not_text["error"] == "BAD_REQUEST"
-    assert await count_bookings(demo) == before
+    assert await count_bookings(rentable) == before
     check = {**BIKES, "localDate": "2026-06-02"}
     unknown = (await post(client, "/octo/availability", {**check, "rentalDurationId": "fortnight"})).json()
     assert unknown == {
@@ -285,14 +286,13 @@ async def test_bad_durations(client: httpx.AsyncClient, demo: Services) -> None:
     assert (await post(client, "/octo/availability/calendar", calendar)).json()["rentalDurationId"] == "x"
 
 
-async def test_an_option_with_one_duration_needs_no_id(client: httpx.AsyncClient, demo: Services) -> None:
-    await demo.catalog.import_text(
+async def test_an_option_with_one_duration_needs_no_id(client: httpx.AsyncClient, rentable: Services) -> None:
+    await rentable.catalog.import_text(
         MINIMAL.replace("capacity: 12", "capacity: 2").replace(
             "        units:\n",
             "        rentalDurations: [{id: 1d, title: 1 day, durationAmount: 1, durationUnit: day}]\n"
             "        units:\n",
         ),
-        force=True,  # the demo's bookings are in the way
     )
     walk = {"productId": "walk", "optionId": "DEFAULT"}
     body = {"uuid": str(uuid.uuid4()), **walk, "availabilityId": "2026-06-02T10:00:00+01:00",
@@ -309,7 +309,9 @@ async def test_an_option_with_one_duration_needs_no_id(client: httpx.AsyncClient
     )  # the same uuid with another body
 
 
-async def test_changing_the_duration_rechecks_the_stock(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_changing_the_duration_rechecks_the_stock(
+    client: httpx.AsyncClient, rentable: Services
+) -> None:
     blocker = rental("2026-06-03T09:00:00+01:00", "1-day", bikes=3, product=EBIKES)
     await hire(client, blocker)
     body = rental("2026-06-02T09:00:00+01:00", "half-day", bikes=2, product=EBIKES)
@@ -358,7 +360,7 @@ async def test_changing_the_duration_rechecks_the_stock(client: httpx.AsyncClien
 
 
 async def test_confirm_with_a_longer_duration_is_refused_when_stock_runs_out(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     await hire(client, rental("2026-06-02T13:00:00+01:00", "half-day", bikes=3, product=EBIKES))
     body = rental("2026-06-02T09:00:00+01:00", "half-day", bikes=2, product=EBIKES)
@@ -373,15 +375,15 @@ async def test_confirm_with_a_longer_duration_is_refused_when_stock_runs_out(
     assert (held["status"], held["rentalDurationId"]) == ("ON_HOLD", "half-day")
 
 
-async def test_a_rental_in_an_order(client: httpx.AsyncClient, demo: Services) -> None:
-    before = await count_bookings(demo)
+async def test_a_rental_in_an_order(client: httpx.AsyncClient, rentable: Services) -> None:
+    before = await count_bookings(rentable)
     order = await post(client, "/octo/orders", {"bookings": [
         rental("2026-06-02T09:00:00+01:00", "1-day", bikes=3, product=EBIKES),
         rental("2026-06-02T13:00:00+01:00", "half-day", bikes=2, product=EBIKES),
     ]}, "octo/cart, octo/rentals")  # fmt: skip
     assert order.json()["error"] == "UNPROCESSABLE_ENTITY"
     assert order.json()["errorMessage"].startswith("bookings[1]: ")
-    assert await count_bookings(demo) == before
+    assert await count_bookings(rentable) == before
     fits = await post(client, "/octo/orders", {"bookings": [
         rental("2026-06-02T09:00:00+01:00", "1-day", bikes=3, product=EBIKES),
         rental("2026-06-02T13:00:00+01:00", "half-day", bikes=1, product=EBIKES),
@@ -390,12 +392,12 @@ async def test_a_rental_in_an_order(client: httpx.AsyncClient, demo: Services) -
 
 
 async def test_availability_updates_cover_every_start_a_rental_overlaps(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="availability_update")
         await hire(client, rental("2026-06-02T13:00:00+01:00", "1-day", bikes=3, product=EBIKES))
-        await drain(demo)
+        await drain(rentable)
         seen = {p["availability"]["id"][5:16]: p["availability"] for p in target.payloads()}
         assert sorted(seen) == ["06-02T09:00", "06-02T13:00", "06-03T09:00"]
         # Described for the default duration (half-day): 09:00-13:00 on 2 June is free.
@@ -406,12 +408,12 @@ async def test_availability_updates_cover_every_start_a_rental_overlaps(
 
 
 async def test_availability_updates_describe_the_default_duration(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="availability_update")
         await hire(client, rental("2026-06-02T13:00:00+01:00", "2-hours"))
-        await drain(demo)
+        await drain(rentable)
         seen = {p["availability"]["id"]: p["availability"] for p in target.payloads()}
         # The hybrid bike's declared default is 1 day (not its shortest duration, 2 hours).
         one = seen["2026-06-02T13:00:00+01:00"]
@@ -424,7 +426,7 @@ NO_RENTAL_KEYS = {"isRental", "rentalDurationId", "rentalDuration"}
 
 
 async def test_without_the_capability_availability_is_for_the_default_duration(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     check = {**BIKES, "localDate": "2026-06-02"}
     plain = await post(client, "/octo/availability", check, None)
@@ -472,7 +474,7 @@ async def test_without_the_capability_availability_is_for_the_default_duration(
 
 
 async def test_without_the_capability_a_rental_is_booked_at_its_default_duration(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     body = rental("2026-06-02T13:00:00+01:00", "3-days", bikes=5)  # its rentalDurationId is ignored
     booking = await hire(client, body, None)
@@ -512,7 +514,7 @@ async def test_without_the_capability_a_rental_is_booked_at_its_default_duration
 
 
 async def test_with_the_capability_no_rental_duration_id_means_the_default(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     slots = await post(client, "/octo/availability", {**BIKES, "localDate": "2026-06-02"})
     assert slots.status_code == 200, slots.text
@@ -532,7 +534,7 @@ async def test_with_the_capability_no_rental_duration_id_means_the_default(
 
 
 async def test_a_rental_keeps_its_own_duration_when_changed_without_the_capability(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
     body = rental("2026-06-02T09:00:00+01:00", "3-days", bikes=2)  # not the default (1 day)
     await hire(client, body)
@@ -568,9 +570,9 @@ async def test_a_rental_keeps_its_own_duration_when_changed_without_the_capabili
 
 
 async def test_an_ignored_rental_duration_id_does_not_make_a_repeat_differ(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
-    before = await count_bookings(demo)
+    before = await count_bookings(rentable)
     body = rental("2026-06-02T09:00:00+01:00", "3-days")
     first = await hire(client, body, None)
     assert (await hire(client, {**body, "rentalDurationId": "2-hours"}, None))["id"] == first["id"]
@@ -581,18 +583,14 @@ async def test_an_ignored_rental_duration_id_does_not_make_a_repeat_differ(
     # ... but naming 3 days asks for another booking than the day this uuid holds.
     differs = await post(client, "/octo/bookings", body)
     assert differs.json()["error"] == "INVALID_BOOKING_UUID"
-    assert await count_bookings(demo) == before + 1
+    assert await count_bookings(rentable) == before + 1
 
 
 async def test_a_package_books_a_rental_include_at_its_default_duration(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, rentable: Services
 ) -> None:
-    await demo.catalog.import_text(
-        demo_catalog_text().replace(
-            "{id: kayak, productId: sunset-kayak, optionId: DEFAULT,",
-            "{id: bikes, productId: city-bike-hire, optionId: DEFAULT,",
-        )
-    )
+    bikes = included("bikes", "city-bike-hire", required=False, availabilityRequired=True, validityDays=2)
+    await load(rentable, catalog(*booking_products(), bike_hire(), city_pass(bikes)))
     for _ in range(2):  # every bike, until 3 June
         await hire(client, rental("2026-06-02T09:00:00+01:00", "1-day", bikes=6))
     day = {"productId": "harbour-city-pass", "optionId": "DEFAULT", "localDate": "2026-06-02"}

@@ -1,10 +1,11 @@
-"""octo/resources through the OCTO routes, on the demo catalogue: allocation on every booking
-write (rules 1 to 5 of requirements §2.1), `resourceAllocations` on every booking, `hasResources`
-where the requirements put it, the resources route, and bad input.
+"""octo/resources through the OCTO routes, on the resources tests' own catalogue
+(`tests.resources_helpers`): allocation on every booking write (rules 1 to 5 of requirements
+§2.1), `resourceAllocations` on every booking, `hasResources` where the requirements put it,
+the resources route, and bad input.
 
-The clock stands at 2026-06-01T08:00Z. The demo's harbour cruise has two seated boats (one
-per party) and two coaches (a party may be split); on 2 June at 10:00 the box office has three
-parties on it. The RIB ride's two boats (6 and 8 places) never split a party."""
+The clock stands at 2026-06-01T08:00Z. The harbour cruise has two seated boats (one per party)
+and two coaches (a party may be split); on 2 June at 10:00 the box office has three parties on
+it. The RIB ride's two boats (6 and 8 places) never split a party."""
 
 from __future__ import annotations
 
@@ -20,14 +21,12 @@ from berth.container import Services
 from berth.store.tables import booking_seats, bookings
 from tests.bookings_helpers import GUEST
 from tests.conftest import ADMIN, Clock, auth
+from tests.resources_helpers import BOOKED_TEN, CRUISE, RIB
 from tests.test_catalog_import import MINIMAL, problems_of
 
 R = "octo/resources"
-CRUISE = {"productId": "harbour-cruise", "optionId": "DEFAULT"}
-RIB = {"productId": "river-rib", "optionId": "DEFAULT"}
 TEN = "2026-06-03T10:00:00+01:00"  # Wednesday: Kingfisher (15 seats) and Heron (12 seats)
 ONE = "2026-06-03T13:00:00+01:00"  # Heron does not do the 13:00 trip
-DEMO_TEN = "2026-06-02T10:00:00+01:00"  # the box office's parties
 RIB_ELEVEN = "2026-06-03T11:00:00+01:00"
 
 
@@ -108,7 +107,7 @@ async def count_bookings(services: Services) -> int:
 # --- automatic allocation and the booking fields -------------------------------------------------
 
 
-async def test_reservation_is_allocated_automatically(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_reservation_is_allocated_automatically(client: httpx.AsyncClient, seated: Services) -> None:
     booking = await booked(client, body(("adult", "adult", "child", "infant")))
     # Heron (12 free) fits more tightly than Kingfisher (15); Coach 2 (12) than Coach 1 (16).
     # The infant has paxCount 0: three seats, side by side at the front.
@@ -128,7 +127,7 @@ async def test_reservation_is_allocated_automatically(client: httpx.AsyncClient,
     assert plain["availability"]["vacancies"] == 24
 
 
-async def test_every_booking_route_carries_allocations(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_every_booking_route_carries_allocations(client: httpx.AsyncClient, seated: Services) -> None:
     booking = await booked(client, body(("adult", "adult")))
     expected = summary(booking)
     uuid_ = booking["uuid"]
@@ -153,7 +152,7 @@ async def test_every_booking_route_carries_allocations(client: httpx.AsyncClient
     assert staff["resourceAllocations"] == []
 
 
-async def test_the_capability_gates_fields_and_selection(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_the_capability_gates_fields_and_selection(client: httpx.AsyncClient, seated: Services) -> None:
     # Without octo/resources a selection is not read: the booking is allocated automatically.
     data = body(("adult",), resourceAllocations=picks("kingfisher", "coach-1"))
     plain = await booked(client, data, capabilities=None)
@@ -166,7 +165,7 @@ async def test_the_capability_gates_fields_and_selection(client: httpx.AsyncClie
 
 
 async def test_has_resources_exactly_where_the_requirements_say(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     cruise = await check(client, {**CRUISE, "localDate": "2026-06-03"})
     assert [s["hasResources"] for s in cruise] == [True, True, True]
@@ -197,18 +196,18 @@ async def test_has_resources_exactly_where_the_requirements_say(
 
 
 async def test_capacity_comes_from_the_resources_serving_the_slot(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     slots = await check(client, {**CRUISE, "localDate": "2026-06-03"})
     assert [(s["capacity"], s["vacancies"]) for s in slots] == [(27, 27), (15, 15), (27, 27)]
-    demo_day = await check(client, {**CRUISE, "availabilityIds": [DEMO_TEN]})
+    booked_day = await check(client, {**CRUISE, "availabilityIds": [BOOKED_TEN]})
     # The box office filled Heron (12): 15 left on Kingfisher; both boats' coaches have room.
-    assert (demo_day[0]["vacancies"], demo_day[0]["status"]) == (15, "AVAILABLE")
-    party_of_10 = {**CRUISE, "availabilityIds": [DEMO_TEN, TEN], "units": [{"id": "adult", "quantity": 10}]}
+    assert (booked_day[0]["vacancies"], booked_day[0]["status"]) == (15, "AVAILABLE")
+    party_of_10 = {**CRUISE, "availabilityIds": [BOOKED_TEN, TEN], "units": [{"id": "adult", "quantity": 10}]}
     assert [s["status"] for s in await check(client, party_of_10)] == ["AVAILABLE", "AVAILABLE"]
 
 
-async def test_rule_5_a_party_too_big_for_any_one_boat(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_rule_5_a_party_too_big_for_any_one_boat(client: httpx.AsyncClient, seated: Services) -> None:
     """RIBs take 6 and 8: a party of 9 never fits, though 14 places are free."""
     nine = {**RIB, "availabilityIds": [RIB_ELEVEN], "units": [{"id": "rider", "quantity": 9}]}
     (slot,) = await check(client, nine)
@@ -248,9 +247,9 @@ async def test_rule_5_a_party_too_big_for_any_one_boat(client: httpx.AsyncClient
 
 
 async def test_rule_5_a_selection_may_not_split_a_non_split_group(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
-    before = await count_bookings(demo)
+    before = await count_bookings(seated)
     refused = await book(
         client, body(("adult", "adult"), resourceAllocations=picks("kingfisher", "heron", "coach-1"))
     )
@@ -259,13 +258,13 @@ async def test_rule_5_a_selection_may_not_split_a_non_split_group(
         "errorMessage": "Resource group 'boats' (Boats) does not split: select one of its resources for "
         "the whole booking, not 2",
     }
-    full = await book(client, body(("adult",) * 2, DEMO_TEN, resourceAllocations=picks("heron", "coach-1")))
+    full = await book(client, body(("adult",) * 2, BOOKED_TEN, resourceAllocations=picks("heron", "coach-1")))
     assert full.json()["error"] == "UNPROCESSABLE_ENTITY"
     assert "'heron' (MV Heron) has 0 free places; the booking needs 2" in full.json()["errorMessage"]
-    assert await count_bookings(demo) == before
+    assert await count_bookings(seated) == before
 
 
-async def test_rule_4_every_required_group(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_rule_4_every_required_group(client: httpx.AsyncClient, seated: Services) -> None:
     # Automatic allocation covers both groups; so does a selection that names one of them
     # (the other is allocated automatically, tests/test_resources_partial.py).
     assert [a["resourceGroupId"] for a in (await booked(client, body(("adult",))))["resourceAllocations"]] == [
@@ -276,7 +275,7 @@ async def test_rule_4_every_required_group(client: httpx.AsyncClient, demo: Serv
 
 
 async def test_a_split_group_spreads_a_party_over_its_selection(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     ten = await booked(client, body(("adult",) * 10))  # Heron, and Coach 2 (12): 2 left on it
     assert summary(ten)[1] == ("coaches", "coach-2", 10, [])
@@ -290,7 +289,7 @@ async def test_a_split_group_spreads_a_party_over_its_selection(
     assert groups["coaches"]["vacancies"] == 28 - 15
 
 
-async def test_rule_1_pax_and_seats_are_the_servers(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_rule_1_pax_and_seats_are_the_servers(client: httpx.AsyncClient, seated: Services) -> None:
     sent = [
         {"resourceId": "kingfisher", "paxCount": 99, "seatIds": ["4D"]},
         {"resourceId": "coach-1", "paxCount": "lots", "seatIds": "none"},
@@ -300,7 +299,7 @@ async def test_rule_1_pax_and_seats_are_the_servers(client: httpx.AsyncClient, d
     assert summary(booking) == [("boats", "kingfisher", 2, ["1B", "1C"]), ("coaches", "coach-1", 2, [])]
 
 
-async def test_rule_2_a_list_replaces_the_allocations(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_rule_2_a_list_replaces_the_allocations(client: httpx.AsyncClient, seated: Services) -> None:
     booking = await booked(client, body(("adult", "adult", "adult")))
     assert [a["resourceId"] for a in booking["resourceAllocations"]] == ["heron", "coach-2"]
     moved = await client.patch(
@@ -326,7 +325,7 @@ async def test_rule_2_a_list_replaces_the_allocations(client: httpx.AsyncClient,
     ]
 
 
-async def test_rule_3_an_empty_list_or_none_keeps_them(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_rule_3_an_empty_list_or_none_keeps_them(client: httpx.AsyncClient, seated: Services) -> None:
     booking = await booked(
         client, body(("adult", "adult"), resourceAllocations=picks("kingfisher", "coach-1"))
     )
@@ -349,7 +348,7 @@ async def test_rule_3_an_empty_list_or_none_keeps_them(client: httpx.AsyncClient
     assert summary(shrunk.json()) == [("boats", "kingfisher", 1, ["1B"]), ("coaches", "coach-1", 1, [])]
 
 
-async def test_moving_a_booking_reallocates(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_moving_a_booking_reallocates(client: httpx.AsyncClient, seated: Services) -> None:
     booking = await booked(client, body(("adult", "adult")))
     assert booking["resourceAllocations"][0]["resourceId"] == "heron"
     moved = await client.patch(
@@ -371,7 +370,7 @@ async def test_moving_a_booking_reallocates(client: httpx.AsyncClient, demo: Ser
 
 
 async def test_cancel_and_expiry_free_the_seats(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, seated: Services, clock: Clock
 ) -> None:
     held = await booked(client, body(("adult", "adult"), expirationMinutes=5))
     seats = summary(held)[0][3]
@@ -385,14 +384,14 @@ async def test_cancel_and_expiry_free_the_seats(
     # Not swept yet: its seat rows are still there, and a new party gets the same seats.
     again = await booked(client, body(("adult", "adult")))
     assert summary(again)[0][3] == seats
-    await demo.expiry.expire_due()
-    async with demo.database.transaction(write=False) as conn:
+    await seated.expiry.expire_due()
+    async with seated.database.transaction(write=False) as conn:
         rows = (await conn.execute(select(booking_seats.c.booking_id))).all()
     assert held["id"] not in {row[0] for row in rows} and kept["id"] not in {row[0] for row in rows}
 
 
 async def test_test_bookings_show_allocations_but_hold_nothing(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     trial = await booked(client, body(("adult",) * 4), **{"Octo-Env": "test"})
     assert trial["testMode"] is True and summary(trial)[0][:3] == ("boats", "heron", 4)
@@ -400,9 +399,9 @@ async def test_test_bookings_show_allocations_but_hold_nothing(
 
 
 async def test_unknown_and_foreign_resources_are_bad_requests(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
-    before = await count_bookings(demo)
+    before = await count_bookings(seated)
     unknown = await book(client, body(("adult",), resourceAllocations=picks("submarine")))
     assert unknown.json() == {
         "error": "BAD_REQUEST", "errorMessage": "The resource 'submarine' does not exist", "resourceId": "submarine",
@@ -416,7 +415,7 @@ async def test_unknown_and_foreign_resources_are_bad_requests(
     }
     missing_id = await book(client, body(("adult",), resourceAllocations=[{"paxCount": 1}]))
     assert missing_id.json()["error"] == "BAD_REQUEST"
-    assert await count_bookings(demo) == before
+    assert await count_bookings(seated) == before
     booking = await booked(client, body(("adult",)))
     for method, path, extra in (
         ("PATCH", f"/octo/bookings/{booking['uuid']}", {}),
@@ -431,7 +430,7 @@ async def test_unknown_and_foreign_resources_are_bad_requests(
 
 
 async def test_idempotent_reservation_includes_the_selection(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     data = body(("adult",), resourceAllocations=picks("kingfisher", "coach-1"))
     first = await booked(client, data)
@@ -440,7 +439,7 @@ async def test_idempotent_reservation_includes_the_selection(
     assert other.json()["error"] == "INVALID_BOOKING_UUID"
 
 
-async def test_orders_and_webhooks_carry_allocations(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_orders_and_webhooks_carry_allocations(client: httpx.AsyncClient, seated: Services) -> None:
     from tests.receivers import receiver
     from tests.test_webhooks import drain, subscribe
 
@@ -457,7 +456,7 @@ async def test_orders_and_webhooks_carry_allocations(client: httpx.AsyncClient, 
         assert summary(order["bookings"][0])[0] == ("boats", "kingfisher", 2, ["1B", "1C"])
         uuid_ = order["bookings"][0]["uuid"]
         await client.post(f"/octo/bookings/{uuid_}/cancel", headers=headers)
-        await drain(demo)
+        await drain(seated)
         (payload,) = target.payloads()
         assert payload["booking"]["resourceAllocations"] == []
         (change,) = [d for d in payload["diff"] if d["path"] == "/resourceAllocations"]
@@ -467,8 +466,8 @@ async def test_orders_and_webhooks_carry_allocations(client: httpx.AsyncClient, 
 # --- GET and POST /availability/resources ----------------------------------------------------
 
 
-async def test_resources_route(client: httpx.AsyncClient, demo: Services) -> None:
-    groups = await slot_groups(client, DEMO_TEN)
+async def test_resources_route(client: httpx.AsyncClient, seated: Services) -> None:
+    groups = await slot_groups(client, BOOKED_TEN)
     boats = groups["boats"]
     assert boats["resourceGroup"] == {"id": "boats", "title": "Boats", "split": False, "required": True}
     assert (boats["capacity"], boats["vacancies"], boats["status"]) == (27, 15, "AVAILABLE")
@@ -498,7 +497,7 @@ async def test_resources_route(client: httpx.AsyncClient, demo: Services) -> Non
     assert [r["resourceId"] for r in (await slot_groups(client, ONE))["boats"]["resources"]] == ["kingfisher"]
 
 
-async def test_resources_route_previews_a_party(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_resources_route_previews_a_party(client: httpx.AsyncClient, seated: Services) -> None:
     by_index = await slot_groups(client, TEN, params={"units[0][id]": "adult", "units[0][quantity]": "2"})
     as_json = await slot_groups(client, TEN, params={"units": '[{"id": "adult", "quantity": 2}]'})
     assert by_index == as_json
@@ -517,12 +516,14 @@ async def test_resources_route_previews_a_party(client: httpx.AsyncClient, demo:
     ]  # fmt: skip
     # Previewing takes nothing.
     assert (await slot_groups(client))["boats"]["vacancies"] == 27
-    twelve = await slot_groups(client, DEMO_TEN, params={"units[0][id]": "adult", "units[0][quantity]": "10"})
+    twelve = await slot_groups(
+        client, BOOKED_TEN, params={"units[0][id]": "adult", "units[0][quantity]": "10"}
+    )
     heron = next(r for r in twelve["boats"]["resources"] if r["resourceId"] == "heron")
     assert heron["status"] == "SOLD_OUT" and twelve["boats"]["status"] == "AVAILABLE"
 
 
-async def test_resources_route_errors(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_resources_route_errors(client: httpx.AsyncClient, seated: Services) -> None:
     async def get(**params: str) -> dict[str, Any]:
         response = await client.get(
             "/octo/availability/resources", params=params, headers=auth(capabilities=R)
@@ -643,7 +644,7 @@ def test_an_option_is_a_rental_or_has_resources_not_both() -> None:
     ), problems
 
 
-async def test_admin_reads_resources(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_admin_reads_resources(client: httpx.AsyncClient, seated: Services) -> None:
     everything = (await client.get("/admin/api/resources", headers=ADMIN)).json()
     assert [(r["productId"], [g["id"] for g in r["resourceGroups"]]) for r in everything] == [
         ("harbour-cruise", ["boats", "coaches"]), ("river-rib", ["ribs"]),
@@ -653,7 +654,7 @@ async def test_admin_reads_resources(client: httpx.AsyncClient, demo: Services) 
     product = (await client.get("/admin/api/resources/river-rib", headers=ADMIN)).json()
     assert product[0]["resourceGroups"][0]["split"] is False
     slot = (
-        await client.get(f"/admin/api/slots/harbour-cruise/DEFAULT/{DEMO_TEN}/resources", headers=ADMIN)
+        await client.get(f"/admin/api/slots/harbour-cruise/DEFAULT/{BOOKED_TEN}/resources", headers=ADMIN)
     ).json()
     heron = next(r for r in slot["resourceGroups"][0]["resources"] if r["resourceId"] == "heron")
     assert sorted(a["leadName"] for a in heron["allocations"]) == [

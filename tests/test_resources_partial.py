@@ -4,7 +4,7 @@ A selection governs the groups it names; required groups it does not name are al
 automatically on create and keep their allocation where it still fits on PATCH and confirm.
 The preview on `/availability/resources` shows the same result.
 
-On the demo's harbour cruise, the empty 10:00 departure of 3 June has Kingfisher (15 seats,
+On the resources tests' harbour cruise (`tests.resources_helpers`), the empty 10:00 departure of 3 June has Kingfisher (15 seats,
 1A is the guide's) and Heron (12 seats), and Coach 1 (16) and Coach 2 (12). Automatic
 allocation gives a small party the fuller fit: Heron, and Coach 2."""
 
@@ -17,10 +17,9 @@ import httpx
 from berth.container import Services
 from tests.bookings_helpers import GUEST
 from tests.conftest import auth
+from tests.resources_helpers import BOOKED_TEN, RIB
 from tests.test_resources import (
-    DEMO_TEN,
     ONE,
-    RIB,
     RIB_ELEVEN,
     TEN,
     R,
@@ -44,7 +43,7 @@ async def preview(client: httpx.AsyncClient, data: dict[str, Any]) -> httpx.Resp
 
 
 async def test_a_reservation_naming_one_group_gets_the_others_automatically(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     boat_only = await booked(client, body(("adult", "adult"), resourceAllocations=picks("kingfisher")))
     assert summary(boat_only) == [("boats", "kingfisher", 2, ["1B", "1C"]), ("coaches", "coach-2", 2, [])]
@@ -57,7 +56,7 @@ async def test_a_reservation_naming_one_group_gets_the_others_automatically(
     assert "1B" not in free_seats(groups, "kingfisher") and "1A" not in free_seats(groups, "heron")
 
 
-async def test_the_preview_shows_the_combined_result(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_the_preview_shows_the_combined_result(client: httpx.AsyncClient, seated: Services) -> None:
     answer = await preview(
         client,
         {"productId": "harbour-cruise", "optionId": "DEFAULT", "availabilityId": TEN,
@@ -78,7 +77,7 @@ async def test_the_preview_shows_the_combined_result(client: httpx.AsyncClient, 
 
 
 async def test_patch_naming_one_group_keeps_the_others_where_they_fit(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     # On Coach 1, which automatic allocation would not choose for a party of two.
     booking = await booked(client, body(("adult", "adult"), resourceAllocations=picks("heron", "coach-1")))
@@ -98,7 +97,7 @@ async def test_patch_naming_one_group_keeps_the_others_where_they_fit(
 
 
 async def test_patch_reallocates_an_unnamed_group_that_no_longer_fits(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
     # Moved to 13:00, when Heron does not sail, naming the coach: the boat is allocated afresh.
     early = await booked(client, body(("adult", "adult")))
@@ -121,7 +120,7 @@ async def test_patch_reallocates_an_unnamed_group_that_no_longer_fits(
     assert coach == ("coaches", "coach-2", 5, [])
 
 
-async def test_confirm_with_a_partial_selection(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_confirm_with_a_partial_selection(client: httpx.AsyncClient, seated: Services) -> None:
     held = await booked(client, body(("adult", "child")))
     assert summary(held) == [("boats", "heron", 2, ["1A", "1B"]), ("coaches", "coach-2", 2, [])]
     confirmed = await client.post(
@@ -134,11 +133,11 @@ async def test_confirm_with_a_partial_selection(client: httpx.AsyncClient, demo:
 
 
 async def test_a_named_resource_that_cannot_take_the_party_is_still_refused(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, seated: Services
 ) -> None:
-    before = await count_bookings(demo)
+    before = await count_bookings(seated)
     # The box office filled Heron on 2 June at 10:00.
-    full = await book(client, body(("adult", "adult"), DEMO_TEN, resourceAllocations=picks("heron")))
+    full = await book(client, body(("adult", "adult"), BOOKED_TEN, resourceAllocations=picks("heron")))
     assert full.status_code == 400
     assert full.json() == {
         "error": "UNPROCESSABLE_ENTITY",
@@ -147,7 +146,7 @@ async def test_a_named_resource_that_cannot_take_the_party_is_still_refused(
     }
     shown = await preview(
         client,
-        {"productId": "harbour-cruise", "optionId": "DEFAULT", "availabilityId": DEMO_TEN,
+        {"productId": "harbour-cruise", "optionId": "DEFAULT", "availabilityId": BOOKED_TEN,
          "units": [{"id": "adult", "quantity": 2}], "resourceAllocations": picks("heron")},
     )  # fmt: skip
     assert shown.json() == full.json()
@@ -162,9 +161,9 @@ async def test_a_named_resource_that_cannot_take_the_party_is_still_refused(
         "Resource group 'ribs' (RIBs) does not split and resource 'falcon' (RIB Falcon) has 6 free places; "
         "the booking needs 7"
     )
-    assert await count_bookings(demo) == before
+    assert await count_bookings(seated) == before
     # A booking whose selection is refused on PATCH keeps what it had.
-    booking = await booked(client, body(("adult", "adult"), DEMO_TEN))
+    booking = await booked(client, body(("adult", "adult"), BOOKED_TEN))
     refused = await patch(client, booking, {"resourceAllocations": picks("heron")})
     assert refused.json()["error"] == "UNPROCESSABLE_ENTITY"
     kept = await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth(capabilities=R))

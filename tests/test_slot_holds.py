@@ -131,10 +131,10 @@ def test_place_hold_counts_until_the_second_the_hold_ends() -> None:
 
 
 async def test_the_migration_counts_the_bookings_already_there(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, stocked: Services, clock: Clock
 ) -> None:
-    """Upgrading a database with bookings (the demo's sold-out and seated departures, plus
-    holds, confirmed and cancelled ones) fills slot_holds as the bookings say."""
+    """Upgrading a database with bookings (seated parties, plus holds, confirmed and cancelled
+    ones) fills slot_holds as the bookings say."""
     for units in (("adult",), ("adult", "child"), ("adult", "adult", "adult")):
         held = (await client.post("/octo/bookings", json=reservation(units), headers=auth())).json()
         if len(units) == 2:
@@ -143,9 +143,9 @@ async def test_the_migration_counts_the_bookings_already_there(
         if len(units) == 3:
             await client.post(f"/octo/bookings/{held['uuid']}/cancel", headers=auth())
     clock.advance(minutes=1, microseconds=1)
-    before = await held_both_ways(demo, clock.now)
+    before = await held_both_ways(stocked, clock.now)
     assert any(counted for counted, _ in before)
-    database = Database(demo.settings.database_url)
+    database = Database(stocked.settings.database_url)
     try:
         async with database.transaction(write=True) as conn:
             await conn.execute(delete(slot_holds))
@@ -156,4 +156,4 @@ async def test_the_migration_counts_the_bookings_already_there(
     finally:
         await database.dispose()
     assert rows and all(row.until > clock.now - timedelta(days=1) for row in rows)
-    assert await held_both_ways(demo, clock.now) == before
+    assert await held_both_ways(stocked, clock.now) == before

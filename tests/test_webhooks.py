@@ -1,5 +1,6 @@
 """octo/webhooks end to end: real receivers on loopback, the real worker code driven step by
-step with the test clock (no sleeping, no timing assertions)."""
+step with the test clock (no sleeping, no timing assertions), on the booking tests' own
+catalogue (`tests.bookings_helpers.booking_catalog`)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,12 @@ import httpx
 from standardwebhooks.webhooks import Webhook as Verifier
 
 from berth.container import Services
-from berth.demo.loader import DEMO_CONNECTIONS
 from berth.domain.catalog.document import catalog_to_yaml
-from tests.bookings_helpers import SLOT, confirm, reservation, reserve
-from tests.conftest import ADMIN, KEY_B, Clock, auth, demo_catalog_for_tests
+from tests.bookings_helpers import SLOT, booking_products, confirm, reservation, reserve
+from tests.builders import catalog
+from tests.conftest import ADMIN, KEY_B, SECRET_A, Clock, auth
 from tests.receivers import Received, receiver
 from tests.test_catalog_import import MINIMAL
-
-SECRET_A = DEMO_CONNECTIONS[0][2]
 
 
 def verify(secret: str, received: Received) -> None:
@@ -47,7 +46,7 @@ async def subscribe(client: httpx.AsyncClient, url: str, event: str = "booking_u
     return body
 
 
-async def test_webhook_object_and_routes(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_webhook_object_and_routes(client: httpx.AsyncClient, bookable: Services) -> None:
     created = await subscribe(
         client,
         "https://hooks.example/a",
@@ -96,7 +95,7 @@ async def test_webhook_object_and_routes(client: httpx.AsyncClient, demo: Servic
     assert len(by_query.json()) == 1
 
 
-async def test_bad_webhooks_store_nothing(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_bad_webhooks_store_nothing(client: httpx.AsyncClient, bookable: Services) -> None:
     for body, message in (
         ({"url": "https://hooks.example/a"}, "event is required"),
         ({"event": "booking_update"}, "url is required"),
@@ -120,8 +119,10 @@ async def test_bad_webhooks_store_nothing(client: httpx.AsyncClient, demo: Servi
     assert (await client.get("/octo/webhooks", headers=auth())).json() == []
 
 
-async def test_private_targets_are_refused_unless_allowed(client: httpx.AsyncClient, demo: Services) -> None:
-    demo.settings.webhook_allow_private_targets = False
+async def test_private_targets_are_refused_unless_allowed(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    bookable.settings.webhook_allow_private_targets = False
     for url in (
         "http://127.0.0.1:9/x",
         "http://10.1.2.3/x",
@@ -136,16 +137,16 @@ async def test_private_targets_are_refused_unless_allowed(client: httpx.AsyncCli
         assert "non-public address" in response.json()["errorMessage"], url
 
 
-async def test_booking_update_end_to_end(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_booking_update_end_to_end(client: httpx.AsyncClient, bookable: Services) -> None:
     async with receiver() as target:
         hook = await subscribe(
             client, target.url, capabilities="octo/pricing", headers={"X-Shared": "s3cret"}
         )
         booking = await reserve(client)
-        await drain(demo)
+        await drain(bookable)
         assert target.requests == []  # a reservation is the reseller's own answer, not an update
         await confirm(client, booking["uuid"])
-        await drain(demo)
+        await drain(bookable)
         assert len(target.requests) == 1
         received = target.requests[0]
         payload = received.json
@@ -153,8 +154,8 @@ async def test_booking_update_end_to_end(client: httpx.AsyncClient, demo: Servic
         assert payload["webhook"] == hook
         assert {"id", "name", "reference", "website"} <= payload["supplier"].keys()
         assert (
-            payload["supplier"]["reference"] == "HARBOUR"
-            and payload["supplier"]["website"] == "https://harbourside.example"
+            payload["supplier"]["reference"] == "TEST"
+            and payload["supplier"]["website"] == "https://supplier.test"
         )
         assert payload["booking"]["status"] == "CONFIRMED" and "pricing" in payload["booking"]
         fetched = (
@@ -168,13 +169,13 @@ async def test_booking_update_end_to_end(client: httpx.AsyncClient, demo: Servic
         verify(SECRET_A, received)
 
 
-async def test_capability_fields_follow_the_webhook(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_capability_fields_follow_the_webhook(client: httpx.AsyncClient, bookable: Services) -> None:
     async with receiver() as plain, receiver() as rich:
         await subscribe(client, plain.url)
         await subscribe(client, rich.url, capabilities="octo/content, octo/pricing")
         booking = await reserve(client, reservation(contact={"locales": ["de-DE"]}))
         await client.post(f"/octo/bookings/{booking['uuid']}/cancel", headers=auth())
-        await drain(demo)
+        await drain(bookable)
         bare, full = plain.payloads()[0], rich.payloads()[0]
         assert "pricing" not in bare["booking"] and "title" not in bare["booking"]["product"]
         assert "shortDescription" not in bare["supplier"]
@@ -185,13 +186,13 @@ async def test_capability_fields_follow_the_webhook(client: httpx.AsyncClient, d
 
 
 async def test_availability_update_reaches_every_connection(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, bookable: Services
 ) -> None:
     async with receiver() as a, receiver() as b:
         await subscribe(client, a.url, event="availability_update")
         await subscribe(client, b.url, event="availability_update", key=KEY_B)
         await reserve(client)
-        await drain(demo)
+        await drain(bookable)
         for target in (a, b):
             (payload,) = target.payloads()
             assert payload["event"] == "availability_update"
@@ -201,31 +202,30 @@ async def test_availability_update_reaches_every_connection(
 
 
 async def test_expiry_announces_booking_and_availability(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with receiver() as bookings_target, receiver() as slots_target:
         await subscribe(client, bookings_target.url)
         await subscribe(client, slots_target.url, event="availability_update")
         await reserve(client, reservation(expirationMinutes=1))
-        await drain(demo)
+        await drain(bookable)
         clock.advance(minutes=2)
-        assert await demo.expiry.expire_due() == 1
-        await drain(demo)
+        assert await bookable.expiry.expire_due() == 1
+        await drain(bookable)
         (expired,) = bookings_target.payloads()
         assert expired["booking"]["status"] == "EXPIRED"
         assert {"op": "replace", "path": "/status", "was": "ON_HOLD", "value": "EXPIRED"} in expired["diff"]
         assert [p["availability"]["vacancies"] for p in slots_target.payloads()] == [18, 20]
 
 
-async def test_product_update_with_diff(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_product_update_with_diff(client: httpx.AsyncClient, bookable: Services) -> None:
     async with receiver() as target:
         await subscribe(client, target.url, event="product_update", capabilities="octo/content")
-        text = catalog_to_yaml(demo_catalog_for_tests())
-        assert "internalName: Tower of Stories museum" in text
-        await demo.catalog.import_text(
-            text.replace("internalName: Tower of Stories museum", "internalName: Tower of Tales")
-        )
-        await drain(demo)
+        products = booking_products()
+        (museum,) = [p for p in products if p["id"] == "tower-of-stories"]
+        museum["internalName"] = "Tower of Tales"
+        await bookable.catalog.import_text(catalog_to_yaml(catalog(*products)))
+        await drain(bookable)
         (payload,) = target.payloads()
         assert (
             payload["product"]["id"] == "tower-of-stories"
@@ -235,32 +235,32 @@ async def test_product_update_with_diff(client: httpx.AsyncClient, demo: Service
             {
                 "op": "replace",
                 "path": "/internalName",
-                "was": "Tower of Stories museum",
+                "was": "Tower Of Stories",
                 "value": "Tower of Tales",
             }
         ]
 
 
 async def test_retries_until_the_receiver_recovers(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with receiver(500, 503) as target:
         target.extra_headers["Retry-After"] = "90"
         hook = await subscribe(client, target.url)
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
-        await drain(demo)
+        await drain(bookable)
         assert len(target.requests) == 1
         clock.advance(seconds=50)
-        await drain(demo)
+        await drain(bookable)
         assert (
             len(target.requests) == 1
         )  # not due yet: at least 90 s (Retry-After), at most 60 s x 1.2 otherwise
         clock.advance(seconds=45)
-        await drain(demo)
+        await drain(bookable)
         assert len(target.requests) == 2
         clock.advance(seconds=150)
-        await drain(demo)
+        await drain(bookable)
         assert len(target.requests) == 3
         assert len({r.headers["webhook-id"] for r in target.requests}) == 1  # the same message every time
         deliveries = (await client.get(f"/admin/api/webhooks/{hook['id']}/deliveries", headers=ADMIN)).json()
@@ -273,7 +273,7 @@ async def test_retries_until_the_receiver_recovers(
 
 
 async def test_retry_on_error_false_and_giving_up(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with receiver(default_status=500) as once, receiver(default_status=500) as always:
         await subscribe(client, once.url, retryOnError=False)
@@ -281,7 +281,7 @@ async def test_retry_on_error_false_and_giving_up(
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
         for _ in range(6):
-            await drain(demo)
+            await drain(bookable)
             clock.advance(seconds=400)
         assert len(once.requests) == 1
         assert len(always.requests) == 4  # the first try and the three retries of the test schedule
@@ -289,15 +289,15 @@ async def test_retry_on_error_false_and_giving_up(
         assert 'berth_deliveries{kind="webhook",status="failed"} 2' in metrics
 
 
-async def test_gone_disables_the_webhook(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_gone_disables_the_webhook(client: httpx.AsyncClient, bookable: Services) -> None:
     async with receiver(410) as target:
         hook = await subscribe(client, target.url)
         first = await reserve(client)
         await confirm(client, first["uuid"])
-        await drain(demo)
+        await drain(bookable)
         second = await reserve(client)
         await confirm(client, second["uuid"])
-        await drain(demo)
+        await drain(bookable)
         assert len(target.requests) == 1
         listed = (await client.get("/admin/api/webhooks", headers=ADMIN)).json()
         assert [w["disabledReason"] for w in listed if w["id"] == hook["id"]] == [
@@ -306,7 +306,7 @@ async def test_gone_disables_the_webhook(client: httpx.AsyncClient, demo: Servic
 
 
 async def test_order_per_booking_holds_under_retries(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
     async with receiver(default_status=500) as target:
         await subscribe(client, target.url)
@@ -315,13 +315,13 @@ async def test_order_per_booking_holds_under_retries(
         await confirm(client, one["uuid"])
         await client.patch(f"/octo/bookings/{one['uuid']}", json={"notes": "second change"}, headers=auth())
         await confirm(client, two["uuid"])
-        await drain(demo)
+        await drain(bookable)
         # one's first message failed, so its second waits behind it; two's message is independent.
         sent = sorted((p["booking"]["id"], p["booking"]["notes"]) for p in target.payloads())
         assert sent == sorted([(one["id"], None), (two["id"], None)])
         target.default_status = 200
         clock.advance(seconds=100)
-        await drain(demo)
+        await drain(bookable)
         later = [
             (p["booking"]["id"], p["booking"]["notes"])
             for p in target.payloads()[2:]
@@ -330,26 +330,26 @@ async def test_order_per_booking_holds_under_retries(
         assert later == [(one["id"], None), (one["id"], "second change")]
 
 
-async def test_redelivery_and_rotation(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_redelivery_and_rotation(client: httpx.AsyncClient, bookable: Services) -> None:
     async with receiver() as target:
         hook = await subscribe(client, target.url)
         booking = await reserve(client)
         await confirm(client, booking["uuid"])
-        await drain(demo)
+        await drain(bookable)
         delivery = (await client.get(f"/admin/api/webhooks/{hook['id']}/deliveries", headers=ADMIN)).json()[
             "deliveries"
         ][0]
         connection = next(
             c
             for c in (await client.get("/admin/api/connections", headers=ADMIN)).json()
-            if c["name"] == "Demo reseller A"
+            if c["name"] == "Reseller A"
         )
         rotated = (
             await client.post(f"/admin/api/connections/{connection['id']}/rotate-secret", headers=ADMIN)
         ).json()
         requeued = await client.post(f"/admin/api/deliveries/{delivery['id']}/redeliver", headers=ADMIN)
         assert requeued.json()["status"] == "pending"
-        await drain(demo)
+        await drain(bookable)
         assert len(target.requests) == 2
         again = target.requests[1]
         assert again.headers["webhook-id"] == delivery["id"]
@@ -367,14 +367,14 @@ async def test_redelivery_and_rotation(client: httpx.AsyncClient, demo: Services
         assert (await client.get("/admin/api/deliveries/nope", headers=ADMIN)).status_code == 404
 
 
-async def test_changes_and_deliveries_commit_together(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_changes_and_deliveries_commit_together(client: httpx.AsyncClient, bookable: Services) -> None:
     """A change refused halfway leaves no delivery behind (the outbox shares its transaction)."""
     async with receiver() as target:
         await subscribe(client, target.url, event="availability_update")
         await reserve(client, reservation(("adult",) * 12))
         refused = await client.post("/octo/bookings", json=reservation(("adult",) * 9), headers=auth())
         assert refused.json()["error"] == "UNPROCESSABLE_ENTITY"
-        await drain(demo)
+        await drain(bookable)
         assert [p["availability"]["vacancies"] for p in target.payloads()] == [8]
 
 

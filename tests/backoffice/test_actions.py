@@ -41,7 +41,7 @@ async def confirmed(client: httpx.AsyncClient) -> dict[str, Any]:
     return booking
 
 
-async def test_redeem(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_redeem(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     booking = await confirmed(client)
     notice = await act(client, booking, "redeem", csrf_token=csrf)
     assert notice == (
@@ -58,7 +58,7 @@ async def test_redeem(client: httpx.AsyncClient, csrf: str, demo: Services) -> N
 
 
 async def test_actions_need_the_csrf_token_and_a_session(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     booking = await confirmed(client)
     for form in ({}, {"csrf_token": "forged"}, {"csrf_token": csrf[:-1]}):
@@ -73,7 +73,7 @@ async def test_actions_need_the_csrf_token_and_a_session(
     assert await status_of(client, booking["id"]) == "CONFIRMED"
 
 
-async def test_accept_a_pending_booking(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_accept_a_pending_booking(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     booking = await pending_kayak(client)
     page = text_of((await client.get(f"/admin/bookings/{booking['id']}")).text)
     assert "This booking waits for your decision." in page
@@ -86,7 +86,7 @@ async def test_accept_a_pending_booking(client: httpx.AsyncClient, csrf: str, de
     assert await vacancies(client, KAYAK_SLOT, KAYAK) == 4
 
 
-async def test_reject_a_pending_booking(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_reject_a_pending_booking(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     booking = await pending_kayak(client)
     assert await vacancies(client, KAYAK_SLOT, KAYAK) == 4
     notice = await act(client, booking, "reject", csrf_token=csrf, reason="River closed")
@@ -106,7 +106,7 @@ def buttons(page: str) -> list[str]:
 
 
 async def test_each_status_offers_one_set_of_actions(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     async def shown(booking: dict[str, Any]) -> tuple[list[str], str]:
         page = (await client.get(f"/admin/bookings/{booking['id']}")).text
@@ -115,7 +115,7 @@ async def test_each_status_offers_one_set_of_actions(
     held = await reserve(client)
     assert await shown(held) == (
         ["Release the hold"],
-        "Actions Demo reseller A holds these places until 1 Jun 2026 09:30 BST, then they are free "
+        "Actions Reseller A holds these places until 1 Jun 2026 09:30 BST, then they are free "
         "again; it confirms the booking or lets it go. Reason for releasing Release the hold",
     )
     pending = await pending_kayak(client)
@@ -130,7 +130,7 @@ async def test_each_status_offers_one_set_of_actions(
 
 
 async def test_actions_outside_a_statuses_set_are_refused(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     pending = await pending_kayak(client)
     reference = pending["supplierReference"]
@@ -152,7 +152,7 @@ async def test_actions_outside_a_statuses_set_are_refused(
     assert await status_of(client, held["id"]) == "ON_HOLD"
 
 
-async def test_release_a_hold(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_release_a_hold(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     held = await reserve(client)
     assert await vacancies(client) == 18
     notice = await act(client, held, "release", csrf_token=csrf, reason="Walk-in party")
@@ -165,7 +165,7 @@ async def test_release_a_hold(client: httpx.AsyncClient, csrf: str, demo: Servic
     assert again == f"Booking {held['supplierReference']} was already cancelled; nothing changed."
 
 
-async def test_cancel_frees_the_places(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_cancel_frees_the_places(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     booking = await confirmed(client)
     assert await vacancies(client) == 18
     notice = await act(client, booking, "cancel", csrf_token=csrf, reason="Guest called")
@@ -181,7 +181,7 @@ async def test_cancel_frees_the_places(client: httpx.AsyncClient, csrf: str, dem
 
 
 async def test_cancel_past_the_cutoff_needs_force(
-    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock
+    client: httpx.AsyncClient, csrf: str, office: Services, clock: Clock
 ) -> None:
     booking = await confirmed(client)
     clock.advance(hours=2)  # the cruise's cancellation cutoff is 24 hours before its start
@@ -197,7 +197,7 @@ async def test_cancel_past_the_cutoff_needs_force(
     assert await status_of(client, booking["id"]) == "CANCELLED"
 
 
-async def test_actions_on_an_unknown_booking(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_actions_on_an_unknown_booking(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     for action in ("redeem", "accept", "reject", "cancel", "release"):
         response = await client.post(f"/admin/bookings/nope/{action}", data={"csrf_token": csrf})
         assert response.status_code == 404, action
@@ -205,7 +205,7 @@ async def test_actions_on_an_unknown_booking(client: httpx.AsyncClient, csrf: st
 
 
 async def test_create_a_connection_shows_its_secrets_once(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     created = await client.post("/admin/connections", data={"name": "City Tours Online", "csrf_token": csrf})
     assert created.status_code == 200
@@ -222,12 +222,12 @@ async def test_create_a_connection_shows_its_secrets_once(
 
 
 async def test_create_a_connection_explains_what_is_wrong(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
-    duplicate = await client.post("/admin/connections", data={"name": "Demo reseller A", "csrf_token": csrf})
+    duplicate = await client.post("/admin/connections", data={"name": "Reseller A", "csrf_token": csrf})
     assert duplicate.status_code == 400
-    assert "A connection named 'Demo reseller A' already exists" in text_of(duplicate.text)
-    assert 'value="Demo reseller A"' in duplicate.text  # the form keeps what was typed
+    assert "A connection named 'Reseller A' already exists" in text_of(duplicate.text)
+    assert 'value="Reseller A"' in duplicate.text  # the form keeps what was typed
     blank = await client.post("/admin/connections", data={"name": "  ", "csrf_token": csrf})
     assert blank.status_code == 400 and "A connection needs a name" in text_of(blank.text)
     forged = await client.post("/admin/connections", data={"name": "Forged"})
@@ -235,16 +235,16 @@ async def test_create_a_connection_explains_what_is_wrong(
     assert "Forged" not in (await client.get("/admin/connections")).text
 
 
-async def test_revoke_a_connection(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_revoke_a_connection(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     connections = (await client.get("/admin/api/connections", headers=ADMIN)).json()
-    reseller_a = next(c for c in connections if c["name"] == "Demo reseller A")
+    reseller_a = next(c for c in connections if c["name"] == "Reseller A")
     path = f"/admin/connections/{reseller_a['id']}/revoke"
     assert (await client.post(path)).status_code == 403
     assert (await client.get("/octo/supplier", headers=auth())).status_code == 200
     response = await client.post(path, data={"csrf_token": csrf})
     assert response.status_code == 303 and response.headers["location"] == "/admin/connections"
     page = await client.get("/admin/connections")
-    assert notice_of(page.text) == "Connection “Demo reseller A” revoked: its API key …er-a no longer works."
+    assert notice_of(page.text) == "Connection “Reseller A” revoked: its API key …er-a no longer works."
     assert path not in page.text and "REVOKED" in text_of(page.text)
     refused = await client.get("/octo/supplier", headers=auth())
     assert refused.status_code == 400 and refused.json()["error"] == "UNAUTHORIZED"

@@ -7,10 +7,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from berth.capabilities.registry import CATALOG_RULES
-from berth.demo.loader import demo_catalog_text
-from berth.domain.catalog.document import parse_catalog
 from berth.http.admin.pages.dates import Local, of_product, of_supplier
+from tests.every_capability import every_capability_catalog
 
 MONDAY = date(2026, 11, 23)
 
@@ -78,13 +76,13 @@ def test_reading_a_local_time_typed_in_a_form() -> None:
 
 
 def test_a_products_own_zone_and_locale() -> None:
-    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
+    catalog = every_capability_catalog()
     product = catalog.products[0].model_copy(update={"time_zone": "Europe/Paris", "locale": "fr-FR"})
     assert of_product(product) == Local("Europe/Paris", "fr-FR")
 
 
 def test_the_suppliers_zone_and_locale_are_those_most_of_its_products_declare() -> None:
-    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
+    catalog = every_capability_catalog()
     first, second, *rest = catalog.products
     paris = {"time_zone": "Europe/Paris", "locale": "fr-FR"}
     assert of_supplier(catalog) == Local("Europe/London", "en-GB")

@@ -13,14 +13,13 @@ import httpx
 from berth.container import Services
 from tests.backoffice.helpers import notice_of, sign_in, text_of
 from tests.backoffice.test_webhook_pages import connection_id, rows_of
-from tests.conftest import ADMIN, KEY_A, KEY_B, auth
+from tests.conftest import ADMIN, KEY_A, KEY_B, SECRET_B, auth
 from tests.receivers import receiver
-from tests.test_mappings import SECRET_B
 from tests.test_webhooks import drain, verify
 
 # How a mapping reads, its parts joined by a single right-pointing angle quotation mark.
 EVENING_ADULT = " \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} ".join(
-    ("Thames sightseeing cruise", "Summer evening departure", "Adult")
+    ("Thames Sightseeing", "evening", "Adult")
 )
 
 
@@ -53,9 +52,9 @@ def selected(page: str, field: str) -> str | None:
 
 
 async def test_without_rows_the_inbox_says_how_resellers_upload_them(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
-    await upload(client, [], key=KEY_A)  # the demo's rows, removed
+    await upload(client, [], key=KEY_A)  # reseller A's rows, removed
     page = await client.get("/admin/mappings")
     assert page.status_code == 200
     assert '<a href="/admin/mappings" aria-current="page">Mappings</a>' in page.text
@@ -67,7 +66,7 @@ async def test_without_rows_the_inbox_says_how_resellers_upload_them(
 
 
 async def test_every_connections_rows_waiting_first_filtered(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     dashboard = text_of((await client.get("/admin")).text)
     assert "2 mapping rows wait for you : map them to a product" in dashboard
@@ -84,19 +83,19 @@ async def test_every_connections_rows_waiting_first_filtered(
     ]
     assert "WAITING" in rows[0] and "product only" in rows[0] and "Map" in rows[0]
     assert "MAPPED" in rows[3] and EVENING_ADULT in rows[3] and "option, unit" in rows[3]
-    assert all("Demo reseller A" in r for r in rows)
-    assert all("none" in r for r in rows)  # the demo was mapped without notifying anyone
+    assert all("Reseller A" in r for r in rows)
+    assert all("none" in r for r in rows)  # reseller A's rows were mapped without notifying anyone
 
     waiting = rows_of((await client.get("/admin/mappings?show=pending")).text, "mappings")
     assert [r.split()[0] for r in waiting] == ["RA-MUSEUM", "RA-KAYAK-SUNSET"]
 
-    reseller_b = await connection_id(client, "Demo reseller B")
+    reseller_b = await connection_id(client, "Reseller B")
     empty = await client.get(f"/admin/mappings?connection={reseller_b}")
-    assert "Demo reseller B has uploaded no rows" in text_of(empty.text)
+    assert "Reseller B has uploaded no rows" in text_of(empty.text)
     await upload(client, [{"resellerReference": "B-1", "resellerProduct": "Kayaks"}])
     only_b = await client.get(f"/admin/mappings?connection={reseller_b}")
     assert [r.split()[0] for r in rows_of(only_b.text, "mappings")] == ["B-1"]
-    assert f'<option value="{reseller_b}" selected>Demo reseller B</option>' in only_b.text
+    assert f'<option value="{reseller_b}" selected>Reseller B</option>' in only_b.text
 
     for reference in ("RA-MUSEUM", "RA-KAYAK-SUNSET"):
         patched = await client.patch(
@@ -108,13 +107,13 @@ async def test_every_connections_rows_waiting_first_filtered(
             headers=ADMIN,
         )
         assert patched.status_code == 200, patched.text
-    reseller_a = await connection_id(client, "Demo reseller A")
+    reseller_a = await connection_id(client, "Reseller A")
     done = text_of((await client.get(f"/admin/mappings?show=pending&connection={reseller_a}")).text)
-    assert "Nothing waits for you Every row of Demo reseller A is mapped (4 in all)." in done
+    assert "Nothing waits for you Every row of Reseller A is mapped (4 in all)." in done
 
 
 async def test_the_inbox_paginates_waiting_rows_first(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     await upload(client, [{"resellerReference": f"B-{n:02}"} for n in range(30)])
     first = await client.get("/admin/mappings")
@@ -123,7 +122,7 @@ async def test_the_inbox_paginates_waiting_rows_first(
     assert "Page 1 of 2" in text_of(first.text)
     second = await client.get("/admin/mappings?page=2")
     references = [r.split()[0] for r in rows_of(second.text, "mappings")]
-    # 32 waiting (30 of B, 2 of the demo's), then the 2 mapped ones.
+    # 32 waiting (30 of B, 2 of reseller A's), then the 2 mapped ones.
     assert len(references) == 9
     assert references[-2:] == ["RA-THAMES-DAY", "RA-THAMES-EVENING-ADULT"]
     assert all("WAITING" in r for r in rows_of(second.text, "mappings")[:7])
@@ -134,7 +133,7 @@ async def test_the_inbox_paginates_waiting_rows_first(
 
 
 async def test_complete_a_row_and_the_reseller_is_notified(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     async with receiver() as target:
         await upload(
@@ -145,16 +144,16 @@ async def test_complete_a_row_and_the_reseller_is_notified(
         mapping_id = await row_id(client, "LST-1")
         inbox = rows_of((await client.get("/admin/mappings")).text, "mappings")
         listed = next(r for r in inbox if r.startswith("LST-1"))
-        assert listed.startswith("LST-1 Evening cruise Demo reseller B") and "WAITING" in listed
+        assert listed.startswith("LST-1 Evening cruise Reseller B") and "WAITING" in listed
 
         form = await client.get(f"/admin/mappings/{mapping_id}")
         assert form.status_code == 200
         text = text_of(form.text)
-        assert "Mapping LST-1 · Demo reseller B WAITING" in text
+        assert "Mapping LST-1 · Reseller B WAITING" in text
         assert "Save and notify the reseller" in text
         assert "None yet. When you map this row" in text
         # Every choice is there, grouped, with values naming the whole path.
-        assert '<optgroup label="Thames sightseeing cruise" data-parent="thames-sightseeing">' in form.text
+        assert '<optgroup label="Thames Sightseeing" data-parent="thames-sightseeing">' in form.text
         assert '<option value="thames-sightseeing/evening/adult">' in form.text
         assert 'data-narrowed-by="option"' in form.text
 
@@ -167,8 +166,8 @@ async def test_complete_a_row_and_the_reseller_is_notified(
         assert done.headers["location"] == f"/admin/mappings/{mapping_id}"
         shown = await client.get(done.headers["location"])
         assert notice_of(shown.text) == (
-            f"“LST-1” of Demo reseller B mapped to {EVENING_ADULT}. "
-            f"Demo reseller B will be notified at {target.url}; the notification shows below."
+            f"“LST-1” of Reseller B mapped to {EVENING_ADULT}. "
+            f"Reseller B will be notified at {target.url}; the notification shows below."
         )
         assert "MAPPED" in text_of(shown.text)
         stored = await staff_row(client, mapping_id)
@@ -180,7 +179,7 @@ async def test_complete_a_row_and_the_reseller_is_notified(
         (waiting,) = rows_of(shown.text, "notifications")
         assert "PENDING" in waiting and "not sent yet" in waiting
 
-        await drain(demo)
+        await drain(office)
         (received,) = target.requests
         verify(SECRET_B, received)
         assert received.json["unitId"] == "adult" and received.json["optionId"] == "evening"
@@ -206,12 +205,12 @@ async def test_complete_a_row_and_the_reseller_is_notified(
         )  # fmt: skip
         notice = notice_of((await client.get(again.headers["location"])).text)
         assert notice is not None and "That was already its mapping: nothing changed" in notice
-        await drain(demo)
+        await drain(office)
         assert len(target.requests) == 1
 
 
 async def test_a_row_without_option_or_url_takes_a_product_only(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     await upload(client, [{"resellerReference": "MUSEUM", "optionRequired": False}])
     mapping_id = await row_id(client, "MUSEUM")
@@ -227,8 +226,8 @@ async def test_a_row_without_option_or_url_takes_a_product_only(
     assert done.status_code == 303
     notice = notice_of((await client.get(done.headers["location"])).text)
     assert notice == (
-        "“MUSEUM” of Demo reseller B mapped to Tower of Stories museum. The row has no webhookUrl, so "
-        "Demo reseller B is not notified: it sees the mapping in GET /mappings."
+        "“MUSEUM” of Reseller B mapped to Tower Of Stories. The row has no webhookUrl, so "
+        "Reseller B is not notified: it sees the mapping in GET /mappings."
     )
     stored = await staff_row(client, mapping_id)
     assert (stored["productId"], stored["optionId"], stored["notifications"]) == (
@@ -239,7 +238,7 @@ async def test_a_row_without_option_or_url_takes_a_product_only(
 
 
 async def test_wrong_choices_are_shown_again_with_what_is_wrong(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     await upload(
         client,
@@ -268,10 +267,8 @@ async def test_wrong_choices_are_shown_again_with_what_is_wrong(
     )
     assert mismatched.status_code == 400
     errors = errors_of(mismatched.text)
-    assert errors["option"].startswith(
-        "“Summer evening departure” is an option of Thames sightseeing cruise, not of"
-    )
-    assert errors["unit"].startswith("“Adult” is a unit of Thames sightseeing cruise, not of")
+    assert errors["option"].startswith("“evening” is an option of Thames Sightseeing, not of")
+    assert errors["unit"].startswith("“Adult” is a unit of Thames Sightseeing, not of")
     # What was picked stays picked, so it can be corrected.
     assert selected(mismatched.text, "product") == "sunset-kayak"
     assert selected(mismatched.text, "option") == "thames-sightseeing/evening"
@@ -284,8 +281,7 @@ async def test_wrong_choices_are_shown_again_with_what_is_wrong(
     )
     assert other_option.status_code == 400
     assert errors_of(other_option.text) == {
-        "unit": "“Adult” is a unit of the option “Daytime departures”, not of “Summer evening departure”: "
-        "choose one of its units."
+        "unit": "“Adult” is a unit of the option “DEFAULT”, not of “evening”: choose one of its units."
     }
 
     unknown = await post(both, product="nope", option="nope/DEFAULT", unit="nope/DEFAULT/adult")
@@ -299,7 +295,7 @@ async def test_wrong_choices_are_shown_again_with_what_is_wrong(
     unit_only = await row_id(client, "UNIT-ONLY")
     wrong_unit = await post(unit_only, product="tower-of-stories", unit="thames-sightseeing/adult")
     assert wrong_unit.status_code == 400
-    assert errors_of(wrong_unit.text)["unit"].startswith("“Adult” is a unit of Thames sightseeing cruise")
+    assert errors_of(wrong_unit.text)["unit"].startswith("“Adult” is a unit of Thames Sightseeing")
     right = await post(unit_only, product="tower-of-stories", unit="tower-of-stories/family")
     assert right.status_code == 303
 
@@ -308,7 +304,7 @@ async def test_wrong_choices_are_shown_again_with_what_is_wrong(
 
 
 async def test_mapping_forms_need_the_csrf_token_and_a_session(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     await upload(client, [{"resellerReference": "LST-1", "optionRequired": False}])
     mapping_id = await row_id(client, "LST-1")

@@ -5,23 +5,16 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from berth.capabilities.registry import CATALOG_RULES
-from berth.demo.loader import demo_catalog_text
 from berth.domain.bookings import BookingStatus, people_of
-from berth.domain.catalog import Catalog
-from berth.domain.catalog.document import parse_catalog
 from berth.domain.slots import slots_between
 from berth.http.admin.backoffice import ACTIONS, Action, departed
+from tests.every_capability import every_capability_catalog
 
 MONDAY = date(2026, 6, 1)
 
 
-def demo() -> Catalog:
-    return parse_catalog(demo_catalog_text(), CATALOG_RULES)
-
-
 def test_guests_are_people_and_every_ticket_brings_at_least_one() -> None:
-    catalog = demo()
+    catalog = every_capability_catalog()
     harbour = catalog.products[[p.id for p in catalog.products].index("harbour-cruise")].default_option
     museum = catalog.products[[p.id for p in catalog.products].index("tower-of-stories")].default_option
     # An infant takes no place, but is someone to expect at the pier.
@@ -32,7 +25,7 @@ def test_guests_are_people_and_every_ticket_brings_at_least_one() -> None:
 
 
 def test_a_departure_has_departed_once_it_started_and_a_day_once_it_closed() -> None:
-    catalog = demo()
+    catalog = every_capability_catalog()
     cruise = next(p for p in catalog.products if p.id == "thames-sightseeing")
     ten, *_ = slots_between(cruise, cruise.default_option, MONDAY, MONDAY)
     assert ten.id == "2026-06-01T10:00:00+01:00"

@@ -11,18 +11,17 @@ from berth.container import Services
 from tests.backoffice.helpers import text_of
 from tests.backoffice.test_pages import manifest_path
 from tests.conftest import ADMIN, auth
+from tests.resources_helpers import BOOKED_TEN
 
-DEMO_TEN = "2026-06-02T10:00:00+01:00"
 
-
-async def test_seat_map_shows_who_sits_where(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_seat_map_shows_who_sits_where(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     slot = (
-        await client.get(f"/admin/api/slots/harbour-cruise/DEFAULT/{DEMO_TEN}/resources", headers=ADMIN)
+        await client.get(f"/admin/api/slots/harbour-cruise/DEFAULT/{BOOKED_TEN}/resources", headers=ADMIN)
     ).json()
     heron = next(r for r in slot["resourceGroups"][0]["resources"] if r["resourceId"] == "heron")
     seat_of = {seat: a["supplierReference"] for a in heron["allocations"] for seat in a["seatIds"]}
 
-    page = await client.get(manifest_path(DEMO_TEN, "harbour-cruise"))
+    page = await client.get(manifest_path(BOOKED_TEN, "harbour-cruise"))
     assert page.status_code == 200
     html = page.text
     assert html.count('<table class="seat-map"') == 2
@@ -44,13 +43,13 @@ async def test_seat_map_shows_who_sits_where(client: httpx.AsyncClient, csrf: st
     assert "Resources MV Heron seats 1A, 1B, 1C Coach 2" in booking_page
 
 
-async def test_no_seat_map_without_resources(client: httpx.AsyncClient, csrf: str, demo: Services) -> None:
+async def test_no_seat_map_without_resources(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     page = await client.get(manifest_path("2026-06-02T10:00:00+01:00"))
     assert page.status_code == 200 and "Resources and seats" not in page.text
 
 
 async def test_a_cancelled_party_leaves_its_seats(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     body = {
         "productId": "river-rib", "optionId": "DEFAULT", "availabilityId": "2026-06-03T11:00:00+01:00",
@@ -67,7 +66,7 @@ async def test_a_cancelled_party_leaves_its_seats(
 
 
 async def test_the_catalogue_page_lists_resources(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     text = text_of((await client.get("/admin/catalog/harbour-cruise")).text)
     assert "Start times Places All year Every day 10:00, 13:00, 16:00 From the resources" in text

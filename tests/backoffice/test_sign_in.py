@@ -28,7 +28,7 @@ async def client_for(
         await built.close()
 
 
-async def test_pages_send_strangers_to_sign_in_and_back(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_pages_send_strangers_to_sign_in_and_back(client: httpx.AsyncClient, office: Services) -> None:
     wanted = await client.get("/admin/bookings", params={"status": "PENDING"})
     assert wanted.status_code == 303
     assert wanted.headers["location"] == "/admin/sign-in?next=/admin/bookings%3Fstatus%3DPENDING"
@@ -52,7 +52,7 @@ async def test_pages_send_strangers_to_sign_in_and_back(client: httpx.AsyncClien
 
 
 async def test_session_cookie_is_http_only_same_site_and_scoped(
-    client: httpx.AsyncClient, demo: Services
+    client: httpx.AsyncClient, office: Services
 ) -> None:
     form = await client.get("/admin/sign-in")
     response = await client.post(
@@ -65,7 +65,7 @@ async def test_session_cookie_is_http_only_same_site_and_scoped(
 
 
 async def test_cookies_are_secure_when_the_public_url_is_https(
-    settings: Settings, clock: Clock, demo: Services
+    settings: Settings, clock: Clock, office: Services
 ) -> None:
     https = settings.model_copy(update={"public_url": "https://tours.example"})
     async with client_for(https, clock, "https://berth.test") as http:
@@ -78,7 +78,7 @@ async def test_cookies_are_secure_when_the_public_url_is_https(
         assert "secure" in response.headers["set-cookie"].lower()
 
 
-async def test_a_wrong_token_is_refused(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_a_wrong_token_is_refused(client: httpx.AsyncClient, office: Services) -> None:
     form = await client.get("/admin/sign-in")
     response = await client.post("/admin/sign-in", data={"token": "guess", "csrf_token": csrf_of(form.text)})
     assert response.status_code == 401
@@ -86,7 +86,7 @@ async def test_a_wrong_token_is_refused(client: httpx.AsyncClient, demo: Service
     assert (await client.get("/admin")).status_code == 303
 
 
-async def test_the_sign_in_form_needs_its_csrf_token(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_the_sign_in_form_needs_its_csrf_token(client: httpx.AsyncClient, office: Services) -> None:
     await client.get("/admin/sign-in")
     forged = await client.post("/admin/sign-in", data={"token": "demo-admin", "csrf_token": "forged"})
     assert forged.status_code == 403
@@ -98,7 +98,7 @@ async def test_the_sign_in_form_needs_its_csrf_token(client: httpx.AsyncClient, 
 
 
 async def test_tampered_and_expired_sessions_sign_out(
-    client: httpx.AsyncClient, demo: Services, clock: Clock
+    client: httpx.AsyncClient, office: Services, clock: Clock
 ) -> None:
     await sign_in(client)
     genuine = client.cookies["berth_session"]
@@ -112,7 +112,7 @@ async def test_tampered_and_expired_sessions_sign_out(
 
 
 async def test_changing_the_admin_token_signs_everyone_out(
-    client: httpx.AsyncClient, settings: Settings, clock: Clock, demo: Services
+    client: httpx.AsyncClient, settings: Settings, clock: Clock, office: Services
 ) -> None:
     await sign_in(client)
     rotated = settings.model_copy(update={"admin_token": SecretStr("a-new-token")})
@@ -121,7 +121,7 @@ async def test_changing_the_admin_token_signs_everyone_out(
         assert (await http.get("/admin")).status_code == 303
 
 
-async def test_sign_out_needs_the_csrf_token(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_sign_out_needs_the_csrf_token(client: httpx.AsyncClient, office: Services) -> None:
     csrf = await sign_in(client)
     refused = await client.post("/admin/sign-out")
     assert refused.status_code == 403
@@ -133,7 +133,9 @@ async def test_sign_out_needs_the_csrf_token(client: httpx.AsyncClient, demo: Se
     assert "You have signed out" in text_of((await client.get(out.headers["location"])).text)
 
 
-async def test_a_csrf_token_works_only_in_its_own_session(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_a_csrf_token_works_only_in_its_own_session(
+    client: httpx.AsyncClient, office: Services
+) -> None:
     old = await sign_in(client)
     await client.post("/admin/sign-out", data={"csrf_token": old})
     new = await sign_in(client)
@@ -143,7 +145,7 @@ async def test_a_csrf_token_works_only_in_its_own_session(client: httpx.AsyncCli
     assert "Stale form" not in (await client.get("/admin/connections")).text
 
 
-async def test_after_sign_in_only_back_office_pages(client: httpx.AsyncClient, demo: Services) -> None:
+async def test_after_sign_in_only_back_office_pages(client: httpx.AsyncClient, office: Services) -> None:
     for target in ("//evil.example/admin", "https://evil.example", "/octo/products", "/admin\\@evil.example"):
         form = await client.get("/admin/sign-in")
         response = await client.post(

@@ -16,9 +16,9 @@ from berth.container import Services
 from berth.http.admin.pages import webhooks as webhook_pages
 from tests.backoffice.helpers import notice_of, sign_in, text_of
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
-from tests.conftest import ADMIN, KEY_B, Clock
+from tests.conftest import ADMIN, KEY_B, SECRET_A, Clock
 from tests.receivers import receiver
-from tests.test_webhooks import SECRET_A, drain, subscribe, verify
+from tests.test_webhooks import drain, subscribe, verify
 
 
 async def book(
@@ -50,7 +50,7 @@ def rows_of(page: str, table: str) -> list[str]:
 
 
 async def test_without_webhooks_the_page_says_how_resellers_make_them(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     page = await client.get("/admin/webhooks")
     assert page.status_code == 200
@@ -62,7 +62,7 @@ async def test_without_webhooks_the_page_says_how_resellers_make_them(
 
 
 async def test_every_connections_webhooks_with_their_pending_and_failed_deliveries(
-    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock
+    client: httpx.AsyncClient, csrf: str, office: Services, clock: Clock
 ) -> None:
     async with (
         receiver(default_status=500) as failing,
@@ -79,7 +79,7 @@ async def test_every_connections_webhooks_with_their_pending_and_failed_deliveri
         await book(client)
         await book(client)
         await book(client, key=KEY_B)
-        await drain(demo)
+        await drain(office)
 
         page = await client.get("/admin/webhooks")
         text = text_of(page.text)
@@ -87,23 +87,21 @@ async def test_every_connections_webhooks_with_their_pending_and_failed_deliveri
         rows = rows_of(page.text, "webhooks")
         # Each row: event, connection and URL (the phone's first cell), then the wide columns.
         assert rows == [
-            f"booking_update Demo reseller A {failing.url} {failing.url} Demo reseller A octo/pricing No "
-            "ACTIVE 0 2",
-            f"booking_update Demo reseller A {retried['url']} {retried['url']} Demo reseller A none Yes "
-            "ACTIVE 2 0",
-            f"booking_update Demo reseller B {gone.url} {gone.url} Demo reseller B none Yes DISABLED "
+            f"booking_update Reseller A {failing.url} {failing.url} Reseller A octo/pricing No ACTIVE 0 2",
+            f"booking_update Reseller A {retried['url']} {retried['url']} Reseller A none Yes ACTIVE 2 0",
+            f"booking_update Reseller B {gone.url} {gone.url} Reseller B none Yes DISABLED "
             "the receiver answered 410 Gone 1 Jun 2026 09:00 BST 0 1",
-            f"booking_update Demo reseller B {fine.url} {fine.url} Demo reseller B none Yes ACTIVE 0 0",
+            f"booking_update Reseller B {fine.url} {fine.url} Reseller B none Yes ACTIVE 0 0",
         ]
         assert f'href="/admin/webhooks/{once["id"]}?status=failed"' in page.text
         assert f'href="/admin/webhooks/{retried["id"]}?status=pending"' in page.text
         assert f'href="/admin/webhooks/{delivered["id"]}"' in page.text
         assert f'href="/admin/webhooks/{disabled["id"]}"' in page.text
 
-        reseller_b = await connection_id(client, "Demo reseller B")
+        reseller_b = await connection_id(client, "Reseller B")
         only_b = await client.get("/admin/webhooks", params={"connection": reseller_b})
         assert len(rows_of(only_b.text, "webhooks")) == 2
-        assert "2 webhooks of Demo reseller B" in text_of(only_b.text)
+        assert "2 webhooks of Reseller B" in text_of(only_b.text)
         nobody = text_of((await client.get("/admin/webhooks", params={"connection": "nope"})).text)
         assert "This connection has no webhooks" in nobody and "Show every connection's webhooks" in nobody
 
@@ -112,7 +110,7 @@ async def test_every_connections_webhooks_with_their_pending_and_failed_deliveri
 
 
 async def test_a_webhooks_deliveries_newest_first_by_status_and_paginated(
-    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, csrf: str, office: Services, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(webhook_pages, "PAGE_SIZE", 2)
     async with receiver(200, 500, 200, default_status=500) as target:
@@ -120,13 +118,13 @@ async def test_a_webhooks_deliveries_newest_first_by_status_and_paginated(
         references = []
         for _ in range(4):
             references.append((await book(client))["supplierReference"])
-            await drain(demo)
+            await drain(office)
             clock.advance(minutes=1)
         path = f"/admin/webhooks/{hook['id']}"
 
         first = await client.get(path)
         text = text_of(first.text)
-        assert "Webhook booking_update Demo reseller A ACTIVE" in text
+        assert "Webhook booking_update Reseller A ACTIVE" in text
         assert f"URL {target.url}" in text and "Retry on error No: one attempt each" in text
         assert "Deliveries 4 All 4 Pending 0 Sending 0 Delivered 2 Failed 2" in text
         assert "4 deliveries, 1-2 shown, newest first" in text and "Page 1 of 2" in text
@@ -159,7 +157,7 @@ async def test_a_webhooks_deliveries_newest_first_by_status_and_paginated(
 
 
 async def test_a_webhook_without_deliveries_says_when_it_gets_them(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     hook = await subscribe(client, "https://hooks.example/a", event="availability_update")
     text = text_of((await client.get(f"/admin/webhooks/{hook['id']}")).text)
@@ -169,12 +167,12 @@ async def test_a_webhook_without_deliveries_says_when_it_gets_them(
 
 
 async def test_a_delivery_with_its_payload_headers_and_attempts_redelivered(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     async with receiver(500) as target:
         hook = await subscribe(client, target.url, headers={"X-Reseller-Token": "t0k3n"})
         booking = await book(client)
-        await drain(demo)
+        await drain(office)
         (delivery,) = await deliveries_of(client, hook["id"])
         assert delivery["status"] == "pending"  # retried in a minute on the test schedule
         path = f"/admin/deliveries/{delivery['id']}"
@@ -194,7 +192,7 @@ async def test_a_delivery_with_its_payload_headers_and_attempts_redelivered(
         assert f"Delivery booking_update · Booking {booking['supplierReference']} RETRYING" in text
         assert f"About Booking {booking['supplierReference']}" in text
         assert f'href="/admin/bookings/{booking["id"]}"' in page.text
-        assert f"URL {target.url}" in text and "Connection Demo reseller A" in text
+        assert f"URL {target.url}" in text and "Connection Reseller A" in text
         assert "Attempts 1" in text and "500" in text and "answered 500" in text and " ms" in text
         headers = rows_of(page.text, "headers")
         assert headers[:3] == [
@@ -219,7 +217,7 @@ async def test_a_delivery_with_its_payload_headers_and_attempts_redelivered(
             f"It goes to {target.url} again now, with the same webhook-id."
         )
         assert "PENDING" in text_of(shown.text)
-        await drain(demo)
+        await drain(office)
         assert [r.headers["webhook-id"] for r in target.requests] == [delivery["id"]] * 2
         after = await client.get(path)
         assert notice_of(after.text) is None  # shown once
@@ -233,12 +231,12 @@ async def test_a_delivery_with_its_payload_headers_and_attempts_redelivered(
 
 
 async def test_redeliver_from_the_webhook_page_goes_back_to_it(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     async with receiver(500) as target:
         hook = await subscribe(client, target.url, retryOnError=False)
         await book(client)
-        await drain(demo)
+        await drain(office)
         (delivery,) = await deliveries_of(client, hook["id"])
         assert delivery["status"] == "failed"
         response = await client.post(
@@ -248,14 +246,14 @@ async def test_redeliver_from_the_webhook_page_goes_back_to_it(
         page = await client.get(response.headers["location"])
         assert "requeued; it had failed after 1 attempt. It goes to" in (notice_of(page.text) or "")
         assert "PENDING" in rows_of(page.text, "deliveries")[0]
-        await drain(demo)
+        await drain(office)
         assert len(target.requests) == 2
         (delivered,) = await deliveries_of(client, hook["id"])
         assert delivered["status"] == "delivered"
 
 
 async def test_redeliver_everything_since_a_time(
-    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock
+    client: httpx.AsyncClient, csrf: str, office: Services, clock: Clock
 ) -> None:
     async with receiver() as target:
         hook = await subscribe(client, target.url)
@@ -263,7 +261,7 @@ async def test_redeliver_everything_since_a_time(
         clock.advance(hours=2)
         await book(client)
         await book(client)
-        await drain(demo)
+        await drain(office)
         assert len(target.requests) == 3
         path = f"/admin/webhooks/{hook['id']}"
         form = await client.get(path)
@@ -281,7 +279,7 @@ async def test_redeliver_everything_since_a_time(
             f"2 deliveries made since 1 Jun 2026 10:00 BST requeued: they go to {target.url} again now, "
             "each with its original webhook-id."
         )
-        await drain(demo)
+        await drain(office)
         assert len(target.requests) == 5
         assert {r.headers["webhook-id"] for r in target.requests[3:]} < {
             r.headers["webhook-id"] for r in target.requests[:3]
@@ -295,19 +293,19 @@ async def test_redeliver_everything_since_a_time(
         assert await since("yesterday") == (
             "Nothing was requeued: 'yesterday' is not a time like 2026-06-01T09:00 (Europe/London time)."
         )
-        await drain(demo)
+        await drain(office)
         assert len(target.requests) == 7
 
 
 async def test_webhook_actions_need_the_csrf_token_and_a_session(
-    client: httpx.AsyncClient, csrf: str, demo: Services
+    client: httpx.AsyncClient, csrf: str, office: Services
 ) -> None:
     async with receiver(default_status=500) as target:
         hook = await subscribe(client, target.url, retryOnError=False)
         await book(client)
-        await drain(demo)
+        await drain(office)
         (delivery,) = await deliveries_of(client, hook["id"])
-        reseller_a = await connection_id(client, "Demo reseller A")
+        reseller_a = await connection_id(client, "Reseller A")
         actions = [
             (f"/admin/deliveries/{delivery['id']}/redeliver", {}),
             (f"/admin/webhooks/{hook['id']}/redeliver", {"since": "2026-01-01T00:00"}),
@@ -330,7 +328,7 @@ async def test_webhook_actions_need_the_csrf_token_and_a_session(
         ):
             anonymous = await client.get(page)
             assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/admin/sign-in")
-        await drain(demo)
+        await drain(office)
         assert len(target.requests) == 1  # nothing was requeued
         assert (await deliveries_of(client, hook["id"]))[0]["status"] == "failed"
         await sign_in(client)
@@ -341,9 +339,9 @@ async def test_webhook_actions_need_the_csrf_token_and_a_session(
 
 
 async def test_rotate_a_signing_secret_shows_it_once(
-    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock
+    client: httpx.AsyncClient, csrf: str, office: Services, clock: Clock
 ) -> None:
-    reseller_a = await connection_id(client, "Demo reseller A")
+    reseller_a = await connection_id(client, "Reseller A")
     listing = await client.get("/admin/connections")
     assert f'action="/admin/connections/{reseller_a}/rotate-secret"' in listing.text
     response = await client.post(f"/admin/connections/{reseller_a}/rotate-secret", data={"csrf_token": csrf})
@@ -352,20 +350,20 @@ async def test_rotate_a_signing_secret_shows_it_once(
     assert found is not None
     secret = found.group(1)
     text = text_of(response.text)
-    assert "Signing secret of “Demo reseller A” rotated" in text
+    assert "Signing secret of “Reseller A” rotated" in text
     assert "Until 2 Jun 2026 09:00 BST they also carry a signature made with the previous secret" in text
     assert secret not in (await client.get("/admin/connections")).text
 
     async with receiver() as target:
         await subscribe(client, target.url)
         await book(client)
-        await drain(demo)
+        await drain(office)
         (received,) = target.requests
         verify(secret, received)
         verify(SECRET_A, received)  # the grace period
         clock.advance(hours=25)  # the grace period is over (and the session too)
         await book(client, availability_id="2026-06-04T10:00:00+01:00")
-        await drain(demo)
+        await drain(office)
         later = target.requests[1]
         verify(secret, later)
         assert len(later.headers["webhook-signature"].split()) == 1
@@ -375,15 +373,13 @@ async def test_rotate_a_signing_secret_shows_it_once(
     revoked = await client.post(f"/admin/connections/{reseller_a}/rotate-secret", data={"csrf_token": csrf})
     assert revoked.status_code == 303
     page = await client.get("/admin/connections")
-    assert (
-        notice_of(page.text) == "Connection “Demo reseller A” is revoked: its signing secret was not rotated."
-    )
+    assert notice_of(page.text) == "Connection “Reseller A” is revoked: its signing secret was not rotated."
     missing = await client.post("/admin/connections/nope/rotate-secret", data={"csrf_token": csrf})
     assert missing.status_code == 404
 
 
 async def test_the_webhooks_list_paginates(
-    client: httpx.AsyncClient, csrf: str, demo: Services, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, csrf: str, office: Services, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(webhook_pages, "PAGE_SIZE", 2)
     for name in ("a", "b", "c"):

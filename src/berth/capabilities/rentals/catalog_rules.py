@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from berth.domain.catalog import AvailabilityType, DurationUnit, Option, Product
 from berth.domain.catalog.model import MAX_RENTAL_MINUTES, rental_minutes
-from berth.domain.catalog.rules import CatalogRule, Path, Problem
+from berth.domain.catalog.rules import CatalogRule, Path, Problem, duplicate_ids
 
 
 def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> list[tuple[Path, str]]:
@@ -29,12 +29,10 @@ def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> li
                 f"name one of its rentalDurations ({choices})",
             )
         )
-    seen: set[str] = set()
+    durations_path: Path = (*o_path, "rentalDurations")
+    problems.extend(duplicate_ids([d.id for d in option.rental_durations], durations_path, "rental duration"))
     for d_index, duration in enumerate(option.rental_durations):
-        d_path: Path = (*o_path, "rentalDurations", d_index)
-        if duration.id in seen:
-            problems.append(((*d_path, "id"), f"duplicate rental duration id {duration.id!r}"))
-        seen.add(duration.id)
+        d_path: Path = (*durations_path, d_index)
         minutes = rental_minutes(duration)
         if minutes != minutes.to_integral_value() or minutes < 1:
             problems.append(((*d_path, "durationAmount"), "the duration must be a whole number of minutes"))

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from berth.domain.catalog import AvailabilityType, Option, Product, Resource
-from berth.domain.catalog.rules import CatalogRule, Path, Problem
+from berth.domain.catalog.rules import CatalogRule, Path, Problem, duplicate_ids
 
 
 def _resource_problems(product: Product, option: Option, o_path: Path) -> list[tuple[Path, str]]:
     """Unique group and resource ids (resources across all groups of the option), a capacity
     for every resource, sound seat maps, and service rules that name real start times."""
-    problems: list[tuple[Path, str]] = []
-    seen_groups: set[str] = set()
+    problems = duplicate_ids(
+        [g.id for g in option.resource_groups], (*o_path, "resourceGroups"), "resource group"
+    )
     seen_resources: set[str] = set()
     start_times = set(option.local_start_times)
     for g_index, group in enumerate(option.resource_groups):
         g_path: Path = (*o_path, "resourceGroups", g_index)
-        if group.id in seen_groups:
-            problems.append(((*g_path, "id"), f"duplicate resource group id {group.id!r}"))
-        seen_groups.add(group.id)
         for r_index, resource in enumerate(group.resources):
             r_path: Path = (*g_path, "resources", r_index)
             if resource.id in seen_resources:
@@ -52,17 +50,15 @@ def _resource_problems(product: Product, option: Option, o_path: Path) -> list[t
 
 def _seat_map_problems(resource: Resource, path: Path) -> list[tuple[Path, str]]:
     assert resource.seat_map is not None
-    problems: list[tuple[Path, str]] = []
-    seen_ids: set[str] = set()
+    seats = resource.seat_map.seats
+    problems = duplicate_ids([seat.id for seat in seats], (*path, "seats"), "seat")
+    seen_ids = {seat.id for seat in seats}
     seen_places: set[tuple[str, str]] = set()
-    for s_index, seat in enumerate(resource.seat_map.seats):
-        if seat.id in seen_ids:
-            problems.append(((*path, "seats", s_index, "id"), f"duplicate seat id {seat.id!r}"))
+    for s_index, seat in enumerate(seats):
         if (seat.row, seat.column) in seen_places:
             problems.append(
                 ((*path, "seats", s_index), f"two seats in row {seat.row!r}, column {seat.column!r}")
             )
-        seen_ids.add(seat.id)
         seen_places.add((seat.row, seat.column))
     for b_index, blocked in enumerate(resource.seat_map.blocked):
         if blocked not in seen_ids:

@@ -49,17 +49,24 @@ def _minutes(clock: str) -> int:
     return int(match.group(1)) * 60 + int(match.group(2))
 
 
+def duplicate_ids(ids: Sequence[str], path: Path, what: str) -> list[tuple[Path, str]]:
+    """A problem at each id of the list at `path` that an earlier item already has."""
+    seen: set[str] = set()
+    problems: list[tuple[Path, str]] = []
+    for index, item_id in enumerate(ids):
+        if item_id in seen:
+            problems.append(((*path, index, "id"), f"duplicate {what} id {item_id!r}"))
+        seen.add(item_id)
+    return problems
+
+
 def catalog_problems(catalog: Catalog, rules: Sequence[CatalogRule]) -> list[tuple[Path, str]]:
     """Rules that span fields: unique ids, references between units, schedules that fit the
     product's availability type, prices that cover every unit; then each capability's rules
     (`rules`) for the declarations it adds. Paths use the file's keys."""
-    problems: list[tuple[Path, str]] = []
-    seen_products: set[str] = set()
+    problems = duplicate_ids([p.id for p in catalog.products], ("products",), "product")
     for p_index, product in enumerate(catalog.products):
         p_path: Path = ("products", p_index)
-        if product.id in seen_products:
-            problems.append(((*p_path, "id"), f"duplicate product id {product.id!r}"))
-        seen_products.add(product.id)
         if sum(1 for o in product.options if o.default) > 1:
             problems.append(((*p_path, "options"), "more than one option is marked default"))
         for f_index, delivery_format in enumerate(product.delivery_formats):
@@ -82,12 +89,9 @@ def catalog_problems(catalog: Catalog, rules: Sequence[CatalogRule]) -> list[tup
         }
         if product.default_currency and product.default_currency not in priced:
             problems.append(((*p_path, "defaultCurrency"), "no price is given in this currency"))
-        seen_options: set[str] = set()
+        problems.extend(duplicate_ids([o.id for o in product.options], (*p_path, "options"), "option"))
         for o_index, option in enumerate(product.options):
             o_path: Path = (*p_path, "options", o_index)
-            if option.id in seen_options:
-                problems.append(((*o_path, "id"), f"duplicate option id {option.id!r}"))
-            seen_options.add(option.id)
             problems.extend(_option_problems(product, option, o_path, currencies, rules))
     for rule in rules:
         problems.extend(rule.catalog_problems(catalog))
@@ -102,12 +106,9 @@ def _option_problems(
     if r.min_units is not None and r.max_units is not None and r.min_units > r.max_units:
         problems.append(((*o_path, "restrictions"), "minUnits is greater than maxUnits"))
     unit_ids = [u.id for u in option.units]
-    seen_units: set[str] = set()
+    problems.extend(duplicate_ids(unit_ids, (*o_path, "units"), "unit"))
     for u_index, unit in enumerate(option.units):
         u_path: Path = (*o_path, "units", u_index)
-        if unit.id in seen_units:
-            problems.append(((*u_path, "id"), f"duplicate unit id {unit.id!r}"))
-        seen_units.add(unit.id)
         ur = unit.restrictions
         if ur.min_quantity is not None and ur.max_quantity is not None and ur.min_quantity > ur.max_quantity:
             problems.append(((*u_path, "restrictions"), "minQuantity is greater than maxQuantity"))
