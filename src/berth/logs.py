@@ -47,7 +47,17 @@ def redact_url(url: str) -> str:
 QUIET_LIBRARIES = ("httpx", "httpcore", "asyncpg", "sqlalchemy.engine", "sqlalchemy.pool")
 
 
+_level = logging.INFO
+
+
+def info_logged() -> bool:
+    """Whether INFO lines are written: callers skip building a line nobody will see."""
+    return _level <= logging.INFO
+
+
 def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
+    global _level
+    _level = logging.getLevelNamesMapping()[level.upper()]
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(logging.WARNING)
     renderer: structlog.typing.Processor = (
@@ -61,7 +71,7 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
             structlog.processors.format_exc_info,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelNamesMapping()[level.upper()]),
+        wrapper_class=structlog.make_filtering_bound_logger(_level),
         logger_factory=structlog.PrintLoggerFactory(_Stderr()),  # type: ignore[arg-type]
         # Not cached: a later configure_logging (another level, a test) applies to every logger.
         cache_logger_on_first_use=False,

@@ -34,9 +34,29 @@ def services(request: Request) -> Services:
     return found
 
 
+# Base URLs by what they are built from: building one costs more than most answers. Bounded,
+# as the Host header is the client's to choose.
+_ENDPOINTS: dict[tuple[object, ...], str] = {}
+MAX_ENDPOINTS = 256
+
+
 def octo_endpoint(request: Request) -> str:
     """Where resellers reach the OCTO API, as an answer to `request` names it."""
-    return services(request).settings.octo_endpoint(str(request.base_url))
+    settings = services(request).settings
+    if settings.public_url:
+        return settings.octo_endpoint()
+    scope = request.scope
+    server = scope.get("server")  # a tuple, or a list from some ASGI servers
+    key = (
+        scope.get("scheme"), tuple(server) if server else None, scope.get("app_root_path"),
+        scope.get("root_path"), request.headers.get("host"),
+    )  # fmt: skip
+    found = _ENDPOINTS.get(key)
+    if found is None:
+        if len(_ENDPOINTS) >= MAX_ENDPOINTS:
+            _ENDPOINTS.clear()
+        found = _ENDPOINTS[key] = settings.octo_endpoint(str(request.base_url))
+    return found
 
 
 async def current_services(request: Request) -> Services:

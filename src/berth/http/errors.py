@@ -156,10 +156,3 @@ def install_error_handlers(app: FastAPI) -> None:
                 headers={"Allow": ", ".join(_allowed_methods(request))},
             )
         return json_response(BadRequest(str(exc.detail)).body(), status_code=exc.status_code)
-
-    # A backstop: RequestContextMiddleware answers unhandled errors itself, inside the request's
-    # log context and with its X-Request-Id; this handler sees only what escapes that.
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> Response:
-        log.exception("unhandled error", path=request.url.path, fault=fault_of(exc))
-        return error_response(internal_error(exc), _capabilities(request))

@@ -121,7 +121,7 @@ class RateLimitMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         connection_id = scope.get("state", {}).get("connection_id") if scope["type"] == "http" else None
-        if connection_id is not None:
+        if connection_id is not None and _services(scope).settings.rate_limit_per_minute > 0:
             limiter = _services(scope).rate_limiter
             wait = await limiter.check(connection_id)
             if wait > 0:

@@ -6,6 +6,8 @@ gets UNAUTHORIZED even when its body is also malformed (OCTO checks auth first).
 
 from __future__ import annotations
 
+import itertools
+import os
 import secrets
 import time
 from typing import Any
@@ -20,9 +22,27 @@ from berth.domain.errors import Forbidden, OctoError, Unauthorized
 from berth.domain.languages import choose_language
 from berth.http.context import OctoRequest
 from berth.http.errors import error_response, internal_error
+from berth.logs import info_logged
 from berth.store.database import fault_of
 
 log = structlog.get_logger("berth.access")
+
+# Request ids: unique per process by a random prefix, then counted (cheaper than 16 random
+# bytes per request, and as unique).
+_id_prefix = secrets.token_hex(10)
+_id_counter = itertools.count()
+
+
+def _new_prefix() -> None:
+    global _id_prefix
+    _id_prefix = secrets.token_hex(10)
+
+
+os.register_at_fork(after_in_child=_new_prefix)  # a forked worker counts under its own prefix
+
+
+def new_request_id() -> str:
+    return f"{_id_prefix}{next(_id_counter) & 0xFFFFFFFFFFFF:012x}"
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -63,7 +83,7 @@ class RequestContextMiddleware:
             scope = dict(scope)
             scope["path"] = path.rstrip("/") or "/"
             scope["raw_path"] = scope["path"].encode()
-        request_id = header(scope, b"x-request-id") or secrets.token_hex(16)
+        request_id = header(scope, b"x-request-id") or new_request_id()
         structlog.contextvars.bind_contextvars(request_id=request_id)
         started = time.perf_counter()
         status: int | None = None
@@ -86,14 +106,15 @@ class RequestContextMiddleware:
             capabilities = scope.get("state", {}).get("capabilities", frozenset())
             await error_response(internal_error(exc), capabilities)(scope, receive, send_with_id)
         finally:
-            log.info(
-                "request",
-                method=scope["method"],
-                path=scope["path"],
-                status=status or 500,
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
-                connection=scope.get("state", {}).get("connection_id"),
-            )
+            if info_logged():
+                log.info(
+                    "request",
+                    method=scope["method"],
+                    path=scope["path"],
+                    status=status or 500,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                    connection=scope.get("state", {}).get("connection_id"),
+                )
             structlog.contextvars.clear_contextvars()
 
 
