@@ -15,6 +15,7 @@ from berth.capabilities.resources.service import ResourceService
 from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
+from berth.services.answers import AnswerCache
 from berth.services.availability import AvailabilityService
 from berth.services.bookings.capacity import CapacityPolicies
 from berth.services.bookings.expiry import HoldExpiry
@@ -50,6 +51,7 @@ class Services:
     fanout: WebhookFanout
     delivery: DeliveryWorker
     rate_limiter: RateLimiter
+    answers: AnswerCache
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -103,4 +105,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
         rate_limiter=RateLimiter(settings, database, seconds_of(clock)),
+        answers=AnswerCache(database, clock, settings.answer_cache_seconds),
     )

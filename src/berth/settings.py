@@ -111,6 +111,15 @@ class Settings(BaseSettings):
     secret_key_previous: SecretStr | None = Field(
         default=None, description="Earlier secret keys, comma-separated: they still open what they sealed"
     )
+    answer_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description=(
+            "How long an availability answer may be reused while nothing has been committed to the "
+            "database (0: never); states that change with the clock alone are at most this late"
+        ),
+    )
     auth_cache_seconds: float = Field(
         default=1.0,
         ge=0,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Hashable
 from typing import Annotated, Any, TypeVar
 
+import orjson
 from fastapi import APIRouter, Body, Depends
 from pydantic import Field
 from starlette.responses import Response
@@ -33,14 +34,33 @@ async def _numbered(index: int, work: Awaitable[T]) -> T:
         raise
 
 
+def _answer_key(kind: str, octo: OctoRequest, query: Hashable) -> Hashable:
+    """Everything an availability answer depends on but the database and the clock: the
+    catalogue, the question, how it is serialized (a connection's mapped rows included)."""
+    mapped_for = octo.connection.id if octo.view.mappings is not None else None
+    return (kind, octo.snapshot.version, query, octo.view.shared_key, mapped_for)
+
+
 async def availability_answer(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> Response:
-    items = await svc.availability.check(octo.snapshot.catalog, body.query(octo.view.has(RENTALS)))
-    return octo_response(octo, [availability_view(item, octo.view) for item in items])
+    query = body.query(octo.view.has(RENTALS))
+
+    async def compute() -> bytes:
+        items = await svc.availability.check(octo.snapshot.catalog, query)
+        return orjson.dumps([availability_view(item, octo.view) for item in items])
+
+    return octo_response(octo, encoded=await svc.answers.answer(_answer_key("check", octo, query), compute))
 
 
 async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) -> Response:
-    days = await svc.availability.calendar(octo.snapshot.catalog, body.query(octo.view.has(RENTALS)))
-    return octo_response(octo, [calendar_view(day, octo.view) for day in days])
+    query = body.query(octo.view.has(RENTALS))
+
+    async def compute() -> bytes:
+        days = await svc.availability.calendar(octo.snapshot.catalog, query)
+        return orjson.dumps([calendar_view(day, octo.view) for day in days])
+
+    return octo_response(
+        octo, encoded=await svc.answers.answer(_answer_key("calendar", octo, query), compute)
+    )
 
 
 async def _availability(call: Call) -> Response:
