@@ -26,7 +26,7 @@ from berth.delivery.fanout import WebhookFanout
 from berth.domain.errors import OctoError
 from berth.domain.sealing import SealError, SecretBox
 from berth.domain.webhooks import next_retry_delay, parse_schedule
-from berth.logs import redact_url
+from berth.logs import info_logged, redact_url
 from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
 from berth.settings import Settings
@@ -141,8 +141,10 @@ class DeliveryWorker:
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
         async with self._db.transaction(write=True) as conn:
-            for outcome in outcomes:
-                await self._record(conn, outcome)
+            finished = [await self._judge(conn, outcome) for outcome in outcomes]
+            await deliveries_repo.record_outcomes(conn, finished)
+        for outcome, done in zip(outcomes, finished, strict=True):
+            self._log(outcome, done)
         return len(claimed)
 
     async def _renew_leases(self, delivery_ids: list[str]) -> None:
@@ -226,7 +228,8 @@ class DeliveryWorker:
             headers["webhook-signature"] = signatures
         return body, headers
 
-    async def _record(self, conn: DbConnection, outcome: Outcome) -> None:
+    async def _judge(self, conn: DbConnection, outcome: Outcome) -> deliveries_repo.Finished:
+        """What an attempt leaves its delivery in; a 410 from a webhook's receiver disables it."""
         delivery, status_code, error = outcome.delivery, outcome.status_code, outcome.error
         now = self._clock()
         attempts = delivery.attempts + 1
@@ -245,20 +248,25 @@ class DeliveryWorker:
             next_at = None if delay is None else now + timedelta(seconds=delay)
         if status == PENDING and delivery.retry_forever and await deliveries_repo.has_newer(conn, delivery):
             status, next_at = SUPERSEDED, None  # a newer message for the subject waits behind this one
-        await deliveries_repo.record_attempt(
-            conn, delivery.id, now, status_code, error, outcome.latency_ms, outcome.excerpt
-        )
-        await deliveries_repo.finish(conn, delivery.id, status, attempts, next_at, now if ok else None)
         if gone and delivery.webhook_id is not None:
             await webhooks_repo.disable_webhook(
                 conn, delivery.webhook_id, now, "the receiver answered 410 Gone"
             )
-        log.info(
-            "delivery attempt",
-            delivery=delivery.id,
-            url=redact_url(delivery.url),
-            status_code=status_code,
-            error=error.replace(delivery.url, redact_url(delivery.url)) if error else None,
-            outcome=status,
-            attempt=attempts,
-        )
+        return deliveries_repo.Finished(
+            delivery.id, now, status_code, error, outcome.latency_ms, outcome.excerpt,
+            status, attempts, next_at, now if ok else None,
+        )  # fmt: skip
+
+    @staticmethod
+    def _log(outcome: Outcome, done: deliveries_repo.Finished) -> None:
+        delivery, error = outcome.delivery, outcome.error
+        if info_logged():
+            log.info(
+                "delivery attempt",
+                delivery=delivery.id,
+                url=redact_url(delivery.url),
+                status_code=done.status_code,
+                error=error.replace(delivery.url, redact_url(delivery.url)) if error else None,
+                outcome=done.status,
+                attempt=done.attempts,
+            )

@@ -79,6 +79,13 @@ def slots_between(product: Product, option: Option, first: date, last: date) -> 
     return sorted((c.slot for c in chosen.values()), key=lambda s: s.start.astimezone(UTC))
 
 
+# Slots found by id, per product and option object: a reservation and its answer each look its
+# slot up, and generating a day's slots costs a tenth of a reservation. The entry keeps its
+# product and option, so an id() is never taken for another object's; bounded.
+_FOUND: dict[tuple[int, int, str], tuple[Product, Option, Slot | None]] = {}
+MAX_FOUND = 10_000
+
+
 def slot_for_id(product: Product, option: Option, availability_id: str) -> Slot | None:
     """The slot an availability id names, or None (malformed ids included; never raises).
 
@@ -86,6 +93,18 @@ def slot_for_id(product: Product, option: Option, availability_id: str) -> Slot 
     written with another offset (`2026-03-29T09:00:00+00:00` for `2026-03-29T10:00:00+01:00`)
     finds the slot, whose `id` is the canonical form to store and echo.
     """
+    key = (id(product), id(option), availability_id)
+    kept = _FOUND.get(key)
+    if kept is not None and kept[0] is product and kept[1] is option:
+        return kept[2]
+    slot = _find_slot(product, option, availability_id)
+    if len(_FOUND) >= MAX_FOUND:
+        _FOUND.clear()
+    _FOUND[key] = (product, option, slot)
+    return slot
+
+
+def _find_slot(product: Product, option: Option, availability_id: str) -> Slot | None:
     if _ID.fullmatch(availability_id) is None:
         return None
     try:

@@ -12,18 +12,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal, Protocol, TypeVar
 
+import orjson
 from sqlalchemy import Connection, CursorResult, Dialect, Engine, ScalarResult, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.base import Executable
+
+from berth.store.change_marks import PostgresMarks, SqliteMarks
 
 _WRITE = "berth_write"
 _SINGLE_READ = "berth_single_read"
@@ -121,6 +125,23 @@ class SqliteConnection:
         return fn(self._connection)
 
 
+def json_text(value: Any) -> str:
+    """JSON columns' text: orjson (a tenth of a reservation went to the json module), falling
+    back to the json module for what orjson refuses (integers past 64 bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value)
+
+
+def json_value(text: str | bytes) -> Any:
+    """JSON columns' values: orjson, or the json module for what it refuses (NaN)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def normalize_url(url: str) -> str:
     """Accept the URLs people paste (`postgresql://…`, `sqlite:///…`, `sqlite+aiosqlite:///…`)
     and pick the drivers Berth runs on; any other URL raises UnsupportedDatabaseUrl."""
@@ -175,14 +196,18 @@ class Database:
         self._local_writers = asyncio.Lock()
         self._sqlite: Engine | None = None
         self._async: AsyncEngine | None = None
+        self._marks: SqliteMarks | PostgresMarks | None = None
         if self.is_sqlite:
             path = make_url(self.url).database
             in_memory = not path or path == ":memory:"
+            if path and not in_memory:
+                self._marks = SqliteMarks(path)
             # A file: a pool that never makes the (single) thread wait for a connection.
             pool: dict[str, Any] = {} if in_memory else {"poolclass": QueuePool, "max_overflow": -1}
             self._sqlite = create_engine(
-                self.url, echo=echo, connect_args={"check_same_thread": False}, **pool
-            )
+                self.url, echo=echo, connect_args={"check_same_thread": False}, json_serializer=json_text,
+                json_deserializer=json_value, **pool,
+            )  # fmt: skip
             self._configure_sqlite(self._sqlite)
             if not in_memory:
                 self._lock_path = f"{path}.writelock"
@@ -190,9 +215,12 @@ class Database:
             # Every request past the pool's size opens a connection (a server process) and closes
             # it again: the pool must cover a process's usual concurrency (docs/decisions.md).
             self._async = create_async_engine(
-                self.url, echo=echo, pool_size=pool_size, max_overflow=max_overflow
-            )
+                self.url, echo=echo, pool_size=pool_size, max_overflow=max_overflow,
+                json_serializer=json_text, json_deserializer=json_value,
+            )  # fmt: skip
             self._ping_when_idle(self._async.sync_engine, ping_idle_seconds)
+            dsn = make_url(self.url).set(drivername="postgresql").render_as_string(hide_password=False)
+            self._marks = PostgresMarks(dsn)
 
     @property
     def is_sqlite(self) -> bool:
@@ -325,11 +353,20 @@ class Database:
             await conn.execution_options(isolation_level="AUTOCOMMIT")
             yield conn
 
+    async def change_mark(self) -> object | None:
+        """A value that differs once anything has been committed since it was taken, by any
+        process (`berth.store.change_marks`); None when none can be read now."""
+        return None if self._marks is None else await self._marks.mark()
+
     async def ping(self) -> None:
         async with self.single_read() as conn:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
+        if isinstance(self._marks, PostgresMarks):
+            await self._marks.close()
+        elif self._marks is not None:
+            self._marks.close()
         if self._sqlite is not None:
             self._sqlite.dispose()
         if self._async is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.orm import aliased
 
 from berth.store.database import DbConnection
@@ -172,46 +172,72 @@ async def renew_leases(conn: DbConnection, delivery_ids: list[str], lease_until:
     )
 
 
-async def record_attempt(
-    conn: DbConnection,
-    delivery_id: str,
-    at: datetime,
-    status_code: int | None,
-    error: str | None,
-    latency_ms: int,
-    excerpt: str | None,
-) -> None:
-    await conn.execute(
-        insert(delivery_attempts).values(
-            delivery_id=delivery_id,
-            attempted_at=at,
-            status_code=status_code,
-            error=error[:500] if error else None,
-            latency_ms=latency_ms,
-            response_excerpt=excerpt,
-        )
-    )
+@dataclass(frozen=True)
+class Finished:
+    """One attempt's record and the state it leaves its delivery in."""
+
+    delivery_id: str
+    at: datetime
+    status_code: int | None
+    error: str | None
+    latency_ms: int
+    excerpt: str | None
+    status: str
+    attempts: int
+    next_attempt_at: datetime | None
+    delivered_at: datetime | None
 
 
-async def finish(
-    conn: DbConnection,
-    delivery_id: str,
-    status: str,
-    attempts: int,
-    next_attempt_at: datetime | None,
-    delivered_at: datetime | None,
-) -> None:
-    """Store the outcome of an attempt. A superseded delivery stays superseded unless this
-    attempt delivered it."""
+_SET_ATTEMPTS = (
+    update(deliveries)
+    .where(deliveries.c.id == bindparam("b_id"))
+    .values(attempts=bindparam("b_attempts"), lease_until=None)
+)
+_SET_OUTCOME = update(deliveries).values(
+    status=bindparam("b_status"),
+    next_attempt_at=bindparam("b_next_attempt_at"),
+    delivered_at=bindparam("b_delivered_at"),
+)
+_SET_DELIVERED = _SET_OUTCOME.where(deliveries.c.id == bindparam("b_id")).values(
+    attempts=bindparam("b_attempts"), lease_until=None
+)
+# A superseded delivery stays superseded unless an attempt delivered it.
+_SET_UNDELIVERED = _SET_OUTCOME.where(deliveries.c.id == bindparam("b_id"), deliveries.c.status != SUPERSEDED)
+
+
+async def record_outcomes(conn: DbConnection, finished: Sequence[Finished]) -> None:
+    """Store a batch of attempts and their deliveries' new states: a few statements for the
+    whole batch, each run for every row at once."""
+    if not finished:
+        return
     await conn.execute(
-        update(deliveries).where(deliveries.c.id == delivery_id).values(attempts=attempts, lease_until=None)
+        insert(delivery_attempts),
+        [
+            {
+                "delivery_id": f.delivery_id,
+                "attempted_at": f.at,
+                "status_code": f.status_code,
+                "error": f.error[:500] if f.error else None,
+                "latency_ms": f.latency_ms,
+                "response_excerpt": f.excerpt,
+            }
+            for f in finished
+        ],
     )
-    query = update(deliveries).where(deliveries.c.id == delivery_id)
-    if status != DELIVERED:
-        query = query.where(deliveries.c.status != SUPERSEDED)
-    await conn.execute(
-        query.values(status=status, next_attempt_at=next_attempt_at, delivered_at=delivered_at)
-    )
+
+    def row(f: Finished) -> dict[str, Any]:
+        return {
+            "b_id": f.delivery_id, "b_attempts": f.attempts, "b_status": f.status,
+            "b_next_attempt_at": f.next_attempt_at, "b_delivered_at": f.delivered_at,
+        }  # fmt: skip
+
+    delivered = [row(f) for f in finished if f.status == DELIVERED]
+    undelivered = [row(f) for f in finished if f.status != DELIVERED]
+    if delivered:
+        await conn.execute(_SET_DELIVERED, delivered)
+    if undelivered:
+        await conn.execute(_SET_ATTEMPTS, undelivered)
+        await conn.execute(_SET_UNDELIVERED, undelivered)
 
 
 async def supersede(conn: DbConnection, target_keys: Sequence[str], statuses: tuple[str, ...]) -> None:
