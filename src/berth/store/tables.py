@@ -128,7 +128,11 @@ bookings = Table(
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),
     Index("ix_bookings_connection_date", "connection_id", "local_date"),
-    Index("ix_bookings_connection_reseller_reference", "connection_id", "reseller_reference"),
+    # Led by the reference: one index serves a connection's lookup by its reference (OCTO
+    # GET /bookings) and the back office's search by any reference across connections, whose
+    # OR of reseller reference, supplier reference and uuid is one index lookup per arm.
+    Index("ix_bookings_reseller_reference", "reseller_reference", "connection_id"),
+    Index("ix_bookings_uuid", "uuid"),
     Index("ix_bookings_status_expires", "status", "expires_at"),
 )
 
