@@ -6,8 +6,11 @@ measured on the same machine in the same run.
 For each database mode (SQLite, and PostgreSQL when BERTH_BENCH_POSTGRES_URL is set) it
 starts `berth serve --demo` on a fresh database, then drives every route in routes.py with
 wrk, alternating baseline and Berth rounds, then tops the database up to 10,000 bookings and
-reads each worker's RSS (issue 4's memory target). It prints a table and a line per mode (also
-written to benchmarks/results/<UTC timestamp>.json). See benchmarks/README.md.
+reads each worker's RSS (issue 4's memory target). With `--bookings N` it then seeds N
+bookings straight into the database (seed.py), prints the query plans of the routes' key
+statements, measures the routes of BIG_DATA_ROUTES again and compares (issue 20, "flat as data
+grows"). It prints tables and a line per mode (also written to
+benchmarks/results/<UTC timestamp>.json). See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 import httpx
 from loadgen import WrkResult, compose_script, ensure_wrk, run_wrk, wrk_version
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -45,16 +49,22 @@ from rich.progress import (
 )
 from rich.table import Table
 from routes import (
+    BIG_DATA_ROUTES,
+    FLAT_WITHIN,
+    RESELLER,
     ROUTES,
     RSS_AFTER_BOOKINGS,
     RSS_TARGET_MB,
     TARGETS,
     BenchContext,
+    Prepared,
     Route,
     RouteRun,
     count_bookings,
+    ensure_bench_products,
     reserve_spread,
 )
+from seed import Plan, SeedReport, connection_of_key, explain_statements, seed_bookings, verify_seed
 from servers import (
     BenchError,
     ServerProcess,
@@ -74,6 +84,7 @@ TOP_UP_CONCURRENCY = 32  # reservations in flight at once during the top-up
 # The top-ups of a run share TOP_UP_SECONDS per mode: a slow database (PostgreSQL on a busy
 # machine) may use what a quick one left, and the whole run stays bounded.
 TOP_UP_SECONDS = 120
+SEED_SECONDS = 120  # issue 20: the bookings are seeded "in under two minutes"
 
 
 # --- options -------------------------------------------------------------------------------
@@ -90,6 +101,8 @@ class Options:
     only: tuple[str, ...]
     modes: tuple[str, ...]
     env: dict[str, str]
+    bookings: int = 0  # --bookings: seed this many, then measure BIG_DATA_ROUTES again
+    plans: bool = False  # --plans: the query plans on the small database too
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +115,8 @@ class Options:
             "only": list(self.only),
             "modes": list(self.modes),
             "env": self.env,
+            "bookings": self.bookings,
+            "plans": self.plans,
         }
 
 
@@ -152,13 +167,26 @@ def parse_options(argv: Sequence[str]) -> Options:
         metavar="BERTH_NAME=VALUE",
         help="extra setting for the Berth server (repeatable)",
     )
+    parser.add_argument(
+        "--bookings",
+        type=_not_negative,
+        default=0,
+        metavar="N",
+        help="after a mode's rounds, seed N bookings into its database and measure "
+        f"{', '.join(BIG_DATA_ROUTES)} again (e.g. 1000000)",
+    )
+    parser.add_argument(
+        "--plans",
+        action="store_true",
+        help="with --bookings: print the query plans on the small database too (before seeding)",
+    )
     parser.add_argument("--list", action="store_true", help="list the routes and their targets, then exit")
     args = parser.parse_args(argv)
 
     if args.list:
         for route in ROUTES:
-            target = f"≥ {route.target}x" if route.target is not None else "no target"
-            print(f"{route.name:20} {route.method:5} {route.path:32} {target}")
+            again = "  (again with --bookings)" if route.name in BIG_DATA_ROUTES else ""
+            print(f"{route.name:26} {route.method:5} {route.path:38} {_targets_text(route)}{again}")
         raise SystemExit(0)
 
     known = {route.name for route in ROUTES}
@@ -189,7 +217,18 @@ def parse_options(argv: Sequence[str]) -> Options:
         only=tuple(args.only),
         modes=modes,
         env=env,
+        bookings=args.bookings,
+        plans=args.plans,
     )
+
+
+def _targets_text(route: Route) -> str:
+    targets = {mode: route.target(mode) for mode in MODES}
+    if all(value is None for value in targets.values()):
+        return "no target"
+    if len(set(targets.values())) == 1:
+        return f"≥ {targets[MODES[0]]}x"
+    return ", ".join(f"≥ {value}x ({mode})" for mode, value in targets.items() if value is not None)
 
 
 # --- outcomes ------------------------------------------------------------------------------
@@ -198,11 +237,18 @@ def parse_options(argv: Sequence[str]) -> Options:
 @dataclass
 class RouteOutcome:
     route: Route
+    mode: str  # the database mode: the target may depend on it
     baseline: list[WrkResult] = field(default_factory=list)
     berth: list[WrkResult] = field(default_factory=list)
     rss_mb: dict[int, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # from the route's check hook
     error: str | None = None  # the route could not be measured
+    path: str | None = None  # as measured, when the setup hook chose it (`Prepared`)
+    headers: dict[str, str] = field(default_factory=dict)  # as measured
+
+    @property
+    def target(self) -> float | None:
+        return self.route.target(self.mode)
 
     @staticmethod
     def _best(results: list[WrkResult]) -> WrkResult | None:
@@ -256,7 +302,7 @@ class RouteOutcome:
 
     @property
     def met(self) -> bool | None:
-        target, ratio = self.route.target, self.ratio
+        target, ratio = self.target, self.ratio
         if target is None:
             return None
         return self.healthy and ratio is not None and ratio >= target
@@ -274,10 +320,13 @@ class RouteOutcome:
         return {
             "route": self.route.name,
             "method": self.route.method,
-            "path": self.route.path,
-            "headers": dict(self.route.headers),
+            "path": self.path or self.route.path,
+            "headers": {
+                name: _shown_header(name, value)
+                for name, value in (self.headers or self.route.headers).items()
+            },
             "script": self.route.script or ("post.lua" if self.route.script_path() else None),
-            "target_ratio": self.route.target,
+            "target_ratio": self.target,
             "requests_per_s": round(berth.requests_per_s, 1) if berth else None,
             "p50_ms": round(berth.latency_ms["p50"], 3) if berth else None,
             "p99_ms": round(berth.latency_ms["p99"], 3) if berth else None,
@@ -297,6 +346,13 @@ class RouteOutcome:
                 "berth": [result.as_json() for result in self.berth],
             },
         }
+
+
+def _shown_header(name: str, value: str) -> str:
+    """Header values for the results file: a session cookie's value is left out."""
+    if name.lower() == "cookie":
+        return "; ".join(part.split("=", 1)[0] + "=…" for part in value.split(";"))
+    return value
 
 
 def _ratio_of_medians(outcome: RouteOutcome) -> float | None:
@@ -331,6 +387,112 @@ class TopUp:
         }
 
 
+def size_text(count: int) -> str:
+    """1000000 -> "1M", 250000 -> "250k"."""
+    if count and count % 1_000_000 == 0:
+        return f"{count // 1_000_000}M"
+    if count and count % 1_000 == 0:
+        return f"{count // 1_000}k"
+    return f"{count:,}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One route on the small database and on the big one (issue 20, "flat as data grows")."""
+
+    route: str
+    small: RouteOutcome | None
+    big: RouteOutcome
+
+    @property
+    def change(self) -> float | None:
+        """Big ratio ÷ small ratio - 1 (-0.10: 10 % lower on the big database)."""
+        small = self.small.ratio if self.small is not None else None
+        big = self.big.ratio
+        if small is None or big is None or small <= 0:
+            return None
+        return big / small - 1
+
+    @property
+    def flat(self) -> bool | None:
+        """At most FLAT_WITHIN below the small database's ratio (higher is flat too), and
+        measured cleanly on both."""
+        change = self.change
+        if change is None:
+            return None
+        healthy = self.big.healthy and self.small is not None and self.small.healthy
+        return healthy and change >= -FLAT_WITHIN
+
+    def as_json(self) -> dict[str, Any]:
+        small_best = self.small.best_berth if self.small is not None else None
+        big_best = self.big.best_berth
+        return {
+            "route": self.route,
+            "ratio_small": round(self.small.ratio, 4)
+            if self.small and self.small.ratio is not None
+            else None,
+            "ratio_big": round(self.big.ratio, 4) if self.big.ratio is not None else None,
+            "change_pct": round(self.change * 100, 1) if self.change is not None else None,
+            "flat": self.flat,
+            "p50_ms_small": round(small_best.latency_ms["p50"], 3) if small_best else None,
+            "p50_ms_big": round(big_best.latency_ms["p50"], 3) if big_best else None,
+        }
+
+
+@dataclass
+class BigData:
+    """The mode's database once `requested` bookings were seeded into it (--bookings), the
+    query plans there, and the routes measured again on it."""
+
+    requested: int
+    seed: SeedReport | None = None
+    problems: list[str] = field(default_factory=list)  # the seeded rows, checked
+    plans_small: list[Plan] = field(default_factory=list)  # --plans: before seeding
+    plans: list[Plan] = field(default_factory=list)
+    routes: list[RouteOutcome] = field(default_factory=list)
+    rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the routes
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        return size_text(self.requested)
+
+    @property
+    def seeded_in_time(self) -> bool | None:
+        if self.seed is None or self.seed.bookings < self.requested:
+            return None
+        return self.seed.seconds <= SEED_SECONDS
+
+    @property
+    def rss_met(self) -> bool | None:
+        largest = max(self.rss_mb.values(), default=None)
+        if largest is None or self.seed is None or self.seed.bookings < self.requested:
+            return None
+        return largest <= RSS_TARGET_MB
+
+    def comparisons(self, small: list[RouteOutcome]) -> list[Comparison]:
+        by_name = {outcome.route.name: outcome for outcome in small}
+        return [Comparison(big.route.name, by_name.get(big.route.name), big) for big in self.routes]
+
+    def as_json(self, small: list[RouteOutcome]) -> dict[str, Any]:
+        return {
+            "bookings_requested": self.requested,
+            "seed": self.seed.as_json() if self.seed else None,
+            "seed_target_s": SEED_SECONDS,
+            "seeded_in_time": self.seeded_in_time,
+            "seed_problems": self.problems,
+            "error": self.error,
+            "plans_small": [plan.as_json() for plan in self.plans_small],
+            "plans": [plan.as_json() for plan in self.plans],
+            "flat_within": FLAT_WITHIN,
+            "comparison": [comparison.as_json() for comparison in self.comparisons(small)],
+            "routes": [outcome.as_json() for outcome in self.routes],
+            "rss_mb_per_worker": {str(pid): round(size, 1) for pid, size in self.rss_mb.items()},
+            "rss_target_mb": RSS_TARGET_MB,
+            "rss_met": self.rss_met,
+        }
+
+
 @dataclass
 class ModeOutcome:
     mode: str
@@ -340,6 +502,7 @@ class ModeOutcome:
     routes: list[RouteOutcome] = field(default_factory=list)
     top_up: TopUp | None = None
     rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the top-up
+    big: BigData | None = None  # --bookings
 
     @property
     def rss_met(self) -> bool | None:
@@ -363,7 +526,17 @@ class ModeOutcome:
             "rss_target_mb": RSS_TARGET_MB,
             "rss_met": self.rss_met,
             "routes": [outcome.as_json() for outcome in self.routes],
+            "big_data": self.big.as_json(self.routes) if self.big else None,
         }
+
+    @property
+    def failed(self) -> bool:
+        big = self.big
+        return bool(
+            self.error
+            or any(not outcome.healthy for outcome in self.routes)
+            or (big is not None and (big.error or big.problems or any(not o.healthy for o in big.routes)))
+        )
 
 
 # --- the run -------------------------------------------------------------------------------
@@ -390,6 +563,10 @@ class Bench:
         self.options = options
         self.console = console
         self.routes = [route for route in ROUTES if not options.only or route.name in options.only]
+        # Measured again on the big database (--bookings): those of BIG_DATA_ROUTES selected.
+        self.big_routes = [
+            route for route in self.routes if options.bookings and route.name in BIG_DATA_ROUTES
+        ]
         self.modes: list[ModeOutcome] = []
         self.facts: dict[str, Any] = {}
         self.baseline_rss: dict[int, float] = {}
@@ -427,18 +604,26 @@ class Bench:
                 wanted.append(mode)
         per_route = self.options.rounds * 2 + (2 if self.options.warmup else 0)
         steps = len(wanted) * (len(self.routes) * per_route + 1)  # + the top-up
+        if self.options.bookings:
+            steps += len(wanted) * (len(self.big_routes) * per_route + 3)  # + seed, check, plans
         self.top_up_seconds_left = float(TOP_UP_SECONDS * len(wanted))
         seconds = (
             len(wanted)
-            * len(self.routes)
+            * (len(self.routes) + len(self.big_routes))
             * (self.options.rounds * 2 * self.options.duration + (2 * self.options.warmup))
+        )
+        big = (
+            f"; then {self.options.bookings:,} bookings seeded per mode (at most {SEED_SECONDS} s each, "
+            f"their load included above: {', '.join(r.name for r in self.big_routes) or 'no route'} again)"
+            if self.options.bookings
+            else ""
         )
         self.console.print(
             f"{len(self.routes)} route(s) x {len(wanted)} mode(s); load alone takes about {seconds} s "
             f"({self.options.rounds} round(s) of {self.options.duration} s per server and route, "
             f"{self.options.connections} connections, {self.options.threads} wrk threads, "
             f"{self.options.workers} workers), then a top-up to {RSS_AFTER_BOOKINGS:,} bookings per mode "
-            f"(at most {self.top_up_seconds_left:.0f} s for all)"
+            f"(at most {self.top_up_seconds_left:.0f} s for all){big}"
         )
 
         port = free_port()
@@ -535,10 +720,12 @@ class Bench:
                 async with httpx.AsyncClient(base_url=server.base_url, timeout=60, limits=limits) as client:
                     context = BenchContext(outcome.mode, server.base_url, database_url, workdir, client)
                     for route in self.routes:
-                        route_outcome = RouteOutcome(route)
+                        route_outcome = RouteOutcome(route, outcome.mode)
                         outcome.routes.append(route_outcome)
                         await self.run_route(route_outcome, context, baseline, server)
                     await self.top_up(outcome, context, server)
+                    if self.options.bookings:
+                        await self.big_data(outcome, context, baseline, server)
             finally:
                 server.stop()
 
@@ -575,35 +762,99 @@ class Bench:
             self.say(f"[red]{outcome.mode}: {outcome.error} (stopped at {top_up.total:,})[/red]")
         self._advance()
 
+    async def big_data(
+        self, outcome: ModeOutcome, context: BenchContext, baseline: ServerProcess, server: ServerProcess
+    ) -> None:
+        """Seed --bookings bookings straight into the mode's database (Berth running, idle),
+        check them, print the query plans, measure the big-data routes again, read the RSS."""
+        options, mode = self.options, outcome.mode
+        big = outcome.big = BigData(options.bookings)
+        label = f"{mode} · {big.label}"
+        try:
+            # Before seeding: a catalogue change checks every future booking against it.
+            await ensure_bench_products(context)
+            reseller = await connection_of_key(context.database_url, RESELLER["Authorization"].split()[-1])
+            if options.plans:
+                self._advance(f"{label}: query plans on the small database")
+                placeholder = {"connection_id": reseller, "reseller_reference": "RR-000000000",
+                               "supplier_reference": "S000000000"}  # fmt: skip
+                big.plans_small = await explain_statements(context.database_url, placeholder)
+                self._say_plans(f"{mode}, small database ({await count_bookings(context.database_url):,} bookings)",
+                                big.plans_small)  # fmt: skip
+            self._advance(f"{label}: seeding {options.bookings:,} bookings")
+            big.seed = await seed_bookings(
+                context.database_url, options.bookings, lambda line: self.say(escape(line))
+            )
+            self.say(_seed_line(mode, big))
+            self._advance(f"{label}: checking the seeded bookings")
+            big.problems = await verify_seed(context.database_url, big.seed)
+            big.problems += await _seeded_over_http(context, big.seed.samples[reseller])
+            for problem in big.problems:
+                self.say(f"[red]{mode} · {big.label}: {escape(problem)}[/red]")
+            self._advance(f"{label}: query plans")
+            big.plans = await explain_statements(context.database_url, big.seed.samples[reseller])
+            self._say_plans(f"{mode}, {big.seed.total_after:,} bookings", big.plans)
+        except BenchError as exc:
+            big.error = str(exc)
+        except Exception as exc:
+            big.error = f"{type(exc).__name__}: {exc}"
+        if big.error is not None:
+            self.say(f"[red]{label}: {escape(big.error)}[/red]")
+            return
+        for route in self.big_routes:
+            route_outcome = RouteOutcome(route, mode)
+            big.routes.append(route_outcome)
+            await self.run_route(route_outcome, context, baseline, server, label=label)
+        big.rss_mb = server.worker_rss_mb()
+
+    def _say_plans(self, title: str, plans: list[Plan]) -> None:
+        self.say(f"[bold]Query plans · {escape(title)}[/bold]")
+        for plan in plans:
+            self.say(escape(plan.text()))
+
     async def run_route(
-        self, outcome: RouteOutcome, context: BenchContext, baseline: ServerProcess, server: ServerProcess
+        self,
+        outcome: RouteOutcome,
+        context: BenchContext,
+        baseline: ServerProcess,
+        server: ServerProcess,
+        *,
+        label: str | None = None,
     ) -> None:
         route = outcome.route
-        options, mode, workdir = self.options, context.mode, context.workdir
+        options, workdir = self.options, context.workdir
+        mode = label or context.mode
         per_route = options.rounds * 2 + (2 if options.warmup else 0)
         done_before = self.progress.tasks[0].completed if self.progress else 0
         try:
             body = route.body
+            path, headers = route.path, dict(route.headers)
             if route.setup is not None:
                 self._advance(f"{mode} · {route.name}: setup")
                 prepared = await route.setup(context)
+                if isinstance(prepared, Prepared):
+                    path = prepared.path or path
+                    headers.update(prepared.headers)
+                    prepared = prepared.body
                 body = prepared if prepared is not None else body
+            outcome.path, outcome.headers = path, headers
             env: dict[str, str] = {}
+            name = route.name if label is None else f"{route.name}-big"
             if body is not None:
-                body_file = workdir / f"{route.name}.body"
+                body_file = workdir / f"{name}.body"
                 body_file.write_text(body if isinstance(body, str) else json.dumps(body))
                 env["BERTH_BENCH_BODY_FILE"] = str(body_file)
             elif route.method.upper() != "GET" and route.script is None:
                 raise BenchError(f"route {route.name} is a {route.method} without a body")
-            script = compose_script(route.script_path(), workdir / f"{route.name}.lua")
+            script = compose_script(route.script_path(), workdir / f"{name}.lua")
             targets = (("baseline", baseline), ("berth", server))
 
             async def load(who: str, server_: ServerProcess, seconds: int, collect: Path | None) -> WrkResult:
                 result = await run_wrk(
                     self.wrk,
-                    server_.base_url + route.path,
+                    server_.base_url + path,
                     script=script,
-                    headers=route.headers,
+                    headers=headers,
                     duration=seconds,
                     connections=options.connections,
                     threads=options.threads,
@@ -621,7 +872,7 @@ class Bench:
             for index in range(1, options.rounds + 1):
                 for who, target in targets:
                     self._advance(f"{mode} · {route.name} · {who} round {index}/{options.rounds}")
-                    collect = workdir / f"{route.name}-{index}.collected" if who == "berth" else None
+                    collect = workdir / f"{name}-{index}.collected" if who == "berth" else None
                     result = await load(who, target, options.duration, collect)
                     (outcome.berth if who == "berth" else outcome.baseline).append(result)
                     self.say(_round_line(mode, route.name, who, index, options.rounds, result))
@@ -666,6 +917,9 @@ class Bench:
                 "non_2xx": "Berth answers with status >= 400, all measured rounds",
                 "rss": "VmRSS of each uvicorn worker process after the route's rounds",
                 "rss_mode": f"the same, once the database was topped up to {RSS_AFTER_BOOKINGS:,} bookings",
+                "big_data": "with --bookings N: N bookings seeded straight into the database (benchmarks/seed.py), "
+                "then the routes of BIG_DATA_ROUTES measured again; flat: the big ratio at most "
+                f"{FLAT_WITHIN:.0%} below the small one",
             },
             "targets": {"ratios": TARGETS, "rss_mb_per_worker": RSS_TARGET_MB},
             "baseline": {
@@ -715,6 +969,54 @@ class Bench:
             for outcome in mode.routes:
                 table.add_row(mode.mode, *_row(outcome))
             table.add_section()
+            if mode.big is not None and mode.big.routes:
+                for outcome in mode.big.routes:
+                    table.add_row(f"{mode.mode} {mode.big.label}", *_row(outcome))
+                table.add_section()
+        return table
+
+    def flat_table(self) -> Table | None:
+        """Issue 20, "flat as data grows": each big-data route's ratio on the small database
+        and after seeding --bookings bookings."""
+        rows = [
+            (mode, comparison)
+            for mode in self.modes
+            if mode.big
+            for comparison in mode.big.comparisons(mode.routes)
+        ]
+        if not rows:
+            return None
+        table = Table(
+            title=f"Flat as data grows: ratios on the small database and with {size_text(self.options.bookings)} "
+            "bookings seeded",
+            caption=f"change: big ratio ÷ small ratio - 1 · flat: at most {FLAT_WITHIN:.0%} lower, measured cleanly "
+            "on both · p50: Berth's best round",
+        )
+        for name in (
+            "mode",
+            "route",
+            "small ratio",
+            "big ratio",
+            "change",
+            "flat",
+            "p50 ms small",
+            "p50 ms big",
+        ):
+            table.add_column(name, justify="left" if name in ("mode", "route") else "right")
+        for mode, comparison in rows:
+            data = comparison.as_json()
+            change = comparison.change
+            flat = {None: "—", True: "[green]yes[/green]", False: "[red]no[/red]"}[comparison.flat]
+            table.add_row(
+                mode.mode,
+                comparison.route,
+                f"{data['ratio_small']:.3f}x" if data["ratio_small"] is not None else "—",
+                f"{data['ratio_big']:.3f}x" if data["ratio_big"] is not None else "—",
+                f"{change:+.1%}" if change is not None else "—",
+                flat,
+                f"{data['p50_ms_small']:.2f}" if data["p50_ms_small"] is not None else "—",
+                f"{data['p50_ms_big']:.2f}" if data["p50_ms_big"] is not None else "—",
+            )
         return table
 
 
@@ -746,6 +1048,55 @@ def _rss_text(sizes: dict[int, float]) -> str:
     return f"[red]{text}[/red]" if values[-1] > RSS_TARGET_MB else text
 
 
+def _seed_line(mode: str, big: BigData) -> str:
+    seed = big.seed
+    if seed is None:
+        return f"{mode}: nothing seeded"
+    met = {None: "[yellow]not judged[/yellow]", True: "[green]met[/green]", False: "[red]not met[/red]"}
+    steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in seed.steps.items())
+    statuses = ", ".join(f"{count:,} {status}" for status, count in sorted(seed.by_status.items()))
+    return (
+        f"{mode}: seeded {seed.bookings:,} bookings ({statuses}) and {seed.events:,} booking events over "
+        f"{seed.departures:,} departures in {seed.seconds:.1f} s ({steps}); {seed.total_after:,} bookings in "
+        f"the database · under {SEED_SECONDS} s: {met[big.seeded_in_time]}"
+    )
+
+
+def _big_line(mode: ModeOutcome, big: BigData) -> str:
+    met = {None: "[yellow]not judged[/yellow]", True: "[green]met[/green]", False: "[red]not met[/red]"}
+    if big.error is not None:
+        return f"{mode.mode} {big.label}: [red]{escape(big.error)}[/red]"
+    flats = [comparison.flat for comparison in big.comparisons(mode.routes)]
+    problems = f" · [red]{len(big.problems)} problem(s) with the seeded rows[/red]" if big.problems else ""
+    return (
+        f"{_seed_line(mode.mode, big)}{problems}\n{mode.mode} {big.label}: {sum(1 for f in flats if f)} of "
+        f"{len(flats)} route(s) flat · RSS MB/worker after them {_rss_text(big.rss_mb)} · "
+        f"target ≤ {RSS_TARGET_MB:.0f} MB: {met[big.rss_met]}"
+    )
+
+
+async def _seeded_over_http(context: BenchContext, sample: dict[str, str]) -> list[str]:
+    """A seeded booking as Berth answers it: the reseller's lookup by its reference finds it,
+    and the back office's search by its supplier reference too."""
+    from routes import staff_cookie
+
+    problems: list[str] = []
+    reference, supplier = sample["reseller_reference"], sample["supplier_reference"]
+    answer = await context.client.get(f"/octo/bookings?resellerReference={reference}", headers=RESELLER)
+    found = answer.json() if answer.status_code == 200 else None
+    if not isinstance(found, list) or len(found) != 1 or found[0].get("supplierReference") != supplier:
+        problems.append(f"GET /octo/bookings?resellerReference={reference} answered {answer.status_code}: "
+                        f"{answer.text[:300]}")  # fmt: skip
+    page = await context.client.get(
+        f"/admin/bookings?reference={supplier}", headers={"Cookie": await staff_cookie(context.base_url)}
+    )
+    if page.status_code != 200 or "1 booking," not in page.text or supplier not in page.text:
+        problems.append(
+            f"GET /admin/bookings?reference={supplier} answered {page.status_code} without the booking"
+        )
+    return problems
+
+
 def _top_up_line(mode: ModeOutcome, top_up: TopUp) -> str:
     met = {None: "[yellow]not judged[/yellow]", True: "[green]met[/green]", False: "[red]not met[/red]"}
     total = f"{top_up.total:,}" if top_up.reached else f"[red]{top_up.total:,}[/red]"
@@ -758,7 +1109,7 @@ def _top_up_line(mode: ModeOutcome, top_up: TopUp) -> str:
 
 def _row(outcome: RouteOutcome) -> list[str]:
     route = outcome.route
-    target = f"≥ {route.target:g}x" if route.target is not None else "—"
+    target = f"≥ {outcome.target:g}x" if outcome.target is not None else "—"
     if outcome.error is not None:
         label = "interrupted" if outcome.error == "interrupted" else "failed"
         return [
@@ -766,7 +1117,7 @@ def _row(outcome: RouteOutcome) -> list[str]:
             f"[red]{label}[/red]",
             *[""] * 6,
             target,
-            "[red]no[/red]" if route.target else "—",
+            "[red]no[/red]" if outcome.target else "—",
             "",
         ]
     berth, baseline, ratio = outcome.best_berth, outcome.best_baseline, outcome.ratio
@@ -878,11 +1229,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         for mode in bench.modes:
             if mode.top_up is not None:
                 console.print(_top_up_line(mode, mode.top_up), highlight=False)
+        flat = bench.flat_table()
+        if flat is not None:
+            console.print(flat, width=max(console.width, console.measure(flat).maximum))
+        for mode in bench.modes:
+            if mode.big is not None:
+                console.print(_big_line(mode, mode.big), highlight=False)
         if bench.baseline_rss:
             console.print(f"Baseline RSS per worker: {_rss_text(bench.baseline_rss)} MB", highlight=False)
         path = bench.write_results()
         console.print(f"Results written to {path.relative_to(REPO)} in {time.monotonic() - started:.0f} s")
-    failed = any(mode.error or any(not outcome.healthy for outcome in mode.routes) for mode in bench.modes)
+    failed = any(mode.failed for mode in bench.modes)
     if status == 0 and failed:
         status = 1
     return status

@@ -30,9 +30,16 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 from requests.structures import CaseInsensitiveDict
+from schemathesis.core.mutations import OperatorKind
+from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation import GenerationMode
 from schemathesis.python import asgi
-from schemathesis.specs.openapi.checks import ignored_auth, missing_required_header, positive_data_acceptance
+from schemathesis.specs.openapi.checks import (
+    ignored_auth,
+    missing_required_header,
+    negative_data_rejection,
+    positive_data_acceptance,
+)
 
 from berth.app import create_app
 from berth.container import Services, build_services
@@ -117,6 +124,47 @@ def fuzz_services(
         asyncio.run(test_database.truncate())
 
 
+def _text_query_parameters() -> frozenset[str]:
+    """Query parameters whose schema takes any text (a string, or a list of strings, with no
+    format, pattern or enum that "false" or "1" could fail)."""
+    names: set[str] = set()
+    for operations in APP.openapi()["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                branches = [schema, *schema.get("anyOf", []), schema.get("items", {})]
+                branches += [b.get("items", {}) for b in schema.get("anyOf", [])]
+                free = [
+                    b
+                    for b in branches
+                    if b.get("type") == "string" and not {"format", "pattern", "enum"} & b.keys()
+                ]
+                if parameter["in"] == "query" and free:
+                    names.add(parameter["name"])
+    return frozenset(names)
+
+
+TEXT_QUERY_PARAMETERS = _text_query_parameters()
+
+
+def excluded_checks(case: schemathesis.Case[Any]) -> list[Any]:
+    """A query string carries text only: a type swapped into a text query parameter (false, an
+    array) reaches Berth as text that parameter accepts, so the case is no negative data.
+    Schemathesis allows for one such swap, not for several in one case
+    (`GET /octo/mappings?productId=false&productIds[]=false`)."""
+    meta = case.meta
+    if meta is None or meta.generation.mode is not GenerationMode.NEGATIVE:
+        return EXCLUDED
+    mutations = getattr(meta.phase.data, "mutations", ())
+    swapped_text = [
+        m.parameter_location is ParameterLocation.QUERY
+        and m.operator is OperatorKind.CHANGE_TYPE
+        and m.parameter in TEXT_QUERY_PARAMETERS
+        for m in mutations
+    ]
+    return [*EXCLUDED, negative_data_rejection] if swapped_text and all(swapped_text) else EXCLUDED
+
+
 @schema.auth(cache_by_key=lambda case, context: context.operation.path.startswith("/admin/"))
 class Credentials:
     """The demo reseller's key on the OCTO API, the admin token on the admin API. (Given as
@@ -150,7 +198,7 @@ def test_every_operation(case: schemathesis.Case[Any]) -> None:
     ANSWERS[_answer(response)] += 1
     if response.status_code == 200:
         SERVED.add(case.operation.label)
-    case.validate_response(response, excluded_checks=EXCLUDED)
+    case.validate_response(response, excluded_checks=excluded_checks(case))
 
 
 def test_stateful_sequences() -> None:
@@ -191,7 +239,7 @@ def test_stateful_sequences() -> None:
             ANSWERS[_answer(response)] += 1
             STATEFUL[(case.operation.label, response.status_code)] += 1
             try:
-                case.validate_response(response, excluded_checks=EXCLUDED)
+                case.validate_response(response, excluded_checks=excluded_checks(case))
             except Exception as exc:
                 failures.append(exc)
                 raise

@@ -81,6 +81,13 @@ async def test_supplier_core_fields(client: httpx.AsyncClient, listed: Services)
     assert response.headers["Octo-Capabilities"] == ""
 
 
+async def test_supplier_endpoint_follows_each_request(client: httpx.AsyncClient, listed: Services) -> None:
+    """The endpoint is the address each request arrived at, whatever another request used."""
+    for host in ("berth.test", "tours.example:8443", "berth.test"):
+        body = (await client.get("/octo/supplier", headers={**auth(), "Host": host})).json()
+        assert body["endpoint"] == f"http://{host}/octo"
+
+
 async def test_supplier_content(client: httpx.AsyncClient, listed: Services) -> None:
     body = (await client.get("/octo/supplier", headers=auth(capabilities="octo/content"))).json()
     assert body["shortDescription"].startswith("Boat tours")
