@@ -16,8 +16,11 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime, timedelta
+from datetime import time as dt_time
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -35,8 +38,22 @@ from tests.receivers import receiver
 pytestmark = pytest.mark.skipif(
     not POSTGRES_URL, reason="several processes on one PostgreSQL: set BERTH_TEST_POSTGRES_URL"
 )
-SLOT = "2026-12-02T10:00:00+00:00"  # 20 places (the booking tests' cruise), in winter time
-OTHER_SLOT = "2026-12-02T12:00:00+00:00"
+
+LONDON = ZoneInfo("Europe/London")
+CLOSED_DATES = ("2026-12-25",)  # the cruise's closed dates
+
+
+def departure(hour: int) -> str:
+    """The booking tests' cruise (20 places) a week from today, at `hour` in London: the
+    processes run on the real clock, so the departure must stay ahead of it."""
+    day = datetime.now(LONDON).date() + timedelta(days=7)
+    if day.isoformat() in CLOSED_DATES:
+        day += timedelta(days=3)
+    return datetime.combine(day, dt_time(hour), LONDON).isoformat()
+
+
+SLOT = departure(10)
+OTHER_SLOT = departure(12)
 
 
 SETTINGS = {
