@@ -139,3 +139,28 @@ async def test_actions_need_the_csrf_token(client: httpx.AsyncClient, csrf: str,
         manifest_path("2026-06-02T11:00:00+01:00") + "/close", data={"csrf_token": csrf}
     )
     assert unknown.status_code in (400, 404)
+
+
+async def test_csv_downloads_for_a_signed_in_member_of_staff(
+    client: httpx.AsyncClient, csrf: str, office: Services
+) -> None:
+    await two_resellers(client)
+    manifest = await client.get(manifest_path(SLOT) + "/manifest.csv")
+    assert manifest.status_code == 200 and manifest.headers["content-type"] == "text/csv; charset=utf-8"
+    lines = manifest.text.splitlines()
+    assert lines[0].startswith("Supplier reference,") and len(lines) == 4
+    assert 'href="' + manifest_path(SLOT) + '/manifest.csv"' in (await client.get(manifest_path(SLOT))).text
+    search = await client.get("/admin/bookings", params={"product": "thames-sightseeing"})
+    assert 'href="/admin/bookings.csv?product=thames-sightseeing"' in search.text
+    found = await client.get(
+        "/admin/bookings.csv", params={"product": "thames-sightseeing", "status": "CONFIRMED"}
+    )
+    assert len(found.text.splitlines()) == 3 and "Reseller B" in found.text
+    bad = await client.get("/admin/bookings.csv", params={"date": "soon"})
+    assert bad.status_code == 303
+    assert notice_of((await client.get(bad.headers["location"])).text) == (
+        "Nothing exported: The date 'soon' is not a date like 2026-06-02."
+    )
+    client.cookies.clear()
+    stranger = await client.get(manifest_path(SLOT) + "/manifest.csv")
+    assert stranger.status_code == 303 and stranger.headers["location"].startswith("/admin/sign-in")

@@ -13,6 +13,7 @@ from berth.capabilities.base import View
 from berth.capabilities.ids import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
 from berth.container import Services
+from berth.http.admin.exports import bookings_csv
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -70,6 +71,34 @@ async def search_bookings(
     return json_response(
         {"total": total, "limit": limit, "offset": offset, "bookings": [_staff_json(svc, d) for d in found]}
     )
+
+
+@router.get(
+    "/bookings.csv",
+    summary="The bookings search as CSV (the same filters), streamed",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+async def export_bookings(
+    reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
+    productId: str | None = None,
+    status: str | None = None,
+    connectionId: str | None = None,
+    svc: Services = Depends(current_services),
+) -> Response:
+    where = BookingFilter(
+        connection_id=connectionId,
+        reference=reference,
+        date_from=localDate or localDateStart,
+        date_to=localDate or localDateEnd,
+        product_id=productId,
+        status=status,
+    )
+    catalog = (await svc.catalog.snapshot()).catalog
+    return bookings_csv(svc, catalog, where, "bookings.csv")
 
 
 @router.get("/bookings/{bookingId}", summary="One booking with its history")

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.container import Services
+from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -105,3 +106,18 @@ async def affected(
     catalog = (await svc.catalog.snapshot()).catalog
     found = await svc.departures.affected(catalog, productId, optionId, availabilityId)
     return json_response({"bookings": found.bookings, "connectionIds": list(found.connection_ids)})
+
+
+@router.get(
+    DEPARTURE + "/manifest.csv",
+    summary="The departure's manifest as CSV: every booking on it, streamed",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+async def manifest_csv(
+    productId: str, optionId: str, availabilityId: str, svc: Services = Depends(current_services)
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    departure = await svc.departures.get(catalog, productId, optionId, availabilityId)
+    name = file_name("manifest", productId, optionId, departure.slot.start.strftime("%Y-%m-%d-%H%M")) + ".csv"
+    return bookings_csv(svc, catalog, manifest_filter(departure), name)

@@ -16,10 +16,11 @@ from starlette.responses import Response
 
 from berth.domain.departures import check_capacity
 from berth.domain.errors import OctoError
+from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
 from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
-from berth.http.admin.pages.session import Notice, Staff, staff_form
+from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
 from berth.read_models.departures import Affected, Departure
 from berth.services.departures import DepartureChange
 
@@ -84,6 +85,16 @@ async def _apply(
     except OctoError as exc:
         return redirect(path, me, Notice("error", f"{failed}: {exc.message.rstrip('.')}."))
     return redirect(path, me, Notice("success", done))
+
+
+@router.get(SLOT + "/manifest.csv")
+async def manifest_csv(
+    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(staff)
+) -> Response:
+    """Every booking on the departure as CSV."""
+    departure = await _departure(me, product_id, option_id, availability_id)
+    name = file_name("manifest", product_id, option_id, departure.slot.start.strftime("%Y-%m-%d-%H%M"))
+    return bookings_csv(me.services, me.catalog.catalog, manifest_filter(departure), name + ".csv")
 
 
 @router.post(SLOT + "/close")
