@@ -74,13 +74,13 @@ def test_capacity_close_and_a_weather_cancellation(tab: Page, served: str) -> No
     tab.goto(MANIFEST)
     actions = tab.locator("section.departure-actions")
     expect(actions).to_contain_text("3 bookings of 2 resellers")
-    shot(tab, "21-departure-manifest")
-    tab.screenshot(path="/work/notes/i21a-manifest-actions.png", full_page=True)
+    shot(tab, "20-departure-manifest")
 
     tab.fill("#departure-capacity", "8")
     tab.get_by_role("button", name="Change the capacity…").click()
     expect(tab.locator("h1")).to_contain_text("Change the capacity of Thames Sightseeing")
     expect(tab.locator(".consequences")).to_contain_text("Capacity 20 places → 8 places; 5 places are held.")
+    shot(tab, "21-departure-capacity-confirmation")
     tab.get_by_role("button", name="Change the capacity").click()
     expect(tab.locator(".notice.success")).to_contain_text("capacity set to 8 places.")
     expect(actions).to_contain_text("8 places (catalogue: 20)")
@@ -106,13 +106,11 @@ def test_capacity_close_and_a_weather_cancellation(tab: Page, served: str) -> No
         "This cancels 3 bookings of 2 resellers (Reseller A, Reseller B), with the reason “Storm warning: the river is closed”."
     )
     shot(tab, "22-departure-cancel-confirmation")
-    tab.screenshot(path="/work/notes/i21a-cancel-confirmation.png", full_page=True)
     tab.get_by_role("button", name="Cancel the departure").click()
     expect(tab.locator(".notice.success")).to_contain_text(
         "cancelled: 3 bookings of 2 resellers cancelled; the departure is closed."
     )
     expect(tab.locator("table.manifest").first).to_contain_text("CANCELLED")
     shot(tab, "23-departure-cancelled")
-    tab.screenshot(path="/work/notes/i21a-cancelled.png", full_page=True)
     after = departure(served)
     assert (after["closed"], after["placesHeld"], after["status"]) == (True, 0, "CLOSED")

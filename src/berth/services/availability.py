@@ -16,7 +16,7 @@ from berth.domain.availability import SlotState, day_state
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
-from berth.domain.slots import Slot, slot_for_id, slots_between
+from berth.domain.slots import Slot, check_day_range, slot_for_id, slots_between
 from berth.read_models.availability import CalendarDay, SlotAvailability
 from berth.services.bookings.capacity import CapacityPolicies, Wanted, slots_as_run
 from berth.services.clock import Clock
@@ -84,13 +84,7 @@ class AvailabilityService:
         return found
 
     def _range(self, product: Product, start: date, end: date) -> None:
-        if end < start:
-            raise BadRequest(f"localDateEnd {end} is before localDateStart {start}")
-        days = (end - start).days + 1
-        if days > self._settings.max_range_days:
-            raise BadRequest(
-                f"The range covers {days} days; at most {self._settings.max_range_days} are allowed"
-            )
+        check_day_range(start, end, self._settings.max_range_days)
         today = today_in(product, self._clock())
         if end < today:
             raise BadRequest(f"The dates requested are in the past (today is {today} in {product.time_zone})")

@@ -13,7 +13,7 @@ from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_option, find_product
 from berth.domain.departures import DepartureOverride, check_capacity, check_note
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
-from berth.domain.slots import Slot, slot_for_id
+from berth.domain.slots import Slot, check_day_range, slot_for_id
 from berth.read_models.departures import Affected, Departure, DepartureCancellation
 from berth.services.availability import AvailabilityService
 from berth.services.bookings.inputs import SUPPLIER
@@ -106,13 +106,7 @@ class DepartureService:
     ) -> list[Departure]:
         """The departures from `first` to `last` (local dates) of one product (and option), or of
         every product, by start time."""
-        if last < first:
-            raise BadRequest(f"localDateEnd {last} is before localDateStart {first}")
-        days = (last - first).days + 1
-        if days > self._settings.max_range_days:
-            raise BadRequest(
-                f"The range covers {days} days; at most {self._settings.max_range_days} are allowed"
-            )
+        check_day_range(first, last, self._settings.max_range_days)
         if product_id is None and option_id is not None:
             raise BadRequest("optionId needs productId")
         products = [find_product(catalog, product_id)] if product_id is not None else list(catalog.products)

@@ -39,6 +39,26 @@ class CancelBody(BaseModel):
     force: Flag = Field(default=False, description="Cancel even after the cancellation cutoff")
 
 
+def search_filter(
+    reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
+    productId: str | None = None,
+    status: str | None = None,
+    connectionId: str | None = None,
+) -> BookingFilter:
+    """The bookings search's filters (the search and its CSV export)."""
+    return BookingFilter(
+        connection_id=connectionId,
+        reference=reference,
+        date_from=localDate or localDateStart,
+        date_to=localDate or localDateEnd,
+        product_id=productId,
+        status=status,
+    )
+
+
 def _staff_json(svc: Services, details: BookingDetails) -> dict[str, Any]:
     out = booking_view(details, STAFF_VIEW)
     out["connectionId"] = details.booking.connection_id
@@ -47,25 +67,11 @@ def _staff_json(svc: Services, details: BookingDetails) -> dict[str, Any]:
 
 @router.get("/bookings", summary="Search bookings of every connection")
 async def search_bookings(
-    reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
-    localDate: IsoDate | None = None,
-    localDateStart: IsoDate | None = None,
-    localDateEnd: IsoDate | None = None,
-    productId: str | None = None,
-    status: str | None = None,
-    connectionId: str | None = None,
+    where: BookingFilter = Depends(search_filter),
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     svc: Services = Depends(current_services),
 ) -> Response:
-    where = BookingFilter(
-        connection_id=connectionId,
-        reference=reference,
-        date_from=localDate or localDateStart,
-        date_to=localDate or localDateEnd,
-        product_id=productId,
-        status=status,
-    )
     catalog = (await svc.catalog.snapshot()).catalog
     found, total = await svc.staff_bookings.search(catalog, where, limit, offset)
     return json_response(
@@ -80,23 +86,9 @@ async def search_bookings(
     responses={200: {"content": {"text/csv": {}}}},
 )
 async def export_bookings(
-    reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
-    localDate: IsoDate | None = None,
-    localDateStart: IsoDate | None = None,
-    localDateEnd: IsoDate | None = None,
-    productId: str | None = None,
-    status: str | None = None,
-    connectionId: str | None = None,
+    where: BookingFilter = Depends(search_filter),
     svc: Services = Depends(current_services),
 ) -> Response:
-    where = BookingFilter(
-        connection_id=connectionId,
-        reference=reference,
-        date_from=localDate or localDateStart,
-        date_to=localDate or localDateEnd,
-        product_id=productId,
-        status=status,
-    )
     catalog = (await svc.catalog.snapshot()).catalog
     return bookings_csv(svc, catalog, where, "bookings.csv")
 
