@@ -21,7 +21,7 @@ from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
-from berth.read_models.departures import Affected, Departure
+from berth.read_models.departures import Departure
 from berth.services.departures import DepartureChange
 
 router = APIRouter(route_class=PageRoute)
@@ -44,8 +44,12 @@ def departure_label(departure: Departure) -> str:
     return f"{departure.product.internal_name} · {when}"
 
 
-async def who(me: Staff, affected: Affected) -> str:
-    """`3 bookings of 2 resellers (Reseller A, Reseller B)`."""
+async def who(me: Staff, departure: Departure) -> str:
+    """Who is booked on the departure now: `3 bookings of 2 resellers (Reseller A, Reseller B)`."""
+    slot = departure.slot
+    affected = await me.services.departures.affected(
+        me.catalog.catalog, departure.product.id, departure.option.id, slot.id
+    )
     names = {c.id: c.name for c in await me.services.connections.list()}
     listed = ", ".join(sorted(names.get(c, c) for c in affected.connection_ids))
     resellers = plural(len(affected.connection_ids), "reseller")
@@ -109,12 +113,9 @@ async def close(
     departure = await _departure(me, product_id, option_id, availability_id)
     label = departure_label(departure)
     if not confirmed:
-        affected = await me.services.departures.affected(
-            me.catalog.catalog, product_id, option_id, availability_id
-        )
         consequences = [
             "Resellers see it CLOSED and can no longer book it; subscribed resellers are sent an availability update.",
-            f"{await who(me, affected)} stay booked and keep their places: cancel the departure to cancel them.",
+            f"{await who(me, departure)} stay booked and keep their places: cancel the departure to cancel them.",
         ]
         proposal = Proposal("close", f"Close {label}?", consequences, "Close the departure")
         return _confirm(request, me, departure, proposal)
@@ -165,13 +166,10 @@ async def capacity(
             check_capacity(departure.slot.id, wanted, departure.held)
         except OctoError as exc:
             return redirect(path, me, Notice("error", f"Capacity not changed: {exc.message.rstrip('.')}."))
-        affected = await me.services.departures.affected(
-            me.catalog.catalog, product_id, option_id, availability_id
-        )
         now = "no limit" if departure.state.capacity is None else plural(departure.state.capacity, "place")
         consequences = [
             f"Capacity {now} → {new}; {plural(departure.held, 'place')} are held.",
-            f"{await who(me, affected)} keep their places; subscribed resellers are sent an availability update.",
+            f"{await who(me, departure)} keep their places; subscribed resellers are sent an availability update.",
         ]
         proposal = Proposal("capacity", f"Change the capacity of {label}?", consequences, "Change the capacity",
                             {"places": places.strip()})  # fmt: skip
@@ -217,11 +215,8 @@ async def cancel(
             path, me, Notice("error", "Not cancelled: give a reason; resellers pass it on to their guests.")
         )
     if not confirmed:
-        affected = await me.services.departures.affected(
-            me.catalog.catalog, product_id, option_id, availability_id
-        )
         consequences = [
-            f"This cancels {await who(me, affected)}, with the reason “{reason.strip()}”. It cannot be undone.",
+            f"This cancels {await who(me, departure)}, with the reason “{reason.strip()}”. It cannot be undone.",
             "Each reseller is sent a booking update for each of its bookings (and an order update for its "
             "orders); a package booking is cancelled whole.",
             "The departure is closed: resellers see it CLOSED.",
