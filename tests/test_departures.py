@@ -9,9 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
-from berth.container import Services
+from berth.app import create_app
+from berth.container import Services, build_services
+from berth.settings import Settings
 from tests.bookings_helpers import KAYAK, SLOT, TOUR, confirm, reservation, reserve, vacancies
-from tests.conftest import ADMIN, KEY_B, auth
+from tests.conftest import ADMIN, KEY_B, Clock, auth
 from tests.departures_helpers import changed_departure, departure_path, patch_departure
 from tests.receivers import receiver
 from tests.test_webhooks import drain, subscribe
@@ -203,13 +205,24 @@ async def test_every_change_announces_the_slot(client: httpx.AsyncClient, bookab
             assert seen == [(SLOT, "CLOSED", 0), (SLOT, "AVAILABLE", 8)]
 
 
-async def test_cached_answers_follow_a_change(client: httpx.AsyncClient, bookable: Services) -> None:
+async def test_cached_answers_follow_a_change(
+    client: httpx.AsyncClient, bookable: Services, settings: Settings, clock: Clock
+) -> None:
     """Availability answers are reused while the database's change mark stands: a departure's
-    change is a commit, so the very next check sees it."""
+    change is a commit, so the very next check sees it, in this process and in another one
+    (its own Services on the same database) whose answer was just asked and kept."""
     assert bookable.settings.answer_cache_seconds > 0
-    assert (await octo_slot(client))["status"] == "AVAILABLE"
-    assert (await octo_slot(client))["status"] == "AVAILABLE"  # answered again from the cache
-    await changed_departure(client, {"closed": True})
-    assert (await octo_slot(client))["status"] == "CLOSED"
-    await changed_departure(client, {"closed": False, "capacity": 5})
-    assert (await octo_slot(client))["vacancies"] == 5
+    other = build_services(settings, clock)
+    try:
+        transport = httpx.ASGITransport(app=create_app(services=other))
+        async with httpx.AsyncClient(transport=transport, base_url="http://other") as elsewhere:
+            assert (await octo_slot(elsewhere))["status"] == "AVAILABLE"
+            assert (await octo_slot(elsewhere))["status"] == "AVAILABLE"  # the kept answer
+            await changed_departure(client, {"closed": True})
+            assert (await octo_slot(elsewhere))["status"] == "CLOSED"
+            assert (await octo_slot(client))["status"] == "CLOSED"
+            await changed_departure(client, {"closed": False, "capacity": 5})
+            assert (await octo_slot(elsewhere))["vacancies"] == 5
+            assert (await octo_slot(client))["vacancies"] == 5
+    finally:
+        await other.close()

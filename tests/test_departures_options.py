@@ -11,7 +11,7 @@ import httpx
 
 from berth.container import Services
 from tests.conftest import auth
-from tests.departures_helpers import changed_departure, patch_departure
+from tests.departures_helpers import cancel_departure, changed_departure, patch_departure
 from tests.rentals_helpers import BIKES
 from tests.resources_helpers import BOOKED_TEN, CRUISE
 
@@ -89,3 +89,16 @@ async def test_rental_option(client: httpx.AsyncClient, rentable: Services) -> N
     assert closed.json()["error"] == "UNPROCESSABLE_ENTITY" and "closed" in closed.json()["errorMessage"]
     fits = await client.post("/octo/bookings", json=booking(BIKES, ELEVEN, ("bike",) * 2), headers=auth())
     assert fits.status_code == 200, fits.text
+
+
+async def test_cancelling_a_resource_departure_frees_its_seats(
+    client: httpx.AsyncClient, seated: Services
+) -> None:
+    before = await octo_slot(client, CRUISE, BOOKED_TEN)
+    response = await cancel_departure(client, "Fog in the harbour", CRUISE, BOOKED_TEN)
+    assert response.status_code == 200, response.text
+    done = response.json()
+    assert len(done["cancelledBookingIds"]) == 3 and done["departure"]["placesHeld"] == 0
+    await changed_departure(client, {"closed": False}, CRUISE, BOOKED_TEN)
+    after = await octo_slot(client, CRUISE, BOOKED_TEN)
+    assert after["vacancies"] == before["capacity"] > before["vacancies"]
