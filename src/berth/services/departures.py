@@ -129,15 +129,10 @@ class DepartureService:
     async def _live_on(
         self, conn: DbConnection, product: Product, option: Option, slot: Slot
     ) -> list[Booking]:
+        """The bookings on the departure whose guests could still travel, as they stand now."""
+        found, _ = await bookings_repo.find_bookings(conn, departure_filter(product, option, slot))
         now = self._clock()
-        found, _ = await bookings_repo.find_bookings(
-            conn,
-            BookingFilter(
-                product_id=product.id, option_id=option.id, date_from=slot.local_date, date_to=slot.local_date
-            ),
-        )
-        live = (as_of(b, now) for b in found if b.availability_id == slot.id)
-        return [b for b in live if b.status in LIVE]
+        return [b for b in (as_of(b, now) for b in found) if b.status in LIVE]
 
     async def affected(
         self, catalog: Catalog, product_id: str, option_id: str, availability_id: str
@@ -251,6 +246,14 @@ class DepartureService:
         await self._steps.with_companions(
             conn, catalog, locked, "cancel", step, lambda c, b, _: step(c, b), staff=True, skip=ENDED
         )
+
+
+def departure_filter(product: Product, option: Option, slot: Slot) -> BookingFilter:
+    """Every booking on one departure (the date narrows the index range)."""
+    return BookingFilter(
+        product_id=product.id, option_id=option.id, date_from=slot.local_date, date_to=slot.local_date,
+        availability_id=slot.id,
+    )  # fmt: skip
 
 
 def day_range(local_date: date | None, start: date | None, end: date | None) -> tuple[date, date]:

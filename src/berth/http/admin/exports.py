@@ -10,6 +10,7 @@ from starlette.responses import StreamingResponse
 from berth.container import Services
 from berth.domain.catalog import Catalog
 from berth.read_models.departures import Departure
+from berth.services.departures import departure_filter
 from berth.store.bookings_repo import BookingFilter
 from berth.views.exports import HEADER, booking_row, csv_text
 
@@ -30,12 +31,8 @@ def bookings_csv(svc: Services, catalog: Catalog, where: BookingFilter, filename
 
 
 def manifest_filter(departure: Departure) -> BookingFilter:
-    """Every booking on the departure (indexed by product, option and date)."""
-    slot = departure.slot
-    return BookingFilter(
-        product_id=departure.product.id, option_id=departure.option.id, date_from=slot.local_date,
-        date_to=slot.local_date, availability_id=slot.id,
-    )  # fmt: skip
+    """Every booking on the departure."""
+    return departure_filter(departure.product, departure.option, departure.slot)
 
 
 def file_name(*parts: str) -> str:
