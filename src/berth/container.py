@@ -27,6 +27,7 @@ from berth.services.bookings.supplier import SupplierBookings
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.departures import DepartureService
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.settings import Settings
@@ -43,6 +44,7 @@ class Services:
     availability: AvailabilityService
     bookings: ResellerBookings
     staff_bookings: SupplierBookings
+    departures: DepartureService
     expiry: HoldExpiry
     orders: OrderService
     resources: ResourceService
@@ -97,6 +99,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         availability=availability,
         bookings=bookings,
         staff_bookings=SupplierBookings(database, clock, steps),
+        departures=DepartureService(database, settings, clock, availability, steps, fanout),
         expiry=HoldExpiry(database, clock, catalog, steps),
         orders=orders,
         resources=ResourceService(database, clock),

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,12 +20,15 @@ import httpx
 import uvicorn
 
 from berth.app import create_app
-from berth.container import build_services
+from berth.container import Services, build_services
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.settings import Settings
 from berth.store.migrate import upgrade
 from tests.conftest import Clock
 from tests.receivers import Receiver, receiver
+
+# What a server on a test clock serves: the demo, or a test's own catalogue.
+Load = Callable[[Services], Awaitable[object]]
 
 
 def free_port() -> int:
@@ -70,10 +73,10 @@ def berth_serve(database: Path, *, demo: bool, environment: dict[str, str] | Non
 
 
 @contextmanager
-def berth_on_clock(database: Path, clock: Clock) -> Iterator[str]:
+def berth_on_clock(database: Path, clock: Clock, load: Load = load_demo) -> Iterator[str]:
     """The application `berth serve --demo` runs, on a fresh SQLite database, served over HTTP
     from a thread of its own with its event loop, reading the time from `clock` (which the test
-    may move on); yields the base URL."""
+    may move on); yields the base URL. `load`: what it serves instead of the demo."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     settings = Settings(
@@ -93,7 +96,7 @@ def berth_on_clock(database: Path, clock: Clock) -> Iterator[str]:
         services = build_services(settings, clock)
         try:
             await upgrade(services.database, settings.secret_box())
-            await load_demo(services)
+            await load(services)
             config = uvicorn.Config(
                 create_app(services=services), host="127.0.0.1", port=port, log_level="error"
             )

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from berth.domain.catalog import AvailabilityType, Option, Product, Schedule
+from berth.domain.errors import BadRequest
 from berth.domain.times import add_duration, format_local, local_datetime
 
 _ID = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}")
@@ -225,3 +226,12 @@ def _capacity(overrides: _Overrides, schedule: Schedule, day: date, clock: str |
         if key in overrides:
             return overrides[key]
     return schedule.capacity
+
+
+def check_day_range(start: date, end: date, max_days: int) -> None:
+    """A range of local dates a request names: in order, and at most `max_days` long."""
+    if end < start:
+        raise BadRequest(f"localDateEnd {end} is before localDateStart {start}")
+    days = (end - start).days + 1
+    if days > max_days:
+        raise BadRequest(f"The range covers {days} days; at most {max_days} are allowed")

@@ -16,9 +16,9 @@ from berth.domain.availability import SlotState, day_state
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
-from berth.domain.slots import Slot, slot_for_id, slots_between
+from berth.domain.slots import Slot, check_day_range, slot_for_id, slots_between
 from berth.read_models.availability import CalendarDay, SlotAvailability
-from berth.services.bookings.capacity import CapacityPolicies, Wanted
+from berth.services.bookings.capacity import CapacityPolicies, Wanted, slots_as_run
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_repo
@@ -84,13 +84,7 @@ class AvailabilityService:
         return found
 
     def _range(self, product: Product, start: date, end: date) -> None:
-        if end < start:
-            raise BadRequest(f"localDateEnd {end} is before localDateStart {start}")
-        days = (end - start).days + 1
-        if days > self._settings.max_range_days:
-            raise BadRequest(
-                f"The range covers {days} days; at most {self._settings.max_range_days} are allowed"
-            )
+        check_day_range(start, end, self._settings.max_range_days)
         today = today_in(product, self._clock())
         if end < today:
             raise BadRequest(f"The dates requested are in the past (today is {today} in {product.time_zone})")
@@ -112,12 +106,16 @@ class AvailabilityService:
         async with self._db.single_read() as conn:
             return await self.policies.of(option).states(conn, product, option, slots, now, wanted)
 
-    async def held(self, product: Product, option: Option, slots: Sequence[Slot], now: datetime) -> list[int]:
-        """Places held in each slot, as the option's policy counts them (one read)."""
+    async def held_as_run(
+        self, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    ) -> tuple[list[Slot], list[int]]:
+        """The slots as they run (staff's departure overrides applied) and the places held in
+        each, as the option's policy counts them."""
         if not slots:
-            return []
-        async with self._db.single_read() as conn:
-            return await self.policies.of(option).held(conn, product, option, slots, now)
+            return [], []
+        async with self._db.transaction(write=False) as conn:
+            run = await slots_as_run(conn, product, option, slots)
+            return run, await self.policies.of(option).held(conn, product, option, run, now)
 
     async def states_in(
         self, conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot]

@@ -225,18 +225,10 @@ class BookingFilter:
     product_id: str | None = None
     option_id: str | None = None
     status: str | None = None
+    availability_id: str | None = None
 
 
-async def find_bookings(
-    conn: DbConnection,
-    where: BookingFilter,
-    *,
-    limit: int | None = None,
-    offset: int = 0,
-    count: bool = True,
-) -> tuple[list[Booking], int]:
-    """Bookings matching every given filter, by travel date then creation, and the total count
-    (with `count=False`, the number of rows returned)."""
+def _clauses(where: BookingFilter) -> list[ColumnElement[bool]]:
     clauses: list[ColumnElement[bool]] = []
     if where.connection_id is not None:
         clauses.append(bookings.c.connection_id == where.connection_id)
@@ -262,6 +254,22 @@ async def find_bookings(
         clauses.append(bookings.c.option_id == where.option_id)
     if where.status is not None:
         clauses.append(bookings.c.status == where.status)
+    if where.availability_id is not None:
+        clauses.append(bookings.c.availability_id == where.availability_id)
+    return clauses
+
+
+async def find_bookings(
+    conn: DbConnection,
+    where: BookingFilter,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    count: bool = True,
+) -> tuple[list[Booking], int]:
+    """Bookings matching every given filter, by travel date then creation, and the total count
+    (with `count=False`, the number of rows returned)."""
+    clauses = _clauses(where)
     condition = and_(*clauses) if clauses else None
     query = select(bookings).order_by(bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
     counting = select(func.count()).select_from(bookings)
@@ -273,6 +281,47 @@ async def find_bookings(
     rows = (await conn.execute(query)).all()
     total = len(rows) if limit is None or not count else int(await conn.scalar(counting) or 0)
     return [booking_from_row(row) for row in rows], total
+
+
+async def bookings_after(
+    conn: DbConnection, where: BookingFilter, after: tuple[Any, ...] | None, limit: int
+) -> list[Booking]:
+    """The next `limit` matching bookings after the key `after` (None: from the first), in the
+    order of `find_bookings` (bookings on a slot, then those without one): exports read a
+    result of any size batch by batch. A booking's key is `export_key`."""
+    clauses = _clauses(where)
+    dated = bookings.c.slot_start.is_not(None)
+    if after is None:
+        query = select(bookings).where(*clauses, dated)
+    elif after[0] is not None:
+        columns = (bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
+        key = tuple_(*(literal(v, c.type) for v, c in zip(after, columns, strict=True)))
+        query = select(bookings).where(*clauses, dated, tuple_(*columns) > key)
+    else:
+        query = None
+    order = (bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
+    found: list[Booking] = []
+    if query is not None:
+        found = [booking_from_row(r) for r in await conn.execute(query.order_by(*order).limit(limit))]
+    if len(found) < limit:
+        undated = [*clauses, bookings.c.slot_start.is_(None)]
+        if after is not None and after[0] is None:
+            since = tuple_(
+                literal(after[1], bookings.c.created_at.type), literal(after[2], bookings.c.id.type)
+            )
+            undated.append(tuple_(bookings.c.created_at, bookings.c.id) > since)
+        rows = await conn.execute(
+            select(bookings)
+            .where(*undated)
+            .order_by(bookings.c.created_at, bookings.c.id)
+            .limit(limit - len(found))
+        )
+        found.extend(booking_from_row(r) for r in rows)
+    return found
+
+
+def export_key(booking: Booking) -> tuple[Any, ...]:
+    return (booking.slot_start, booking.created_at, booking.id)
 
 
 # Hot statements are built once, with bind parameters: building and hashing an expression

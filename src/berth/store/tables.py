@@ -147,6 +147,23 @@ slot_locks = Table(
     Column("availability_id", String(40), primary_key=True),
 )
 
+# Staff's changes to one departure (berth.domain.departures): closed, a capacity of its own
+# instead of the catalogue's, a note. Written under the slot's lock, read wherever a slot's
+# state is worked out; a departure without changes has no row.
+departure_overrides = Table(
+    "departure_overrides",
+    metadata,
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+    Column("slot_start", UTCDateTime, nullable=False),
+    Column("closed", Boolean, nullable=False),
+    Column("capacity", Integer, nullable=True),
+    Column("note", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_departure_overrides_start", "product_id", "option_id", "slot_start"),
+)
+
 # Places held per slot, kept in the transaction that writes the bookings (bookings_repo): the
 # sum of `pax` of the slot's bookings by the instant their hold ends (`until`, see
 # berth.domain.bookings.place_hold). A slot's held places are the sum over its rows with

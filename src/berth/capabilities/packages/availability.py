@@ -51,7 +51,7 @@ class PackageAvailability:
                 policy.stretch(slot, rental)
                 for slot in self._availability.slots(catalog, included, included_option, first, last)
             ]
-            held = await self._availability.held(included, included_option, slots, now)
+            slots, held = await self._availability.held_as_run(included, included_option, slots, now)
             sellable: set[date] = set()
             for slot, taken in zip(slots, held, strict=True):
                 state = slot_state(slot, taken, now, requested)

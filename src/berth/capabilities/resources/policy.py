@@ -24,7 +24,7 @@ from berth.domain.resources import (
     party_of_units,
 )
 from berth.domain.slots import Slot
-from berth.services.bookings.capacity import SlotPolicy, Wanted
+from berth.services.bookings.capacity import SlotPolicy, Wanted, slots_as_run
 from berth.services.bookings.locks import SlotLocks
 from berth.services.clock import Clock
 from berth.store import resources_repo
@@ -73,6 +73,7 @@ class ResourcePolicy(SlotPolicy):
         now: datetime,
         wanted: Wanted | None = None,
     ) -> list[SlotState]:
+        slots = await slots_as_run(conn, product, option, slots)
         held = await self.held(conn, product, option, slots, now)
         use = await resource_use(conn, product, option, slots, now)
         party = party_of_units(option, wanted.units) if wanted is not None else None

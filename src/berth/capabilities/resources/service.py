@@ -29,6 +29,7 @@ from berth.domain.resources import (
 )
 from berth.domain.slots import Slot, slot_for_id
 from berth.read_models.resources import GroupState, ResourceState, SlotResources
+from berth.services.bookings.capacity import slots_as_run
 from berth.services.clock import Clock
 from berth.store import bookings_repo, resources_repo
 from berth.store.database import Database
@@ -134,6 +135,7 @@ class ResourceService:
         key = (product.id, option.id, slot.id)
         start = slot.start.astimezone(UTC)
         async with self._db.transaction(write=False) as conn:
+            (slot,) = await slots_as_run(conn, product, option, [slot])
             use = (
                 (await resources_repo.use_of_slot(conn, key, start, now)).use
                 if option.resource_groups

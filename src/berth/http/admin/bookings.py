@@ -13,6 +13,7 @@ from berth.capabilities.base import View
 from berth.capabilities.ids import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
 from berth.container import Services
+from berth.http.admin.exports import bookings_csv
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -38,6 +39,26 @@ class CancelBody(BaseModel):
     force: Flag = Field(default=False, description="Cancel even after the cancellation cutoff")
 
 
+def search_filter(
+    reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
+    productId: str | None = None,
+    status: str | None = None,
+    connectionId: str | None = None,
+) -> BookingFilter:
+    """The bookings search's filters (the search and its CSV export)."""
+    return BookingFilter(
+        connection_id=connectionId,
+        reference=reference,
+        date_from=localDate or localDateStart,
+        date_to=localDate or localDateEnd,
+        product_id=productId,
+        status=status,
+    )
+
+
 def _staff_json(svc: Services, details: BookingDetails) -> dict[str, Any]:
     out = booking_view(details, STAFF_VIEW)
     out["connectionId"] = details.booking.connection_id
@@ -46,30 +67,30 @@ def _staff_json(svc: Services, details: BookingDetails) -> dict[str, Any]:
 
 @router.get("/bookings", summary="Search bookings of every connection")
 async def search_bookings(
-    reference: str | None = Query(default=None, description="Supplier or reseller reference, or uuid"),
-    localDate: IsoDate | None = None,
-    localDateStart: IsoDate | None = None,
-    localDateEnd: IsoDate | None = None,
-    productId: str | None = None,
-    status: str | None = None,
-    connectionId: str | None = None,
+    where: BookingFilter = Depends(search_filter),
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     svc: Services = Depends(current_services),
 ) -> Response:
-    where = BookingFilter(
-        connection_id=connectionId,
-        reference=reference,
-        date_from=localDate or localDateStart,
-        date_to=localDate or localDateEnd,
-        product_id=productId,
-        status=status,
-    )
     catalog = (await svc.catalog.snapshot()).catalog
     found, total = await svc.staff_bookings.search(catalog, where, limit, offset)
     return json_response(
         {"total": total, "limit": limit, "offset": offset, "bookings": [_staff_json(svc, d) for d in found]}
     )
+
+
+@router.get(
+    "/bookings.csv",
+    summary="The bookings search as CSV (the same filters), streamed",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+async def export_bookings(
+    where: BookingFilter = Depends(search_filter),
+    svc: Services = Depends(current_services),
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    return bookings_csv(svc, catalog, where, "bookings.csv")
 
 
 @router.get("/bookings/{bookingId}", summary="One booking with its history")

@@ -16,11 +16,12 @@ from datetime import UTC, datetime
 from berth.domain.availability import SlotState, slot_state
 from berth.domain.bookings import Booking, UnitItem
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
+from berth.domain.departures import as_run
 from berth.domain.errors import BadRequest
 from berth.domain.resources import Allocation
 from berth.domain.slots import Slot
 from berth.services.bookings.locks import SlotKey, SlotLocks
-from berth.store import bookings_repo
+from berth.store import bookings_repo, departures_repo
 from berth.store.database import DbConnection
 
 
@@ -34,6 +35,21 @@ class Wanted:
 
 def slot_key(booking: Booking) -> SlotKey:
     return (booking.product_id, booking.option_id, booking.availability_id or "")
+
+
+async def slots_as_run(
+    conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot]
+) -> list[Slot]:
+    """`slots` as they run: with staff's departure overrides (closed, capacity) applied. One
+    query; a writer that takes places calls it under the slot's lock."""
+    if not slots:
+        return []
+    overrides = await departures_repo.of_slots(
+        conn, product.id, option.id, [s.start.astimezone(UTC) for s in slots]
+    )
+    if not overrides:
+        return list(slots)
+    return [as_run(s, overrides.get(s.id)) for s in slots]
 
 
 class SlotPolicy:
@@ -99,6 +115,7 @@ class SlotPolicy:
         wanted: Wanted | None = None,
     ) -> list[SlotState]:
         """Each slot as it stands now, for the party `wanted` if one is named."""
+        slots = await slots_as_run(conn, product, option, slots)
         held = await self.held(conn, product, option, slots, now)
         requested = wanted.pax if wanted is not None else None
         return [slot_state(s, h, now, requested) for s, h in zip(slots, held, strict=True)]

@@ -43,7 +43,7 @@ from berth.domain.errors import (
 )
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_utc
-from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy
+from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy, slots_as_run
 from berth.services.bookings.inputs import (
     RESELLER,
     SYSTEM,
@@ -214,6 +214,23 @@ class BookingSteps:
     def _places_token(booking: Booking) -> str:
         return f"{booking.id}:places"
 
+    async def _held_as_run(
+        self,
+        conn: DbConnection,
+        product: Product,
+        option: Option,
+        slot: Slot,
+        now: datetime,
+        excluding: str | None,
+    ) -> tuple[Slot, int]:
+        """The slot as it runs (staff's overrides applied) and the places held in it."""
+        (run,) = await slots_as_run(conn, product, option, [slot])
+        # No limit (freesale, or capacity from resources): the places held do not matter.
+        if run.capacity is None:
+            return run, 0
+        policy = self.policies.of(option)
+        return run, (await policy.held(conn, product, option, [run], now, excluding=excluding))[0]
+
     async def _take_places(
         self,
         conn: DbConnection,
@@ -231,20 +248,19 @@ class BookingSteps:
         policy = self.policies.of(option)
         now = self._clock()
 
-        async def held(c: DbConnection) -> int:
-            # No limit (freesale, or capacity from resources): the places held do not matter.
-            if slot.capacity is None:
-                return 0
-            return (await policy.held(c, product, option, [slot], now, excluding=excluding))[0]
+        async def held(c: DbConnection) -> tuple[Slot, int]:
+            return await self._held_as_run(c, product, option, slot, now, excluding)
 
         keys = [policy.lock_key(product, option, slot), *also_lock]
-        count = await self.locks.locked_read(conn, keys, self._places_token(booking), held)
-        state = slot_state(slot, count, now, pax)
+        # The departure as staff left it (closed, capacity), read under its lock as the places
+        # are: a change of the departure and a reservation take turns.
+        run, count = await self.locks.locked_read(conn, keys, self._places_token(booking), held)
+        state = slot_state(run, count, now, pax)
         if not state.available:
             if state.status is AvailabilityStatus.CLOSED:
-                reason = "is closed for sale" if slot.closed else "is past its sales cutoff"
-                raise UnprocessableEntity(f"Availability {slot.id} {reason}")
-            raise UnprocessableEntity(policy.sold_out(slot, state.vacancies or 0, pax))
+                reason = "is closed for sale" if run.closed else "is past its sales cutoff"
+                raise UnprocessableEntity(f"Availability {run.id} {reason}")
+            raise UnprocessableEntity(policy.sold_out(run, state.vacancies or 0, pax))
 
     async def read_ahead(self, prepared: PreparedBooking) -> None:
         """Before a reservation's write transaction: let the lock manager read what the write
@@ -256,10 +272,8 @@ class BookingSteps:
         policy = prepared.policy
         await policy.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
 
-        async def held(c: DbConnection) -> int:
-            if slot.capacity is None:
-                return 0
-            return (await policy.held(c, prepared.product, prepared.option, [slot], now))[0]
+        async def held(c: DbConnection) -> tuple[Slot, int]:
+            return await self._held_as_run(c, prepared.product, prepared.option, slot, now, None)
 
         await self.locks.read_ahead(self._places_token(booking), held)
 

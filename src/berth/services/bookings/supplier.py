@@ -3,13 +3,13 @@ transaction: find, redeem, accept, reject and cancel at any time."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
-from berth.domain.catalog import Catalog
+from berth.domain.catalog import Catalog, Product
 from berth.domain.errors import NotFound, UnprocessableEntity
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.inputs import SUPPLIER
@@ -18,6 +18,9 @@ from berth.services.clock import Clock
 from berth.store import bookings_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.database import Database, DbConnection
+
+# Bookings read per batch by an export.
+EXPORT_BATCH = 500
 
 
 class SupplierBookings:
@@ -47,6 +50,25 @@ class SupplierBookings:
         async with self._db.transaction(write=False) as conn:
             found, _ = await bookings_repo.find_bookings(conn, where)
             return await self._loader.describe(conn, catalog, found)
+
+    async def export(
+        self, catalog: Catalog, where: BookingFilter, batch: int = EXPORT_BATCH
+    ) -> AsyncIterator[list[tuple[Booking, Product]]]:
+        """Every matching booking (as it stands now) with its product, in batches of `batch`,
+        each read in a transaction of its own: an export never holds the whole result."""
+        after: tuple[Any, ...] | None = None
+        while True:
+            async with self._db.transaction(write=False) as conn:
+                found = await bookings_repo.bookings_after(conn, where, after, batch)
+                now = self._clock()
+                rows = [
+                    (as_of(b, now), await self._loader.product(conn, catalog, b.product_id)) for b in found
+                ]
+            if rows:
+                yield rows
+            if len(found) < batch:
+                return
+            after = bookings_repo.export_key(found[-1])
 
     async def get(self, catalog: Catalog, booking_id: str) -> tuple[BookingDetails, list[dict[str, Any]]]:
         """A booking and its history."""

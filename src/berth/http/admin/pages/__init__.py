@@ -9,6 +9,7 @@ from berth.http.admin.pages import (
     catalog,
     connections,
     dashboard,
+    departures,
     manifest,
     mappings,
     sign_in,
@@ -17,5 +18,16 @@ from berth.http.admin.pages import (
 )
 
 router = APIRouter(include_in_schema=False)
-for module in (static, sign_in, dashboard, bookings, manifest, catalog, mappings, webhooks, connections):
+for module in (
+    static,
+    sign_in,
+    dashboard,
+    bookings,
+    manifest,
+    departures,
+    catalog,
+    mappings,
+    webhooks,
+    connections,
+):
     router.include_router(module.router, prefix="/admin")

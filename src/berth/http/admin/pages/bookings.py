@@ -17,6 +17,7 @@ from berth.domain.bookings import CHANGEABLE, BookingStatus
 from berth.domain.errors import NotFound, OctoError
 from berth.http.admin.backoffice import ACTIONS, Action, what_can_be_done
 from berth.http.admin.bookings import STAFF_VIEW
+from berth.http.admin.exports import bookings_csv
 from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
@@ -61,6 +62,10 @@ class Search:
     @property
     def active(self) -> bool:
         return any(asdict(self).values())
+
+    def csv_url(self) -> str:
+        query = {key: value for key, value in asdict(self).items() if value}
+        return "/admin/bookings.csv" + ("?" + urlencode(query) if query else "")
 
     def page_url(self, number: int) -> str:
         query = {key: value for key, value in asdict(self).items() if value}
@@ -116,6 +121,23 @@ async def search(
         connections=connections,
         statuses=list(BookingStatus),
     )
+
+
+@router.get("/bookings.csv")
+async def export(
+    reference: str = "",
+    on: str = Query(default="", alias="date"),
+    product: str = "",
+    status: str = "",
+    connection: str = "",
+    me: Staff = Depends(staff),
+) -> Response:
+    """The search's bookings, every page of them, as CSV."""
+    form = Search(reference.strip(), on.strip(), product, status, connection)
+    where = form.to_filter()
+    if isinstance(where, str):
+        return redirect(form.page_url(1), me, Notice("error", f"Nothing exported: {where}"))
+    return bookings_csv(me.services, me.catalog.catalog, where, "bookings.csv")
 
 
 @router.get("/bookings/{booking_id}")

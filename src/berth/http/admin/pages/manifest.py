@@ -7,6 +7,7 @@ from starlette.responses import Response
 
 from berth.http.admin.backoffice import manifest, resource_boards
 from berth.http.admin.pages.dates import of_product
+from berth.http.admin.pages.departures import manifest_path
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
@@ -18,9 +19,13 @@ router = APIRouter(route_class=PageRoute)
 async def slot_manifest(
     product_id: str, option_id: str, availability_id: str, request: Request, me: Staff = Depends(staff)
 ) -> Response:
-    found = await manifest(me.services, me.catalog.catalog, product_id, option_id, availability_id)
+    catalog = me.catalog.catalog
+    found = await manifest(me.services, catalog, product_id, option_id, availability_id)
     connections = {c.id: c for c in await me.services.connections.list()}
+    departure = await me.services.departures.get(catalog, product_id, option_id, availability_id)
+    affected = await me.services.departures.affected(catalog, product_id, option_id, availability_id)
     return page(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
-        boards=resource_boards(found), local=of_product(found.occupancy.product),
+        boards=resource_boards(found), local=of_product(found.occupancy.product), departure=departure,
+        affected=affected, path=manifest_path(product_id, option_id, availability_id),
     )  # fmt: skip

@@ -1,0 +1,123 @@
+"""Departure operations for supplier staff: list departures with their places, close or
+reopen one, give it a capacity of its own, note something on it, cancel it with every live
+booking on it, and its manifest as CSV.
+
+Each action route calls one `DepartureService` method (a role check and an audit record can be
+added per route)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Body, Depends
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
+
+from berth.container import Services
+from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
+from berth.http.context import current_services
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.http.responses import json_response
+from berth.http.types import Flag, IsoDate
+from berth.services.departures import DepartureChange, day_range
+from berth.views.departures import cancellation_json, departure_json
+
+router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
+DEPARTURE = "/departures/{productId}/{optionId}/{availabilityId}"
+
+
+class DeparturePatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    closed: Flag | None = Field(default=None, description="true: closed for sale; false: reopened")
+    capacity: int | None = Field(
+        default=None, ge=0, le=1_000_000, strict=True,
+        description="Places for this departure instead of the catalogue's; null: the catalogue's again",
+    )  # fmt: skip
+    note: str | None = Field(default=None, max_length=2000, description="A note for staff")
+
+
+class CancelDepartureBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(min_length=1, max_length=1000, description="Sent to resellers with each booking")
+
+
+@router.get("/departures", summary="Departures with their capacity, places held and confirmed, status")
+async def list_departures(
+    productId: str | None = None,
+    optionId: str | None = None,
+    localDate: IsoDate | None = None,
+    localDateStart: IsoDate | None = None,
+    localDateEnd: IsoDate | None = None,
+    svc: Services = Depends(current_services),
+) -> Response:
+    first, last = day_range(localDate, localDateStart, localDateEnd)
+    catalog = (await svc.catalog.snapshot()).catalog
+    found = await svc.departures.find(catalog, productId, optionId, first, last)
+    return json_response([departure_json(d) for d in found])
+
+
+@router.get(DEPARTURE, summary="One departure")
+async def get_departure(
+    productId: str, optionId: str, availabilityId: str, svc: Services = Depends(current_services)
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    return json_response(
+        departure_json(await svc.departures.get(catalog, productId, optionId, availabilityId))
+    )
+
+
+@router.patch(DEPARTURE, summary="Close or reopen a departure, set or clear its capacity, note something")
+async def change_departure(
+    productId: str,
+    optionId: str,
+    availabilityId: str,
+    body: DeparturePatch,
+    svc: Services = Depends(current_services),
+) -> Response:
+    change = DepartureChange(
+        closed=body.closed,
+        set_capacity="capacity" in body.model_fields_set,
+        capacity=body.capacity,
+        note=body.note,
+    )
+    catalog = (await svc.catalog.snapshot()).catalog
+    departure = await svc.departures.change(catalog, productId, optionId, availabilityId, change)
+    return json_response(departure_json(departure))
+
+
+@router.post(
+    DEPARTURE + "/cancel",
+    summary="Cancel every ON_HOLD, PENDING and CONFIRMED booking of a departure, and close it",
+)
+async def cancel_departure(
+    productId: str,
+    optionId: str,
+    availabilityId: str,
+    body: CancelDepartureBody = Body(),
+    svc: Services = Depends(current_services),
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    done = await svc.departures.cancel(catalog, productId, optionId, availabilityId, body.reason)
+    return json_response(cancellation_json(done))
+
+
+@router.get(DEPARTURE + "/affected", summary="What cancelling the departure would cancel now")
+async def affected(
+    productId: str, optionId: str, availabilityId: str, svc: Services = Depends(current_services)
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    found = await svc.departures.affected(catalog, productId, optionId, availabilityId)
+    return json_response({"bookings": found.bookings, "connectionIds": list(found.connection_ids)})
+
+
+@router.get(
+    DEPARTURE + "/manifest.csv",
+    summary="The departure's manifest as CSV: every booking on it, streamed",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+async def manifest_csv(
+    productId: str, optionId: str, availabilityId: str, svc: Services = Depends(current_services)
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    departure = await svc.departures.get(catalog, productId, optionId, availabilityId)
+    name = file_name("manifest", productId, optionId, departure.slot.start.strftime("%Y-%m-%d-%H%M")) + ".csv"
+    return bookings_csv(svc, catalog, manifest_filter(departure), name)

@@ -1,0 +1,236 @@
+"""A departure's actions on its manifest: close or reopen it, give it a capacity of its own,
+note something on it, and cancel it. Closing, a capacity and a cancellation first answer a
+confirmation step that says what they will do (how many bookings of which resellers); the
+step's button sends the same form again, confirmed.
+
+Each action calls one `DepartureService` method (`change` or `cancel`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Form, Request
+from starlette.responses import Response
+
+from berth.domain.departures import check_capacity
+from berth.domain.errors import OctoError
+from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
+from berth.http.admin.pages.dates import abbreviation, of_product
+from berth.http.admin.pages.errors import PageRoute
+from berth.http.admin.pages.rendering import page, redirect
+from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.read_models.departures import Departure
+from berth.services.departures import DepartureChange
+
+router = APIRouter(route_class=PageRoute)
+SLOT = "/slots/{product_id}/{option_id}/{availability_id}"
+
+
+def manifest_path(product_id: str, option_id: str, availability_id: str) -> str:
+    return "/admin/slots/" + "/".join(quote(p, safe="") for p in (product_id, option_id, availability_id))
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def departure_label(departure: Departure) -> str:
+    """`Thames cruise · Tue 2 Jun 2026 10:00 BST`."""
+    slot = departure.slot
+    day = of_product(departure.product).day(slot.local_date)
+    when = day if slot.all_day else f"{day} {slot.start:%H:%M} {abbreviation(slot.start)}"
+    return f"{departure.product.internal_name} · {when}"
+
+
+async def who(me: Staff, departure: Departure) -> str:
+    """Who is booked on the departure now: `3 bookings of 2 resellers (Reseller A, Reseller B)`."""
+    slot = departure.slot
+    affected = await me.services.departures.affected(
+        me.catalog.catalog, departure.product.id, departure.option.id, slot.id
+    )
+    names = {c.id: c.name for c in await me.services.connections.list()}
+    listed = ", ".join(sorted(names.get(c, c) for c in affected.connection_ids))
+    resellers = plural(len(affected.connection_ids), "reseller")
+    return f"{plural(affected.bookings, 'booking')} of {resellers}" + (f" ({listed})" if listed else "")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What the confirmation step shows, and the form its button sends again."""
+
+    action: str
+    question: str
+    consequences: list[str]
+    button: str
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+async def _departure(me: Staff, product_id: str, option_id: str, availability_id: str) -> Departure:
+    return await me.services.departures.get(me.catalog.catalog, product_id, option_id, availability_id)
+
+
+def _confirm(request: Request, me: Staff, departure: Departure, proposal: Proposal) -> Response:
+    slot = departure.slot
+    path = manifest_path(departure.product.id, departure.option.id, slot.id)
+    return page(
+        request, "departure_confirm.html", me, section="dashboard", departure=departure,
+        label=departure_label(departure), proposal=proposal, back=path, action=f"{path}/{proposal.action}",
+    )  # fmt: skip
+
+
+async def _apply(
+    me: Staff, departure: Departure, run: Awaitable[Departure], done: str, failed: str
+) -> Response:
+    path = manifest_path(departure.product.id, departure.option.id, departure.slot.id)
+    try:
+        await run
+    except OctoError as exc:
+        return redirect(path, me, Notice("error", f"{failed}: {exc.message.rstrip('.')}."))
+    return redirect(path, me, Notice("success", done))
+
+
+@router.get(SLOT + "/manifest.csv")
+async def manifest_csv(
+    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(staff)
+) -> Response:
+    """Every booking on the departure as CSV."""
+    departure = await _departure(me, product_id, option_id, availability_id)
+    name = file_name("manifest", product_id, option_id, departure.slot.start.strftime("%Y-%m-%d-%H%M"))
+    return bookings_csv(me.services, me.catalog.catalog, manifest_filter(departure), name + ".csv")
+
+
+@router.post(SLOT + "/close")
+async def close(
+    product_id: str,
+    option_id: str,
+    availability_id: str,
+    request: Request,
+    confirmed: str = Form(default=""),
+    me: Staff = Depends(staff_form),
+) -> Response:
+    departure = await _departure(me, product_id, option_id, availability_id)
+    label = departure_label(departure)
+    if not confirmed:
+        consequences = [
+            "Resellers see it CLOSED and can no longer book it; subscribed resellers are sent an availability update.",
+            f"{await who(me, departure)} stay booked and keep their places: cancel the departure to cancel them.",
+        ]
+        proposal = Proposal("close", f"Close {label}?", consequences, "Close the departure")
+        return _confirm(request, me, departure, proposal)
+    change = me.services.departures.change(
+        me.catalog.catalog, product_id, option_id, availability_id, DepartureChange(closed=True)
+    )
+    return await _apply(me, departure, change, f"{label} closed: resellers see it CLOSED.", "Not closed")
+
+
+@router.post(SLOT + "/reopen")
+async def reopen(
+    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(staff_form)
+) -> Response:
+    departure = await _departure(me, product_id, option_id, availability_id)
+    change = me.services.departures.change(
+        me.catalog.catalog, product_id, option_id, availability_id, DepartureChange(closed=False)
+    )
+    done = f"{departure_label(departure)} reopened: resellers can book it again."
+    return await _apply(me, departure, change, done, "Not reopened")
+
+
+@router.post(SLOT + "/capacity")
+async def capacity(
+    product_id: str,
+    option_id: str,
+    availability_id: str,
+    request: Request,
+    places: str = Form(default="", max_length=10),
+    confirmed: str = Form(default=""),
+    me: Staff = Depends(staff_form),
+) -> Response:
+    departure = await _departure(me, product_id, option_id, availability_id)
+    label = departure_label(departure)
+    path = manifest_path(product_id, option_id, availability_id)
+    wanted: int | None = None
+    if places.strip():
+        if not places.strip().isdigit():
+            return redirect(
+                path,
+                me,
+                Notice("error", f"Capacity not changed: {places.strip()!r} is not a number of places."),
+            )
+        wanted = int(places.strip())
+    catalogue = "no limit" if departure.slot.capacity is None else plural(departure.slot.capacity, "place")
+    new = f"the catalogue's ({catalogue})" if wanted is None else plural(wanted, "place")
+    if not confirmed:
+        try:
+            check_capacity(departure.slot.id, wanted, departure.held)
+        except OctoError as exc:
+            return redirect(path, me, Notice("error", f"Capacity not changed: {exc.message.rstrip('.')}."))
+        now = "no limit" if departure.state.capacity is None else plural(departure.state.capacity, "place")
+        consequences = [
+            f"Capacity {now} → {new}; {plural(departure.held, 'place')} are held.",
+            f"{await who(me, departure)} keep their places; subscribed resellers are sent an availability update.",
+        ]
+        proposal = Proposal("capacity", f"Change the capacity of {label}?", consequences, "Change the capacity",
+                            {"places": places.strip()})  # fmt: skip
+        return _confirm(request, me, departure, proposal)
+    change = me.services.departures.change(
+        me.catalog.catalog, product_id, option_id, availability_id,
+        DepartureChange(set_capacity=True, capacity=wanted),
+    )  # fmt: skip
+    return await _apply(me, departure, change, f"{label}: capacity set to {new}.", "Capacity not changed")
+
+
+@router.post(SLOT + "/note")
+async def note(
+    product_id: str,
+    option_id: str,
+    availability_id: str,
+    text: str = Form(default="", max_length=2000),
+    me: Staff = Depends(staff_form),
+) -> Response:
+    departure = await _departure(me, product_id, option_id, availability_id)
+    change = me.services.departures.change(
+        me.catalog.catalog, product_id, option_id, availability_id, DepartureChange(note=text.strip())
+    )
+    done = f"Note on {departure_label(departure)} saved." if text.strip() else "Note removed."
+    return await _apply(me, departure, change, done, "Note not saved")
+
+
+@router.post(SLOT + "/cancel")
+async def cancel(
+    product_id: str,
+    option_id: str,
+    availability_id: str,
+    request: Request,
+    reason: str = Form(default="", max_length=1000),
+    confirmed: str = Form(default=""),
+    me: Staff = Depends(staff_form),
+) -> Response:
+    departure = await _departure(me, product_id, option_id, availability_id)
+    label = departure_label(departure)
+    path = manifest_path(product_id, option_id, availability_id)
+    if not reason.strip():
+        return redirect(
+            path, me, Notice("error", "Not cancelled: give a reason; resellers pass it on to their guests.")
+        )
+    if not confirmed:
+        consequences = [
+            f"This cancels {await who(me, departure)}, with the reason “{reason.strip()}”. It cannot be undone.",
+            "Each reseller is sent a booking update for each of its bookings (and an order update for its "
+            "orders); a package booking is cancelled whole.",
+            "The departure is closed: resellers see it CLOSED.",
+        ]
+        proposal = Proposal(
+            "cancel", f"Cancel {label}?", consequences, "Cancel the departure", {"reason": reason.strip()}
+        )
+        return _confirm(request, me, departure, proposal)
+    try:
+        done = await me.services.departures.cancel(
+            me.catalog.catalog, product_id, option_id, availability_id, reason.strip()
+        )
+    except OctoError as exc:
+        return redirect(path, me, Notice("error", f"Not cancelled: {exc.message.rstrip('.')}."))
+    resellers = plural(len(done.connection_ids), "reseller")
+    text = f"{label} cancelled: {plural(len(done.cancelled), 'booking')} of {resellers} cancelled; the departure is closed."
+    return redirect(path, me, Notice("success", text))

@@ -1,0 +1,267 @@
+"""Departure operations for staff: list departures with their places, close or reopen one,
+give it a capacity of its own, and cancel it (every live booking on it, then closed), each a
+transaction under the departure's slot lock, announced to resellers as any slot change is."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass, replace
+from datetime import UTC, date
+
+from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
+from berth.domain.catalog import Catalog, Option, Product
+from berth.domain.catalog.lookup import find_option, find_product
+from berth.domain.departures import DepartureOverride, check_capacity, check_note
+from berth.domain.errors import BadRequest, InvalidAvailabilityId
+from berth.domain.slots import Slot, check_day_range, slot_for_id
+from berth.read_models.departures import Affected, Departure, DepartureCancellation
+from berth.services.availability import AvailabilityService
+from berth.services.bookings.inputs import SUPPLIER
+from berth.services.bookings.steps import BookingSteps
+from berth.services.clock import Clock
+from berth.services.events import ChangeObserver
+from berth.settings import Settings
+from berth.store import bookings_repo, departures_repo
+from berth.store.bookings_repo import BookingFilter
+from berth.store.database import Database, DbConnection
+
+# The bookings a departure's cancellation cancels: those whose guests could still travel.
+LIVE = (BookingStatus.ON_HOLD, BookingStatus.PENDING, BookingStatus.CONFIRMED)
+
+
+@dataclass(frozen=True)
+class DepartureChange:
+    """What a PATCH sends; a field left out (None, `set_capacity` False) keeps its value.
+    With `set_capacity`, `capacity` None goes back to the catalogue's."""
+
+    closed: bool | None = None
+    set_capacity: bool = False
+    capacity: int | None = None
+    note: str | None = None
+
+
+class DepartureService:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        clock: Clock,
+        availability: AvailabilityService,
+        steps: BookingSteps,
+        observer: ChangeObserver,
+    ) -> None:
+        self._db = database
+        self._settings = settings
+        self._clock = clock
+        self._availability = availability
+        self._steps = steps
+        self._observer = observer
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def _departure_of(
+        self, catalog: Catalog, product_id: str, option_id: str, availability_id: str
+    ) -> tuple[Product, Option, Slot]:
+        product = find_product(catalog, product_id)
+        option = find_option(product, option_id)
+        slot = slot_for_id(product, option, availability_id)
+        if slot is None:
+            raise InvalidAvailabilityId(availability_id)
+        return product, option, slot
+
+    async def _describe(
+        self, conn: DbConnection, product: Product, option: Option, slots: list[Slot]
+    ) -> list[Departure]:
+        if not slots:
+            return []
+        now = self._clock()
+        policy = self._availability.policies.of(option)
+        rental = policy.duration(option, None, None)
+        states = await policy.states(conn, product, option, [policy.stretch(s, rental) for s in slots], now)
+        first = min(s.start for s in slots).astimezone(UTC)
+        last = max(s.start for s in slots).astimezone(UTC)
+        overrides = await departures_repo.between(conn, product.id, option.id, first, last)
+        held = await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+        confirmed = await departures_repo.confirmed_places(conn, product.id, option.id, first, last)
+        return [
+            Departure(
+                product,
+                option,
+                slot,
+                overrides.get(slot.id),
+                state,
+                held.get(slot.id, 0),
+                confirmed.get(slot.id, 0),
+            )
+            for slot, state in zip(slots, states, strict=True)
+        ]
+
+    async def find(
+        self,
+        catalog: Catalog,
+        product_id: str | None,
+        option_id: str | None,
+        first: date,
+        last: date,
+    ) -> list[Departure]:
+        """The departures from `first` to `last` (local dates) of one product (and option), or of
+        every product, by start time."""
+        check_day_range(first, last, self._settings.max_range_days)
+        if product_id is None and option_id is not None:
+            raise BadRequest("optionId needs productId")
+        products = [find_product(catalog, product_id)] if product_id is not None else list(catalog.products)
+        found: list[Departure] = []
+        async with self._db.transaction(write=False) as conn:
+            for product in products:
+                options = (
+                    [find_option(product, option_id)] if option_id is not None else list(product.options)
+                )
+                for option in options:
+                    slots = self._availability.slots(catalog, product, option, first, last)
+                    found.extend(await self._describe(conn, product, option, slots))
+        return sorted(found, key=lambda d: (d.slot.start.astimezone(UTC), d.product.id, d.option.id))
+
+    async def get(self, catalog: Catalog, product_id: str, option_id: str, availability_id: str) -> Departure:
+        product, option, slot = self._departure_of(catalog, product_id, option_id, availability_id)
+        async with self._db.transaction(write=False) as conn:
+            return (await self._describe(conn, product, option, [slot]))[0]
+
+    async def _live_on(
+        self, conn: DbConnection, product: Product, option: Option, slot: Slot
+    ) -> list[Booking]:
+        """The bookings on the departure whose guests could still travel, as they stand now."""
+        found, _ = await bookings_repo.find_bookings(conn, departure_filter(product, option, slot))
+        now = self._clock()
+        return [b for b in (as_of(b, now) for b in found) if b.status in LIVE]
+
+    async def affected(
+        self, catalog: Catalog, product_id: str, option_id: str, availability_id: str
+    ) -> Affected:
+        """What cancelling the departure would cancel now."""
+        product, option, slot = self._departure_of(catalog, product_id, option_id, availability_id)
+        async with self._db.transaction(write=False) as conn:
+            live = await self._live_on(conn, product, option, slot)
+        return Affected(len(live), tuple(sorted({b.connection_id for b in live})))
+
+    # --- changes -----------------------------------------------------------------------------
+
+    async def _lock(self, conn: DbConnection, product: Product, option: Option, slot: Slot) -> None:
+        policy = self._availability.policies.of(option)
+        await self._steps.locks.lock(conn, [policy.lock_key(product, option, slot)])
+
+    async def _save(
+        self,
+        conn: DbConnection,
+        product: Product,
+        option: Option,
+        slot: Slot,
+        before: DepartureOverride | None,
+        after: DepartureOverride,
+    ) -> None:
+        await departures_repo.save(conn, after, existed=before is not None)
+        was = (before.closed, before.capacity) if before is not None else (False, None)
+        if was != (after.closed, after.capacity):  # a note alone changes nothing resellers see
+            await self._observer.slots_changed(conn, [(product.id, option.id, slot.id)])
+
+    def _blank(self, product: Product, option: Option, slot: Slot) -> DepartureOverride:
+        return DepartureOverride(product.id, option.id, slot.id, slot.start.astimezone(UTC))
+
+    async def change(
+        self, catalog: Catalog, product_id: str, option_id: str, availability_id: str, change: DepartureChange
+    ) -> Departure:
+        """Close or reopen the departure, set or clear its capacity, or note something on it."""
+        product, option, slot = self._departure_of(catalog, product_id, option_id, availability_id)
+        if change.note is not None:
+            check_note(change.note)
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            await self._lock(conn, product, option, slot)
+            before = await departures_repo.get(conn, product.id, option.id, slot.id)
+            after = before or self._blank(product, option, slot)
+            if change.closed is not None:
+                after = replace(after, closed=change.closed)
+            if change.note is not None:
+                after = replace(after, note=change.note)
+            if change.set_capacity:
+                capacity = change.capacity
+                if capacity is not None:
+                    policy = self._availability.policies.of(option)
+                    stretched = policy.stretch(slot, policy.duration(option, None, None))
+                    (held,) = await policy.held(conn, product, option, [stretched], now)
+                    check_capacity(slot.id, capacity, held)
+                after = replace(after, capacity=capacity)
+            after = replace(after, updated_at=now)
+            await self._save(conn, product, option, slot, before, after)
+            return (await self._describe(conn, product, option, [slot]))[0]
+
+    async def cancel(
+        self, catalog: Catalog, product_id: str, option_id: str, availability_id: str, reason: str
+    ) -> DepartureCancellation:
+        """Cancel every live booking on the departure with `reason` (a package booking with its
+        included bookings, whichever of them is on it; orders follow), then close it: all in one
+        transaction, each reseller told through its webhooks after the commit."""
+        product, option, slot = self._departure_of(catalog, product_id, option_id, availability_id)
+        if not reason.strip():
+            raise BadRequest("reason must not be empty: resellers pass it on to their guests")
+        now = self._clock()
+        cancelled: dict[str, str] = {}  # booking id -> connection id
+        done: set[str] = set()
+        async with self._db.transaction(write=True) as conn:
+            # Orders and bookings lock before the slot, as every writer locks them; a
+            # reservation that got in before the slot's lock is found by the second pass.
+            for second_pass in (False, True):
+                if second_pass:
+                    await self._lock(conn, product, option, slot)
+                for booking in await self._live_on(conn, product, option, slot):
+                    if booking.id not in cancelled:
+                        await self._cancel_booking(conn, catalog, booking, reason, done)
+                        cancelled[booking.id] = booking.connection_id
+            before = await departures_repo.get(conn, product.id, option.id, slot.id)
+            after = replace(before or self._blank(product, option, slot), closed=True, updated_at=now)
+            await self._save(conn, product, option, slot, before, after)
+            departure = (await self._describe(conn, product, option, [slot]))[0]
+        return DepartureCancellation(departure, tuple(cancelled), tuple(sorted(set(cancelled.values()))))
+
+    async def _cancel_booking(
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, reason: str, done: set[str]
+    ) -> None:
+        """Cancel one booking as staff cancel it (whatever its cutoff), with its companions; an
+        included booking is cancelled with its whole package."""
+        target = booking
+        if booking.package_booking_id is not None:
+            parent = await bookings_repo.get_by_id(conn, booking.package_booking_id)
+            target = parent if parent is not None else booking
+        if target.id in done:
+            return
+        done.add(target.id)
+        locked = as_of(await self._steps.lock_in(conn, target), self._clock())
+        if locked.status not in LIVE and target is not booking:  # a package already used: this part only
+            locked = as_of(await self._steps.lock_in(conn, booking), self._clock())
+        if locked.status not in LIVE:
+            return
+
+        def step(c: DbConnection, b: Booking) -> Awaitable[Booking]:
+            return self._steps.cancel_in(c, catalog, b, reason, force=True, actor=SUPPLIER)
+
+        await self._steps.with_companions(
+            conn, catalog, locked, "cancel", step, lambda c, b, _: step(c, b), staff=True, skip=ENDED
+        )
+
+
+def departure_filter(product: Product, option: Option, slot: Slot) -> BookingFilter:
+    """Every booking on one departure (the date narrows the index range)."""
+    return BookingFilter(
+        product_id=product.id, option_id=option.id, date_from=slot.local_date, date_to=slot.local_date,
+        availability_id=slot.id,
+    )  # fmt: skip
+
+
+def day_range(local_date: date | None, start: date | None, end: date | None) -> tuple[date, date]:
+    """The dates a departures query covers: `localDate`, or `localDateStart`..`localDateEnd`."""
+    if local_date is not None:
+        if start is not None or end is not None:
+            raise BadRequest("Send localDate, or localDateStart with localDateEnd, not both")
+        return local_date, local_date
+    if start is None or end is None:
+        raise BadRequest("Send localDate, or localDateStart with localDateEnd")
+    return start, end

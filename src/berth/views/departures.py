@@ -1,0 +1,38 @@
+"""A departure as the admin API shows it."""
+
+from __future__ import annotations
+
+from berth.capabilities.base import JSON
+from berth.domain.times import format_local, format_utc_or_none
+from berth.read_models.departures import Departure, DepartureCancellation
+
+
+def departure_json(departure: Departure) -> JSON:
+    slot, state = departure.slot, departure.state
+    return {
+        "productId": departure.product.id,
+        "optionId": departure.option.id,
+        "availabilityId": slot.id,
+        "localDateTimeStart": format_local(slot.start),
+        "localDateTimeEnd": format_local(slot.end),
+        "status": state.status.value,
+        "available": state.available,
+        "vacancies": state.vacancies,
+        "capacity": state.capacity,
+        "catalogCapacity": slot.capacity,
+        "capacityOverride": departure.capacity_override,
+        "placesHeld": departure.held,
+        "placesConfirmed": departure.confirmed,
+        "closed": departure.closed,
+        "closedInCatalog": slot.closed,
+        "note": departure.note,
+        "updatedAt": format_utc_or_none(departure.override.updated_at if departure.override else None),
+    }
+
+
+def cancellation_json(done: DepartureCancellation) -> JSON:
+    return {
+        "departure": departure_json(done.departure),
+        "cancelledBookingIds": list(done.cancelled),
+        "connectionIds": list(done.connection_ids),
+    }
