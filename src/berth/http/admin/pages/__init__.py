@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from berth.http.admin.pages import (
+    audit,
     bookings,
     catalog,
     connections,
@@ -17,5 +18,7 @@ from berth.http.admin.pages import (
 )
 
 router = APIRouter(include_in_schema=False)
-for module in (static, sign_in, dashboard, bookings, manifest, catalog, mappings, webhooks, connections):
+for module in (
+    static, sign_in, dashboard, bookings, manifest, catalog, mappings, webhooks, connections, audit,
+):  # fmt: skip
     router.include_router(module.router, prefix="/admin")

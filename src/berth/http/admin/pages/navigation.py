@@ -20,4 +20,5 @@ NAVIGATION = (
     Section("mappings", "Mappings", "/admin/mappings"),
     Section("webhooks", "Webhooks", "/admin/webhooks"),
     Section("connections", "Connections", "/admin/connections"),
+    Section("audit", "Audit", "/admin/audit"),
 )
