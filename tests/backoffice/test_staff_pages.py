@@ -54,6 +54,11 @@ async def test_a_one_time_password_leads_to_choosing_ones_own(
     form = await client.get("/admin/password")
     assert "You signed in with a one-time password" in text_of(form.text)
     csrf = csrf_of(form.text)
+    async with second_client(app) as other:  # signing out needs no password of one's own
+        await sign_in(other, "ana@example.com", once)
+        out_csrf = csrf_of((await other.get("/admin/password")).text)
+        out = await other.post("/admin/sign-out", data={"csrf_token": out_csrf})
+        assert out.status_code == 303 and out.headers["location"] == "/admin/sign-in?signed_out"
 
     async def choose(current: str, new: str, repeat: str | None = None) -> httpx.Response:
         data = {

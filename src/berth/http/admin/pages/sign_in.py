@@ -27,7 +27,6 @@ from berth.http.admin.pages.session import (
     set_session,
     signed_in,
     signing_key,
-    staff_form,
 )
 from berth.http.context import services
 
@@ -160,7 +159,10 @@ async def change_password(
 
 
 @router.post("/sign-out")
-async def sign_out(staff: Staff = Depends(staff_form)) -> Response:
+async def sign_out(csrf_token: str = Form(default=""), me: Staff = Depends(signed_in)) -> Response:
+    """Also for a member who has not chosen their password yet."""
+    if not hmac.compare_digest(csrf_token.encode(), me.csrf.encode()):
+        raise CsrfRejected
     response = redirect("/admin/sign-in?signed_out")
-    end_session(response, secure=staff.secure)
+    end_session(response, secure=me.secure)
     return response
