@@ -196,3 +196,34 @@ async def test_bad_staff_input_gets_clear_errors(bookable: Services) -> None:
     with pytest.raises(BadRequest, match="disabled"):
         await bookable.staff.issue_token("ana@example.com", actor=COMMAND_LINE)
     assert [m.email for m in await bookable.staff.list()] == ["ana@example.com"]
+
+
+async def test_admins_manage_staff_in_the_api(client: httpx.AsyncClient, bookable: Services) -> None:
+    operator = await staff_token(bookable, "olga@example.com", Role.OPERATOR)
+    body = {"email": "Nia@Example.com", "role": "viewer"}
+    refused(await client.post("/admin/api/staff", json=body, headers=operator), "admin")
+    created = await client.post("/admin/api/staff", json=body, headers=ADMIN)
+    assert created.status_code == 200, created.text
+    nia = created.json()["staff"]
+    assert (
+        nia["email"] == "nia@example.com"
+        and nia["role"] == "viewer"
+        and len(created.json()["password"]) == 16
+    )
+    refused(await client.post(f"/admin/api/staff/{nia['id']}/token", headers=operator), "admin")
+    issued = (await client.post(f"/admin/api/staff/{nia['id']}/token", headers=ADMIN)).json()
+    token = {"Authorization": f"Bearer {issued['token']}"}
+    assert (await client.get("/admin/api/me", headers=token)).json()["name"] == "nia@example.com"
+    refused(await client.post(f"/admin/api/staff/{nia['id']}/disable", headers=operator), "admin")
+    disabled = (await client.post(f"/admin/api/staff/{nia['id']}/disable", headers=ADMIN)).json()
+    assert disabled["active"] is False and disabled["disabledAt"] is not None
+    assert (await client.get("/admin/api/me", headers=token)).json()["error"] == "UNAUTHORIZED"
+
+    for bad, field in (({"email": "nia@example.com", "role": "boss"}, "role"), ({"email": "x"}, "role")):
+        answer = await client.post("/admin/api/staff", json=bad, headers=ADMIN)
+        assert answer.status_code == 400 and answer.json()["error"] == "BAD_REQUEST"
+        assert field in answer.json()["errorMessage"]
+    again = await client.post("/admin/api/staff", json=body, headers=ADMIN)
+    assert again.status_code == 400 and "already exists (disabled)" in again.json()["errorMessage"]
+    missing = await client.post("/admin/api/staff/nobody/disable", headers=ADMIN)
+    assert missing.status_code == 404 and missing.json()["error"] == "NOT_FOUND"

@@ -161,6 +161,10 @@ def test_the_dashboard_charts(browser: Browser, served: tuple[str, dict[str, str
     if copies and Path(copies).is_dir():
         shutil.copy(SCREENSHOTS / "staff-charts.png", Path(copies) / "i21b-charts.png")
     shot(page, "dashboard")
+    page.get_by_role("link", name="Staff").click()
+    expect(page.locator("table.staff tbody tr")).to_have_count(2)
+    expect(page.locator("table.staff")).to_contain_text("otto@example.com")
+    shot(page, "staff")
 
     phone, more = open_page(browser, base, width=390, height=844)
     phone.goto("/admin")

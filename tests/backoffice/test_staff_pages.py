@@ -4,12 +4,14 @@ change nothing), signing out everywhere when an account is disabled, and the aud
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
 
 from berth.container import Services
+from berth.domain.audit import AuditFilter
 from berth.domain.staff import COMMAND_LINE, Role
 from tests.backoffice.helpers import csrf_of, notice_of, text_of
 from tests.backoffice.test_actions import confirmed, status_of
@@ -199,3 +201,62 @@ async def test_the_audit_page(client: httpx.AsyncClient, csrf: str, office: Serv
     assert "Created connection Harbour Deals" in today
     bad = text_of((await client.get("/admin/audit", params={"from": "June"})).text)
     assert "From: 'June' is not a date like 2026-06-02." in bad
+
+
+async def test_admins_manage_staff_in_the_back_office(
+    app: FastAPI, client: httpx.AsyncClient, office: Services
+) -> None:
+    await member(office, "olga@example.com", Role.OPERATOR)
+    await member(office, "adam@example.com", Role.ADMIN)
+    async with second_client(app) as operator:
+        await signed_in(operator, "olga@example.com")
+        dashboard = (await operator.get("/admin")).text
+        assert 'href="/admin/staff"' not in dashboard  # not in the menu
+        refused = await operator.get("/admin/staff")
+        assert refused.status_code == 403 and "needs the admin role" in text_of(refused.text)
+
+    csrf = await signed_in(client, "adam@example.com")
+    listing = await client.get("/admin/staff")
+    assert listing.status_code == 200 and 'href="/admin/staff"' in listing.text
+    created = await client.post(
+        "/admin/staff", data={"email": "nia@example.com", "role": "viewer", "csrf_token": csrf}
+    )
+    assert created.status_code == 200
+    text = text_of(created.text)
+    assert "Account nia@example.com created (viewer)" in text and "only this once" in text
+    password = re.search(r'<code id="new-password" class="break">([^<]+)</code>', created.text)
+    assert password is not None and len(password.group(1)) == 16
+    duplicate = await client.post(
+        "/admin/staff", data={"email": "NIA@example.com", "role": "admin", "csrf_token": csrf}
+    )
+    assert duplicate.status_code == 400 and "already exists" in text_of(duplicate.text)
+    bad_role = await client.post(
+        "/admin/staff", data={"email": "zed@example.com", "role": "boss", "csrf_token": csrf}
+    )
+    assert bad_role.status_code == 400 and "'boss' is not a role" in text_of(bad_role.text)
+
+    nia = await office.staff.get("nia@example.com")
+    issued = await client.post(f"/admin/staff/{nia.id}/token", data={"csrf_token": csrf})
+    assert "New API token of nia@example.com" in text_of(issued.text) and "berth_staff_" in issued.text
+    adam = await office.staff.get("adam@example.com")
+    assert f"/admin/staff/{adam.id}/disable" not in listing.text  # not one's own
+    own = await client.post(f"/admin/staff/{adam.id}/disable", data={"csrf_token": csrf})
+    assert own.status_code == 303 and (await office.staff.get("adam@example.com")).active
+    gone = await client.post(f"/admin/staff/{nia.id}/disable", data={"csrf_token": csrf})
+    assert gone.status_code == 303
+    after = await client.get("/admin/staff")
+    assert (
+        notice_of(after.text)
+        == "nia@example.com disabled: signed out everywhere, and their API token no longer works."
+    )
+    assert "DISABLED" in text_of(after.text)
+    trail = [
+        (e.actor, e.action)
+        for e in (await office.audit.search(AuditFilter(actor="adam@example.com"), 10, 0))[0]
+    ]
+    assert trail == [
+        ("adam@example.com", "staff.disable"),
+        ("adam@example.com", "staff.token"),
+        ("adam@example.com", "staff.create"),
+        ("adam@example.com", "staff.password"),  # chose his own, before
+    ]

@@ -1,14 +1,15 @@
-"""Staff and the audit trail in the admin API: who is calling, the staff accounts (admin
-role), and what staff did, newest first."""
+"""Staff and the audit trail in the admin API: who is calling, the staff accounts (the admin
+role lists, creates, re-tokens and disables them), and what staff did, newest first."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.container import Services
 from berth.domain.audit import AuditFilter
-from berth.domain.staff import Actor
+from berth.domain.staff import Actor, Role
 from berth.http.admin.roles import admin, viewer
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
@@ -27,6 +28,35 @@ async def me(actor: Actor = Depends(viewer)) -> Response:
 @router.get("/staff", summary="Staff accounts (admin role); `berth staff` creates and disables them")
 async def list_staff(_: Actor = Depends(admin), svc: Services = Depends(current_services)) -> Response:
     return json_response([staff_json(m) for m in await svc.staff.list()])
+
+
+class StaffCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    email: str = Field(min_length=3, max_length=254)
+    role: Role
+
+
+@router.post("/staff", summary="Create a staff account (admin role); answers its one-time password, once")
+async def create_staff(
+    body: StaffCreate, actor: Actor = Depends(admin), svc: Services = Depends(current_services)
+) -> Response:
+    member, password = await svc.staff.create(body.email, body.role, actor=actor)
+    return json_response({"staff": staff_json(member), "password": password})
+
+
+@router.post("/staff/{staffId}/token", summary="A new admin API token for the account (admin role), once")
+async def staff_token(
+    staffId: str, actor: Actor = Depends(admin), svc: Services = Depends(current_services)
+) -> Response:
+    member, token = await svc.staff.issue_token(staffId, actor=actor)
+    return json_response({"staff": staff_json(member), "token": token})
+
+
+@router.post("/staff/{staffId}/disable", summary="Disable an account (admin role): sessions end, token stops")
+async def disable_staff(
+    staffId: str, actor: Actor = Depends(admin), svc: Services = Depends(current_services)
+) -> Response:
+    return json_response(staff_json(await svc.staff.disable(staffId, actor=actor)))
 
 
 @router.get("/audit", summary="What staff did, newest first (every filter optional)")

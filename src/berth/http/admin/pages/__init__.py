@@ -13,12 +13,13 @@ from berth.http.admin.pages import (
     manifest,
     mappings,
     sign_in,
+    staff,
     static,
     webhooks,
 )
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static, sign_in, dashboard, bookings, manifest, catalog, mappings, webhooks, connections, audit,
+    static, sign_in, dashboard, bookings, manifest, catalog, mappings, webhooks, connections, audit, staff,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
