@@ -138,6 +138,7 @@ async def test_every_class_of_staff_action_is_recorded(
     assert {e["action"] for e in window["entries"]} == {
         "booking.redeem", "booking.accept", "booking.reject", "booking.cancel", "mapping.complete",
     }  # fmt: skip
+    assert (await audit(client, since="2026-06-01T08:04:00", until="2026-06-01T08:06:00")) == window  # UTC
     page = await audit(client, limit=2, offset=1)
     assert page["total"] == everything["total"] and page["limit"] == 2 and page["offset"] == 1
     assert [e["id"] for e in page["entries"]] == [e["id"] for e in everything["entries"][1:3]]

@@ -67,8 +67,10 @@ async def audit(
     target: str | None = Query(default=None, description="The target's id or label (a booking's reference)"),
     targetKind: str | None = Query(default=None, description="booking, mapping, connection, webhook, ..."),
     action: str | None = Query(default=None, description="booking.redeem, catalog.import, ..."),
-    since: IsoDateTime | None = Query(default=None, description="From this time (inclusive)"),
-    until: IsoDateTime | None = Query(default=None, description="Before this time"),
+    since: IsoDateTime | None = Query(
+        default=None, description="From this time (inclusive; UTC without an offset)"
+    ),
+    until: IsoDateTime | None = Query(default=None, description="Before this time (UTC without an offset)"),
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     _: Actor = Depends(viewer),
