@@ -11,10 +11,13 @@ import httpx
 from fastapi import FastAPI
 
 from berth.container import Services
-from berth.domain.audit import AuditFilter
+from berth.domain.audit import AuditEntry, AuditFilter, departure_target
 from berth.domain.staff import COMMAND_LINE, Role
+from berth.http.admin.pages.audit import target_path
 from tests.backoffice.helpers import csrf_of, notice_of, text_of
 from tests.backoffice.test_actions import confirmed, status_of
+from tests.bookings_helpers import SLOT
+from tests.conftest import START
 
 PASSWORD = "correct horse battery"
 
@@ -260,3 +263,12 @@ async def test_admins_manage_staff_in_the_back_office(
         ("adam@example.com", "staff.create"),
         ("adam@example.com", "staff.password"),  # chose his own, before
     ]
+
+
+async def test_a_departure_entry_links_to_its_manifest(client: httpx.AsyncClient, csrf: str) -> None:
+    """How the departure actions (issue 21's other half) name their target, and where it leads."""
+    target = departure_target("thames-sightseeing", "DEFAULT", SLOT, "Thames 2 Jun 10:00")
+    entry = AuditEntry(1, START, "olga@example.com", None, "operator", "departure.close", target)
+    path = target_path(entry)
+    assert path == "/admin/slots/thames-sightseeing/DEFAULT/2026-06-02T10%3A00%3A00%2B01%3A00"
+    assert path is not None and (await client.get(path)).status_code == 200

@@ -17,6 +17,14 @@ class Target:
     label: str | None = None
 
 
+def departure_target(
+    product_id: str, option_id: str, availability_id: str, label: str | None = None
+) -> Target:
+    """A departure (product, option, availability id) as an audit target: its id joins the three
+    with `/`, as the manifest's address does."""
+    return Target("departure", f"{product_id}/{option_id}/{availability_id}", label)
+
+
 @dataclass(frozen=True)
 class AuditEntry:
     id: int

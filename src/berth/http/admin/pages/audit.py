@@ -32,6 +32,10 @@ ACTIONS = {
     "connection.rotate_secret": "Rotated signing secret of",
     "webhook.redeliver": "Redelivered deliveries of webhook",
     "delivery.redeliver": "Redelivered delivery",
+    "departure.close": "Closed departure",
+    "departure.reopen": "Reopened departure",
+    "departure.capacity": "Changed the capacity of departure",
+    "departure.cancel": "Cancelled departure",
     "catalog.import": "Imported the catalogue",
     "staff.create": "Created staff account",
     "staff.token": "Issued an API token to",
@@ -43,6 +47,8 @@ ACTIONS = {
 def target_path(entry: AuditEntry) -> str | None:
     """The back office page of what an entry was done to, where it has one."""
     target = entry.target
+    if target.kind == "departure":  # berth.domain.audit.departure_target
+        return "/admin/slots/" + "/".join(quote(part, safe="") for part in target.id.split("/", 2))
     pages = {
         "booking": f"/admin/bookings/{quote(target.id)}",
         "mapping": f"/admin/mappings/{quote(target.id)}",
