@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from berth.container import Services
 from berth.domain.mappings import MappingUpload, Resolution
+from berth.domain.staff import COMMAND_LINE
 from tests.conftest import KEY_A
 
 A_URL = "https://reseller-a.example/octo/mapping-updates"
@@ -31,5 +32,7 @@ async def add_listings(services: Services) -> Services:
     catalog = (await services.catalog.snapshot()).catalog
     for stored_row, (_, resolution) in zip(stored, A_ROWS, strict=True):
         if resolution is not None:
-            await services.mappings.complete(catalog, stored_row.id, resolution, notify=False)
+            await services.mappings.complete(
+                catalog, stored_row.id, resolution, actor=COMMAND_LINE, notify=False
+            )
     return services

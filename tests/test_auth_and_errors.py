@@ -7,6 +7,7 @@ import pytest
 from fastapi import FastAPI
 
 from berth.container import Services
+from berth.domain.staff import COMMAND_LINE
 from tests.bookings_helpers import reservation, reserve
 from tests.conftest import ADMIN, auth
 
@@ -32,9 +33,9 @@ async def test_missing_or_bad_key(
 
 
 async def test_revoked_key_stops_at_once(client: httpx.AsyncClient, bookable: Services) -> None:
-    connection, key, _ = await bookable.connections.create("Short-lived reseller")
+    connection, key, _ = await bookable.connections.create("Short-lived reseller", actor=COMMAND_LINE)
     assert (await client.get("/octo/supplier", headers=auth(key))).status_code == 200
-    await bookable.connections.revoke(connection.id)
+    await bookable.connections.revoke(connection.id, actor=COMMAND_LINE)
     response = await client.get("/octo/supplier", headers=auth(key))
     assert response.status_code == 400
     assert response.json()["error"] == "UNAUTHORIZED"
@@ -45,7 +46,7 @@ async def test_keys_are_stored_hashed(bookable: Services) -> None:
 
     from berth.store.tables import connections
 
-    _, key, _ = await bookable.connections.create("Hash check")
+    _, key, _ = await bookable.connections.create("Hash check", actor=COMMAND_LINE)
     async with bookable.database.transaction(write=False) as conn:
         stored = [tuple(row) for row in await conn.execute(select(connections))]
     assert stored and not any(key in str(value) for row in stored for value in row)

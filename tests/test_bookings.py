@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from berth.container import Services
+from berth.domain.staff import COMMAND_LINE
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, SLOT, confirm, reservation, reserve, vacancies
 from tests.conftest import ADMIN, KEY_B, Clock, auth
@@ -494,7 +495,8 @@ async def test_open_dated_booking(client: httpx.AsyncClient, services: Services)
     await services.catalog.import_text(
         MINIMAL.replace(
             "    deliveryFormats: [QRCODE]", "    availabilityRequired: false\n    deliveryFormats: [QRCODE]"
-        )
+        ),
+        actor=COMMAND_LINE,
     )
     await services.connections.ensure("A", "demo-reseller-a")
     body = {"productId": "walk", "optionId": "DEFAULT", "unitItems": [{"unitId": "adult"}]}

@@ -8,6 +8,7 @@ import pytest
 from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.domain.catalog.document import CatalogFileError, catalog_to_yaml, parse_catalog
+from berth.domain.staff import COMMAND_LINE
 from tests.bookings_helpers import booking_catalog
 from tests.conftest import ADMIN, auth
 
@@ -155,7 +156,7 @@ async def test_catalogue_change_reaches_another_process(services: Services, book
     other = build_services(services.settings)
     try:
         assert len((await other.catalog.snapshot()).catalog.products) == 3
-        await services.catalog.import_text(MINIMAL)
+        await services.catalog.import_text(MINIMAL, actor=COMMAND_LINE)
         found = await other.connections.authenticate("demo-reseller-a")
         assert found is not None
         snapshot = await other.catalog.snapshot(found[1])

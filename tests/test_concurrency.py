@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 
 from berth.container import Services, build_services
 from berth.domain.errors import UnprocessableEntity
+from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from berth.store.tables import bookings
@@ -27,7 +28,9 @@ async def race(settings: Settings, clock: Clock) -> tuple[int, int, int]:
     fleet = [build_services(settings, clock) for _ in range(PROCESSES)]
     try:
         first = fleet[0]
-        await first.catalog.import_text(MINIMAL.replace("capacity: 12", f"capacity: {CAPACITY}"))
+        await first.catalog.import_text(
+            MINIMAL.replace("capacity: 12", f"capacity: {CAPACITY}"), actor=COMMAND_LINE
+        )
         connection = await first.connections.ensure("Racer", "racer-key")
         catalog = (await first.catalog.snapshot()).catalog
         request = ReserveInput(

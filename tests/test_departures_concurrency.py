@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.container import Services, build_services
 from berth.domain.errors import UnprocessableEntity
+from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.services.departures import DepartureChange
 from berth.settings import Settings
@@ -33,7 +34,7 @@ async def race(settings: Settings, clock: Clock) -> tuple[int, int | None]:
     fleet = [build_services(settings, clock) for _ in range(PROCESSES)]
     try:
         first = fleet[0]
-        await first.catalog.import_text(MINIMAL.replace("capacity: 12", "capacity: 100"))
+        await first.catalog.import_text(MINIMAL.replace("capacity: 12", "capacity: 100"), actor=COMMAND_LINE)
         connection = await first.connections.ensure("Racer", "racer-key")
         catalog = (await first.catalog.snapshot()).catalog
         request = ReserveInput(
@@ -47,7 +48,7 @@ async def race(settings: Settings, clock: Clock) -> tuple[int, int | None]:
         async def shrink(services: Services) -> None:
             change = DepartureChange(set_capacity=True, capacity=OVERRIDE)
             try:
-                await services.departures.change(catalog, "walk", "DEFAULT", SLOT, change)
+                await services.departures.change(catalog, "walk", "DEFAULT", SLOT, change, actor=COMMAND_LINE)
             except UnprocessableEntity:
                 pass  # more places were already held
             except IntegrityError:

@@ -85,7 +85,8 @@ def back_office_text(base: str, path: str) -> str:
     with httpx.Client(base_url=base) as browser:
         form = browser.get("/admin/sign-in")
         signed_in = browser.post(
-            "/admin/sign-in", data={"token": "demo-admin", "csrf_token": csrf_of(form.text), "next": "/admin"}
+            "/admin/sign-in",
+            data={"password": "demo-admin", "csrf_token": csrf_of(form.text), "next": "/admin"},
         )
         assert signed_in.status_code == 303, signed_in.text
         page = browser.get(path)

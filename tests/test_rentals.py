@@ -12,6 +12,7 @@ import httpx
 from sqlalchemy import func, select
 
 from berth.container import Services
+from berth.domain.staff import COMMAND_LINE
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, booking_products, reservation, reserve
 from tests.builders import catalog, included, load
@@ -293,6 +294,7 @@ async def test_an_option_with_one_duration_needs_no_id(client: httpx.AsyncClient
             "        rentalDurations: [{id: 1d, title: 1 day, durationAmount: 1, durationUnit: day}]\n"
             "        units:\n",
         ),
+        actor=COMMAND_LINE,
     )
     walk = {"productId": "walk", "optionId": "DEFAULT"}
     body = {"uuid": str(uuid.uuid4()), **walk, "availabilityId": "2026-06-02T10:00:00+01:00",

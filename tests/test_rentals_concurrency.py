@@ -15,6 +15,7 @@ from berth.capabilities.registry import CATALOG_RULES
 from berth.container import build_services
 from berth.domain.errors import UnprocessableEntity
 from berth.domain.rentals import HeldInterval, peak_held
+from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from berth.store.tables import bookings
@@ -46,7 +47,7 @@ async def race(settings: Settings, clock: Clock) -> tuple[int, int, int]:
     fleet = [build_services(settings, clock) for _ in range(PROCESSES)]
     try:
         first = fleet[0]
-        await first.catalog.import_text(CATALOG)
+        await first.catalog.import_text(CATALOG, actor=COMMAND_LINE)
         connection = await first.connections.ensure("Racer", "racer-key")
         catalog = (await first.catalog.snapshot()).catalog
 

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from berth.container import Services, build_services
 from berth.domain.bookings import Booking
 from berth.domain.errors import BadRequest, UnprocessableEntity
+from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from berth.store.bookings_repo import BookingFilter
@@ -61,7 +62,7 @@ async def race(
     fleet = [build_services(settings, clock) for _ in range(PROCESSES)]
     try:
         first = fleet[0]
-        await first.catalog.import_text(catalogue)
+        await first.catalog.import_text(catalogue, actor=COMMAND_LINE)
         connection = await first.connections.ensure("Racer", "racer-key")
         catalog = (await first.catalog.snapshot()).catalog
         if prefill:

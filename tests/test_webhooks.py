@@ -13,6 +13,7 @@ from standardwebhooks.webhooks import Webhook as Verifier
 
 from berth.container import Services
 from berth.domain.catalog.document import catalog_to_yaml
+from berth.domain.staff import COMMAND_LINE
 from tests.bookings_helpers import SLOT, booking_products, confirm, reservation, reserve
 from tests.builders import catalog
 from tests.conftest import ADMIN, KEY_B, SECRET_A, Clock, auth
@@ -224,7 +225,7 @@ async def test_product_update_with_diff(client: httpx.AsyncClient, bookable: Ser
         products = booking_products()
         (museum,) = [p for p in products if p["id"] == "tower-of-stories"]
         museum["internalName"] = "Tower of Tales"
-        await bookable.catalog.import_text(catalog_to_yaml(catalog(*products)))
+        await bookable.catalog.import_text(catalog_to_yaml(catalog(*products)), actor=COMMAND_LINE)
         await drain(bookable)
         (payload,) = target.payloads()
         assert (
@@ -379,5 +380,5 @@ async def test_changes_and_deliveries_commit_together(client: httpx.AsyncClient,
 
 
 async def test_catalogue_import_without_webhooks_is_quiet(services: Services) -> None:
-    await services.catalog.import_text(MINIMAL)
+    await services.catalog.import_text(MINIMAL, actor=COMMAND_LINE)
     assert await services.fanout.fan_out() == 0

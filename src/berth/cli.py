@@ -32,6 +32,7 @@ from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound, OctoError
+from berth.domain.staff import COMMAND_LINE, Role, StaffMember
 from berth.services.catalog import ImportOutcome
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.backup import BackupError, backup_sqlite, is_postgres, pg_dump_commands
@@ -39,14 +40,17 @@ from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, de
 from berth.store.migrate import UnknownRevision, Upgrade, upgrade
 from berth.views.catalog_changes import changes_lines, conflict_lines
 from berth.views.connections import connection_json
+from berth.views.staff import staff_json
 
 app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema and backups.", no_args_is_help=True)
 catalog_app = typer.Typer(help="The supplier's catalogue.", no_args_is_help=True)
 connection_app = typer.Typer(help="Reseller connections and their API keys.", no_args_is_help=True)
+staff_app = typer.Typer(help="Staff accounts of the back office and the admin API.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(connection_app, name="connection")
+app.add_typer(staff_app, name="staff")
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
@@ -256,7 +260,7 @@ def catalog_import(
 
     async def work(services: Services) -> ImportOutcome | ImportRefused:
         try:
-            return await services.catalog.import_text(text, dry_run=dry_run, force=force)
+            return await services.catalog.import_text(text, actor=COMMAND_LINE, dry_run=dry_run, force=force)
         except ImportRefused as refused:
             return refused
 
@@ -313,7 +317,7 @@ def connection_create(name: str) -> None:
     """Create a reseller connection and print its API key (shown only this once)."""
 
     async def work(services: Services) -> tuple[str, str, str]:
-        connection, key, secret = await services.connections.create(name)
+        connection, key, secret = await services.connections.create(name, actor=COMMAND_LINE)
         return connection.id, key, secret
 
     connection_id, key, secret = _run(work)
@@ -350,9 +354,7 @@ def connection_list(
     for c in connections:
         status = f"revoked {c.revoked_at:%Y-%m-%d %H:%M}" if c.revoked_at else "active"
         table.add_row(c.id, c.name, c.key_hint, f"{c.created_at:%Y-%m-%d %H:%M}", status)
-    # Wider than the terminal rather than cut short: an id is only useful whole.
-    natural = Measurement.get(console, console.options.update(max_width=sys.maxsize), table).maximum
-    Console(width=max(console.width, natural)).print(table)
+    _wide(table)
 
 
 @connection_app.command("revoke")
@@ -361,7 +363,7 @@ def connection_revoke(connection: Annotated[str, typer.Argument(help="Connection
 
     async def work(services: Services) -> Connection:
         try:
-            return await services.connections.revoke(connection, again=False)
+            return await services.connections.revoke(connection, actor=COMMAND_LINE, again=False)
         except NotFound as exc:
             hint = "`berth connection list` shows every connection's id and name"
             raise NotFound(f"{exc.message}; {hint}") from None
@@ -369,6 +371,105 @@ def connection_revoke(connection: Annotated[str, typer.Argument(help="Connection
     revoked = _run(work)
     console.print(
         f"Connection {revoked.name} ({revoked.id}) revoked: its API key {revoked.key_hint} no longer works.",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _wide(table: Table) -> None:
+    """Print a table wider than the terminal rather than cut short: an id is only useful whole."""
+    natural = Measurement.get(console, console.options.update(max_width=sys.maxsize), table).maximum
+    Console(width=max(console.width, natural)).print(table)
+
+
+def _no_such_member(exc: NotFound) -> NotFound:
+    return NotFound(f"{exc.message}; `berth staff list` shows every account")
+
+
+@staff_app.command("create")
+def staff_create(
+    email: str,
+    role: Annotated[
+        Role,
+        typer.Option(
+            help="viewer reads; operator also acts on bookings, departures and mappings; admin also manages connections, webhooks, staff and the catalogue"
+        ),
+    ],
+) -> None:
+    """Create a staff account and print its one-time password (shown only this once; its
+    owner chooses their own at first sign-in)."""
+
+    async def work(services: Services) -> tuple[StaffMember, str]:
+        return await services.staff.create(email, role, actor=COMMAND_LINE)
+
+    member, password = _run(work)
+    console.print(
+        f"Staff account {member.email} created ({member.role.value}, id {member.id}).",
+        highlight=False,
+        markup=False,
+    )
+    console.print("One-time password (shown once; they choose their own when they first sign in):")
+    print(password)
+
+
+@staff_app.command("token")
+def staff_token(email: Annotated[str, typer.Argument(help="The member's email or id")]) -> None:
+    """Print a new API token for /admin/api (shown only this once; it replaces the member's
+    previous token)."""
+
+    async def work(services: Services) -> tuple[StaffMember, str]:
+        try:
+            return await services.staff.issue_token(email, actor=COMMAND_LINE)
+        except NotFound as exc:
+            raise _no_such_member(exc) from None
+
+    member, token = _run(work)
+    console.print(
+        f"API token of {member.email} ({member.role.value}); send it as 'Authorization: Bearer <token>' "
+        "(shown once, store it now):",
+        highlight=False,
+        markup=False,
+    )
+    print(token)
+
+
+@staff_app.command("list")
+def staff_list(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON, as GET /admin/api/staff answers")
+    ] = False,
+) -> None:
+    """List staff accounts (passwords and tokens are never shown, only a token's last characters)."""
+    members = _run(lambda services: services.staff.list())
+    if as_json:
+        print(json.dumps([staff_json(m) for m in members], indent=2))
+        return
+    table = Table(
+        "email", "role", "id", "API token", "created (UTC)", "status",
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+    )  # fmt: skip
+    for m in members:
+        status = f"disabled {m.disabled_at:%Y-%m-%d %H:%M}" if m.disabled_at else "active"
+        table.add_row(
+            m.email, m.role.value, m.id, m.token_hint or "-", f"{m.created_at:%Y-%m-%d %H:%M}", status
+        )
+    _wide(table)
+
+
+@staff_app.command("disable")
+def staff_disable(email: Annotated[str, typer.Argument(help="The member's email or id")]) -> None:
+    """Disable a staff account: its API token stops working and it is signed out everywhere."""
+
+    async def work(services: Services) -> StaffMember:
+        try:
+            return await services.staff.disable(email, actor=COMMAND_LINE)
+        except NotFound as exc:
+            raise _no_such_member(exc) from None
+
+    member = _run(work)
+    console.print(
+        f"Staff account {member.email} disabled: its API token no longer works and its sessions have ended.",
         highlight=False,
         markup=False,
         soft_wrap=True,

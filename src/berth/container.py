@@ -16,6 +16,7 @@ from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
 from berth.services.answers import AnswerCache
+from berth.services.audit import AuditService
 from berth.services.availability import AvailabilityService
 from berth.services.bookings.capacity import CapacityPolicies
 from berth.services.bookings.expiry import HoldExpiry
@@ -30,6 +31,7 @@ from berth.services.connections import ConnectionService
 from berth.services.departures import DepartureService
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
+from berth.services.staff import StaffService
 from berth.settings import Settings
 from berth.store.database import Database
 
@@ -54,6 +56,8 @@ class Services:
     delivery: DeliveryWorker
     rate_limiter: RateLimiter
     answers: AnswerCache
+    staff: StaffService
+    audit: AuditService
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -109,4 +113,6 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
         rate_limiter=RateLimiter(settings, database, seconds_of(clock)),
         answers=AnswerCache(database, clock, settings.answer_cache_seconds),
+        staff=StaffService(database, clock),
+        audit=AuditService(database),
     )

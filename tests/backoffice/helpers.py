@@ -39,7 +39,7 @@ async def sign_in(client: httpx.AsyncClient, token: str = DEMO_ADMIN_TOKEN) -> s
     """Sign in through the form; returns the CSRF token of the new session."""
     form = await client.get("/admin/sign-in")
     response = await client.post(
-        "/admin/sign-in", data={"token": token, "csrf_token": csrf_of(form.text), "next": "/admin"}
+        "/admin/sign-in", data={"password": token, "csrf_token": csrf_of(form.text), "next": "/admin"}
     )
     assert response.status_code == 303, response.text
     dashboard = await client.get("/admin")

@@ -110,7 +110,7 @@ def shot(page: Page, name: str) -> None:
 
 def sign_in(page: Page) -> None:
     page.goto("/admin")
-    page.fill("#token", "demo-admin")
+    page.fill("#password", "demo-admin")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
 
@@ -163,11 +163,11 @@ def test_sign_in_find_a_booking_open_its_manifest_and_redeem_it(page: Page, serv
     reference = booking["supplierReference"]
     page.goto("/admin/bookings")
     expect(page).to_have_url(re.compile(r"/admin/sign-in\?next=/admin/bookings$"))
-    page.fill("#token", "not-it")
+    page.fill("#password", "not-it")
     page.get_by_role("button", name="Sign in").click()
-    expect(page.locator(".notice.error")).to_contain_text("That is not the admin token")
+    expect(page.locator(".notice.error")).to_contain_text("the password must be the admin token")
     shot(page, "01-sign-in")
-    page.fill("#token", "demo-admin")
+    page.fill("#password", "demo-admin")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Bookings")).to_be_visible()
 

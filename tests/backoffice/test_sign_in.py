@@ -38,7 +38,7 @@ async def test_pages_send_strangers_to_sign_in_and_back(client: httpx.AsyncClien
     signed_in = await client.post(
         "/admin/sign-in",
         data={
-            "token": "demo-admin",
+            "password": "demo-admin",
             "csrf_token": csrf_of(form.text),
             "next": "/admin/bookings?status=PENDING",
         },
@@ -56,7 +56,7 @@ async def test_session_cookie_is_http_only_same_site_and_scoped(
 ) -> None:
     form = await client.get("/admin/sign-in")
     response = await client.post(
-        "/admin/sign-in", data={"token": "demo-admin", "csrf_token": csrf_of(form.text)}
+        "/admin/sign-in", data={"password": "demo-admin", "csrf_token": csrf_of(form.text)}
     )
     cookie = response.headers["set-cookie"].lower()
     assert cookie.startswith("berth_session=")
@@ -72,7 +72,7 @@ async def test_cookies_are_secure_when_the_public_url_is_https(
         form = await http.get("/admin/sign-in")
         assert "secure" in form.headers["set-cookie"].lower()
         response = await http.post(
-            "/admin/sign-in", data={"token": "demo-admin", "csrf_token": csrf_of(form.text)}
+            "/admin/sign-in", data={"password": "demo-admin", "csrf_token": csrf_of(form.text)}
         )
         assert response.status_code == 303
         assert "secure" in response.headers["set-cookie"].lower()
@@ -80,21 +80,23 @@ async def test_cookies_are_secure_when_the_public_url_is_https(
 
 async def test_a_wrong_token_is_refused(client: httpx.AsyncClient, office: Services) -> None:
     form = await client.get("/admin/sign-in")
-    response = await client.post("/admin/sign-in", data={"token": "guess", "csrf_token": csrf_of(form.text)})
+    response = await client.post(
+        "/admin/sign-in", data={"password": "guess", "csrf_token": csrf_of(form.text)}
+    )
     assert response.status_code == 401
-    assert "That is not the admin token" in text_of(response.text)
+    assert "the password must be the admin token" in text_of(response.text)
     assert (await client.get("/admin")).status_code == 303
 
 
 async def test_the_sign_in_form_needs_its_csrf_token(client: httpx.AsyncClient, office: Services) -> None:
     await client.get("/admin/sign-in")
-    forged = await client.post("/admin/sign-in", data={"token": "demo-admin", "csrf_token": "forged"})
+    forged = await client.post("/admin/sign-in", data={"password": "demo-admin", "csrf_token": "forged"})
     assert forged.status_code == 403
     assert "The sign-in form had expired" in text_of(forged.text)
     assert (await client.get("/admin")).status_code == 303
     # A form shown to a browser without any session cookie is refused the same way.
     client.cookies.clear()
-    assert (await client.post("/admin/sign-in", data={"token": "demo-admin"})).status_code == 403
+    assert (await client.post("/admin/sign-in", data={"password": "demo-admin"})).status_code == 403
 
 
 async def test_tampered_and_expired_sessions_sign_out(
@@ -149,7 +151,8 @@ async def test_after_sign_in_only_back_office_pages(client: httpx.AsyncClient, o
     for target in ("//evil.example/admin", "https://evil.example", "/octo/products", "/admin\\@evil.example"):
         form = await client.get("/admin/sign-in")
         response = await client.post(
-            "/admin/sign-in", data={"token": "demo-admin", "csrf_token": csrf_of(form.text), "next": target}
+            "/admin/sign-in",
+            data={"password": "demo-admin", "csrf_token": csrf_of(form.text), "next": target},
         )
         assert response.headers["location"] == "/admin", target
         await client.post("/admin/sign-out", data={"csrf_token": csrf_of((await client.get("/admin")).text)})
@@ -163,7 +166,7 @@ async def test_without_an_admin_token_the_back_office_says_how_to_enable_it(
         for response in (
             await http.get("/admin"),
             await http.get("/admin/sign-in"),
-            await http.post("/admin/sign-in", data={"token": "demo-admin"}),
+            await http.post("/admin/sign-in", data={"password": "demo-admin"}),
             await http.get("/admin/bookings"),
         ):
             assert response.status_code == 403

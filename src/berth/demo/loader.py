@@ -15,10 +15,14 @@ from berth.domain.catalog import Catalog
 from berth.domain.catalog.document import parse_catalog
 from berth.domain.errors import OctoError
 from berth.domain.mappings import MappingFilter, MappingUpload, Resolution
+from berth.domain.staff import Actor, Role
 from berth.domain.webhooks import fixed_signing_secret
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
 from berth.store.bookings_repo import BookingFilter
+
+# Who the audit trail says did what loading the demo did as staff would.
+DEMO_LOADER = Actor("demo loader", Role.ADMIN)
 
 # (name, API key, webhook signing secret): documented in the README, for trying things out.
 DEMO_CONNECTIONS = (
@@ -105,7 +109,7 @@ async def _upload_mappings(services: Services, connection_id: str) -> None:
     catalog = (await services.catalog.snapshot()).catalog
     for row, (_, resolution) in zip(stored, DEMO_MAPPINGS, strict=True):
         if resolution is not None:
-            await services.mappings.complete(catalog, row.id, resolution, notify=False)
+            await services.mappings.complete(catalog, row.id, resolution, actor=DEMO_LOADER, notify=False)
 
 
 async def _sell_out_upcoming_departures(services: Services) -> None:
@@ -150,7 +154,7 @@ async def _sell_out_upcoming_departures(services: Services) -> None:
             catalog, box_office.id, held.booking.uuid, ConfirmInput(guest)
         )
         if confirmed.booking.status == "PENDING":
-            await services.staff_bookings.accept(catalog, confirmed.booking.id)
+            await services.staff_bookings.accept(catalog, confirmed.booking.id, actor=DEMO_LOADER)
 
 
 async def _seat_cruise_guests(services: Services) -> None:

@@ -22,8 +22,14 @@ log = structlog.get_logger("berth.http")
 
 # OCTO clients and the conformance validator expect 400 for every OCTO error but the internal
 # one (OCTO.md §2.2); NOT_FOUND is only for unknown routes (and unknown ids of the admin API);
-# TOO_MANY_REQUESTS is 429 so generic HTTP clients and proxies back off too (docs/decisions.md).
-STATUS_BY_CODE: dict[str, int] = {"INTERNAL_SERVER_ERROR": 500, "NOT_FOUND": 404, "TOO_MANY_REQUESTS": 429}
+# TOO_MANY_REQUESTS is 429 so generic HTTP clients and proxies back off too (docs/decisions.md);
+# FORBIDDEN, which only the admin API answers (a role that may not, the API switched off), 403.
+STATUS_BY_CODE: dict[str, int] = {
+    "INTERNAL_SERVER_ERROR": 500,
+    "NOT_FOUND": 404,
+    "TOO_MANY_REQUESTS": 429,
+    "FORBIDDEN": 403,
+}
 DEFAULT_ERROR_STATUS = 400
 
 # What a client is told of a failure that is not its own: never the exception's text (driver

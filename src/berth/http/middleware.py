@@ -20,6 +20,7 @@ from berth.capabilities.registry import parse_capabilities
 from berth.container import Services
 from berth.domain.errors import Forbidden, OctoError, Unauthorized
 from berth.domain.languages import choose_language
+from berth.domain.staff import BOOTSTRAP_ADMIN, TOKEN_PREFIX
 from berth.http.context import OctoRequest
 from berth.http.errors import error_response, internal_error
 from berth.logs import info_logged
@@ -119,7 +120,9 @@ class RequestContextMiddleware:
 
 
 class AuthMiddleware:
-    """`/octo/*` needs a reseller's API key; `/admin/api/*` needs the admin token."""
+    """`/octo/*` needs a reseller's API key; `/admin/api/*` the admin token or a member of
+    staff's API token (who it is goes to the request state as `actor`: the routes check its
+    role)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -137,7 +140,7 @@ class AuthMiddleware:
             state["capabilities"] = capabilities
             error = await self._authenticate_reseller(scope, state, services, capabilities)
         elif path == "/admin/api" or path.startswith("/admin/api/"):
-            error = self._authenticate_admin(scope, services)
+            error = await self._authenticate_admin(scope, state, services)
         if error is not None:
             await error_response(error, state.get("capabilities", frozenset()))(scope, receive, send)
             return
@@ -172,13 +175,20 @@ class AuthMiddleware:
         )
         return None
 
-    def _authenticate_admin(self, scope: Scope, services: Services) -> OctoError | None:
+    async def _authenticate_admin(
+        self, scope: Scope, state: dict[str, Any], services: Services
+    ) -> OctoError | None:
         token = self._bearer(scope)
         if isinstance(token, OctoError):
             return token
         expected = services.settings.admin_token
         if expected is None:
             return Forbidden("The admin API is disabled: set BERTH_ADMIN_TOKEN to enable it")
-        if not secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):
-            return Unauthorized("The admin token is not valid")
+        if secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):
+            state["actor"] = BOOTSTRAP_ADMIN
+            return None
+        member = await services.staff.by_token(token) if token.startswith(TOKEN_PREFIX) else None
+        if member is None:
+            return Unauthorized("The admin token is not valid, nor a staff API token that is in use")
+        state["actor"] = member.actor
         return None

@@ -9,10 +9,10 @@ date-times ISO 8601 text.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, StrictBool, StrictInt
+from pydantic import AfterValidator, BeforeValidator, StrictBool, StrictInt
 from pydantic_core import PydanticCustomError
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -31,8 +31,13 @@ def _iso_datetime(value: Any) -> Any:
     raise PydanticCustomError("datetime_format", "must be an ISO 8601 date-time, e.g. 2026-06-01T10:00:00Z")
 
 
+def _utc_unless_said(value: datetime) -> datetime:
+    """A time without an offset is UTC (times are stored as UTC: a naive one cannot be compared)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]
-IsoDateTime = Annotated[datetime, BeforeValidator(_iso_datetime)]
+IsoDateTime = Annotated[datetime, BeforeValidator(_iso_datetime), AfterValidator(_utc_unless_said)]
 Flag = StrictBool
 Whole = StrictInt
 

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from berth.domain.audit import Target
 from berth.domain.catalog import Catalog, Product, Supplier
 from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
 from berth.domain.catalog.rules import CatalogRule
 from berth.domain.catalog_changes import CatalogChanges, ImportRefused, compare_catalogs
+from berth.domain.staff import Actor
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
-from berth.store import bookings_repo, catalog_repo
+from berth.store import audit_repo, bookings_repo, catalog_repo
 from berth.store.database import Database, DbConnection
 
 EMPTY_CATALOG = Catalog(supplier=Supplier(id="berth", name="Berth supplier"))
@@ -85,7 +87,9 @@ class CatalogService:
             await self.observer.catalog_changed(conn, before, catalog)
         return version
 
-    async def import_text(self, text: str, *, dry_run: bool = False, force: bool = False) -> ImportOutcome:
+    async def import_text(
+        self, text: str, *, actor: Actor, dry_run: bool = False, force: bool = False
+    ) -> ImportOutcome:
         """Parse a catalogue file and compare it with the stored one; store it unless `dry_run`.
 
         Raises CatalogFileError for a file with problems and ImportRefused when it removes or
@@ -105,6 +109,15 @@ class CatalogService:
             if changes.conflicts and not force:
                 raise ImportRefused(changes)
             version = await self._save(conn, before, catalog)
+            details = {
+                "version": version,
+                "products": len(catalog.products),
+                "force": force,
+                "affectedBookings": changes.affected_bookings,
+            }
+            await audit_repo.record(
+                conn, actor, "catalog.import", Target("catalog", "catalog"), details, at=now
+            )
         self._snapshot = CatalogSnapshot(version, catalog)
         return ImportOutcome(catalog, changes, version)
 

@@ -5,15 +5,21 @@ from __future__ import annotations
 import time
 import uuid
 
+from berth.domain.audit import Target
 from berth.domain.connections import Connection, hash_api_key, key_hint, new_api_key
 from berth.domain.errors import BadRequest, NotFound
 from berth.domain.sealing import SecretBox
+from berth.domain.staff import Actor
 from berth.domain.webhooks import new_signing_secret
 from berth.services.clock import Clock
-from berth.store import connections_repo, webhooks_repo
+from berth.store import audit_repo, connections_repo, webhooks_repo
 from berth.store.database import Database
 
 MAX_REMEMBERED_KEYS = 10_000
+
+
+def connection_target(connection: Connection) -> Target:
+    return Target("connection", connection.id, connection.name)
 
 
 class ConnectionService:
@@ -29,7 +35,7 @@ class ConnectionService:
         self._cache_seconds = cache_seconds
         self._recent: dict[str, tuple[float, tuple[Connection, int] | None]] = {}
 
-    async def create(self, name: str) -> tuple[Connection, str, str]:
+    async def create(self, name: str, *, actor: Actor) -> tuple[Connection, str, str]:
         """A new connection, its API key (not stored: it cannot be shown again) and the secret
         that signs its webhook deliveries."""
         name = name.strip()
@@ -47,6 +53,10 @@ class ConnectionService:
             await webhooks_repo.add_signing_secret(
                 conn, self._box, connection.id, secret, connection.created_at, None
             )
+            await audit_repo.record(
+                conn, actor, "connection.create", connection_target(connection), {"keyHint": connection.key_hint},
+                at=connection.created_at,
+            )  # fmt: skip
         return connection, key, secret
 
     async def ensure(self, name: str, api_key: str, signing_secret: str | None = None) -> Connection:
@@ -80,7 +90,7 @@ class ConnectionService:
         async with self._db.transaction(write=False) as conn:
             return await connections_repo.list_connections(conn)
 
-    async def revoke(self, id_or_name: str, *, again: bool = True) -> Connection:
+    async def revoke(self, id_or_name: str, *, actor: Actor, again: bool = True) -> Connection:
         """Revoke a connection. One already revoked stays as it was: answered as it is, or
         with `again=False` refused (BadRequest) so a caller can say that nothing changed."""
         async with self._db.transaction(write=True) as conn:
@@ -92,7 +102,12 @@ class ConnectionService:
                     f"Connection {connection.name} ({connection.id}) was already revoked on "
                     f"{connection.revoked_at:%Y-%m-%d %H:%M} UTC; nothing changed"
                 )
-            await connections_repo.revoke_connection(conn, connection.id, self._clock())
+            if connection.revoked_at is None:
+                now = self._clock()
+                await connections_repo.revoke_connection(conn, connection.id, now)
+                await audit_repo.record(
+                    conn, actor, "connection.revoke", connection_target(connection), at=now
+                )
         self.forget()
         async with self._db.transaction(write=False) as conn:
             revoked = await connections_repo.find_connection(conn, connection.id)

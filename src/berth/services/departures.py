@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass, replace
-from datetime import UTC, date
+from datetime import UTC, date, datetime
 
+from berth.domain.audit import departure_target
 from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_option, find_product
 from berth.domain.departures import DepartureOverride, check_capacity, check_note
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.slots import Slot, check_day_range, slot_for_id
+from berth.domain.staff import Actor
 from berth.read_models.departures import Affected, Departure, DepartureCancellation
 from berth.services.availability import AvailabilityService
 from berth.services.bookings.inputs import SUPPLIER
@@ -21,7 +23,7 @@ from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.settings import Settings
-from berth.store import bookings_repo, departures_repo
+from berth.store import audit_repo, bookings_repo, departures_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.database import Database, DbConnection
 
@@ -167,9 +169,17 @@ class DepartureService:
         return DepartureOverride(product.id, option.id, slot.id, slot.start.astimezone(UTC))
 
     async def change(
-        self, catalog: Catalog, product_id: str, option_id: str, availability_id: str, change: DepartureChange
+        self,
+        catalog: Catalog,
+        product_id: str,
+        option_id: str,
+        availability_id: str,
+        change: DepartureChange,
+        *,
+        actor: Actor,
     ) -> Departure:
-        """Close or reopen the departure, set or clear its capacity, or note something on it."""
+        """Close or reopen the departure, set or clear its capacity, or note something on it;
+        each of these that changes something is in the audit trail."""
         product, option, slot = self._departure_of(catalog, product_id, option_id, availability_id)
         if change.note is not None:
             check_note(change.note)
@@ -192,10 +202,41 @@ class DepartureService:
                 after = replace(after, capacity=capacity)
             after = replace(after, updated_at=now)
             await self._save(conn, product, option, slot, before, after)
+            await self._audit(conn, actor, product, option, slot, before, after, now)
             return (await self._describe(conn, product, option, [slot]))[0]
 
+    async def _audit(
+        self,
+        conn: DbConnection,
+        actor: Actor,
+        product: Product,
+        option: Option,
+        slot: Slot,
+        before: DepartureOverride | None,
+        after: DepartureOverride,
+        at: datetime,
+    ) -> None:
+        was = before or self._blank(product, option, slot)
+        target = departure_target(product.id, option.id, slot.id, _label(product, option, slot))
+        changes: list[tuple[str, dict[str, object]]] = []
+        if was.closed != after.closed:
+            changes.append(("departure.close" if after.closed else "departure.reopen", {}))
+        if was.capacity != after.capacity:
+            changes.append(("departure.capacity", {"from": was.capacity, "to": after.capacity}))
+        if was.note != after.note:
+            changes.append(("departure.note", {"note": after.note}))
+        for action, details in changes:
+            await audit_repo.record(conn, actor, action, target, details, at=at)
+
     async def cancel(
-        self, catalog: Catalog, product_id: str, option_id: str, availability_id: str, reason: str
+        self,
+        catalog: Catalog,
+        product_id: str,
+        option_id: str,
+        availability_id: str,
+        reason: str,
+        *,
+        actor: Actor,
     ) -> DepartureCancellation:
         """Cancel every live booking on the departure with `reason` (a package booking with its
         included bookings, whichever of them is on it; orders follow), then close it: all in one
@@ -219,6 +260,11 @@ class DepartureService:
             before = await departures_repo.get(conn, product.id, option.id, slot.id)
             after = replace(before or self._blank(product, option, slot), closed=True, updated_at=now)
             await self._save(conn, product, option, slot, before, after)
+            await audit_repo.record(
+                conn, actor, "departure.cancel",
+                departure_target(product.id, option.id, slot.id, _label(product, option, slot)),
+                {"reason": reason, "bookings": len(cancelled)}, at=now,
+            )  # fmt: skip
             departure = (await self._describe(conn, product, option, [slot]))[0]
         return DepartureCancellation(departure, tuple(cancelled), tuple(sorted(set(cancelled.values()))))
 
@@ -265,3 +311,8 @@ def day_range(local_date: date | None, start: date | None, end: date | None) -> 
     if start is None or end is None:
         raise BadRequest("Send localDate, or localDateStart with localDateEnd")
     return start, end
+
+
+def _label(product: Product, option: Option, slot: Slot) -> str:
+    """How the audit trail names a departure: product, option and local start."""
+    return f"{product.id} / {option.id} / {slot.start.strftime('%Y-%m-%d %H:%M')}"

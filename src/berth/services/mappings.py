@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from berth.domain.audit import Target
 from berth.domain.catalog import Catalog
 from berth.domain.errors import NotFound
 from berth.domain.mappings import (
@@ -27,10 +28,11 @@ from berth.domain.mappings import (
     plan_upload,
     resolve,
 )
+from berth.domain.staff import Actor
 from berth.services.clock import Clock
 from berth.services.events import MappingObserver
 from berth.settings import Settings
-from berth.store import deliveries_repo, mappings_repo
+from berth.store import audit_repo, deliveries_repo, mappings_repo
 from berth.store.database import Database
 from berth.store.deliveries_repo import Delivery
 
@@ -134,7 +136,7 @@ class MappingService:
         return row, notifications
 
     async def complete(
-        self, catalog: Catalog, row_id: str, chosen: Resolution, *, notify: bool = True
+        self, catalog: Catalog, row_id: str, chosen: Resolution, *, actor: Actor, notify: bool = True
     ) -> MappingRow:
         """The supplier maps a row to a product (and option and unit where the row requires
         them), checked against the catalogue. A row that becomes mapped, or whose resolved ids
@@ -155,4 +157,18 @@ class MappingService:
             await mappings_repo.save_supplier_side(conn, after)
             if notify and needs_notification(row, after):
                 await self._observer.mapping_resolved(conn, after)
+            details = {
+                "productId": after.product_id,
+                "optionId": after.option_id,
+                "unitId": after.unit_id,
+                "connectionId": after.connection_id,
+            }
+            await audit_repo.record(
+                conn,
+                actor,
+                "mapping.complete",
+                Target("mapping", row.id, row.reseller_reference),
+                details,
+                at=now,
+            )
         return after

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, func, insert, literal, or_, select, tuple_, update
@@ -506,3 +506,31 @@ async def package_members(
     if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
     return [booking_from_row(row) for row in await conn.execute(query)]
+
+
+async def confirmations_per_hour(
+    conn: DbConnection, since: datetime, until: datetime
+) -> list[tuple[datetime, str, int]]:
+    """(UTC hour, connection id, bookings) of the bookings confirmed in [since, until), cancelled
+    since or not (test bookings left out),
+    counted per hour in the database (the caller's days may start at any whole hour)."""
+    confirmed = bookings.c.confirmed_at
+    hour: ColumnElement[str]
+    if conn.dialect.name == "postgresql":
+        hour = func.to_char(func.date_trunc("hour", confirmed), "YYYY-MM-DD HH24")
+    else:
+        hour = func.strftime("%Y-%m-%d %H", confirmed)
+    query = (
+        select(hour.label("hour"), bookings.c.connection_id, func.count().label("confirmed"))
+        .where(confirmed >= since, confirmed < until, bookings.c.test_mode.is_(False))
+        .group_by(hour, bookings.c.connection_id)
+    )
+    rows = await conn.execute(query)
+    return [
+        (
+            datetime.strptime(row.hour, "%Y-%m-%d %H").replace(tzinfo=UTC),
+            row.connection_id,
+            int(row.confirmed),
+        )
+        for row in rows
+    ]

@@ -337,3 +337,41 @@ rate_buckets = Table(
     Column("tokens", Float, nullable=False),
     Column("at", Float, nullable=False),
 )
+
+# Staff accounts of the back office and the admin API (the bootstrap BERTH_ADMIN_TOKEN has no
+# row). The password is an argon2 hash; the API token, like a reseller's key, a SHA-256. A
+# session carries its member's `session_generation`: bumping it ends every session at once.
+staff = Table(
+    "staff",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("email", String(254), nullable=False, unique=True),
+    Column("role", String(16), nullable=False),
+    Column("password_hash", String(200), nullable=False),
+    Column("must_change_password", Boolean, nullable=False),
+    Column("token_hash", String(64), nullable=True, unique=True),
+    Column("token_hint", String(12), nullable=True),
+    Column("session_generation", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("disabled_at", UTCDateTime, nullable=True),
+)
+
+# What staff did, written in the transaction of the action itself. `actor` is the member's
+# email (or `BERTH_ADMIN_TOKEN`, `command line`): kept as it was even if the account goes.
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("actor", String(254), nullable=False),
+    Column("actor_id", String(36), nullable=True),
+    Column("actor_role", String(16), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("target_kind", String(32), nullable=False),
+    Column("target_id", String(300), nullable=False),
+    Column("target_label", String(300), nullable=True),
+    Column("details", JSONDocument, nullable=False),
+    Index("ix_audit_log_at", "at"),
+    Index("ix_audit_log_actor", "actor", "at"),
+    Index("ix_audit_log_target", "target_id", "at"),
+)

@@ -9,13 +9,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from berth.domain.audit import Target
 from berth.domain.errors import BadRequest, NotFound
 from berth.domain.sealing import SecretBox
+from berth.domain.staff import Actor
+from berth.domain.times import format_utc
 from berth.domain.webhooks import Webhook, new_signing_secret, parse_event, webhook_capabilities
 from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
 from berth.settings import Settings
-from berth.store import deliveries_repo, webhooks_repo
+from berth.store import audit_repo, connections_repo, deliveries_repo, webhooks_repo
 from berth.store.database import Database
 from berth.store.deliveries_repo import Delivery
 
@@ -160,32 +163,44 @@ class WebhookService:
                 raise NotFound(f"No delivery with id {delivery_id!r}")
             return delivery, await deliveries_repo.attempts_of(conn, delivery_id)
 
-    async def redeliver(self, delivery_id: str) -> Delivery:
+    async def redeliver(self, delivery_id: str, *, actor: Actor) -> Delivery:
         async with self._db.transaction(write=True) as conn:
             delivery = await deliveries_repo.get_delivery(conn, delivery_id)
             if delivery is None:
                 raise NotFound(f"No delivery with id {delivery_id!r}")
-            await deliveries_repo.requeue(conn, [delivery_id], self._clock())
+            now = self._clock()
+            await deliveries_repo.requeue(conn, [delivery_id], now)
+            details = {"event": delivery.event, "webhookId": delivery.webhook_id, "was": delivery.status}
+            target = Target("delivery", delivery.id, f"{delivery.event} to {delivery.url}")
+            await audit_repo.record(conn, actor, "delivery.redeliver", target, details, at=now)
             requeued = await deliveries_repo.get_delivery(conn, delivery_id)
         assert requeued is not None
         return requeued
 
-    async def redeliver_since(self, webhook_id: str, since: datetime) -> int:
+    async def redeliver_since(self, webhook_id: str, since: datetime, *, actor: Actor) -> int:
         """Send again every message of a webhook created since `since` (all statuses)."""
-        await self.webhook(webhook_id)
+        hook = await self.webhook(webhook_id)
         async with self._db.transaction(write=True) as conn:
             found, _ = await deliveries_repo.list_deliveries(
                 conn, webhook_id=webhook_id, since=since, limit=100000
             )
-            await deliveries_repo.requeue(conn, [d.id for d in found], self._clock())
+            now = self._clock()
+            await deliveries_repo.requeue(conn, [d.id for d in found], now)
+            details = {"since": format_utc(since), "requeued": len(found), "event": hook.event.value}
+            target = Target("webhook", hook.id, hook.url)
+            await audit_repo.record(conn, actor, "webhook.redeliver", target, details, at=now)
         return len(found)
 
-    async def rotate_secret(self, connection_id: str, grace: timedelta) -> str:
+    async def rotate_secret(self, connection_id: str, grace: timedelta, *, actor: Actor) -> str:
         """A new signing secret; the old ones keep signing (alongside) for `grace`."""
         now = self._clock()
         secret = new_signing_secret()
         async with self._db.transaction(write=True) as conn:
             await webhooks_repo.add_signing_secret(conn, self._box, connection_id, secret, now, now + grace)
+            connection = await connections_repo.find_connection(conn, connection_id)
+            target = Target("connection", connection_id, connection.name if connection else None)
+            details = {"graceHours": grace.total_seconds() / 3600}
+            await audit_repo.record(conn, actor, "connection.rotate_secret", target, details, at=now)
         return secret
 
     async def delivery_counts(self) -> dict[tuple[str, str], int]:

@@ -1,4 +1,5 @@
-"""The supplier's JSON API under /admin/api (admin token): connections and the catalogue."""
+"""The supplier's JSON API under /admin/api (admin token or a staff token): connections and the
+catalogue, both the admin role's to change."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from berth.container import Services
 from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.errors import BadRequest
+from berth.domain.staff import Actor
+from berth.http.admin.roles import admin
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -45,14 +48,18 @@ async def list_connections(svc: Services = Depends(current_services)) -> Respons
 
 
 @router.post("/connections", response_model=ConnectionCreated)
-async def create_connection(body: ConnectionCreate, svc: Services = Depends(current_services)) -> Response:
-    connection, key, secret = await svc.connections.create(body.name)
+async def create_connection(
+    body: ConnectionCreate, actor: Actor = Depends(admin), svc: Services = Depends(current_services)
+) -> Response:
+    connection, key, secret = await svc.connections.create(body.name, actor=actor)
     return json_response({"connection": connection_json(connection), "apiKey": key, "signingSecret": secret})
 
 
 @router.post("/connections/{connectionId}/revoke", response_model=ConnectionOut)
-async def revoke_connection(connectionId: str, svc: Services = Depends(current_services)) -> Response:
-    return json_response(connection_json(await svc.connections.revoke(connectionId)))
+async def revoke_connection(
+    connectionId: str, actor: Actor = Depends(admin), svc: Services = Depends(current_services)
+) -> Response:
+    return json_response(connection_json(await svc.connections.revoke(connectionId, actor=actor)))
 
 
 @router.get(
@@ -85,6 +92,7 @@ async def import_catalog(
     request: Request,
     dryRun: bool = Query(default=False, description="true: answer what would change, store nothing"),
     force: bool = Query(default=False, description="true: import even over live bookings it hurts"),
+    actor: Actor = Depends(admin),
     svc: Services = Depends(current_services),
 ) -> Response:
     raw = await request.body()
@@ -93,7 +101,7 @@ async def import_catalog(
     except UnicodeDecodeError:
         raise BadRequest("The catalogue file must be UTF-8 text") from None
     try:
-        outcome = await svc.catalog.import_text(text, dry_run=dryRun, force=force)
+        outcome = await svc.catalog.import_text(text, actor=actor, dry_run=dryRun, force=force)
     except CatalogFileError as exc:
         problems = [{"line": p.line, "path": p.path, "message": p.message} for p in exc.problems]
         error = BadRequest(f"The catalogue file has {len(problems)} problem(s); nothing was imported")

@@ -1,15 +1,16 @@
 """What the supplier's back office shows that no single service answers: the coming days'
 slots with their occupancy and day totals, the manifest of one slot, the actions each booking
 status offers, the delivery figures of the webhooks pages (counts per webhook and status, each
-delivery's latest attempt, the headers it carries), and the latest notification of each
-mapping row."""
+delivery's latest attempt, the headers it carries), the latest notification of each
+mapping row, and the dashboard charts' figures (bookings per day by reseller, occupancy per
+day by product)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
@@ -219,6 +220,42 @@ async def coming_days(services: Services, catalog: Catalog, days: int = 2) -> li
         DaySlots(offset, sorted(slots, key=lambda s: (s.slot.start, s.product.id, s.option.id)))
         for offset, slots in enumerate(by_day)
     ]
+
+
+async def confirmations_by_day(
+    services: Services, zone: ZoneInfo, days: int
+) -> tuple[date, dict[str, list[int]]]:
+    """The first of the last `days` days (today last, in `zone`), and each connection's
+    bookings confirmed on each of them. Counted per hour in the database: in a zone whose offset
+    is not whole hours, an hour's bookings count on the day that hour starts."""
+    today = services.clock().astimezone(zone).date()
+    first = today - timedelta(days=days - 1)
+    since = datetime.combine(first, time(), zone).astimezone(UTC)
+    until = datetime.combine(today + timedelta(days=1), time(), zone).astimezone(UTC)
+    async with services.database.transaction(write=False) as conn:
+        found = await bookings_repo.confirmations_per_hour(conn, since, until)
+    counts: dict[str, list[int]] = {}
+    for hour, connection_id, count in found:
+        index = (hour.astimezone(zone).date() - first).days
+        if 0 <= index < days:
+            counts.setdefault(connection_id, [0] * days)[index] += count
+    return first, counts
+
+
+async def occupancy_by_day(services: Services, product: Product, days: int) -> list[float | None]:
+    """The share of the product's places sold on each of its next `days` days (today first),
+    over the departures with a limit; None for a day with none."""
+    today = today_in(product, services.clock())
+    held = [0] * days
+    capacity = [0] * days
+    for option in product.options:
+        for item in await _occupancy(services, product, option, today, today + timedelta(days=days - 1)):
+            if item.slot.closed or item.state.capacity is None:
+                continue
+            index = (item.slot.local_date - today).days
+            held[index] += item.held
+            capacity[index] += item.state.capacity
+    return [h / c if c else None for h, c in zip(held, capacity, strict=True)]
 
 
 def _lead_name(details: BookingDetails) -> str:

@@ -13,7 +13,9 @@ from berth.capabilities.base import View
 from berth.capabilities.ids import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
 from berth.container import Services
+from berth.domain.staff import Actor
 from berth.http.admin.exports import bookings_csv
+from berth.http.admin.roles import operator
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -101,32 +103,42 @@ async def get_booking(bookingId: str, svc: Services = Depends(current_services))
 
 
 @router.post("/bookings/{bookingId}/redeem", summary="Mark a CONFIRMED booking REDEEMED")
-async def redeem(bookingId: str, svc: Services = Depends(current_services)) -> Response:
+async def redeem(
+    bookingId: str, actor: Actor = Depends(operator), svc: Services = Depends(current_services)
+) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    return json_response(_staff_json(svc, await svc.staff_bookings.redeem(catalog, bookingId)))
+    return json_response(_staff_json(svc, await svc.staff_bookings.redeem(catalog, bookingId, actor=actor)))
 
 
 @router.post("/bookings/{bookingId}/accept", summary="Accept a PENDING booking (CONFIRMED)")
-async def accept(bookingId: str, svc: Services = Depends(current_services)) -> Response:
+async def accept(
+    bookingId: str, actor: Actor = Depends(operator), svc: Services = Depends(current_services)
+) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    return json_response(_staff_json(svc, await svc.staff_bookings.accept(catalog, bookingId)))
+    return json_response(_staff_json(svc, await svc.staff_bookings.accept(catalog, bookingId, actor=actor)))
 
 
 @router.post("/bookings/{bookingId}/reject", summary="Reject a PENDING booking (REJECTED, places released)")
 async def reject(
-    bookingId: str, body: RejectBody | None = Body(default=None), svc: Services = Depends(current_services)
+    bookingId: str,
+    body: RejectBody | None = Body(default=None),
+    actor: Actor = Depends(operator),
+    svc: Services = Depends(current_services),
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    details = await svc.staff_bookings.reject(catalog, bookingId, body.reason if body else None)
+    details = await svc.staff_bookings.reject(catalog, bookingId, body.reason if body else None, actor=actor)
     return json_response(_staff_json(svc, details))
 
 
 @router.post("/bookings/{bookingId}/cancel", summary="Cancel a booking (force: even after the cutoff)")
 async def cancel(
-    bookingId: str, body: CancelBody | None = Body(default=None), svc: Services = Depends(current_services)
+    bookingId: str,
+    body: CancelBody | None = Body(default=None),
+    actor: Actor = Depends(operator),
+    svc: Services = Depends(current_services),
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     details = await svc.staff_bookings.cancel(
-        catalog, bookingId, body.reason if body else None, force=bool(body and body.force)
+        catalog, bookingId, body.reason if body else None, actor=actor, force=bool(body and body.force)
     )
     return json_response(_staff_json(svc, details))

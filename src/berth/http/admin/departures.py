@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.container import Services
+from berth.domain.staff import Actor
 from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
+from berth.http.admin.roles import operator
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -71,6 +73,7 @@ async def change_departure(
     availabilityId: str,
     body: DeparturePatch,
     svc: Services = Depends(current_services),
+    actor: Actor = Depends(operator),
 ) -> Response:
     change = DepartureChange(
         closed=body.closed,
@@ -79,7 +82,7 @@ async def change_departure(
         note=body.note,
     )
     catalog = (await svc.catalog.snapshot()).catalog
-    departure = await svc.departures.change(catalog, productId, optionId, availabilityId, change)
+    departure = await svc.departures.change(catalog, productId, optionId, availabilityId, change, actor=actor)
     return json_response(departure_json(departure))
 
 
@@ -93,9 +96,10 @@ async def cancel_departure(
     availabilityId: str,
     body: CancelDepartureBody = Body(),
     svc: Services = Depends(current_services),
+    actor: Actor = Depends(operator),
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    done = await svc.departures.cancel(catalog, productId, optionId, availabilityId, body.reason)
+    done = await svc.departures.cancel(catalog, productId, optionId, availabilityId, body.reason, actor=actor)
     return json_response(cancellation_json(done))
 
 

@@ -12,7 +12,9 @@ from starlette.responses import Response
 from berth.capabilities.mappings.fields import mapping_json
 from berth.container import Services
 from berth.domain.mappings import MappingRow, Resolution
+from berth.domain.staff import Actor
 from berth.domain.times import format_utc_or_none
+from berth.http.admin.roles import operator
 from berth.http.admin.webhooks import delivery_json
 from berth.http.context import services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
@@ -99,9 +101,11 @@ async def get_mapping(mappingId: str, svc: Services = Depends(services)) -> Resp
     "/mappings/{mappingId}",
     summary="Map a row to a product (and option and unit where required); notifies the reseller",
 )
-async def complete_mapping(mappingId: str, body: CompleteBody, svc: Services = Depends(services)) -> Response:
+async def complete_mapping(
+    mappingId: str, body: CompleteBody, actor: Actor = Depends(operator), svc: Services = Depends(services)
+) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     row = await svc.mappings.complete(
-        catalog, mappingId, Resolution(body.productId, body.optionId, body.unitId)
+        catalog, mappingId, Resolution(body.productId, body.optionId, body.unitId), actor=actor
     )
     return json_response(staff_mapping_json(row))

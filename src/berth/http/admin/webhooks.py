@@ -9,7 +9,9 @@ from fastapi import APIRouter, Depends, Query
 from starlette.responses import PlainTextResponse, Response
 
 from berth.container import Services
+from berth.domain.staff import Actor
 from berth.domain.times import format_utc_or_none
+from berth.http.admin.roles import admin
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
@@ -79,9 +81,12 @@ async def webhook_deliveries(
 
 @router.post("/webhooks/{webhookId}/redeliver", summary="Send again every delivery since a time")
 async def redeliver_since(
-    webhookId: str, since: IsoDateTime, svc: Services = Depends(current_services)
+    webhookId: str,
+    since: IsoDateTime,
+    actor: Actor = Depends(admin),
+    svc: Services = Depends(current_services),
 ) -> Response:
-    return json_response({"requeued": await svc.webhooks.redeliver_since(webhookId, since)})
+    return json_response({"requeued": await svc.webhooks.redeliver_since(webhookId, since, actor=actor)})
 
 
 @router.get("/deliveries", summary="Deliveries of every kind, newest first")
@@ -102,8 +107,10 @@ async def get_delivery(deliveryId: str, svc: Services = Depends(current_services
 
 
 @router.post("/deliveries/{deliveryId}/redeliver", summary="Send one delivery again (same message id)")
-async def redeliver(deliveryId: str, svc: Services = Depends(current_services)) -> Response:
-    return json_response(delivery_json(await svc.webhooks.redeliver(deliveryId)))
+async def redeliver(
+    deliveryId: str, actor: Actor = Depends(admin), svc: Services = Depends(current_services)
+) -> Response:
+    return json_response(delivery_json(await svc.webhooks.redeliver(deliveryId, actor=actor)))
 
 
 @router.post(
@@ -112,10 +119,11 @@ async def redeliver(deliveryId: str, svc: Services = Depends(current_services)) 
 async def rotate_secret(
     connectionId: str,
     graceHours: float = Query(default=24, ge=0, le=720),
+    actor: Actor = Depends(admin),
     svc: Services = Depends(current_services),
 ) -> Response:
     connection = await svc.connections.get(connectionId)
-    secret = await svc.webhooks.rotate_secret(connection.id, timedelta(hours=graceHours))
+    secret = await svc.webhooks.rotate_secret(connection.id, timedelta(hours=graceHours), actor=actor)
     return json_response({"connectionId": connection.id, "signingSecret": secret})
 
 

@@ -162,6 +162,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 # The admin API is not rate limited, and answers NOT_FOUND (404) for an unknown id.
 ADMIN_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: ERROR_RESPONSES[400],
+    403: {
+        "model": OctoErrorBody,
+        "description": "FORBIDDEN: the caller's staff role may not do this (or the admin API is off)",
+    },
     404: {
         "model": OctoErrorBody,
         "description": "NOT_FOUND: no such booking, connection, webhook or delivery",

@@ -8,19 +8,25 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from berth.domain.audit import Target
 from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
 from berth.domain.catalog import Catalog, Product
 from berth.domain.errors import NotFound, UnprocessableEntity
+from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.inputs import SUPPLIER
 from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
-from berth.store import bookings_repo
+from berth.store import audit_repo, bookings_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.database import Database, DbConnection
 
 # Bookings read per batch by an export.
 EXPORT_BATCH = 500
+
+
+def booking_target(booking: Booking) -> Target:
+    return Target("booking", booking.id, booking.supplier_reference)
 
 
 class SupplierBookings:
@@ -89,6 +95,9 @@ class SupplierBookings:
         expected: BookingStatus,
         kind: str,
         change: Callable[[Booking, datetime], Booking],
+        actor: Actor,
+        action: str,
+        details: dict[str, Any] | None = None,
     ) -> BookingDetails:
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
@@ -101,28 +110,41 @@ class SupplierBookings:
             await bookings_repo.save_booking(conn, changed, booking)
             await self._steps.changed(conn, catalog, booking, changed, kind, SUPPLIER)
             await self._steps.follow_in(conn, catalog, [(booking, changed)])
+            await audit_repo.record(
+                conn,
+                actor,
+                action,
+                booking_target(booking),
+                {"from": booking.status.value, "to": changed.status.value, **(details or {})},
+                at=now,
+            )
             return await self._loader.one(conn, catalog, changed)
 
-    async def redeem(self, catalog: Catalog, booking_id: str) -> BookingDetails:
+    async def redeem(self, catalog: Catalog, booking_id: str, *, actor: Actor) -> BookingDetails:
         return await self._transition(
             catalog, booking_id, BookingStatus.CONFIRMED, "redeemed",
             lambda b, now: replace(b, status=BookingStatus.REDEEMED, redeemed_at=now),
+            actor, "booking.redeem",
         )  # fmt: skip
 
-    async def accept(self, catalog: Catalog, booking_id: str) -> BookingDetails:
+    async def accept(self, catalog: Catalog, booking_id: str, *, actor: Actor) -> BookingDetails:
         return await self._transition(
             catalog, booking_id, BookingStatus.PENDING, "accepted",
             lambda b, now: replace(b, status=BookingStatus.CONFIRMED, confirmed_at=now),
+            actor, "booking.accept",
         )  # fmt: skip
 
-    async def reject(self, catalog: Catalog, booking_id: str, reason: str | None) -> BookingDetails:
+    async def reject(
+        self, catalog: Catalog, booking_id: str, reason: str | None, *, actor: Actor
+    ) -> BookingDetails:
         return await self._transition(
             catalog, booking_id, BookingStatus.PENDING, "rejected",
             lambda b, now: replace(b, status=BookingStatus.REJECTED, rejected_at=now, rejection_reason=reason),
+            actor, "booking.reject", {"reason": reason},
         )  # fmt: skip
 
     async def cancel(
-        self, catalog: Catalog, booking_id: str, reason: str | None, *, force: bool = False
+        self, catalog: Catalog, booking_id: str, reason: str | None, *, actor: Actor, force: bool = False
     ) -> BookingDetails:
         """Cancel a booking (`force`: whatever its cutoff); a package booking's included
         bookings go with it."""
@@ -135,4 +157,14 @@ class SupplierBookings:
             cancelled = await self._steps.with_companions(
                 conn, catalog, booking, "cancel", step, lambda c, b, _: step(c, b), staff=True, skip=ENDED
             )
+            if cancelled.status is not booking.status:
+                details = {
+                    "from": booking.status.value,
+                    "to": cancelled.status.value,
+                    "reason": reason,
+                    "force": force,
+                }
+                await audit_repo.record(
+                    conn, actor, "booking.cancel", booking_target(booking), details, at=self._clock()
+                )
             return await self._loader.one(conn, catalog, cancelled)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from berth.http.admin.pages import (
+    audit,
     bookings,
     catalog,
     connections,
@@ -13,21 +14,14 @@ from berth.http.admin.pages import (
     manifest,
     mappings,
     sign_in,
+    staff,
     static,
     webhooks,
 )
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static,
-    sign_in,
-    dashboard,
-    bookings,
-    manifest,
-    departures,
-    catalog,
-    mappings,
-    webhooks,
-    connections,
-):
+    static, sign_in, dashboard, bookings, manifest, departures, catalog, mappings, webhooks, connections, audit,
+    staff,
+):  # fmt: skip
     router.include_router(module.router, prefix="/admin")

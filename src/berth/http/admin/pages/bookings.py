@@ -21,7 +21,7 @@ from berth.http.admin.exports import bookings_csv
 from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
-from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.admin.pages.session import Notice, Staff, operator_form, staff
 from berth.read_models.bookings import BookingDetails
 from berth.store.bookings_repo import BookingFilter
 from berth.views.bookings import booking_view
@@ -188,24 +188,24 @@ async def _apply(
 
 
 @router.post("/bookings/{booking_id}/redeem")
-async def redeem(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
+async def redeem(booking_id: str, me: Staff = Depends(operator_form)) -> Response:
     return await _apply(
         booking_id,
         me,
         Action.REDEEM,
-        lambda: me.services.staff_bookings.redeem(me.catalog.catalog, booking_id),
+        lambda: me.services.staff_bookings.redeem(me.catalog.catalog, booking_id, actor=me.actor),
         "Not redeemed",
         lambda done: f"{_label(done)} redeemed: CONFIRMED → REDEEMED. Its guests are checked in.",
     )
 
 
 @router.post("/bookings/{booking_id}/accept")
-async def accept(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
+async def accept(booking_id: str, me: Staff = Depends(operator_form)) -> Response:
     return await _apply(
         booking_id,
         me,
         Action.ACCEPT,
-        lambda: me.services.staff_bookings.accept(me.catalog.catalog, booking_id),
+        lambda: me.services.staff_bookings.accept(me.catalog.catalog, booking_id, actor=me.actor),
         "Not accepted",
         lambda done: (
             f"{_label(done)} accepted: PENDING → CONFIRMED. "
@@ -216,13 +216,15 @@ async def accept(booking_id: str, me: Staff = Depends(staff_form)) -> Response:
 
 @router.post("/bookings/{booking_id}/reject")
 async def reject(
-    booking_id: str, reason: str = Form(default="", max_length=1000), me: Staff = Depends(staff_form)
+    booking_id: str, reason: str = Form(default="", max_length=1000), me: Staff = Depends(operator_form)
 ) -> Response:
     return await _apply(
         booking_id,
         me,
         Action.REJECT,
-        lambda: me.services.staff_bookings.reject(me.catalog.catalog, booking_id, reason.strip() or None),
+        lambda: me.services.staff_bookings.reject(
+            me.catalog.catalog, booking_id, reason.strip() or None, actor=me.actor
+        ),
         "Not rejected",
         lambda done: (
             f"{_label(done)} rejected: PENDING → REJECTED. "
@@ -252,7 +254,9 @@ async def _cancel(booking_id: str, me: Staff, action: Action, reason: str, force
         booking_id,
         me,
         action,
-        lambda: me.services.staff_bookings.cancel(catalog, booking_id, reason.strip() or None, force=force),
+        lambda: me.services.staff_bookings.cancel(
+            catalog, booking_id, reason.strip() or None, actor=me.actor, force=force
+        ),
         f"Not {verb}",
         cancelled,
         " Tick “Cancel even though the cutoff has passed” to cancel it anyway." if needs_force else "",
@@ -264,13 +268,13 @@ async def cancel(
     booking_id: str,
     reason: str = Form(default="", max_length=1000),
     force: bool = Form(default=False),
-    me: Staff = Depends(staff_form),
+    me: Staff = Depends(operator_form),
 ) -> Response:
     return await _cancel(booking_id, me, Action.CANCEL, reason, force)
 
 
 @router.post("/bookings/{booking_id}/release")
 async def release(
-    booking_id: str, reason: str = Form(default="", max_length=1000), me: Staff = Depends(staff_form)
+    booking_id: str, reason: str = Form(default="", max_length=1000), me: Staff = Depends(operator_form)
 ) -> Response:
     return await _cancel(booking_id, me, Action.RELEASE, reason, force=False)

@@ -15,7 +15,7 @@ from berth.domain.connections import Connection
 from berth.domain.errors import OctoError
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
-from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.admin.pages.session import Notice, Staff, admin_form, staff
 from berth.http.context import octo_endpoint
 
 router = APIRouter(route_class=PageRoute)
@@ -69,10 +69,10 @@ async def connections(
 
 @router.post("/connections")
 async def create(
-    request: Request, name: str = Form(default="", max_length=200), me: Staff = Depends(staff_form)
+    request: Request, name: str = Form(default="", max_length=200), me: Staff = Depends(admin_form)
 ) -> Response:
     try:
-        created = await me.services.connections.create(name)
+        created = await me.services.connections.create(name, actor=me.actor)
     except OctoError as exc:
         return await _list_page(request, me, error=exc.message, name=name)
     # Answered here rather than redirected: secrets must not travel in a cookie or an address.
@@ -80,19 +80,19 @@ async def create(
 
 
 @router.post("/connections/{connection_id}/revoke")
-async def revoke(connection_id: str, me: Staff = Depends(staff_form)) -> Response:
-    revoked = await me.services.connections.revoke(connection_id)
+async def revoke(connection_id: str, me: Staff = Depends(admin_form)) -> Response:
+    revoked = await me.services.connections.revoke(connection_id, actor=me.actor)
     text = f"Connection “{revoked.name}” revoked: its API key {revoked.key_hint} no longer works."
     return redirect("/admin/connections", me, Notice("success", text))
 
 
 @router.post("/connections/{connection_id}/rotate-secret")
-async def rotate_secret(connection_id: str, request: Request, me: Staff = Depends(staff_form)) -> Response:
+async def rotate_secret(connection_id: str, request: Request, me: Staff = Depends(admin_form)) -> Response:
     connection = await me.services.connections.get(connection_id)
     if not connection.active:
         text = f"Connection “{connection.name}” is revoked: its signing secret was not rotated."
         return redirect("/admin/connections", me, Notice("error", text))
-    secret = await me.services.webhooks.rotate_secret(connection.id, ROTATION_GRACE)
+    secret = await me.services.webhooks.rotate_secret(connection.id, ROTATION_GRACE, actor=me.actor)
     # Answered here rather than redirected: the new secret must not travel in a cookie or an address.
     retired_at = me.services.clock() + ROTATION_GRACE
     return await _list_page(request, me, rotated=(connection, secret, retired_at))

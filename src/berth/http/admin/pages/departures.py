@@ -20,7 +20,7 @@ from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
 from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
-from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.admin.pages.session import Notice, Staff, operator_form, staff
 from berth.read_models.departures import Departure
 from berth.services.departures import DepartureChange
 
@@ -108,7 +108,7 @@ async def close(
     availability_id: str,
     request: Request,
     confirmed: str = Form(default=""),
-    me: Staff = Depends(staff_form),
+    me: Staff = Depends(operator_form),
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
     label = departure_label(departure)
@@ -120,18 +120,28 @@ async def close(
         proposal = Proposal("close", f"Close {label}?", consequences, "Close the departure")
         return _confirm(request, me, departure, proposal)
     change = me.services.departures.change(
-        me.catalog.catalog, product_id, option_id, availability_id, DepartureChange(closed=True)
+        me.catalog.catalog,
+        product_id,
+        option_id,
+        availability_id,
+        DepartureChange(closed=True),
+        actor=me.actor,
     )
     return await _apply(me, departure, change, f"{label} closed: resellers see it CLOSED.", "Not closed")
 
 
 @router.post(SLOT + "/reopen")
 async def reopen(
-    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(staff_form)
+    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(operator_form)
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
     change = me.services.departures.change(
-        me.catalog.catalog, product_id, option_id, availability_id, DepartureChange(closed=False)
+        me.catalog.catalog,
+        product_id,
+        option_id,
+        availability_id,
+        DepartureChange(closed=False),
+        actor=me.actor,
     )
     done = f"{departure_label(departure)} reopened: resellers can book it again."
     return await _apply(me, departure, change, done, "Not reopened")
@@ -145,7 +155,7 @@ async def capacity(
     request: Request,
     places: str = Form(default="", max_length=10),
     confirmed: str = Form(default=""),
-    me: Staff = Depends(staff_form),
+    me: Staff = Depends(operator_form),
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
     label = departure_label(departure)
@@ -176,7 +186,7 @@ async def capacity(
         return _confirm(request, me, departure, proposal)
     change = me.services.departures.change(
         me.catalog.catalog, product_id, option_id, availability_id,
-        DepartureChange(set_capacity=True, capacity=wanted),
+        DepartureChange(set_capacity=True, capacity=wanted), actor=me.actor,
     )  # fmt: skip
     return await _apply(me, departure, change, f"{label}: capacity set to {new}.", "Capacity not changed")
 
@@ -187,11 +197,16 @@ async def note(
     option_id: str,
     availability_id: str,
     text: str = Form(default="", max_length=2000),
-    me: Staff = Depends(staff_form),
+    me: Staff = Depends(operator_form),
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
     change = me.services.departures.change(
-        me.catalog.catalog, product_id, option_id, availability_id, DepartureChange(note=text.strip())
+        me.catalog.catalog,
+        product_id,
+        option_id,
+        availability_id,
+        DepartureChange(note=text.strip()),
+        actor=me.actor,
     )
     done = f"Note on {departure_label(departure)} saved." if text.strip() else "Note removed."
     return await _apply(me, departure, change, done, "Note not saved")
@@ -205,7 +220,7 @@ async def cancel(
     request: Request,
     reason: str = Form(default="", max_length=1000),
     confirmed: str = Form(default=""),
-    me: Staff = Depends(staff_form),
+    me: Staff = Depends(operator_form),
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
     label = departure_label(departure)
@@ -227,7 +242,7 @@ async def cancel(
         return _confirm(request, me, departure, proposal)
     try:
         done = await me.services.departures.cancel(
-            me.catalog.catalog, product_id, option_id, availability_id, reason.strip()
+            me.catalog.catalog, product_id, option_id, availability_id, reason.strip(), actor=me.actor
         )
     except OctoError as exc:
         return redirect(path, me, Notice("error", f"Not cancelled: {exc.message.rstrip('.')}."))

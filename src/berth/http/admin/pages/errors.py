@@ -12,9 +12,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.responses import Response
 
-from berth.domain.errors import NotFound, OctoError
+from berth.domain.errors import Forbidden, NotFound, OctoError
 from berth.http.admin.pages.rendering import page, redirect
-from berth.http.admin.pages.session import BackOfficeDisabled, CsrfRejected, SignInRequired, current_staff
+from berth.http.admin.pages.session import (
+    BackOfficeDisabled,
+    CsrfRejected,
+    PasswordChangeRequired,
+    SignInRequired,
+    current_staff,
+)
 from berth.http.errors import validation_message
 
 # Unknown ids in a page's address: the page does not exist.
@@ -42,6 +48,10 @@ class PageRoute(APIRoute):
                     return await handler(request)
                 except SignInRequired as exc:
                     return redirect("/admin/sign-in?next=" + quote(exc.next_path, safe="/"))
+                except PasswordChangeRequired:
+                    return redirect("/admin/password")
+                except Forbidden as exc:
+                    return await _error_page(request, 403, "Not allowed for your role", exc.message + ".")
                 except CsrfRejected:
                     return await _error_page(
                         request,

@@ -22,7 +22,7 @@ from berth.domain.mappings import MappingRow, Resolution
 from berth.http.admin.backoffice import last_attempts, latest_notifications
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
-from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.admin.pages.session import Notice, Staff, operator_form, staff
 from berth.http.context import octo_endpoint
 from berth.services.mappings import StaffRow
 
@@ -277,7 +277,7 @@ async def complete(
     product: str = Form(default="", max_length=300),
     option: str = Form(default="", max_length=300),
     unit: str = Form(default="", max_length=300),
-    me: Staff = Depends(staff_form),
+    me: Staff = Depends(operator_form),
 ) -> Response:
     catalog = me.catalog.catalog
     before, _ = await me.services.mappings.get(row_id)
@@ -285,7 +285,7 @@ async def complete(
     if chosen is None:
         return await _row_page(request, me, row_id, chosen=(product, option, unit), errors=errors)
     try:
-        after = await me.services.mappings.complete(catalog, row_id, chosen)
+        after = await me.services.mappings.complete(catalog, row_id, chosen, actor=me.actor)
     except OctoError as exc:  # the catalogue changed under the form
         return await _row_page(
             request, me, row_id, chosen=(product, option, unit), errors={"form": exc.message}

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from berth.domain.staff import Role
+
 
 @dataclass(frozen=True)
 class Section:
     id: str
     label: str
     path: str
+    role: Role = Role.VIEWER  # shown to the roles that may open it
 
 
 NAVIGATION = (
@@ -20,4 +23,6 @@ NAVIGATION = (
     Section("mappings", "Mappings", "/admin/mappings"),
     Section("webhooks", "Webhooks", "/admin/webhooks"),
     Section("connections", "Connections", "/admin/connections"),
+    Section("audit", "Audit", "/admin/audit"),
+    Section("staff", "Staff", "/admin/staff", Role.ADMIN),
 )

@@ -3,6 +3,10 @@
 Cookies are signed with a key derived from the admin token: every process shares it without
 more configuration, and changing the token signs everyone out. A visitor who has not signed
 in yet gets an anonymous session too, so the sign-in form carries a CSRF token like any other.
+
+A member of staff's session names the member and their session generation; every page checks
+both against the database, so disabling the account (which bumps the generation) signs them
+out everywhere at once. A session without a member is the bootstrap admin's (the admin token).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import binascii
 import hashlib
 import hmac
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -21,6 +26,7 @@ from fastapi import Form, Request
 from starlette.responses import Response
 
 from berth.container import Services
+from berth.domain.staff import BOOTSTRAP_ADMIN, Actor, Role, StaffMember
 from berth.http.context import octo_endpoint, services
 from berth.services.catalog import CatalogSnapshot
 from berth.settings import Settings
@@ -45,11 +51,17 @@ class CsrfRejected(Exception):
     """A form came back without the token of the session that showed it."""
 
 
+class PasswordChangeRequired(Exception):
+    """A member signed in with a one-time password: they choose their own before anything else."""
+
+
 @dataclass(frozen=True)
 class Session:
     nonce: str
     signed_in: bool
     expires_at: int  # Unix time
+    member_id: str | None = None  # None: the bootstrap admin (or nobody yet)
+    generation: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,12 @@ class Staff:
     key: bytes
     csrf: str
     secure: bool
+    actor: Actor
+    member: StaffMember | None  # None: signed in with the admin token
+
+    def may(self, role: Role | str) -> bool:
+        """Whether the pages show (and the routes accept) what `role` may do."""
+        return self.actor.may(role)
 
 
 def _b64(raw: bytes) -> str:
@@ -103,8 +121,11 @@ def unsign(key: bytes, value: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def new_session(now: datetime, *, signed_in: bool) -> Session:
-    return Session(secrets.token_urlsafe(16), signed_in, int((now + SESSION_LIFETIME).timestamp()))
+def new_session(now: datetime, *, signed_in: bool, member: StaffMember | None = None) -> Session:
+    expires_at = int((now + SESSION_LIFETIME).timestamp())
+    if member is None:
+        return Session(secrets.token_urlsafe(16), signed_in, expires_at)
+    return Session(secrets.token_urlsafe(16), signed_in, expires_at, member.id, member.session_generation)
 
 
 def read_session(request: Request, key: bytes, now: datetime) -> Session | None:
@@ -112,11 +133,14 @@ def read_session(request: Request, key: bytes, now: datetime) -> Session | None:
     if data is None:
         return None
     nonce, signed_in, expires_at = data.get("n"), data.get("s"), data.get("e")
+    member_id, generation = data.get("u"), data.get("g", 0)
     if not isinstance(nonce, str) or not isinstance(signed_in, bool) or not isinstance(expires_at, int):
+        return None
+    if not isinstance(member_id, str | None) or not isinstance(generation, int):
         return None
     if expires_at <= now.timestamp():
         return None
-    return Session(nonce, signed_in, expires_at)
+    return Session(nonce, signed_in, expires_at, member_id, generation)
 
 
 def csrf_for(key: bytes, session: Session) -> str:
@@ -131,7 +155,16 @@ def secure_cookies(request: Request) -> bool:
 def set_session(response: Response, key: bytes, session: Session, *, secure: bool) -> None:
     response.set_cookie(
         SESSION_COOKIE,
-        sign(key, {"n": session.nonce, "s": session.signed_in, "e": session.expires_at}),
+        sign(
+            key,
+            {
+                "n": session.nonce,
+                "s": session.signed_in,
+                "e": session.expires_at,
+                "u": session.member_id,
+                "g": session.generation,
+            },
+        ),
         max_age=int(SESSION_LIFETIME.total_seconds()),
         path=COOKIE_PATH,
         secure=secure,
@@ -181,20 +214,46 @@ async def current_staff(request: Request) -> Staff | None:
     session = read_session(request, key, svc.clock())
     if session is None or not session.signed_in:
         return None
-    return Staff(svc, await svc.catalog.snapshot(), key, csrf_for(key, session), secure_cookies(request))
+    member = None
+    if session.member_id is not None:
+        member = await svc.staff.in_session(session.member_id, session.generation)
+        if member is None:  # disabled, or signed out everywhere since
+            return None
+    actor = member.actor if member is not None else BOOTSTRAP_ADMIN
+    snapshot = await svc.catalog.snapshot()
+    return Staff(svc, snapshot, key, csrf_for(key, session), secure_cookies(request), actor, member)
 
 
-async def staff(request: Request) -> Staff:
-    """Dependency of every page: the signed-in member of staff, or off to the sign-in page."""
+async def signed_in(request: Request) -> Staff:
+    """The signed-in member of staff, even one who must still choose a password."""
     found = await current_staff(request)
     if found is None:
         raise SignInRequired(_next_path(request))
     return found
 
 
-async def staff_form(request: Request, csrf_token: str = Form(default="")) -> Staff:
-    """Dependency of every form: `staff`, and the form's CSRF token must be the session's."""
-    found = await staff(request)
-    if not hmac.compare_digest(csrf_token.encode(), found.csrf.encode()):
-        raise CsrfRejected
+async def staff(request: Request) -> Staff:
+    """Dependency of every page: the signed-in member of staff, or off to the sign-in page (or
+    to choosing a password, after signing in with a one-time one)."""
+    found = await signed_in(request)
+    if found.member is not None and found.member.must_change_password:
+        raise PasswordChangeRequired
     return found
+
+
+def _form_of(needed: Role) -> Callable[[Request, str], Awaitable[Staff]]:
+    async def check(request: Request, csrf_token: str = Form(default="")) -> Staff:
+        found = await staff(request)
+        if not hmac.compare_digest(csrf_token.encode(), found.csrf.encode()):
+            raise CsrfRejected
+        found.actor.require(needed, "This action")
+        return found
+
+    return check
+
+
+# Dependencies of the forms, by the role their action needs: `staff`, the form's CSRF token
+# must be the session's, and the member's role must allow it (else a FORBIDDEN page).
+staff_form = _form_of(Role.VIEWER)
+operator_form = _form_of(Role.OPERATOR)
+admin_form = _form_of(Role.ADMIN)

@@ -1,4 +1,5 @@
-"""Signing in with the admin token, and out."""
+"""Signing in (a member of staff by email and password, or the bootstrap admin with the admin
+token), choosing a new password after a one-time one, and signing out."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ import hmac
 from fastapi import APIRouter, Depends, Form, Request
 from starlette.responses import Response
 
+from berth.domain.errors import BadRequest
+from berth.domain.staff import MIN_PASSWORD_LENGTH, StaffMember
 from berth.http.admin.pages.errors import PageRoute, disabled_page
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import (
     COOKIE_PATH,
+    CsrfRejected,
+    Notice,
     Session,
     Staff,
     csrf_for,
@@ -20,8 +25,8 @@ from berth.http.admin.pages.session import (
     read_session,
     secure_cookies,
     set_session,
+    signed_in,
     signing_key,
-    staff_form,
 )
 from berth.http.context import services
 
@@ -35,7 +40,14 @@ def _safe_next(path: str) -> str:
 
 
 def _form(
-    request: Request, key: bytes, session: Session, next_path: str, *, error: str | None, status_code: int
+    request: Request,
+    key: bytes,
+    session: Session,
+    next_path: str,
+    *,
+    error: str | None,
+    status_code: int,
+    email: str = "",
 ) -> Response:
     response = page(
         request,
@@ -45,6 +57,7 @@ def _form(
         csrf=csrf_for(key, session),
         next_path=next_path,
         error=error,
+        email=email,
         signed_out="signed_out" in request.query_params,
     )
     set_session(response, key, session, secure=secure_cookies(request))
@@ -67,7 +80,8 @@ async def sign_in_form(request: Request, next: str = COOKIE_PATH) -> Response:
 @router.post("/sign-in")
 async def sign_in(
     request: Request,
-    token: str = Form(default=""),
+    email: str = Form(default="", max_length=254),
+    password: str = Form(default="", max_length=1000),
     csrf_token: str = Form(default=""),
     next: str = Form(default=COOKIE_PATH),
 ) -> Response:
@@ -80,19 +94,75 @@ async def sign_in(
     next_path = _safe_next(next)
     session = read_session(request, key, now)
     if session is None or not hmac.compare_digest(csrf_token.encode(), csrf_for(key, session).encode()):
-        error = "The sign-in form had expired. Nothing was sent; enter the token again."
-        return _form(request, key, new_session(now, signed_in=False), next_path, error=error, status_code=403)
-    if not hmac.compare_digest(token.strip().encode(), admin_token.get_secret_value().encode()):
-        error = "That is not the admin token. It is the value of BERTH_ADMIN_TOKEN on the server."
+        error = "The sign-in form had expired. Nothing was sent; sign in again."
+        return _form(
+            request,
+            key,
+            new_session(now, signed_in=False),
+            next_path,
+            error=error,
+            status_code=403,
+            email=email,
+        )
+    member: StaffMember | None = None
+    if email.strip():
+        member = await svc.staff.sign_in(email, password)
+        if member is None:
+            error = "That email and password do not match an active staff account."
+            return _form(request, key, session, next_path, error=error, status_code=401, email=email)
+    elif not hmac.compare_digest(password.strip().encode(), admin_token.get_secret_value().encode()):
+        error = (
+            "Enter your email and password. Without an email, the password must be the admin token: "
+            "the value of BERTH_ADMIN_TOKEN on the server."
+        )
         return _form(request, key, session, next_path, error=error, status_code=401)
-    response = redirect(next_path)
+    response = redirect("/admin/password" if member and member.must_change_password else next_path)
     # A fresh nonce, so a session id planted before sign-in is worth nothing after it.
-    set_session(response, key, new_session(now, signed_in=True), secure=secure_cookies(request))
+    fresh = new_session(now, signed_in=True, member=member)
+    set_session(response, key, fresh, secure=secure_cookies(request))
+    return response
+
+
+@router.get("/password")
+async def password_form(request: Request, me: Staff = Depends(signed_in)) -> Response:
+    return page(request, "password.html", me, minimum=MIN_PASSWORD_LENGTH, error=None)
+
+
+@router.post("/password")
+async def change_password(
+    request: Request,
+    current: str = Form(default="", max_length=1000),
+    new: str = Form(default="", max_length=1000),
+    repeat: str = Form(default="", max_length=1000),
+    csrf_token: str = Form(default=""),
+    me: Staff = Depends(signed_in),
+) -> Response:
+    if not hmac.compare_digest(csrf_token.encode(), me.csrf.encode()):
+        raise CsrfRejected
+    if me.member is None:
+        raise BadRequest("The admin token has no password to change: change BERTH_ADMIN_TOKEN on the server")
+    error = None
+    if new != repeat:
+        error = "The two new passwords differ; nothing changed."
+    else:
+        try:
+            changed = await me.services.staff.change_password(me.member, current, new)
+        except BadRequest as exc:
+            error = exc.message.rstrip(".") + "."
+    if error is not None:
+        return page(request, "password.html", me, minimum=MIN_PASSWORD_LENGTH, error=error, status_code=400)
+    # This session goes on under the new generation; every other one of the member has ended.
+    response = redirect(COOKIE_PATH, me, Notice("success", "Your new password is set."))
+    fresh = new_session(me.services.clock(), signed_in=True, member=changed)
+    set_session(response, me.key, fresh, secure=me.secure)
     return response
 
 
 @router.post("/sign-out")
-async def sign_out(staff: Staff = Depends(staff_form)) -> Response:
+async def sign_out(csrf_token: str = Form(default=""), me: Staff = Depends(signed_in)) -> Response:
+    """Also for a member who has not chosen their password yet."""
+    if not hmac.compare_digest(csrf_token.encode(), me.csrf.encode()):
+        raise CsrfRejected
     response = redirect("/admin/sign-in?signed_out")
-    end_session(response, secure=staff.secure)
+    end_session(response, secure=me.secure)
     return response

@@ -20,7 +20,7 @@ from berth.http.admin.backoffice import delivery_counts, delivery_subject, heade
 from berth.http.admin.pages.dates import Local, of_supplier
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
-from berth.http.admin.pages.session import Notice, Staff, staff, staff_form
+from berth.http.admin.pages.session import Notice, Staff, admin_form, staff
 from berth.http.context import octo_endpoint
 from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SENDING, Delivery
 
@@ -175,7 +175,7 @@ async def webhook(
 
 @router.post("/webhooks/{webhook_id}/redeliver")
 async def redeliver_since(
-    webhook_id: str, since: str = Form(default="", max_length=100), me: Staff = Depends(staff_form)
+    webhook_id: str, since: str = Form(default="", max_length=100), me: Staff = Depends(admin_form)
 ) -> Response:
     hook = await me.services.webhooks.webhook(webhook_id)
     back = webhook_path(hook.id)
@@ -184,7 +184,7 @@ async def redeliver_since(
     if moment is None:
         text = f"Nothing was requeued: {since.strip()!r} is not a time like 2026-06-01T09:00 ({local.zone} time)."
         return redirect(back, me, Notice("error", text))
-    count = await me.services.webhooks.redeliver_since(hook.id, moment)
+    count = await me.services.webhooks.redeliver_since(hook.id, moment, actor=me.actor)
     if count == 0:
         text = f"No delivery of this webhook was made since {local.moment(moment)}: nothing was requeued."
     else:
@@ -237,10 +237,10 @@ def _state(delivery: Delivery, local: Local) -> str:
 
 @router.post("/deliveries/{delivery_id}/redeliver")
 async def redeliver(
-    delivery_id: str, back: str = Form(default="delivery"), me: Staff = Depends(staff_form)
+    delivery_id: str, back: str = Form(default="delivery"), me: Staff = Depends(admin_form)
 ) -> Response:
     before, _ = await me.services.webhooks.delivery(delivery_id)
-    after = await me.services.webhooks.redeliver(delivery_id)
+    after = await me.services.webhooks.redeliver(delivery_id, actor=me.actor)
     text = (
         f"Delivery {after.id} ({after.event} of {delivery_subject(after).label}) requeued; "
         f"{_state(before, of_supplier(me.catalog.catalog))}. It goes to {after.url} again now, with the same webhook-id."
