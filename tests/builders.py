@@ -166,6 +166,12 @@ def rental_duration(
     return found
 
 
+def pickup_point(point_id: str, name: str, minutes_before: int, *, window: int = 0, **extra: Any) -> Document:
+    """octo/pickups: a pickup point collecting guests `minutes_before` the departure for
+    `window` minutes; `extra` in the file's keys (directions, street, latitude, googlePlaceId)."""
+    return {"id": point_id, "name": name, "minutesBefore": minutes_before, "windowMinutes": window, **extra}
+
+
 def included(
     include_id: str, product_id: str, option_id: str = "DEFAULT", *, required: bool = True, **extra: Any
 ) -> Document:

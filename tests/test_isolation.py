@@ -48,6 +48,7 @@ class Probe:
     # How to compare the two answers; by default the whole body with the id blanked out.
     normalize: Callable[[Any, str], Any] | None = None
     note: str = field(default="")
+    capabilities: str = "octo/cart"
 
     @property
     def name(self) -> str:
@@ -118,6 +119,23 @@ PROBES: tuple[Probe, ...] = (
     #     with the mapping B owns created in `_owned_by_b` and listed in `_owner_view`.
     # --- resources (octo/resources, issue 5): previews and allocations of B's bookings go
     #     here, as rows of kind "booking".
+    # --- pickups (octo/pickups, issue 22): a pickup set on B's booking.
+    Probe(
+        "PATCH",
+        "/octo/bookings/{id}",
+        "booking",
+        body=lambda _: {"pickupHotel": "The Ritz"},
+        capabilities="octo/pickups",
+        note="with a pickup",
+    ),
+    Probe(
+        "POST",
+        "/octo/bookings/{id}/confirm",
+        "booking",
+        body=lambda _: {"contact": GUEST, "pickupRequested": True, "pickupHotel": "The Ritz"},
+        capabilities="octo/pickups",
+        note="with a pickup",
+    ),
 )
 
 
@@ -174,7 +192,7 @@ async def _owner_view(client: httpx.AsyncClient, owned: Owned) -> dict[str, Any]
 
 async def _send(client: httpx.AsyncClient, probe: Probe, id_: str) -> httpx.Response:
     path = probe.path.replace("{id}", id_)
-    kwargs: dict[str, Any] = {"headers": auth(KEY_A, CART)}
+    kwargs: dict[str, Any] = {"headers": auth(KEY_A, probe.capabilities)}
     if probe.body is not None:
         kwargs["json"] = probe.body(id_)
     if probe.params is not None:

@@ -6,6 +6,7 @@ CONTENT = "octo/content"
 MAPPINGS = "vendor/mappings"
 MAPPINGS_ALIAS = "octo/mappings"  # the id some resellers send for vendor/mappings
 PACKAGES = "octo/packages"
+PICKUPS = "octo/pickups"
 PRICING = "octo/pricing"
 RENTALS = "octo/rentals"
 RESOURCES = "octo/resources"

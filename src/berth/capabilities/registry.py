@@ -9,6 +9,8 @@ from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
 from berth.capabilities.mappings.fields import MappingsCapability
 from berth.capabilities.packages.catalog_rules import PackageRules
 from berth.capabilities.packages.fields import PackagesCapability
+from berth.capabilities.pickups.catalog_rules import PickupRules
+from berth.capabilities.pickups.fields import PickupsCapability
 from berth.capabilities.pricing.fields import PricingCapability
 from berth.capabilities.rentals.catalog_rules import RentalRules
 from berth.capabilities.rentals.fields import RentalsCapability
@@ -18,7 +20,7 @@ from berth.capabilities.webhooks.fields import WebhooksCapability
 from berth.domain.catalog.rules import CatalogRule
 
 # The catalogue rules of the capabilities' declarations, in the order they run.
-CATALOG_RULES: tuple[CatalogRule, ...] = (RentalRules(), ResourceRules(), PackageRules())
+CATALOG_RULES: tuple[CatalogRule, ...] = (RentalRules(), ResourceRules(), PackageRules(), PickupRules())
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
     PricingCapability(),
@@ -28,6 +30,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     PackagesCapability(),
     ResourcesCapability(),
     WebhooksCapability(),
+    PickupsCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

@@ -124,6 +124,8 @@ bookings = Table(
     Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
     Column("package_include_id", String(100), nullable=True),
     Column("resource_allocations", JSONDocument, nullable=True),  # octo/resources, see below
+    # What booking extensions keep of the booking, per capability id (Booking.extensions).
+    Column("extensions", JSONDocument, nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),

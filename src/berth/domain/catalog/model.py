@@ -442,6 +442,31 @@ class ResourceGroup(CatalogModel):
         return next((r for r in self.resources if r.id == resource_id), None)
 
 
+# --- pickups (octo/pickups) ------------------------------------------------------------------
+
+
+class PickupPoint(CatalogModel):
+    """A hotel or meeting point where an option's guests are collected. Guests are picked up
+    from `minutesBefore` minutes before the departure until `windowMinutes` later (0: at
+    that very time); the window closes at the departure at the latest."""
+
+    id: Identifier
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    directions: str | None = None
+    address: str | None = None
+    street: str | None = None
+    postal_code: str | None = None
+    locality: str | None = None
+    region: str | None = None
+    state: str | None = None
+    country: str | None = None
+    latitude: Annotated[float, Field(ge=-90, le=90)] | None = None
+    longitude: Annotated[float, Field(ge=-180, le=180)] | None = None
+    google_place_id: str | None = None
+    minutes_before: Annotated[int, Field(ge=0, le=24 * 60)]
+    window_minutes: Annotated[int, Field(ge=0, le=24 * 60)] = 0
+
+
 # --- units, options, schedules, products ---------------------------------------------------
 
 
@@ -575,6 +600,12 @@ class Option(CatalogModel):
     resource_groups: tuple[ResourceGroup, ...] = ()
     content: dict[LanguageTag, Content] = {}
     package_includes: tuple[PackageIncludeGroup, ...] = ()
+    # octo/pickups: where guests may be collected, and whether every booking must be.
+    pickup_points: tuple[PickupPoint, ...] = ()
+    pickup_required: bool = False
+
+    def pickup_point(self, point_id: str) -> PickupPoint | None:
+        return next((p for p in self.pickup_points if p.id == point_id), None)
 
     @property
     def includes(self) -> list[PackageInclude]:

@@ -21,6 +21,7 @@ class OctoErrorBody(BaseModel):
     uuid: str | None = None
     retryAfter: int | None = Field(default=None, description="TOO_MANY_REQUESTS: seconds to wait")
     rentalDurationId: str | None = None
+    pickupPointId: str | None = None
 
 
 class SupplierContactOut(BaseModel):
@@ -106,6 +107,27 @@ class ContentFields(BaseModel):
     commentary: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
 
 
+class PickupPointOut(BaseModel):
+    """octo/pickups: where guests are collected; the times are those of the departure named
+    (null on an option)."""
+
+    id: str
+    name: str
+    directions: str | None
+    address: str | None
+    latitude: float | None
+    longitude: float | None
+    localDateTime: str | None
+    localDateTimeTo: str | None
+    googlePlaceId: str | None
+    street: str | None
+    postalCode: str | None
+    locality: str | None
+    region: str | None
+    state: str | None
+    country: str | None
+
+
 class OptionOut(ContentFields):
     id: str
     default: bool
@@ -120,6 +142,9 @@ class OptionOut(ContentFields):
     units: list[UnitOut]
     pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer BOOKING")
     rentalDurations: list[RentalDurationOut] | None = Field(default=None, description="octo/rentals")
+    pickupAvailable: bool | None = Field(default=None, description="octo/pickups")
+    pickupRequired: bool | None = Field(default=None, description="octo/pickups")
+    pickupPoints: list[PickupPointOut] | None = Field(default=None, description="octo/pickups")
 
 
 class ProductOut(ContentFields):
@@ -214,6 +239,9 @@ class AvailabilityOut(BaseModel):
     hasResources: bool | None = Field(default=None, description="octo/resources")
     title: str | None = Field(default=None, description="octo/content: null (no title per departure)")
     shortDescription: str | None = Field(default=None, description='octo/content: ""')
+    pickupAvailable: bool | None = Field(default=None, description="octo/pickups")
+    pickupRequired: bool | None = Field(default=None, description="octo/pickups")
+    pickupPoints: list[PickupPointOut] | None = Field(default=None, description="octo/pickups")
 
 
 class CalendarDayOut(BaseModel):
@@ -326,6 +354,15 @@ class BookingOut(BaseModel):
     orderId: str | None = Field(default=None, description="octo/cart")
     orderReference: str | None = Field(default=None, description="octo/cart")
     primary: bool | None = Field(default=None, description="octo/cart")
+    pickupRequested: bool | None = Field(default=None, description="octo/pickups")
+    pickupPointId: str | None = Field(default=None, description="octo/pickups")
+    pickupPoint: PickupPointOut | None = Field(default=None, description="octo/pickups")
+    pickupHotel: str | None = Field(default=None, description="octo/pickups")
+    pickupHotelRoom: str | None = Field(default=None, description="octo/pickups")
+    pickupRoom: str | None = Field(default=None, description="octo/pickups: the same as pickupHotelRoom")
+    pickupNotes: str | None = Field(default=None, description="octo/pickups: always null")
+    pickupDispatch: str | None = Field(default=None, description="octo/pickups: always null")
+    dropoffDispatch: str | None = Field(default=None, description="octo/pickups: always null")
 
 
 class OrderOut(BaseModel):

@@ -44,6 +44,7 @@ from berth.domain.errors import (
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_utc
 from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy
+from berth.services.bookings.extensions import BookingExtensions, Stage
 from berth.services.bookings.inputs import (
     RESELLER,
     SYSTEM,
@@ -125,6 +126,7 @@ class BookingSteps:
         policies: CapacityPolicies,
         locks: SlotLocks,
         loader: BookingLoader,
+        extensions: BookingExtensions | None = None,
     ) -> None:
         self._settings = settings
         self._clock = clock
@@ -132,6 +134,7 @@ class BookingSteps:
         self.policies = policies
         self.locks = locks
         self.loader = loader
+        self.extensions = extensions or BookingExtensions()
         # The order service, once built (it is built on these steps).
         self.orders: OrderFollower | None = None
         self._companions: tuple[Companions, ...] = ()
@@ -416,6 +419,7 @@ class BookingSteps:
             rental_duration_id=rental.id if rental else None,
             slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
+        booking = self.extensions.apply(Stage.RESERVE, product, option, slot, booking, data.extensions)
         return PreparedBooking(booking, product, option, slot, policy, rental, data.resource_ids)
 
     async def place_in(
@@ -523,6 +527,7 @@ class BookingSteps:
             confirmed_at=now if status is BookingStatus.CONFIRMED else None,
             updated_at=now,
         )
+        confirmed = self.extensions.apply(Stage.CONFIRM, product, option, slot, confirmed, data.extensions)
         await bookings_repo.save_booking(conn, confirmed, booking)
         await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER)
         return confirmed
@@ -632,6 +637,7 @@ class BookingSteps:
             contact=merge_contact(booking.contact, data.contact) if data.contact else booking.contact,
             updated_at=now,
         )
+        updated = self.extensions.apply(Stage.UPDATE, product, option, slot, updated, data.extensions)
         await bookings_repo.save_booking(conn, updated, booking)
         await self.changed(
             conn, catalog, booking, updated, "updated", RESELLER, {"fields": sorted(data.sent)}

@@ -5,11 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
+from berth.capabilities.pickups.driver_list import pickup_list
 from berth.http.admin.backoffice import manifest, resource_boards
 from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
+from berth.http.admin.pickups import pickup_csv
 
 router = APIRouter(route_class=PageRoute)
 
@@ -23,4 +25,13 @@ async def slot_manifest(
     return page(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
         boards=resource_boards(found), local=of_product(found.occupancy.product),
+        pickups=pickup_list(found.expected),
     )  # fmt: skip
+
+
+@router.get("/slots/{product_id}/{option_id}/{availability_id}/pickups.csv")
+async def slot_pickup_list(
+    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(staff)
+) -> Response:
+    """octo/pickups: the driver's pickup list of the departure, as the admin API gives it."""
+    return await pickup_csv(me.services, me.catalog.catalog, product_id, option_id, availability_id)
