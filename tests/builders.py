@@ -172,6 +172,17 @@ def pickup_point(point_id: str, name: str, minutes_before: int, *, window: int =
     return {"id": point_id, "name": name, "minutesBefore": minutes_before, "windowMinutes": window, **extra}
 
 
+def question(
+    question_id: str, title: str, *, input_type: str = "textArea", options: Sequence[str] = (), **extra: Any
+) -> Document:
+    """octo/questions: a question; `options` the values of a radio or select question (labels
+    their title case); `extra` in the file's keys (required=True, perUnit=True, format="date")."""
+    found: Document = {"id": question_id, "title": title, "inputType": input_type, **extra}
+    if options:
+        found["selectOptions"] = [{"label": value.title(), "value": value} for value in options]
+    return found
+
+
 def included(
     include_id: str, product_id: str, option_id: str = "DEFAULT", *, required: bool = True, **extra: Any
 ) -> Document:

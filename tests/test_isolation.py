@@ -94,6 +94,40 @@ PROBES: tuple[Probe, ...] = (
         params=lambda ref: {"resellerReference": ref},
         note="by resellerReference",
     ),
+    # --- pickups and questions (issue 22), before A reuses B's uuid below: a pickup set on
+    #     B's booking, answers given to it and its tickets.
+    Probe(
+        "PATCH",
+        "/octo/bookings/{id}",
+        "booking",
+        body=lambda _: {"pickupHotel": "The Ritz"},
+        capabilities="octo/pickups",
+        note="with a pickup",
+    ),
+    Probe(
+        "POST",
+        "/octo/bookings/{id}/confirm",
+        "booking",
+        body=lambda _: {"contact": GUEST, "pickupRequested": True, "pickupHotel": "The Ritz"},
+        capabilities="octo/pickups",
+        note="with a pickup",
+    ),
+    Probe(
+        "PATCH",
+        "/octo/bookings/{id}",
+        "booking",
+        body=lambda _: {
+            "questionAnswers": [{"questionId": "0d0f6f0e-3f6b-4f57-9a43-6b1c0f7f2a22", "value": "x"}],
+            "unitItems": [
+                {
+                    "unitId": "adult",
+                    "questionAnswers": [{"questionId": "0d0f6f0e-3f6b-4f57-9a43-6b1c0f7f2a22", "value": "y"}],
+                }
+            ],
+        },
+        capabilities="octo/questions",
+        note="with answers",
+    ),
     Probe(
         "POST",
         "/octo/bookings",
@@ -119,23 +153,6 @@ PROBES: tuple[Probe, ...] = (
     #     with the mapping B owns created in `_owned_by_b` and listed in `_owner_view`.
     # --- resources (octo/resources, issue 5): previews and allocations of B's bookings go
     #     here, as rows of kind "booking".
-    # --- pickups (octo/pickups, issue 22): a pickup set on B's booking.
-    Probe(
-        "PATCH",
-        "/octo/bookings/{id}",
-        "booking",
-        body=lambda _: {"pickupHotel": "The Ritz"},
-        capabilities="octo/pickups",
-        note="with a pickup",
-    ),
-    Probe(
-        "POST",
-        "/octo/bookings/{id}/confirm",
-        "booking",
-        body=lambda _: {"contact": GUEST, "pickupRequested": True, "pickupHotel": "The Ritz"},
-        capabilities="octo/pickups",
-        note="with a pickup",
-    ),
 )
 
 

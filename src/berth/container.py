@@ -9,6 +9,7 @@ from berth.capabilities.cart.orders import OrderService
 from berth.capabilities.packages.availability import PackageAvailability
 from berth.capabilities.packages.service import PackageBookings
 from berth.capabilities.pickups.extension import PickupExtension
+from berth.capabilities.questions.extension import QuestionExtension
 from berth.capabilities.registry import CAPABILITIES, CATALOG_RULES
 from berth.capabilities.rentals.policy import RentalPolicy
 from berth.capabilities.resources.policy import ResourcePolicy
@@ -82,7 +83,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     catalog.observer = fanout
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
-    extensions = BookingExtensions((PickupExtension(),))
+    extensions = BookingExtensions((PickupExtension(), QuestionExtension()))
     steps = BookingSteps(settings, clock, fanout, policies, locks, BookingLoader(clock, policies), extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)

@@ -7,6 +7,7 @@ MAPPINGS = "vendor/mappings"
 MAPPINGS_ALIAS = "octo/mappings"  # the id some resellers send for vendor/mappings
 PACKAGES = "octo/packages"
 PICKUPS = "octo/pickups"
+QUESTIONS = "octo/questions"
 PRICING = "octo/pricing"
 RENTALS = "octo/rentals"
 RESOURCES = "octo/resources"

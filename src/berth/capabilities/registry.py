@@ -12,6 +12,8 @@ from berth.capabilities.packages.fields import PackagesCapability
 from berth.capabilities.pickups.catalog_rules import PickupRules
 from berth.capabilities.pickups.fields import PickupsCapability
 from berth.capabilities.pricing.fields import PricingCapability
+from berth.capabilities.questions.catalog_rules import QuestionRules
+from berth.capabilities.questions.fields import QuestionsCapability
 from berth.capabilities.rentals.catalog_rules import RentalRules
 from berth.capabilities.rentals.fields import RentalsCapability
 from berth.capabilities.resources.catalog_rules import ResourceRules
@@ -20,7 +22,13 @@ from berth.capabilities.webhooks.fields import WebhooksCapability
 from berth.domain.catalog.rules import CatalogRule
 
 # The catalogue rules of the capabilities' declarations, in the order they run.
-CATALOG_RULES: tuple[CatalogRule, ...] = (RentalRules(), ResourceRules(), PackageRules(), PickupRules())
+CATALOG_RULES: tuple[CatalogRule, ...] = (
+    RentalRules(),
+    ResourceRules(),
+    PackageRules(),
+    PickupRules(),
+    QuestionRules(),
+)
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
     PricingCapability(),
@@ -31,6 +39,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     ResourcesCapability(),
     WebhooksCapability(),
     PickupsCapability(),
+    QuestionsCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

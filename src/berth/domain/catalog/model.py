@@ -467,6 +467,51 @@ class PickupPoint(CatalogModel):
     window_minutes: Annotated[int, Field(ge=0, le=24 * 60)] = 0
 
 
+# --- questions (octo/questions) -------------------------------------------------------------
+
+
+class QuestionInputType(StrEnum):
+    """OCTO `QuestionInputType`: how the reseller asks (the schema's list)."""
+
+    radio = "radio"
+    select = "select"
+    textArea = "textArea"
+
+
+class AnswerFormat(StrEnum):
+    """What a free-text (`textArea`) answer must be; Berth checks it."""
+
+    text = "text"
+    date = "date"  # an ISO date, YYYY-MM-DD
+    number = "number"
+    email = "email"
+
+
+class SelectOption(CatalogModel):
+    label: Annotated[str, Field(min_length=1, max_length=200)]
+    value: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class Question(CatalogModel):
+    """A question guests answer at booking (octo/questions). A product's or option's question
+    is asked once per booking, or with `perUnit` once per unit item; a unit's questions are
+    asked for each unit item of that unit. `radio` and `select` are answered with the `value` of
+    one of their `selectOptions`; `textArea` with text in `format`, at most `maxLength` long."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1, max_length=500)]
+    short_description: str | None = None
+    description: str | None = None
+    internal_name: str | None = None
+    input_type: QuestionInputType = QuestionInputType.textArea
+    format: AnswerFormat = AnswerFormat.text
+    max_length: Annotated[int, Field(ge=1, le=1000)] | None = None
+    required: bool = False
+    select_options: tuple[SelectOption, ...] = ()
+    per_unit: bool | None = None
+    cover_image_url: Annotated[str, Field(pattern=r"^https?://\S+$")] | None = None
+
+
 # --- units, options, schedules, products ---------------------------------------------------
 
 
@@ -495,6 +540,7 @@ class Unit(CatalogModel):
     required_contact_fields: tuple[ContactField, ...] = ()
     prices: tuple[Price, ...] = ()
     content: dict[LanguageTag, UnitContent] = {}
+    questions: tuple[Question, ...] = ()  # octo/questions: asked for each unit item of the unit
 
 
 class OptionRestrictions(CatalogModel):
@@ -603,6 +649,7 @@ class Option(CatalogModel):
     # octo/pickups: where guests may be collected, and whether every booking must be.
     pickup_points: tuple[PickupPoint, ...] = ()
     pickup_required: bool = False
+    questions: tuple[Question, ...] = ()  # octo/questions
 
     def pickup_point(self, point_id: str) -> PickupPoint | None:
         return next((p for p in self.pickup_points if p.id == point_id), None)
@@ -665,6 +712,7 @@ class Product(CatalogModel):
     options: Annotated[tuple[Option, ...], Field(min_length=1)]
     content: dict[LanguageTag, Content] = {}
     package_booking_availability_required: bool = True
+    questions: tuple[Question, ...] = ()  # octo/questions: asked on every option
 
     @property
     def is_package(self) -> bool:

@@ -125,11 +125,22 @@ def _contact(body: ContactBody | None) -> Contact | None:
     return body.contact() if body is not None else None
 
 
+class QuestionAnswerBody(Lenient):
+    """octo/questions: an answer; `question` (as the answers show it) is not read."""
+
+    questionId: Identifier
+    value: Text | None = None
+
+
+QuestionAnswers = Annotated[list[QuestionAnswerBody], Field(max_length=200)]
+
+
 class UnitItemBody(Lenient):
     unitId: Identifier
     uuid: ClientUuid | None = None
     resellerReference: Text | None = None
     contact: ContactBody | None = None
+    questionAnswers: QuestionAnswers | None = None  # octo/questions
 
     def item(self) -> UnitItemInput:
         return UnitItemInput(
@@ -191,16 +202,19 @@ def extension_fields(
     return found
 
 
-class _PickupFields(Lenient):
-    """octo/pickups: the pickup a reservation, an update or a confirmation asks for."""
+class _ExtensionFields(Lenient):
+    """What a reservation, an update and a confirmation carry for booking extensions (read by
+    `extension_fields` for the capabilities requested)."""
 
+    # octo/pickups
     pickupRequested: Flag | None = None
     pickupPointId: Identifier | None = None
     pickupHotel: Text | None = None
     pickupHotelRoom: Text | None = None
+    questionAnswers: QuestionAnswers | None = None  # octo/questions
 
 
-class _BookingFields(_PickupFields):
+class _BookingFields(_ExtensionFields):
     """What a reservation and an update both carry."""
 
     productId: Identifier | None = None
@@ -280,7 +294,7 @@ class UpdateBody(_BookingFields):
         )
 
 
-class ConfirmBody(_PickupFields):
+class ConfirmBody(_ExtensionFields):
     # Absent: the contact given at reservation; the option's required contact fields are
     # checked either way (the same rule, and the same error, as an order's confirm).
     contact: ContactBody | None = None

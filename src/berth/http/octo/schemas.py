@@ -22,6 +22,7 @@ class OctoErrorBody(BaseModel):
     retryAfter: int | None = Field(default=None, description="TOO_MANY_REQUESTS: seconds to wait")
     rentalDurationId: str | None = None
     pickupPointId: str | None = None
+    questionId: str | None = None
 
 
 class SupplierContactOut(BaseModel):
@@ -66,6 +67,33 @@ class UnitRestrictionsOut(BaseModel):
     accompaniedBy: list[str]
 
 
+class SelectOptionOut(BaseModel):
+    label: str
+    value: str
+
+
+class QuestionOut(BaseModel):
+    """octo/questions: a question asked per booking (on options) or per unit item (on units)."""
+
+    id: str
+    label: str | None
+    title: str | None
+    shortDescription: str | None
+    description: str | None
+    internalName: str | None
+    inputType: str = Field(description="radio, select or textArea")
+    maxLength: int | None
+    required: bool
+    selectOptions: list[SelectOptionOut]
+    coverImageUrl: str | None
+
+
+class QuestionAnswerOut(BaseModel):
+    questionId: str
+    question: QuestionOut
+    value: str | None
+
+
 class UnitOut(BaseModel):
     id: str
     internalName: str
@@ -77,6 +105,9 @@ class UnitOut(BaseModel):
     title: str | None = Field(default=None, description="octo/content")
     shortDescription: str | None = Field(default=None, description='octo/content: a string ("" if none)')
     features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    questions: list[QuestionOut] | None = Field(
+        default=None, description="octo/questions: asked per unit item"
+    )
 
 
 class RentalDurationOut(BaseModel):
@@ -145,6 +176,7 @@ class OptionOut(ContentFields):
     pickupAvailable: bool | None = Field(default=None, description="octo/pickups")
     pickupRequired: bool | None = Field(default=None, description="octo/pickups")
     pickupPoints: list[PickupPointOut] | None = Field(default=None, description="octo/pickups")
+    questions: list[QuestionOut] | None = Field(default=None, description="octo/questions: asked per booking")
 
 
 class ProductOut(ContentFields):
@@ -298,6 +330,7 @@ class UnitItemOut(BaseModel):
     contact: ContactOut
     ticket: TicketOut | None
     pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
+    questionAnswers: list[QuestionAnswerOut] | None = Field(default=None, description="octo/questions")
 
 
 class SeatPlaceOut(BaseModel):
@@ -363,6 +396,7 @@ class BookingOut(BaseModel):
     pickupNotes: str | None = Field(default=None, description="octo/pickups: always null")
     pickupDispatch: str | None = Field(default=None, description="octo/pickups: always null")
     dropoffDispatch: str | None = Field(default=None, description="octo/pickups: always null")
+    questionAnswers: list[QuestionAnswerOut] | None = Field(default=None, description="octo/questions")
 
 
 class OrderOut(BaseModel):

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
 from berth.capabilities.pickups.driver_list import pickup_list
+from berth.capabilities.questions.manifest import answers_on
 from berth.http.admin.backoffice import manifest, resource_boards
 from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.errors import PageRoute
@@ -25,7 +26,7 @@ async def slot_manifest(
     return page(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
         boards=resource_boards(found), local=of_product(found.occupancy.product),
-        pickups=pickup_list(found.expected),
+        pickups=pickup_list(found.expected), answers=answers_on(found.expected),
     )  # fmt: skip
 
 
