@@ -183,6 +183,15 @@ def question(
     return found
 
 
+def extra(extra_id: str, prices: Sequence[Document] = (), **extra_fields: Any) -> Document:
+    """octo/extras: an extra of an option; `extra_fields` in the file's keys (perUnit=True,
+    stock=5, maxQuantity=1)."""
+    found: Document = {"id": extra_id, "internalName": extra_id.replace("-", " ").title(), **extra_fields}
+    if prices:
+        found["prices"] = list(prices)
+    return found
+
+
 def included(
     include_id: str, product_id: str, option_id: str = "DEFAULT", *, required: bool = True, **extra: Any
 ) -> Document:

@@ -94,8 +94,8 @@ PROBES: tuple[Probe, ...] = (
         params=lambda ref: {"resellerReference": ref},
         note="by resellerReference",
     ),
-    # --- pickups and questions (issue 22), before A reuses B's uuid below: a pickup set on
-    #     B's booking, answers given to it and its tickets.
+    # --- pickups, questions and extras (issue 22), before A reuses B's uuid below: a pickup
+    #     set on B's booking, answers given to it and its tickets, extras added to it.
     Probe(
         "PATCH",
         "/octo/bookings/{id}",
@@ -127,6 +127,14 @@ PROBES: tuple[Probe, ...] = (
         },
         capabilities="octo/questions",
         note="with answers",
+    ),
+    Probe(
+        "PATCH",
+        "/octo/bookings/{id}",
+        "booking",
+        body=lambda _: {"extraItems": [{"extraId": "lunch"}]},
+        capabilities="octo/extras",
+        note="with extras",
     ),
     Probe(
         "POST",

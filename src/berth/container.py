@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from berth.capabilities.cart.orders import OrderService
+from berth.capabilities.extras.extension import ExtraExtension
 from berth.capabilities.packages.availability import PackageAvailability
 from berth.capabilities.packages.service import PackageBookings
 from berth.capabilities.pickups.extension import PickupExtension
@@ -83,8 +84,9 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     catalog.observer = fanout
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
-    extensions = BookingExtensions((PickupExtension(), QuestionExtension()))
-    steps = BookingSteps(settings, clock, fanout, policies, locks, BookingLoader(clock, policies), extensions)
+    extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
+    loader = BookingLoader(clock, policies, extensions)
+    steps = BookingSteps(settings, clock, fanout, policies, locks, loader, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
     steps.orders = orders

@@ -6,6 +6,7 @@ CONTENT = "octo/content"
 MAPPINGS = "vendor/mappings"
 MAPPINGS_ALIAS = "octo/mappings"  # the id some resellers send for vendor/mappings
 PACKAGES = "octo/packages"
+EXTRAS = "octo/extras"
 PICKUPS = "octo/pickups"
 QUESTIONS = "octo/questions"
 PRICING = "octo/pricing"

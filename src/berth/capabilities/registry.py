@@ -5,6 +5,8 @@ from __future__ import annotations
 from berth.capabilities.base import Capability
 from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.fields import ContentCapability
+from berth.capabilities.extras.catalog_rules import ExtraRules
+from berth.capabilities.extras.fields import ExtrasCapability
 from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
 from berth.capabilities.mappings.fields import MappingsCapability
 from berth.capabilities.packages.catalog_rules import PackageRules
@@ -28,6 +30,7 @@ CATALOG_RULES: tuple[CatalogRule, ...] = (
     PackageRules(),
     PickupRules(),
     QuestionRules(),
+    ExtraRules(),
 )
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
@@ -40,6 +43,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     WebhooksCapability(),
     PickupsCapability(),
     QuestionsCapability(),
+    ExtrasCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

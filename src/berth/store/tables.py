@@ -149,6 +149,21 @@ slot_locks = Table(
     Column("availability_id", String(40), primary_key=True),
 )
 
+# octo/extras: the pieces of each extra a booking has on its departure. An extra's stock per
+# departure is counted from the rows of the bookings that hold places (joined with `bookings`),
+# under the departure's slot lock: a booking that ends releases its extras as it does its places.
+booking_extras = Table(
+    "booking_extras",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("extra_id", String(100), primary_key=True),
+    Column("product_id", String(100), nullable=False),
+    Column("option_id", String(100), nullable=False),
+    Column("availability_id", String(40), nullable=False),
+    Column("quantity", Integer, nullable=False),
+    Index("ix_booking_extras_slot", "product_id", "option_id", "availability_id", "extra_id"),
+)
+
 # Places held per slot, kept in the transaction that writes the bookings (bookings_repo): the
 # sum of `pax` of the slot's bookings by the instant their hold ends (`until`, see
 # berth.domain.bookings.place_hold). A slot's held places are the sum over its rows with

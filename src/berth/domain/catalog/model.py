@@ -512,6 +512,29 @@ class Question(CatalogModel):
     cover_image_url: Annotated[str, Field(pattern=r"^https?://\S+$")] | None = None
 
 
+# --- extras (octo/extras) -------------------------------------------------------------------
+
+
+class Extra(CatalogModel):
+    """An add-on sold with an option's bookings (lunch, a photo package), priced per piece.
+    Booked per booking, or with `perUnit` per unit item; `minQuantity`/`maxQuantity` bound the
+    pieces per booking (or per unit item). `stock`: the pieces one departure can sell (None: no
+    limit)."""
+
+    id: Identifier
+    internal_name: Annotated[str, Field(min_length=1)]
+    title: str | None = None
+    short_description: str | None = None
+    description: str | None = None
+    reference: str | None = None
+    per_unit: bool = False
+    default: bool = False
+    min_quantity: Annotated[int, Field(ge=0, le=100)] = 0
+    max_quantity: Annotated[int, Field(ge=1, le=100)] | None = None
+    prices: tuple[Price, ...] = ()
+    stock: Annotated[int, Field(ge=0)] | None = None
+
+
 # --- units, options, schedules, products ---------------------------------------------------
 
 
@@ -650,6 +673,10 @@ class Option(CatalogModel):
     pickup_points: tuple[PickupPoint, ...] = ()
     pickup_required: bool = False
     questions: tuple[Question, ...] = ()  # octo/questions
+    extras: tuple[Extra, ...] = ()  # octo/extras
+
+    def extra(self, extra_id: str) -> Extra | None:
+        return next((e for e in self.extras if e.id == extra_id), None)
 
     def pickup_point(self, point_id: str) -> PickupPoint | None:
         return next((p for p in self.pickup_points if p.id == point_id), None)

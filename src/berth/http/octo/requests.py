@@ -135,12 +135,22 @@ class QuestionAnswerBody(Lenient):
 QuestionAnswers = Annotated[list[QuestionAnswerBody], Field(max_length=200)]
 
 
+class ExtraItemBody(Lenient):
+    """octo/extras: one piece of an extra; the rest of an `ExtraItem` is not read."""
+
+    extraId: Identifier
+
+
+ExtraItems = Annotated[list[ExtraItemBody], Field(max_length=200)]
+
+
 class UnitItemBody(Lenient):
     unitId: Identifier
     uuid: ClientUuid | None = None
     resellerReference: Text | None = None
     contact: ContactBody | None = None
     questionAnswers: QuestionAnswers | None = None  # octo/questions
+    extraItems: ExtraItems | None = None  # octo/extras
 
     def item(self) -> UnitItemInput:
         return UnitItemInput(
@@ -212,6 +222,7 @@ class _ExtensionFields(Lenient):
     pickupHotel: Text | None = None
     pickupHotelRoom: Text | None = None
     questionAnswers: QuestionAnswers | None = None  # octo/questions
+    extraItems: ExtraItems | None = None  # octo/extras
 
 
 class _BookingFields(_ExtensionFields):

@@ -23,6 +23,7 @@ class OctoErrorBody(BaseModel):
     rentalDurationId: str | None = None
     pickupPointId: str | None = None
     questionId: str | None = None
+    extraId: str | None = None
 
 
 class SupplierContactOut(BaseModel):
@@ -65,6 +66,37 @@ class UnitRestrictionsOut(BaseModel):
     maxQuantity: int | None
     paxCount: int
     accompaniedBy: list[str]
+
+
+class ExtraRestrictionsOut(BaseModel):
+    default: bool
+    required: bool
+    minQuantity: int
+    maxQuantity: int | None
+
+
+class ExtraOut(BaseModel):
+    """octo/extras: an add-on booked per booking (on options) or per unit item (on units)."""
+
+    id: str
+    internalName: str | None
+    title: str | None
+    shortDescription: str | None
+    description: str | None
+    reference: str | None
+    restrictions: ExtraRestrictionsOut
+    pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing")
+
+
+class ExtraItemOut(BaseModel):
+    id: str
+    extraId: str
+    extra: ExtraOut
+    pricing: PricingOut | None = Field(description="one piece, in the booking's currency")
+
+
+class ExtraPricingOut(PricingOut):
+    extraId: str
 
 
 class SelectOptionOut(BaseModel):
@@ -177,6 +209,7 @@ class OptionOut(ContentFields):
     pickupRequired: bool | None = Field(default=None, description="octo/pickups")
     pickupPoints: list[PickupPointOut] | None = Field(default=None, description="octo/pickups")
     questions: list[QuestionOut] | None = Field(default=None, description="octo/questions: asked per booking")
+    extras: list[ExtraOut] | None = Field(default=None, description="octo/extras: booked per booking")
 
 
 class ProductOut(ContentFields):
@@ -331,6 +364,7 @@ class UnitItemOut(BaseModel):
     ticket: TicketOut | None
     pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
     questionAnswers: list[QuestionAnswerOut] | None = Field(default=None, description="octo/questions")
+    extraItems: list[ExtraItemOut] | None = Field(default=None, description="octo/extras")
 
 
 class SeatPlaceOut(BaseModel):
@@ -397,6 +431,10 @@ class BookingOut(BaseModel):
     pickupDispatch: str | None = Field(default=None, description="octo/pickups: always null")
     dropoffDispatch: str | None = Field(default=None, description="octo/pickups: always null")
     questionAnswers: list[QuestionAnswerOut] | None = Field(default=None, description="octo/questions")
+    extraItems: list[ExtraItemOut] | None = Field(default=None, description="octo/extras")
+    extraPricing: list[ExtraPricingOut] | None = Field(
+        default=None, description="octo/extras with octo/pricing"
+    )
 
 
 class OrderOut(BaseModel):

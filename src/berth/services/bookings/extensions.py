@@ -6,18 +6,27 @@ update, confirm) it hands every registered extension the booking as the step lea
 fields the request sent for that extension; the extension answers its document for the booking
 (validated against the option booked) or refuses the step with an OCTO error. The document is
 stored with the booking (`Booking.extensions[key]`) in the step's transaction.
+
+An extension that counts against a stock of its own (octo/extras: an extra's pieces per
+departure) takes it in `hold`, inside the step's transaction after the booking's places, under
+the same slot lock row through the lock manager (`read_ahead` is its part of a reservation's
+read ahead, for `locks.NoLocks`); a booking releases it as it releases its places. `charges`
+are the prices a booking's price adds up beside its units' (octo/extras: its pieces).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from berth.domain.bookings import Booking
-from berth.domain.catalog import Option, Product
+from berth.domain.catalog import Option, Price, Product
 from berth.domain.slots import Slot
+from berth.services.bookings.locks import SlotKey, SlotLocks
+from berth.store.database import DbConnection
 
 # The fields a request sent for one extension: its booking-level fields by their OCTO names and,
 # when it reads fields of unit items, "unitItems": one mapping per unit item sent, in order.
@@ -47,6 +56,21 @@ class ExtensionStep:
         return self.booking.extensions.get(key)
 
 
+@dataclass(frozen=True)
+class Holding:
+    """A step's write as an extension's stock sees it: the booking before (None: new) and
+    after, the slot it is on and the lock row its places take (None: it takes none, as a
+    freesale or test booking)."""
+
+    product: Product
+    option: Option
+    slot: Slot | None
+    lock_key: SlotKey | None
+    before: Booking | None
+    after: Booking
+    now: datetime
+
+
 class BookingExtension:
     """A capability's part of a booking. `key` is its capability id: the request fields it
     reads arrive under it, and its document is stored under it."""
@@ -57,6 +81,21 @@ class BookingExtension:
         """The extension's document for the booking after `step` (None: nothing to keep);
         raises an OCTO error to refuse the step."""
         return None
+
+    async def read_ahead(
+        self, locks: SlotLocks, product: Product, option: Option, slot: Slot, booking: Booking
+    ) -> None:
+        """Before a reservation's write transaction: what the lock manager should read ahead."""
+        return None
+
+    async def hold(self, conn: DbConnection, locks: SlotLocks, holding: Holding) -> None:
+        """Take (or give back) what the booking holds of the extension's stock, in the step's
+        transaction; raises an OCTO error when it is not there."""
+        return None
+
+    def charges(self, booking: Booking, product: Product, option: Option) -> list[Price]:
+        """Prices the booking's price adds up beside its units' (in its currency)."""
+        return []
 
 
 class BookingExtensions:
@@ -85,3 +124,16 @@ class BookingExtensions:
             else:
                 documents[extension.key] = document
         return replace(booking, extensions=documents) if documents != booking.extensions else booking
+
+    async def read_ahead(
+        self, locks: SlotLocks, product: Product, option: Option, slot: Slot, booking: Booking
+    ) -> None:
+        for extension in self._extensions:
+            await extension.read_ahead(locks, product, option, slot, booking)
+
+    async def hold(self, conn: DbConnection, locks: SlotLocks, holding: Holding) -> None:
+        for extension in self._extensions:
+            await extension.hold(conn, locks, holding)
+
+    def charges(self, booking: Booking, product: Product, option: Option) -> tuple[Price, ...]:
+        return tuple(price for e in self._extensions for price in e.charges(booking, product, option))

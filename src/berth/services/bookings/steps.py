@@ -44,7 +44,7 @@ from berth.domain.errors import (
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_utc
 from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy
-from berth.services.bookings.extensions import BookingExtensions, Stage
+from berth.services.bookings.extensions import BookingExtensions, Holding, Stage
 from berth.services.bookings.inputs import (
     RESELLER,
     SYSTEM,
@@ -249,6 +249,22 @@ class BookingSteps:
                 raise UnprocessableEntity(f"Availability {slot.id} {reason}")
             raise UnprocessableEntity(policy.sold_out(slot, state.vacancies or 0, pax))
 
+    def _holding(
+        self,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        before: Booking,
+        after: Booking,
+        now: datetime,
+    ) -> Holding:
+        """A change's write as booking extensions' stocks see it (see `extensions.Holding`)."""
+        takes = slot is not None and not after.test_mode
+        lock_key = (
+            self.policies.of(option).lock_key(product, option, slot) if slot is not None and takes else None
+        )
+        return Holding(product, option, slot, lock_key, before, after, now)
+
     async def read_ahead(self, prepared: PreparedBooking) -> None:
         """Before a reservation's write transaction: let the lock manager read what the write
         will count on (it reads nothing when it locks)."""
@@ -258,6 +274,7 @@ class BookingSteps:
         now = self._clock()
         policy = prepared.policy
         await policy.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
+        await self.extensions.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
 
         async def held(c: DbConnection) -> int:
             if slot.capacity is None:
@@ -454,6 +471,8 @@ class BookingSteps:
         if slot is not None:
             await self._take_places(conn, product, option, slot, booking, booking.pax)
         await bookings_repo.count_new_hold(conn, booking)
+        holding = Holding(product, option, prepared.slot, prepared.lock_key, None, booking, self._clock())
+        await self.extensions.hold(conn, self.locks, holding)
         return booking, True
 
     # --- confirm -----------------------------------------------------------------------------
@@ -529,6 +548,9 @@ class BookingSteps:
         )
         confirmed = self.extensions.apply(Stage.CONFIRM, product, option, slot, confirmed, data.extensions)
         await bookings_repo.save_booking(conn, confirmed, booking)
+        await self.extensions.hold(
+            conn, self.locks, self._holding(product, option, slot, booking, confirmed, now)
+        )
         await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER)
         return confirmed
 
@@ -639,6 +661,9 @@ class BookingSteps:
         )
         updated = self.extensions.apply(Stage.UPDATE, product, option, slot, updated, data.extensions)
         await bookings_repo.save_booking(conn, updated, booking)
+        await self.extensions.hold(
+            conn, self.locks, self._holding(product, option, slot, booking, updated, now)
+        )
         await self.changed(
             conn, catalog, booking, updated, "updated", RESELLER, {"fields": sorted(data.sent)}
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
+from berth.capabilities.extras.manifest import extras_on
 from berth.capabilities.pickups.driver_list import pickup_list
 from berth.capabilities.questions.manifest import answers_on
 from berth.http.admin.backoffice import manifest, resource_boards
@@ -27,6 +28,7 @@ async def slot_manifest(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
         boards=resource_boards(found), local=of_product(found.occupancy.product),
         pickups=pickup_list(found.expected), answers=answers_on(found.expected),
+        extras=extras_on(found.occupancy.option, found.expected),
     )  # fmt: skip
 
 
