@@ -691,3 +691,99 @@ ROUTES += [
           script="booking_slots.lua", check=_no_seat_twice,
           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),
 ]  # fmt: skip
+
+
+# --- octo/pickups and octo/extras (issue 22) --------------------------------------------------
+
+PICKUPS_EXTRAS = {**RESELLER, "Octo-Capabilities": "octo/pickups, octo/extras"}
+BENCH_COACH = {"productId": "bench-coach", "optionId": "DEFAULT"}
+BENCH_COACH_POINT = "0b5e7f1a-2c3d-4e5f-8a9b-1c2d3e4f5a60"
+COACH_LUNCHES = 2000  # per departure: a run sells out, so the stock check is exercised
+BENCH_COACH_PRODUCT = f"""
+- id: bench-coach
+  internalName: Benchmark coach
+  timeZone: Europe/London
+  availabilityType: START_TIME
+  deliveryFormats: [QRCODE]
+  deliveryMethods: [TICKET]
+  options:
+    - id: DEFAULT
+      internalName: Coach with pickup and lunch
+      restrictions: {{maxUnits: 10}}
+      schedules:
+        - startTimes: ["09:00"]
+          capacity: 1000000
+      pickupRequired: true
+      pickupPoints:
+        - {{id: {BENCH_COACH_POINT}, name: Bench Hotel, minutesBefore: 30, windowMinutes: 10}}
+      extras:
+        - {{id: lunch, internalName: Lunch, perUnit: true, maxQuantity: 1, stock: {COACH_LUNCHES}}}
+      units:
+        - {{id: adult, internalName: Adult, type: ADULT}}
+"""
+
+
+async def _coach_reservation(ctx: BenchContext) -> Any:
+    """Two guests picked up at the bench hotel, each with a lunch, on one departure in three
+    days: the places and the lunches are counted under the same slot lock."""
+    await _add_product(ctx, "bench-coach", BENCH_COACH_PRODUCT)
+    (departure,) = [
+        slot["id"]
+        for slot in await ctx.reseller_post(
+            "/octo/availability", {**BENCH_COACH, "localDateStart": _day(3), "localDateEnd": _day(3)}
+        )
+    ]
+    guest = {"unitId": "adult", "extraItems": [{"extraId": "lunch"}]}
+    return {
+        "uuid": "{{uuid}}", **BENCH_COACH, "availabilityId": departure, "pickupPointId": BENCH_COACH_POINT,
+        "unitItems": [guest, guest],
+    }  # fmt: skip
+
+
+async def _no_lunch_oversold(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Straight from the database: no more lunches held than the stock, every booking answered
+    200 is stored with its pickup."""
+    from sqlalchemy import func, select
+
+    from berth.domain.bookings import HOLDING, BookingStatus
+    from berth.store.database import Database
+    from berth.store.tables import booking_extras, bookings
+
+    database = Database(ctx.database_url)
+    problems: list[str] = []
+    try:
+        async with database.transaction(write=False) as conn:
+            live = [s.value for s in HOLDING] + [BookingStatus.ON_HOLD.value]
+            held = await conn.scalar(
+                select(func.sum(booking_extras.c.quantity))
+                .select_from(booking_extras.join(bookings, bookings.c.id == booking_extras.c.booking_id))
+                .where(bookings.c.product_id == "bench-coach", bookings.c.status.in_(live))
+            )
+            if int(held or 0) > COACH_LUNCHES:
+                problems.append(f"{held} lunches held on one departure; the stock is {COACH_LUNCHES}")
+            uuids = list(set(run.collected))
+            stored: dict[str, Any] = {}
+            for start in range(0, len(uuids), 500):
+                rows = await conn.execute(
+                    select(bookings.c.uuid, bookings.c.extensions).where(
+                        bookings.c.uuid.in_(uuids[start : start + 500])
+                    )
+                )
+                stored.update({row.uuid: row.extensions for row in rows})
+            if len(stored) != len(uuids):
+                problems.append(f"{len(uuids) - len(stored)} bookings answered 200 are not in the database")
+            unpicked = [
+                u for u, ext in stored.items() if (ext or {}).get("octo/pickups", {}).get("pointId") is None
+            ]
+            if unpicked:
+                problems.append(f"{len(unpicked)} bookings answered 200 lost their pickup point")
+    finally:
+        await database.dispose()
+    return problems
+
+
+ROUTES += [
+    Route("booking-reserve-pickup-extra", "POST", "/octo/bookings", PICKUPS_EXTRAS, setup=_coach_reservation,
+          script="booking.lua", check=_no_lunch_oversold,
+          expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # the lunches sold out
+]  # fmt: skip

@@ -166,6 +166,32 @@ def rental_duration(
     return found
 
 
+def pickup_point(point_id: str, name: str, minutes_before: int, *, window: int = 0, **extra: Any) -> Document:
+    """octo/pickups: a pickup point collecting guests `minutes_before` the departure for
+    `window` minutes; `extra` in the file's keys (directions, street, latitude, googlePlaceId)."""
+    return {"id": point_id, "name": name, "minutesBefore": minutes_before, "windowMinutes": window, **extra}
+
+
+def question(
+    question_id: str, title: str, *, input_type: str = "textArea", options: Sequence[str] = (), **extra: Any
+) -> Document:
+    """octo/questions: a question; `options` the values of a radio or select question (labels
+    their title case); `extra` in the file's keys (required=True, perUnit=True, format="date")."""
+    found: Document = {"id": question_id, "title": title, "inputType": input_type, **extra}
+    if options:
+        found["selectOptions"] = [{"label": value.title(), "value": value} for value in options]
+    return found
+
+
+def extra(extra_id: str, prices: Sequence[Document] = (), **extra_fields: Any) -> Document:
+    """octo/extras: an extra of an option; `extra_fields` in the file's keys (perUnit=True,
+    stock=5, maxQuantity=1)."""
+    found: Document = {"id": extra_id, "internalName": extra_id.replace("-", " ").title(), **extra_fields}
+    if prices:
+        found["prices"] = list(prices)
+    return found
+
+
 def included(
     include_id: str, product_id: str, option_id: str = "DEFAULT", *, required: bool = True, **extra: Any
 ) -> Document:

@@ -19,7 +19,8 @@ decide otherwise (OCTO.md says which source wins), the schemas are adjusted, eac
 - `Contact.allowMarketing`, absent from core, is an optional boolean in the OCTO types
   (OCTO.md §3.9), so when present it must be a boolean;
 - `CapabilityId` also takes the capability ids requirements.md names (`octo/resources`,
-  `octo/rentals`, `vendor/mappings`): the requirements win over the core enum;
+  `octo/rentals`, `vendor/mappings`): the requirements win over the core enum; and
+  `octo/extras`, which issue 22 asks for from the Ventrata document (its CapabilityId lists it);
 - `Option.availabilityLocalStartTimes` may be empty: an OPENING_HOURS option has no start
   times, and the OCTO validator warns unless it is `[]` (OCTO.md §3.3; core says at least 1).
 """
@@ -39,7 +40,7 @@ DOCUMENT = Path(__file__).resolve().parent / "octo" / "octo-core.openapi.yaml"
 SHA256 = "cd5cb533e506bf04e09bf08404c565e9180a7ffe3ae17a0e3cf84f7d1705bf33"  # tests/octo/README.md
 CONTENT = "octo/content"
 SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
-REQUIREMENTS_CAPABILITIES = ["octo/resources", "octo/rentals", "vendor/mappings"]
+REQUIREMENTS_CAPABILITIES = ["octo/resources", "octo/rentals", "vendor/mappings", "octo/extras"]
 DROPPED = {"nullable", "example", "examples", "description", "x-capability-data", "discriminator"}
 
 

@@ -134,3 +134,19 @@ async def test_demo_kayak_is_sold_out_on_some_upcoming_departures(
         "SOLD_OUT",
     ]
     assert all(s["vacancies"] == 0 and s["capacity"] == 6 for s in open_slots if s["status"] == "SOLD_OUT")
+
+
+def test_demo_uses_pickups_questions_and_extras() -> None:
+    """The coach tour collects its guests and asks and sells; the kayak safari asks for a waiver
+    and swimmers; the daytime cruise sells a lunch box from a stock per departure."""
+    catalog = parse_catalog(demo_catalog_text(), CATALOG_RULES)
+    coach = catalog.product("white-cliffs-coach")
+    kayak = catalog.product("coastal-kayak")
+    cruise = catalog.product("thames-sightseeing")
+    assert coach is not None and kayak is not None and cruise is not None
+    tour = coach.default_option
+    assert tour.pickup_required and len(tour.pickup_points) == 3
+    assert [q.required for q in tour.questions] == [True] and [e.stock for e in tour.extras] == [20]
+    assert {q.internal_name for q in kayak.questions} == {"waiver"}
+    assert [q.title for q in kayak.default_option.questions] == ["Can everyone in the party swim 50 metres?"]
+    assert [(e.id, e.per_unit, e.stock) for e in cruise.default_option.extras] == [("lunch-box", True, 40)]

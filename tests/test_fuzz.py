@@ -52,7 +52,10 @@ EXAMPLES = int(os.environ.get("BERTH_FUZZ_EXAMPLES", "8"))
 STEPS = int(os.environ.get("BERTH_FUZZ_STEPS", "25"))
 RANDOM = os.environ.get("BERTH_FUZZ_RANDOM") == "1"  # CI is repeatable; the long run explores
 EXCLUDED = [positive_data_acceptance, missing_required_header, ignored_auth]
-READER = {"Authorization": "Bearer demo-reseller-a", "Octo-Capabilities": "octo/cart, octo/pricing"}
+READER = {
+    "Authorization": "Bearer demo-reseller-a",
+    "Octo-Capabilities": "octo/cart, octo/pricing, octo/pickups, octo/questions, octo/extras",
+}
 STAFF = {"Authorization": f"Bearer {DEMO_ADMIN_TOKEN}"}
 # Requests sent, by operation ("stateful" for the sequences); tests/conftest.py prints the count.
 CASES: Counter[str] = Counter()

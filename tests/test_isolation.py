@@ -48,6 +48,7 @@ class Probe:
     # How to compare the two answers; by default the whole body with the id blanked out.
     normalize: Callable[[Any, str], Any] | None = None
     note: str = field(default="")
+    capabilities: str = "octo/cart"
 
     @property
     def name(self) -> str:
@@ -92,6 +93,48 @@ PROBES: tuple[Probe, ...] = (
         "reseller_reference",
         params=lambda ref: {"resellerReference": ref},
         note="by resellerReference",
+    ),
+    # --- pickups, questions and extras (issue 22), before A reuses B's uuid below: a pickup
+    #     set on B's booking, answers given to it and its tickets, extras added to it.
+    Probe(
+        "PATCH",
+        "/octo/bookings/{id}",
+        "booking",
+        body=lambda _: {"pickupHotel": "The Ritz"},
+        capabilities="octo/pickups",
+        note="with a pickup",
+    ),
+    Probe(
+        "POST",
+        "/octo/bookings/{id}/confirm",
+        "booking",
+        body=lambda _: {"contact": GUEST, "pickupRequested": True, "pickupHotel": "The Ritz"},
+        capabilities="octo/pickups",
+        note="with a pickup",
+    ),
+    Probe(
+        "PATCH",
+        "/octo/bookings/{id}",
+        "booking",
+        body=lambda _: {
+            "questionAnswers": [{"questionId": "0d0f6f0e-3f6b-4f57-9a43-6b1c0f7f2a22", "value": "x"}],
+            "unitItems": [
+                {
+                    "unitId": "adult",
+                    "questionAnswers": [{"questionId": "0d0f6f0e-3f6b-4f57-9a43-6b1c0f7f2a22", "value": "y"}],
+                }
+            ],
+        },
+        capabilities="octo/questions",
+        note="with answers",
+    ),
+    Probe(
+        "PATCH",
+        "/octo/bookings/{id}",
+        "booking",
+        body=lambda _: {"extraItems": [{"extraId": "lunch"}]},
+        capabilities="octo/extras",
+        note="with extras",
     ),
     Probe(
         "POST",
@@ -174,7 +217,7 @@ async def _owner_view(client: httpx.AsyncClient, owned: Owned) -> dict[str, Any]
 
 async def _send(client: httpx.AsyncClient, probe: Probe, id_: str) -> httpx.Response:
     path = probe.path.replace("{id}", id_)
-    kwargs: dict[str, Any] = {"headers": auth(KEY_A, CART)}
+    kwargs: dict[str, Any] = {"headers": auth(KEY_A, probe.capabilities)}
     if probe.body is not None:
         kwargs["json"] = probe.body(id_)
     if probe.params is not None:

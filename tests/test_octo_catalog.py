@@ -219,6 +219,9 @@ async def test_capabilities_route(client: httpx.AsyncClient, listed: Services) -
         "octo/packages",
         "octo/resources",
         "octo/webhooks",
+        "octo/pickups",
+        "octo/questions",
+        "octo/extras",
     ]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 

@@ -24,7 +24,7 @@ from tests.octo_core import SHA256, check, component_problems, document_digest
 
 EVERY = (
     "octo/content, octo/pricing, octo/cart, octo/rentals, octo/resources, octo/packages, "
-    "vendor/mappings, octo/webhooks"
+    "vendor/mappings, octo/webhooks, octo/pickups, octo/questions, octo/extras"
 )
 CASES = {
     "core": ("", None),

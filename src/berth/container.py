@@ -6,8 +6,11 @@ import asyncio
 from dataclasses import dataclass, field
 
 from berth.capabilities.cart.orders import OrderService
+from berth.capabilities.extras.extension import ExtraExtension
 from berth.capabilities.packages.availability import PackageAvailability
 from berth.capabilities.packages.service import PackageBookings
+from berth.capabilities.pickups.extension import PickupExtension
+from berth.capabilities.questions.extension import QuestionExtension
 from berth.capabilities.registry import CAPABILITIES, CATALOG_RULES
 from berth.capabilities.rentals.policy import RentalPolicy
 from berth.capabilities.resources.policy import ResourcePolicy
@@ -20,6 +23,7 @@ from berth.services.audit import AuditService
 from berth.services.availability import AvailabilityService
 from berth.services.bookings.capacity import CapacityPolicies
 from berth.services.bookings.expiry import HoldExpiry
+from berth.services.bookings.extensions import BookingExtensions
 from berth.services.bookings.loader import BookingLoader
 from berth.services.bookings.locks import slot_locks
 from berth.services.bookings.reseller import ResellerBookings
@@ -85,7 +89,10 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
-    steps = BookingSteps(settings, clock, fanout, policies, locks, BookingLoader(clock, policies))
+    # Booking extensions: what capabilities keep of a booking beside the core's fields.
+    extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
+    loader = BookingLoader(clock, policies, extensions)
+    steps = BookingSteps(settings, clock, fanout, policies, locks, loader, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
     steps.orders = orders

@@ -225,7 +225,7 @@ def test_cancel_a_booking_found_with_the_filters(page: Page, server: str) -> Non
 def test_browse_the_catalogue(page: Page) -> None:
     sign_in(page)
     page.get_by_role("link", name="Catalogue").click()
-    expect(page.locator(".product-card")).to_have_count(7)
+    expect(page.locator(".product-card")).to_have_count(9)
     shot(page, "08-catalogue")
     page.locator(".product-card", has_text="Thames sightseeing cruise").click()
     expect(page.locator(".option").first).to_contain_text("10:00, 12:00, 14:00, 16:00")
@@ -597,10 +597,10 @@ def test_an_evening_in_the_back_office(browser: Browser, tmp_path: Path) -> None
         page, problems = open_page(browser, base)
         sign_in(page)
         today = page.locator("section.day").first
-        expect(today.locator(".day-totals")).to_have_text("2 bookings · 6 guests · 5 of 937 places sold")
+        expect(today.locator(".day-totals")).to_have_text("2 bookings · 6 guests · 5 of 945 places sold")
         departed = today.locator("details.departed")
         expect(departed.locator("summary")).to_have_text(
-            "Departed today: 16 departures · 2 bookings · 6 guests"
+            "Departed today: 17 departures · 2 bookings · 6 guests"
         )
         expect(departed.locator("table")).to_be_hidden()  # folded until opened
         expect(today).to_contain_text("Nothing more departs today.")
@@ -609,7 +609,7 @@ def test_an_evening_in_the_back_office(browser: Browser, tmp_path: Path) -> None
         expect(tomorrow.locator("thead th").first).to_have_text("Time BST")
         shot(page, "40-evening-dashboard")
         departed.locator("summary").click()
-        expect(departed.locator("tbody tr")).to_have_count(16)
+        expect(departed.locator("tbody tr")).to_have_count(17)
         expect(departed.locator("tr", has_text="Thames sightseeing cruise").first).to_contain_text("2/200")
         shot(page, "41-evening-dashboard-departed-open")
 

@@ -48,6 +48,10 @@ class Capability:
     revision: int = 1
     dependencies: tuple[str, ...] = ()
     docs: str | None = None
+    # The fields of a booking request (reserve, update, confirm) and of its unit items that the
+    # capability's booking extension reads, by their OCTO names; read only when it is requested.
+    booking_request_fields: frozenset[str] = frozenset()
+    unit_item_request_fields: frozenset[str] = frozenset()
 
     def supplier_fields(self, supplier: Supplier, out: JSON, view: View) -> None:
         return None

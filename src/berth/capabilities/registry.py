@@ -5,11 +5,17 @@ from __future__ import annotations
 from berth.capabilities.base import Capability
 from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.fields import ContentCapability
+from berth.capabilities.extras.catalog_rules import ExtraRules
+from berth.capabilities.extras.fields import ExtrasCapability
 from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
 from berth.capabilities.mappings.fields import MappingsCapability
 from berth.capabilities.packages.catalog_rules import PackageRules
 from berth.capabilities.packages.fields import PackagesCapability
+from berth.capabilities.pickups.catalog_rules import PickupRules
+from berth.capabilities.pickups.fields import PickupsCapability
 from berth.capabilities.pricing.fields import PricingCapability
+from berth.capabilities.questions.catalog_rules import QuestionRules
+from berth.capabilities.questions.fields import QuestionsCapability
 from berth.capabilities.rentals.catalog_rules import RentalRules
 from berth.capabilities.rentals.fields import RentalsCapability
 from berth.capabilities.resources.catalog_rules import ResourceRules
@@ -18,7 +24,14 @@ from berth.capabilities.webhooks.fields import WebhooksCapability
 from berth.domain.catalog.rules import CatalogRule
 
 # The catalogue rules of the capabilities' declarations, in the order they run.
-CATALOG_RULES: tuple[CatalogRule, ...] = (RentalRules(), ResourceRules(), PackageRules())
+CATALOG_RULES: tuple[CatalogRule, ...] = (
+    RentalRules(),
+    ResourceRules(),
+    PackageRules(),
+    PickupRules(),
+    QuestionRules(),
+    ExtraRules(),
+)
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),
     PricingCapability(),
@@ -28,6 +41,9 @@ CAPABILITIES: tuple[Capability, ...] = (
     PackagesCapability(),
     ResourcesCapability(),
     WebhooksCapability(),
+    PickupsCapability(),
+    QuestionsCapability(),
+    ExtrasCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

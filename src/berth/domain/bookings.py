@@ -153,6 +153,9 @@ class Booking:
     # octo/resources: what the booking was given. Only a booking that holds places holds its
     # allocations (like its places); the record stays on a cancelled or expired booking.
     resource_allocations: tuple[Allocation, ...] = ()
+    # What booking extensions (services.bookings.extensions) keep of the booking, as JSON-ready
+    # documents under their capability id (octo/pickups: the pickup chosen).
+    extensions: dict[str, Any] = field(default_factory=dict)
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

@@ -1,12 +1,49 @@
-"""Prices: the one that applies on a date, the lowest one, and a rental duration's multiple."""
+"""Prices: the one that applies on a date, the lowest one, a rental duration's multiple, and
+prices and their sums as OCTO `Pricing` objects."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
+from typing import Any
 
 from berth.domain.catalog import Price
+
+
+def pricing_json(price: Price) -> dict[str, Any]:
+    return {
+        "original": price.original_or_retail,
+        "retail": price.retail,
+        "net": price.net,
+        "currency": price.currency,
+        "currencyPrecision": price.currency_precision,
+        "includedTaxes": [
+            {"name": tax.name, "retail": tax.retail, "original": tax.original, "net": tax.net}
+            for tax in price.included_taxes
+        ],
+    }
+
+
+def total_json(prices: Sequence[Price], currency: str, precision: int = 2) -> dict[str, Any]:
+    """The sum of several prices, taxes added up by name; `net` is null if any part lacks one."""
+    taxes: dict[str, dict[str, Any]] = {}
+    for price in prices:
+        for tax in price.included_taxes:
+            entry = taxes.setdefault(tax.name, {"name": tax.name, "retail": 0, "original": 0, "net": 0})
+            entry["retail"] += tax.retail
+            entry["original"] += tax.original
+            entry["net"] = None if tax.net is None or entry["net"] is None else entry["net"] + tax.net
+    nets = [p.net for p in prices]
+    return {
+        "original": sum(p.original_or_retail for p in prices),
+        "retail": sum(p.retail for p in prices),
+        "net": None if any(n is None for n in nets) else sum(n for n in nets if n is not None),
+        "currency": currency,
+        "currencyPrecision": prices[0].currency_precision if prices else precision,
+        "includedTaxes": list(taxes.values()),
+    }
 
 
 def price_on(prices: tuple[Price, ...], currency: str, day: date) -> Price | None:

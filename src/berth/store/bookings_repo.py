@@ -72,6 +72,7 @@ def _row_values(booking: Booking) -> dict[str, Any]:
             else None
         ),
         "resource_allocations": [a.to_document() for a in booking.resource_allocations],
+        "extensions": booking.extensions or None,
     }
 
 
@@ -119,6 +120,7 @@ def booking_from_row(row: Any) -> Booking:
         package_booking_id=row.package_booking_id,
         package_include_id=row.package_include_id,
         resource_allocations=tuple(Allocation.from_document(a) for a in row.resource_allocations or ()),
+        extensions=dict(row.extensions or {}),
     )
 
 

@@ -124,6 +124,8 @@ bookings = Table(
     Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
     Column("package_include_id", String(100), nullable=True),
     Column("resource_allocations", JSONDocument, nullable=True),  # octo/resources, see below
+    # What booking extensions keep of the booking, per capability id (Booking.extensions).
+    Column("extensions", JSONDocument, nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),
@@ -162,6 +164,21 @@ departure_overrides = Table(
     Column("note", Text, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_departure_overrides_start", "product_id", "option_id", "slot_start"),
+)
+
+# octo/extras: the pieces of each extra a booking has on its departure. An extra's stock per
+# departure is counted from the rows of the bookings that hold places (joined with `bookings`),
+# under the departure's slot lock: a booking that ends releases its extras as it does its places.
+booking_extras = Table(
+    "booking_extras",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("extra_id", String(100), primary_key=True),
+    Column("product_id", String(100), nullable=False),
+    Column("option_id", String(100), nullable=False),
+    Column("availability_id", String(40), nullable=False),
+    Column("quantity", Integer, nullable=False),
+    Index("ix_booking_extras_slot", "product_id", "option_id", "availability_id", "extra_id"),
 )
 
 # Places held per slot, kept in the transaction that writes the bookings (bookings_repo): the

@@ -17,46 +17,12 @@ from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import PRICING, RENTALS
 from berth.domain.bookings import ENDED, UnitItem
 from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration, Unit
-from berth.domain.pricing import lowest_prices, price_on, scale_price
+from berth.domain.pricing import lowest_prices, price_on, pricing_json, scale_price, total_json
 
 if TYPE_CHECKING:
     from berth.read_models.availability import CalendarDay, SlotAvailability
     from berth.read_models.bookings import BookingDetails
     from berth.read_models.orders import OrderDetails
-
-
-def pricing_json(price: Price) -> JSON:
-    return {
-        "original": price.original_or_retail,
-        "retail": price.retail,
-        "net": price.net,
-        "currency": price.currency,
-        "currencyPrecision": price.currency_precision,
-        "includedTaxes": [
-            {"name": tax.name, "retail": tax.retail, "original": tax.original, "net": tax.net}
-            for tax in price.included_taxes
-        ],
-    }
-
-
-def total_json(prices: Sequence[Price], currency: str, precision: int = 2) -> JSON:
-    """The sum of several prices, taxes added up by name; `net` is null if any part lacks one."""
-    taxes: dict[str, JSON] = {}
-    for price in prices:
-        for tax in price.included_taxes:
-            entry = taxes.setdefault(tax.name, {"name": tax.name, "retail": 0, "original": 0, "net": 0})
-            entry["retail"] += tax.retail
-            entry["original"] += tax.original
-            entry["net"] = None if tax.net is None or entry["net"] is None else entry["net"] + tax.net
-    nets = [p.net for p in prices]
-    return {
-        "original": sum(p.original_or_retail for p in prices),
-        "retail": sum(p.retail for p in prices),
-        "net": None if any(n is None for n in nets) else sum(n for n in nets if n is not None),
-        "currency": currency,
-        "currencyPrecision": prices[0].currency_precision if prices else precision,
-        "includedTaxes": list(taxes.values()),
-    }
 
 
 def _price(
@@ -191,7 +157,7 @@ class PricingCapability(Capability):
                 unit_price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
                 if unit_price is not None:
                     prices.append(unit_price)
-        return total_json(prices, booking.currency)
+        return total_json([*prices, *details.charges], booking.currency)
 
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
         booking = details.booking

@@ -442,6 +442,99 @@ class ResourceGroup(CatalogModel):
         return next((r for r in self.resources if r.id == resource_id), None)
 
 
+# --- pickups (octo/pickups) ------------------------------------------------------------------
+
+
+class PickupPoint(CatalogModel):
+    """A hotel or meeting point where an option's guests are collected. Guests are picked up
+    from `minutesBefore` minutes before the departure until `windowMinutes` later (0: at
+    that very time); the window closes at the departure at the latest."""
+
+    id: Identifier
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    directions: str | None = None
+    address: str | None = None
+    street: str | None = None
+    postal_code: str | None = None
+    locality: str | None = None
+    region: str | None = None
+    state: str | None = None
+    country: str | None = None
+    latitude: Annotated[float, Field(ge=-90, le=90)] | None = None
+    longitude: Annotated[float, Field(ge=-180, le=180)] | None = None
+    google_place_id: str | None = None
+    minutes_before: Annotated[int, Field(ge=0, le=24 * 60)]
+    window_minutes: Annotated[int, Field(ge=0, le=24 * 60)] = 0
+
+
+# --- questions (octo/questions) -------------------------------------------------------------
+
+
+class QuestionInputType(StrEnum):
+    """OCTO `QuestionInputType`: how the reseller asks (the schema's list)."""
+
+    radio = "radio"
+    select = "select"
+    textArea = "textArea"
+
+
+class AnswerFormat(StrEnum):
+    """What a free-text (`textArea`) answer must be; Berth checks it."""
+
+    text = "text"
+    date = "date"  # an ISO date, YYYY-MM-DD
+    number = "number"
+    email = "email"
+
+
+class SelectOption(CatalogModel):
+    label: Annotated[str, Field(min_length=1, max_length=200)]
+    value: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class Question(CatalogModel):
+    """A question guests answer at booking (octo/questions). A product's or option's question
+    is asked once per booking, or with `perUnit` once per unit item; a unit's questions are
+    asked for each unit item of that unit. `radio` and `select` are answered with the `value` of
+    one of their `selectOptions`; `textArea` with text in `format`, at most `maxLength` long."""
+
+    id: Identifier
+    title: Annotated[str, Field(min_length=1, max_length=500)]
+    short_description: str | None = None
+    description: str | None = None
+    internal_name: str | None = None
+    input_type: QuestionInputType = QuestionInputType.textArea
+    format: AnswerFormat = AnswerFormat.text
+    max_length: Annotated[int, Field(ge=1, le=1000)] | None = None
+    required: bool = False
+    select_options: tuple[SelectOption, ...] = ()
+    per_unit: bool | None = None
+    cover_image_url: Annotated[str, Field(pattern=r"^https?://\S+$")] | None = None
+
+
+# --- extras (octo/extras) -------------------------------------------------------------------
+
+
+class Extra(CatalogModel):
+    """An add-on sold with an option's bookings (lunch, a photo package), priced per piece.
+    Booked per booking, or with `perUnit` per unit item; `minQuantity`/`maxQuantity` bound the
+    pieces per booking (or per unit item). `stock`: the pieces one departure can sell (None: no
+    limit)."""
+
+    id: Identifier
+    internal_name: Annotated[str, Field(min_length=1)]
+    title: str | None = None
+    short_description: str | None = None
+    description: str | None = None
+    reference: str | None = None
+    per_unit: bool = False
+    default: bool = False
+    min_quantity: Annotated[int, Field(ge=0, le=100)] = 0
+    max_quantity: Annotated[int, Field(ge=1, le=100)] | None = None
+    prices: tuple[Price, ...] = ()
+    stock: Annotated[int, Field(ge=0)] | None = None
+
+
 # --- units, options, schedules, products ---------------------------------------------------
 
 
@@ -470,6 +563,7 @@ class Unit(CatalogModel):
     required_contact_fields: tuple[ContactField, ...] = ()
     prices: tuple[Price, ...] = ()
     content: dict[LanguageTag, UnitContent] = {}
+    questions: tuple[Question, ...] = ()  # octo/questions: asked for each unit item of the unit
 
 
 class OptionRestrictions(CatalogModel):
@@ -575,6 +669,17 @@ class Option(CatalogModel):
     resource_groups: tuple[ResourceGroup, ...] = ()
     content: dict[LanguageTag, Content] = {}
     package_includes: tuple[PackageIncludeGroup, ...] = ()
+    # octo/pickups: where guests may be collected, and whether every booking must be.
+    pickup_points: tuple[PickupPoint, ...] = ()
+    pickup_required: bool = False
+    questions: tuple[Question, ...] = ()  # octo/questions
+    extras: tuple[Extra, ...] = ()  # octo/extras
+
+    def extra(self, extra_id: str) -> Extra | None:
+        return next((e for e in self.extras if e.id == extra_id), None)
+
+    def pickup_point(self, point_id: str) -> PickupPoint | None:
+        return next((p for p in self.pickup_points if p.id == point_id), None)
 
     @property
     def includes(self) -> list[PackageInclude]:
@@ -634,6 +739,7 @@ class Product(CatalogModel):
     options: Annotated[tuple[Option, ...], Field(min_length=1)]
     content: dict[LanguageTag, Content] = {}
     package_booking_availability_required: bool = True
+    questions: tuple[Question, ...] = ()  # octo/questions: asked on every option
 
     @property
     def is_package(self) -> bool:

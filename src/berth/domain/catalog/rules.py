@@ -123,9 +123,9 @@ def _option_problems(
                     )
                 )
         if product.pricing_per is PricingPer.UNIT:
-            problems.extend(_price_problems(unit.prices, (*u_path, "prices"), currencies))
+            problems.extend(price_problems(unit.prices, (*u_path, "prices"), currencies))
     if product.pricing_per is PricingPer.BOOKING:
-        problems.extend(_price_problems(option.booking_prices, (*o_path, "bookingPrices"), currencies))
+        problems.extend(price_problems(option.booking_prices, (*o_path, "bookingPrices"), currencies))
     for s_index, schedule in enumerate(option.schedules):
         s_path: Path = (*o_path, "schedules", s_index)
         problems.extend(_schedule_problems(product.availability_type, schedule, s_path))
@@ -134,7 +134,7 @@ def _option_problems(
     return problems
 
 
-def _price_problems(prices: tuple[Price, ...], path: Path, currencies: list[str]) -> list[tuple[Path, str]]:
+def price_problems(prices: tuple[Price, ...], path: Path, currencies: list[str]) -> list[tuple[Path, str]]:
     problems: list[tuple[Path, str]] = []
     if currencies and not prices:
         return [(path, "prices are required: the product is priced in " + ", ".join(currencies))]

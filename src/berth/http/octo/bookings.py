@@ -36,7 +36,11 @@ async def reserve_answer(
     octo: OctoRequest, svc: Services, body: ReserveBody, octo_env: str | None
 ) -> Response:
     test_mode = (octo_env or "").lower() == "test"
-    reservation = body.reservation(resources=octo.view.has(RESOURCES), rentals=octo.view.has(RENTALS))
+    reservation = body.reservation(
+        resources=octo.view.has(RESOURCES),
+        rentals=octo.view.has(RENTALS),
+        capabilities=octo.view.capabilities,
+    )
     details = await svc.bookings.reserve(
         octo.snapshot.catalog, octo.connection.id, reservation, test_mode=test_mode,
         capabilities=octo.view.capabilities,
@@ -49,7 +53,7 @@ async def confirm_answer(octo: OctoRequest, svc: Services, uuid: str, body: Conf
         octo.snapshot.catalog,
         octo.connection.id,
         _known_uuid(uuid),
-        body.confirmation(octo.view.has(RESOURCES), octo.view.has(RENTALS)),
+        body.confirmation(octo.view.has(RESOURCES), octo.view.has(RENTALS), octo.view.capabilities),
     )
     return _one(octo, svc, details)
 
@@ -135,7 +139,7 @@ async def update_booking(
     octo: OctoRequest = Depends(octo_request_with_mappings),
     svc: Services = Depends(current_services),
 ) -> Response:
-    changes = body.update(octo.view.has(RESOURCES), octo.view.has(RENTALS))
+    changes = body.update(octo.view.has(RESOURCES), octo.view.has(RENTALS), octo.view.capabilities)
     details = await svc.bookings.update(octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), changes)
     return _one(octo, svc, details)
 

@@ -29,13 +29,15 @@ class OrderBody(Lenient):
     contact: ContactBody | None = None
     bookings: Annotated[list[ReserveBody], Field(max_length=50)] | None = None
 
-    def order(self, resources: bool = False, rentals: bool = False) -> OrderInput:
+    def order(
+        self, resources: bool = False, rentals: bool = False, capabilities: frozenset[str] = frozenset()
+    ) -> OrderInput:
         return OrderInput(
             currency=self.currency,
             expiration_minutes=self.expirationMinutes,
             email_receipt=self.emailReceipt,
             contact=self.contact.contact() if self.contact else None,
-            bookings=tuple(b.reservation(resources, rentals) for b in self.bookings or ()),
+            bookings=tuple(b.reservation(resources, rentals, capabilities) for b in self.bookings or ()),
         )
 
 
@@ -70,7 +72,7 @@ async def create_order(
     details = await svc.orders.create(
         octo.snapshot.catalog,
         octo.connection.id,
-        body.order(octo.view.has(RESOURCES), octo.view.has(RENTALS)),
+        body.order(octo.view.has(RESOURCES), octo.view.has(RENTALS), octo.view.capabilities),
         test_mode=test_mode,
     )
     return _order(octo, details)

@@ -4,15 +4,17 @@ wrong types are BAD_REQUEST, naming the field."""
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from berth.capabilities.registry import active
 from berth.domain.bookings import CONTACT_KEYS, Contact
 from berth.http.types import Flag, IsoDate, Whole
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import (
     ConfirmInput,
+    ExtensionFields,
     PackageBookingInput,
     ReserveInput,
     UnitItemInput,
@@ -123,11 +125,32 @@ def _contact(body: ContactBody | None) -> Contact | None:
     return body.contact() if body is not None else None
 
 
+class QuestionAnswerBody(Lenient):
+    """octo/questions: an answer; `question` (as the answers show it) is not read."""
+
+    questionId: Identifier
+    value: Text | None = None
+
+
+QuestionAnswers = Annotated[list[QuestionAnswerBody], Field(max_length=200)]
+
+
+class ExtraItemBody(Lenient):
+    """octo/extras: one piece of an extra; the rest of an `ExtraItem` is not read."""
+
+    extraId: Identifier
+
+
+ExtraItems = Annotated[list[ExtraItemBody], Field(max_length=200)]
+
+
 class UnitItemBody(Lenient):
     unitId: Identifier
     uuid: ClientUuid | None = None
     resellerReference: Text | None = None
     contact: ContactBody | None = None
+    questionAnswers: QuestionAnswers | None = None  # octo/questions
+    extraItems: ExtraItems | None = None  # octo/extras
 
     def item(self) -> UnitItemInput:
         return UnitItemInput(
@@ -165,7 +188,44 @@ def resource_selection(
     return tuple(a.resourceId for a in allocations)
 
 
-class _BookingFields(Lenient):
+def extension_fields(
+    body: BaseModel, items: list[UnitItemBody] | None, capabilities: frozenset[str]
+) -> ExtensionFields:
+    """The fields each requested capability's booking extension reads (Capability
+    `booking_request_fields`, `unit_item_request_fields`), as sent: what was left out is absent,
+    a unit item's under "unitItems" in the order of the items."""
+    found: dict[str, dict[str, Any]] = {}
+    for capability in active(capabilities):
+        names = capability.booking_request_fields
+        fields = body.model_dump(mode="json", include=set(names), exclude_unset=True) if names else {}
+        if capability.unit_item_request_fields and items is not None:
+            per_item = [
+                i.model_dump(
+                    mode="json", include=set(capability.unit_item_request_fields), exclude_unset=True
+                )
+                for i in items
+            ]
+            if any(per_item):
+                fields["unitItems"] = per_item
+        if fields:
+            found[capability.id] = fields
+    return found
+
+
+class _ExtensionFields(Lenient):
+    """What a reservation, an update and a confirmation carry for booking extensions (read by
+    `extension_fields` for the capabilities requested)."""
+
+    # octo/pickups
+    pickupRequested: Flag | None = None
+    pickupPointId: Identifier | None = None
+    pickupHotel: Text | None = None
+    pickupHotelRoom: Text | None = None
+    questionAnswers: QuestionAnswers | None = None  # octo/questions
+    extraItems: ExtraItems | None = None  # octo/extras
+
+
+class _BookingFields(_ExtensionFields):
     """What a reservation and an update both carry."""
 
     productId: Identifier | None = None
@@ -196,7 +256,9 @@ class ReserveBody(_BookingFields):
     orderId: Identifier | None = None
     packageBookings: Annotated[list[PackageBookingBody], Field(max_length=100)] | None = None
 
-    def reservation(self, resources: bool = False, rentals: bool = False) -> ReserveInput:
+    def reservation(
+        self, resources: bool = False, rentals: bool = False, capabilities: frozenset[str] = frozenset()
+    ) -> ReserveInput:
         return ReserveInput(
             product_id=self.productId,
             option_id=self.optionId,
@@ -214,13 +276,16 @@ class ReserveBody(_BookingFields):
             if self.packageBookings is not None
             else None,
             resource_ids=resource_selection(self.resourceAllocations, resources),
+            extensions=extension_fields(self, self.unitItems, capabilities),
         )
 
 
 class UpdateBody(_BookingFields):
     emailReceipt: Flag | None = None
 
-    def update(self, resources: bool = False, rentals: bool = False) -> UpdateInput:
+    def update(
+        self, resources: bool = False, rentals: bool = False, capabilities: frozenset[str] = frozenset()
+    ) -> UpdateInput:
         duration_id = rental_duration(self.rentalDurationId, rentals)
         # A null rentalDurationId is the same as leaving it out: the booking keeps its duration.
         ignored = set() if duration_id is not None else {"rentalDurationId"}
@@ -236,10 +301,11 @@ class UpdateBody(_BookingFields):
             rental_duration_id=duration_id,
             sent=frozenset(self.model_fields_set - ignored),
             resource_ids=resource_selection(self.resourceAllocations, resources),
+            extensions=extension_fields(self, self.unitItems, capabilities),
         )
 
 
-class ConfirmBody(Lenient):
+class ConfirmBody(_ExtensionFields):
     # Absent: the contact given at reservation; the option's required contact fields are
     # checked either way (the same rule, and the same error, as an order's confirm).
     contact: ContactBody | None = None
@@ -250,7 +316,9 @@ class ConfirmBody(Lenient):
     rentalDurationId: Identifier | None = None  # octo/rentals: a new duration for the rental
     resourceAllocations: ResourceAllocations | None = None
 
-    def confirmation(self, resources: bool = False, rentals: bool = False) -> ConfirmInput:
+    def confirmation(
+        self, resources: bool = False, rentals: bool = False, capabilities: frozenset[str] = frozenset()
+    ) -> ConfirmInput:
         return ConfirmInput(
             contact=_contact(self.contact),
             reseller_reference=self.resellerReference,
@@ -258,6 +326,7 @@ class ConfirmBody(Lenient):
             notes=self.notes,
             rental_duration_id=rental_duration(self.rentalDurationId, rentals),
             resource_ids=resource_selection(self.resourceAllocations, resources),
+            extensions=extension_fields(self, self.unitItems, capabilities),
         )
 
 

@@ -21,6 +21,9 @@ class OctoErrorBody(BaseModel):
     uuid: str | None = None
     retryAfter: int | None = Field(default=None, description="TOO_MANY_REQUESTS: seconds to wait")
     rentalDurationId: str | None = None
+    pickupPointId: str | None = None
+    questionId: str | None = None
+    extraId: str | None = None
 
 
 class SupplierContactOut(BaseModel):
@@ -65,6 +68,64 @@ class UnitRestrictionsOut(BaseModel):
     accompaniedBy: list[str]
 
 
+class ExtraRestrictionsOut(BaseModel):
+    default: bool
+    required: bool
+    minQuantity: int
+    maxQuantity: int | None
+
+
+class ExtraOut(BaseModel):
+    """octo/extras: an add-on booked per booking (on options) or per unit item (on units)."""
+
+    id: str
+    internalName: str | None
+    title: str | None
+    shortDescription: str | None
+    description: str | None
+    reference: str | None
+    restrictions: ExtraRestrictionsOut
+    pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing")
+
+
+class ExtraItemOut(BaseModel):
+    id: str
+    extraId: str
+    extra: ExtraOut
+    pricing: PricingOut | None = Field(description="one piece, in the booking's currency")
+
+
+class ExtraPricingOut(PricingOut):
+    extraId: str
+
+
+class SelectOptionOut(BaseModel):
+    label: str
+    value: str
+
+
+class QuestionOut(BaseModel):
+    """octo/questions: a question asked per booking (on options) or per unit item (on units)."""
+
+    id: str
+    label: str | None
+    title: str | None
+    shortDescription: str | None
+    description: str | None
+    internalName: str | None
+    inputType: str = Field(description="radio, select or textArea")
+    maxLength: int | None
+    required: bool
+    selectOptions: list[SelectOptionOut]
+    coverImageUrl: str | None
+
+
+class QuestionAnswerOut(BaseModel):
+    questionId: str
+    question: QuestionOut
+    value: str | None
+
+
 class UnitOut(BaseModel):
     id: str
     internalName: str
@@ -76,6 +137,9 @@ class UnitOut(BaseModel):
     title: str | None = Field(default=None, description="octo/content")
     shortDescription: str | None = Field(default=None, description='octo/content: a string ("" if none)')
     features: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
+    questions: list[QuestionOut] | None = Field(
+        default=None, description="octo/questions: asked per unit item"
+    )
 
 
 class RentalDurationOut(BaseModel):
@@ -106,6 +170,27 @@ class ContentFields(BaseModel):
     commentary: list[dict[str, Any]] | None = Field(default=None, description="octo/content")
 
 
+class PickupPointOut(BaseModel):
+    """octo/pickups: where guests are collected; the times are those of the departure named
+    (null on an option)."""
+
+    id: str
+    name: str
+    directions: str | None
+    address: str | None
+    latitude: float | None
+    longitude: float | None
+    localDateTime: str | None
+    localDateTimeTo: str | None
+    googlePlaceId: str | None
+    street: str | None
+    postalCode: str | None
+    locality: str | None
+    region: str | None
+    state: str | None
+    country: str | None
+
+
 class OptionOut(ContentFields):
     id: str
     default: bool
@@ -120,6 +205,11 @@ class OptionOut(ContentFields):
     units: list[UnitOut]
     pricingFrom: list[PricingOut] | None = Field(default=None, description="octo/pricing, pricingPer BOOKING")
     rentalDurations: list[RentalDurationOut] | None = Field(default=None, description="octo/rentals")
+    pickupAvailable: bool | None = Field(default=None, description="octo/pickups")
+    pickupRequired: bool | None = Field(default=None, description="octo/pickups")
+    pickupPoints: list[PickupPointOut] | None = Field(default=None, description="octo/pickups")
+    questions: list[QuestionOut] | None = Field(default=None, description="octo/questions: asked per booking")
+    extras: list[ExtraOut] | None = Field(default=None, description="octo/extras: booked per booking")
 
 
 class ProductOut(ContentFields):
@@ -218,6 +308,9 @@ class AvailabilityOut(BaseModel):
     hasResources: bool | None = Field(default=None, description="octo/resources")
     title: str | None = Field(default=None, description="octo/content: null (no title per departure)")
     shortDescription: str | None = Field(default=None, description='octo/content: ""')
+    pickupAvailable: bool | None = Field(default=None, description="octo/pickups")
+    pickupRequired: bool | None = Field(default=None, description="octo/pickups")
+    pickupPoints: list[PickupPointOut] | None = Field(default=None, description="octo/pickups")
 
 
 class CalendarDayOut(BaseModel):
@@ -274,6 +367,8 @@ class UnitItemOut(BaseModel):
     contact: ContactOut
     ticket: TicketOut | None
     pricing: PricingOut | None = Field(default=None, description="octo/pricing, pricingPer UNIT")
+    questionAnswers: list[QuestionAnswerOut] | None = Field(default=None, description="octo/questions")
+    extraItems: list[ExtraItemOut] | None = Field(default=None, description="octo/extras")
 
 
 class SeatPlaceOut(BaseModel):
@@ -330,6 +425,20 @@ class BookingOut(BaseModel):
     orderId: str | None = Field(default=None, description="octo/cart")
     orderReference: str | None = Field(default=None, description="octo/cart")
     primary: bool | None = Field(default=None, description="octo/cart")
+    pickupRequested: bool | None = Field(default=None, description="octo/pickups")
+    pickupPointId: str | None = Field(default=None, description="octo/pickups")
+    pickupPoint: PickupPointOut | None = Field(default=None, description="octo/pickups")
+    pickupHotel: str | None = Field(default=None, description="octo/pickups")
+    pickupHotelRoom: str | None = Field(default=None, description="octo/pickups")
+    pickupRoom: str | None = Field(default=None, description="octo/pickups: the same as pickupHotelRoom")
+    pickupNotes: str | None = Field(default=None, description="octo/pickups: always null")
+    pickupDispatch: str | None = Field(default=None, description="octo/pickups: always null")
+    dropoffDispatch: str | None = Field(default=None, description="octo/pickups: always null")
+    questionAnswers: list[QuestionAnswerOut] | None = Field(default=None, description="octo/questions")
+    extraItems: list[ExtraItemOut] | None = Field(default=None, description="octo/extras")
+    extraPricing: list[ExtraPricingOut] | None = Field(
+        default=None, description="octo/extras with octo/pricing"
+    )
 
 
 class OrderOut(BaseModel):

@@ -4,7 +4,8 @@ reservations with one uuid the same request."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -18,6 +19,8 @@ SYSTEM = "system"
 
 # A booking's version before and after a change, both as stored.
 Change = tuple[Booking, Booking]
+# The request fields sent for each booking extension, by its key (extensions.Sent).
+ExtensionFields = Mapping[str, Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class ReserveInput:
     package_bookings: tuple[PackageBookingInput, ...] | None = None
     # octo/resources: resourceAllocations[].resourceId (None: not sent or capability off)
     resource_ids: tuple[str, ...] | None = None
+    extensions: ExtensionFields = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class UpdateInput:
     rental_duration_id: str | None = None
     sent: frozenset[str] = frozenset()
     resource_ids: tuple[str, ...] | None = None  # octo/resources
+    extensions: ExtensionFields = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,7 @@ class ConfirmInput:
     notes: str | None = None
     rental_duration_id: str | None = None
     resource_ids: tuple[str, ...] | None = None  # octo/resources
+    extensions: ExtensionFields = field(default_factory=dict)
 
 
 def fingerprint(data: ReserveInput) -> str:
@@ -105,4 +111,6 @@ def fingerprint(data: ReserveInput) -> str:
         document["packageBookings"] = [[p.include_id, p.availability_id] for p in data.package_bookings]
     if data.resource_ids is not None:
         document["resourceIds"] = list(data.resource_ids)
+    if data.extensions:
+        document["extensions"] = data.extensions
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()

@@ -15,6 +15,7 @@ from berth.domain.errors import NotFound
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.capacity import CapacityPolicies
+from berth.services.bookings.extensions import BookingExtensions
 from berth.services.clock import Clock
 from berth.store import bookings_repo, catalog_repo, orders_repo
 from berth.store.database import DbConnection
@@ -32,9 +33,12 @@ def booked_slot(product: Product, option: Option, booking: Booking) -> Slot | No
 
 
 class BookingLoader:
-    def __init__(self, clock: Clock, policies: CapacityPolicies) -> None:
+    def __init__(
+        self, clock: Clock, policies: CapacityPolicies, extensions: BookingExtensions | None = None
+    ) -> None:
         self._clock = clock
         self._policies = policies
+        self._extensions = extensions or BookingExtensions()
 
     async def product(self, conn: DbConnection, catalog: Catalog, product_id: str) -> Product:
         """A booking's product: from the catalogue, or archived once the catalogue dropped it."""
@@ -83,6 +87,7 @@ class BookingLoader:
                     option.rental_duration(booking.rental_duration_id)
                     if booking.rental_duration_id
                     else None,
+                    charges=self._extensions.charges(booking, product, option),
                 )
             )
         return await self._with_package_bookings(conn, catalog, details, exact)

@@ -44,6 +44,7 @@ from berth.domain.errors import (
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.times import format_utc
 from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy, slots_as_run
+from berth.services.bookings.extensions import BookingExtensions, Holding, Stage
 from berth.services.bookings.inputs import (
     RESELLER,
     SYSTEM,
@@ -125,6 +126,7 @@ class BookingSteps:
         policies: CapacityPolicies,
         locks: SlotLocks,
         loader: BookingLoader,
+        extensions: BookingExtensions | None = None,
     ) -> None:
         self._settings = settings
         self._clock = clock
@@ -132,6 +134,7 @@ class BookingSteps:
         self.policies = policies
         self.locks = locks
         self.loader = loader
+        self.extensions = extensions or BookingExtensions()
         # The order service, once built (it is built on these steps).
         self.orders: OrderFollower | None = None
         self._companions: tuple[Companions, ...] = ()
@@ -262,6 +265,22 @@ class BookingSteps:
                 raise UnprocessableEntity(f"Availability {run.id} {reason}")
             raise UnprocessableEntity(policy.sold_out(run, state.vacancies or 0, pax))
 
+    def _holding(
+        self,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        before: Booking,
+        after: Booking,
+        now: datetime,
+    ) -> Holding:
+        """A change's write as booking extensions' stocks see it (see `extensions.Holding`)."""
+        takes = slot is not None and not after.test_mode
+        lock_key = (
+            self.policies.of(option).lock_key(product, option, slot) if slot is not None and takes else None
+        )
+        return Holding(product, option, slot, lock_key, before, after, now)
+
     async def read_ahead(self, prepared: PreparedBooking) -> None:
         """Before a reservation's write transaction: let the lock manager read what the write
         will count on (it reads nothing when it locks)."""
@@ -271,6 +290,7 @@ class BookingSteps:
         now = self._clock()
         policy = prepared.policy
         await policy.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
+        await self.extensions.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
 
         async def held(c: DbConnection) -> tuple[Slot, int]:
             return await self._held_as_run(c, prepared.product, prepared.option, slot, now, None)
@@ -430,6 +450,7 @@ class BookingSteps:
             rental_duration_id=rental.id if rental else None,
             slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
+        booking = self.extensions.apply(Stage.RESERVE, product, option, slot, booking, data.extensions)
         return PreparedBooking(booking, product, option, slot, policy, rental, data.resource_ids)
 
     async def place_in(
@@ -464,6 +485,8 @@ class BookingSteps:
         if slot is not None:
             await self._take_places(conn, product, option, slot, booking, booking.pax)
         await bookings_repo.count_new_hold(conn, booking)
+        holding = Holding(product, option, prepared.slot, prepared.lock_key, None, booking, self._clock())
+        await self.extensions.hold(conn, self.locks, holding)
         return booking, True
 
     # --- confirm -----------------------------------------------------------------------------
@@ -537,7 +560,11 @@ class BookingSteps:
             confirmed_at=now if status is BookingStatus.CONFIRMED else None,
             updated_at=now,
         )
+        confirmed = self.extensions.apply(Stage.CONFIRM, product, option, slot, confirmed, data.extensions)
         await bookings_repo.save_booking(conn, confirmed, booking)
+        await self.extensions.hold(
+            conn, self.locks, self._holding(product, option, slot, booking, confirmed, now)
+        )
         await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER)
         return confirmed
 
@@ -646,7 +673,11 @@ class BookingSteps:
             contact=merge_contact(booking.contact, data.contact) if data.contact else booking.contact,
             updated_at=now,
         )
+        updated = self.extensions.apply(Stage.UPDATE, product, option, slot, updated, data.extensions)
         await bookings_repo.save_booking(conn, updated, booking)
+        await self.extensions.hold(
+            conn, self.locks, self._holding(product, option, slot, booking, updated, now)
+        )
         await self.changed(
             conn, catalog, booking, updated, "updated", RESELLER, {"fields": sorted(data.sent)}
         )

@@ -5,12 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
+from berth.capabilities.extras.manifest import extras_on
+from berth.capabilities.pickups.driver_list import pickup_list
+from berth.capabilities.questions.manifest import answers_on
 from berth.http.admin.backoffice import manifest, resource_boards
 from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.departures import manifest_path
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
+from berth.http.admin.pickups import pickup_csv
 
 router = APIRouter(route_class=PageRoute)
 
@@ -28,4 +32,14 @@ async def slot_manifest(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
         boards=resource_boards(found), local=of_product(found.occupancy.product), departure=departure,
         affected=affected, path=manifest_path(product_id, option_id, availability_id),
+        pickups=pickup_list(found.expected), answers=answers_on(found.expected),
+        extras=extras_on(found.occupancy.option, found.expected),
     )  # fmt: skip
+
+
+@router.get("/slots/{product_id}/{option_id}/{availability_id}/pickups.csv")
+async def slot_pickup_list(
+    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(staff)
+) -> Response:
+    """octo/pickups: the driver's pickup list of the departure, as the admin API gives it."""
+    return await pickup_csv(me.services, me.catalog.catalog, product_id, option_id, availability_id)

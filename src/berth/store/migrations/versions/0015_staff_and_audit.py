@@ -1,7 +1,7 @@
 """Staff accounts with roles, and the audit trail of what staff do (issue 21).
 
 Revision ID: 0015
-Revises: 0013 (re-chained after 0014 when the branches merge)
+Revises: 0014
 """
 
 import sqlalchemy as sa

@@ -1,0 +1,100 @@
+"""octo/extras: `extras` on options (booked per booking) and units (booked per unit item), with
+their prices when octo/pricing is requested; `extraItems` on bookings and unit items, and with
+octo/pricing the booking's `extraPricing` per extra."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from berth.capabilities.base import JSON, Capability, Nested, View
+from berth.capabilities.extras.extension import (
+    ITEMS,
+    Piece,
+    booking_extras,
+    of_booking,
+    piece_price,
+    unit_extras,
+)
+from berth.capabilities.ids import EXTRAS, PRICING
+from berth.domain.bookings import UnitItem
+from berth.domain.catalog import Option, Price, Product, Unit
+from berth.domain.catalog.model import Extra
+from berth.domain.pricing import lowest_prices, pricing_json, total_json
+
+if TYPE_CHECKING:
+    from berth.read_models.bookings import BookingDetails
+
+
+def extra_view(product: Product, extra: Extra, view: View) -> JSON:
+    """OCTO `Extra`; with octo/pricing its lowest price per currency as `pricingFrom`."""
+    out: JSON = {
+        "id": extra.id,
+        "internalName": extra.internal_name,
+        "title": extra.title,
+        "shortDescription": extra.short_description,
+        "description": extra.description,
+        "reference": extra.reference,
+        "restrictions": {
+            "default": extra.default,
+            "required": extra.min_quantity > 0,
+            "minQuantity": extra.min_quantity,
+            "maxQuantity": extra.max_quantity,
+        },
+    }
+    if view.has(PRICING):
+        out["pricingFrom"] = [pricing_json(p) for p in lowest_prices(extra.prices, product.currencies)]
+    return out
+
+
+def _items_view(details: BookingDetails, pieces: Sequence[Piece], view: View) -> list[JSON]:
+    """OCTO `ExtraItem` for each piece whose extra the option still offers; `pricing` is what
+    the piece costs in the booking's currency (null without one)."""
+    found = []
+    for piece in pieces:
+        extra = details.option.extra(piece.extra_id)
+        if extra is None:
+            continue
+        price = piece_price(extra, details.booking)
+        found.append(
+            {
+                "id": piece.id,
+                "extraId": extra.id,
+                "extra": extra_view(details.product, extra, view),
+                "pricing": pricing_json(price) if price is not None else None,
+            }
+        )
+    return found
+
+
+class ExtrasCapability(Capability):
+    id = EXTRAS
+    docs = "https://docs.ventrata.com/capabilities/extras"
+    booking_request_fields = frozenset({ITEMS})
+    unit_item_request_fields = frozenset({ITEMS})
+
+    def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
+        out["extras"] = [extra_view(product, e, view) for e in booking_extras(option)]
+
+    def unit_fields(self, product: Product, option: Option, unit: Unit, out: JSON, view: View) -> None:
+        out["extras"] = [extra_view(product, e, view) for e in unit_extras(option)]
+
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
+        booked = of_booking(details.booking)
+        out[ITEMS] = _items_view(details, booked.booking, view)
+        currency = details.booking.currency
+        if view.has(PRICING) and currency is not None:
+            by_extra: dict[str, list[Price]] = {}
+            for piece in booked.all:
+                extra = details.option.extra(piece.extra_id)
+                price = piece_price(extra, details.booking) if extra is not None else None
+                if price is not None:
+                    by_extra.setdefault(piece.extra_id, []).append(price)
+            out["extraPricing"] = [
+                {"extraId": extra_id, **total_json(prices, currency)} for extra_id, prices in by_extra.items()
+            ]
+
+    def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
+        out[ITEMS] = _items_view(details, of_booking(details.booking).of_item(item.uuid), view)

@@ -1,0 +1,54 @@
+"""octo/pickups: `pickupAvailable`, `pickupRequired` and `pickupPoints` on options and
+availability (the schema puts none on products), and the pickup chosen on bookings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from berth.capabilities.base import JSON, Capability, Nested, View
+from berth.capabilities.ids import PICKUPS
+from berth.capabilities.pickups.extension import REQUEST_FIELDS, Pickup
+from berth.capabilities.pickups.points import point_view
+from berth.domain.catalog import Option, Product
+from berth.domain.slots import Slot
+
+if TYPE_CHECKING:
+    from berth.read_models.availability import SlotAvailability
+    from berth.read_models.bookings import BookingDetails
+
+
+def _pickup_fields(option: Option, slot: Slot | None, out: JSON) -> None:
+    out["pickupAvailable"] = bool(option.pickup_points)
+    out["pickupRequired"] = option.pickup_required
+    out["pickupPoints"] = [point_view(p, slot) for p in option.pickup_points]
+
+
+class PickupsCapability(Capability):
+    id = PICKUPS
+    docs = "https://docs.ventrata.com/capabilities/pickups"
+    booking_request_fields = frozenset(REQUEST_FIELDS)
+
+    def option_fields(self, product: Product, option: Option, out: JSON, view: View) -> None:
+        _pickup_fields(option, None, out)
+
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
+        _pickup_fields(item.option, item.slot, out)
+
+    def booking_fields(
+        self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
+    ) -> None:
+        pickup = Pickup.from_document(details.booking.extensions.get(PICKUPS))
+        point = details.option.pickup_point(pickup.point_id) if pickup.point_id is not None else None
+        out["pickupRequested"] = pickup.requested
+        out["pickupPointId"] = pickup.point_id
+        out["pickupPoint"] = point_view(point, details.slot) if point is not None else None
+        out["pickupHotel"] = pickup.hotel
+        out["pickupHotelRoom"] = pickup.hotel_room
+        # The schema's older name of the room; the same value.
+        out["pickupRoom"] = pickup.hotel_room
+        # Berth takes no pickup notes and dispatches no vehicles: never set.
+        out["pickupNotes"] = None
+        out["pickupDispatch"] = None
+        out["dropoffDispatch"] = None
