@@ -342,7 +342,7 @@ async def staff_cookie(base_url: str) -> str:
         anonymous = form.cookies.get("berth_session")
         answer = await client.post(
             "/admin/sign-in",
-            data={"token": DEMO_ADMIN_TOKEN, "csrf_token": found.group(1), "next": "/admin"},
+            data={"email": "", "password": DEMO_ADMIN_TOKEN, "csrf_token": found.group(1), "next": "/admin"},
             headers={"Cookie": f"berth_session={anonymous}"} if anonymous else {},
         )
         session = answer.cookies.get("berth_session")
