@@ -150,7 +150,7 @@ class WebhookFanout:
         hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.BOOKING_UPDATE, after.connection_id)
         if not hooks:
             return
-        catalog = (await self._catalogs.snapshot()).catalog
+        catalog = (await self._catalogs.snapshot_in(conn)).catalog
         old, new = await describe(before), await describe(after)
         now = self._clock()
         rows = MappingRows(conn)
@@ -173,7 +173,7 @@ class WebhookFanout:
         hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.ORDER_UPDATE, after.connection_id)
         if not hooks:
             return
-        catalog = (await self._catalogs.snapshot()).catalog
+        catalog = (await self._catalogs.snapshot_in(conn)).catalog
         old, new = await describe(before), await describe(after)
         now = self._clock()
         for hook in hooks:

@@ -73,6 +73,17 @@ class CatalogService:
                 self._snapshot = CatalogSnapshot(loaded_version, catalog or EMPTY_CATALOG)
         return self._snapshot
 
+    async def snapshot_in(self, conn: DbConnection) -> CatalogSnapshot:
+        """The current catalogue, read on `conn`, for callers inside a transaction. They must not
+        ask the pool for a second connection: once such callers hold every pooled connection,
+        each would wait for another's until the pool's timeout."""
+        version = await catalog_repo.catalog_version(conn)
+        if version > self._snapshot.version:
+            loaded_version, catalog = await catalog_repo.load_catalog(conn)
+            if loaded_version > self._snapshot.version:
+                self._snapshot = CatalogSnapshot(loaded_version, catalog or EMPTY_CATALOG)
+        return self._snapshot
+
     async def replace(self, catalog: Catalog) -> int:
         """Store `catalog` as it is (the demo loader's way; imports go through `import_text`)."""
         async with self._db.transaction(write=True) as conn:
