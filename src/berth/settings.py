@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     webhook_allow_private_targets: bool = Field(
         default=False, description="Allow webhook and mapping URLs on loopback or private networks"
     )
-    delivery_concurrency: int = Field(default=20, ge=1, description="Deliveries sent at once per worker")
+    delivery_concurrency: int = Field(default=64, ge=1, description="Deliveries sent at once per worker")
     delivery_timeout_seconds: float = Field(
         default=10.0, gt=0, description="How long a receiver may take to answer"
     )

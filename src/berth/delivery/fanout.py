@@ -36,7 +36,7 @@ from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.settings import Settings
 from berth.store import deliveries_repo, mappings_repo, webhooks_repo
-from berth.store.database import Database, DbConnection
+from berth.store.database import Database, DbConnection, after_commit
 from berth.store.deliveries_repo import PENDING, SENDING, NewDelivery
 from berth.views.availability import availability_view
 from berth.views.bookings import booking_view
@@ -165,7 +165,7 @@ class WebhookFanout:
             await deliveries_repo.add_delivery(
                 conn, webhook_delivery(hook, f"booking:{after.id}", payload), now
             )
-        self.wakeup.set()
+        after_commit(conn, self.wakeup.set)
 
     async def order_changed(
         self, conn: DbConnection, describe: DescribeOrder, before: Order, after: Order
@@ -187,7 +187,7 @@ class WebhookFanout:
             await deliveries_repo.add_delivery(
                 conn, webhook_delivery(hook, f"order:{after.id}", payload), now
             )
-        self.wakeup.set()
+        after_commit(conn, self.wakeup.set)
 
     async def slots_changed(self, conn: DbConnection, slots: Sequence[tuple[str, str, str]]) -> None:
         if not await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE, limit=1):
@@ -196,7 +196,7 @@ class WebhookFanout:
         for product_id, option_id, availability_id in slots:
             subject = {"productId": product_id, "optionId": option_id, "availabilityId": availability_id}
             await deliveries_repo.add_outbox(conn, WebhookEvent.AVAILABILITY_UPDATE.value, subject, now)
-        self.wakeup.set()
+        after_commit(conn, self.wakeup.set)
 
     async def catalog_changed(self, conn: DbConnection, before: Catalog, after: Catalog) -> None:
         hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.PRODUCT_UPDATE)
@@ -219,14 +219,14 @@ class WebhookFanout:
                 await deliveries_repo.add_delivery(
                     conn, webhook_delivery(hook, f"product:{product.id}", payload), now
                 )
-        self.wakeup.set()
+        after_commit(conn, self.wakeup.set)
 
     async def mapping_resolved(self, conn: DbConnection, row: MappingRow) -> None:
         """Queue the notification of a row the supplier mapped (or re-mapped); an older one
         still waiting is superseded, as it carries an outdated state."""
         await deliveries_repo.supersede(conn, [notification_target(row.id)], (PENDING,))
         await deliveries_repo.add_delivery(conn, mapping_delivery(row), self._clock())
-        self.wakeup.set()
+        after_commit(conn, self.wakeup.set)
 
     async def mapping_url_changed(self, conn: DbConnection, row: MappingRow) -> None:
         """The reseller moved a row's `webhookUrl`: a notification not yet delivered goes to
@@ -240,7 +240,7 @@ class WebhookFanout:
             return
         await deliveries_repo.supersede(conn, [target], (PENDING,))
         await deliveries_repo.add_delivery(conn, mapping_delivery(row), self._clock())
-        self.wakeup.set()
+        after_commit(conn, self.wakeup.set)
 
     async def mappings_removed(self, conn: DbConnection, rows: Sequence[MappingRow]) -> None:
         """Rows the reseller removed are not notified any more."""
@@ -252,6 +252,9 @@ class WebhookFanout:
     async def fan_out(self, batch: int = 200) -> int:
         """Turn outbox rows into deliveries: one message per webhook and slot, carrying the
         slot's availability as it stands now. Returns how many outbox rows were handled."""
+        async with self._db.single_read() as conn:  # no write turn (SQLite) when there is nothing
+            if not await deliveries_repo.outbox_waiting(conn):
+                return 0
         catalog = (await self._catalogs.snapshot()).catalog
         async with self._db.transaction(write=True) as conn:
             rows = await deliveries_repo.take_outbox(conn, batch)

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -61,6 +61,9 @@ def _retry_after(response: aiohttp.ClientResponse, now: datetime) -> float | Non
             return None
 
 
+Claimed = tuple[Delivery, list[str] | None]  # a leased delivery and its connection's signing secrets
+
+
 @dataclass
 class Outcome:
     """What one attempt at a delivery came to."""
@@ -94,7 +97,6 @@ class DeliveryWorker:
         self._session: aiohttp.ClientSession | None = None  # made in the event loop, when first needed
         self._slots = settings.delivery_concurrency
         self._held: set[str] = set()  # claimed by this worker, outcome not yet recorded
-        self._freed = asyncio.Event()  # an outcome was recorded: its slot can be refilled
         self._refill_at = max(1, self._slots // 2)
 
     @property
@@ -118,16 +120,23 @@ class DeliveryWorker:
         """Fan out and deliver until `stop` is set; sleep when idle until woken or polled.
 
         Pipelined: each send runs on its own, its outcome is queued, and the queue is written
-        in one transaction (everything that came in while the previous write ran). A slot
-        freed by a write is refilled by the next claim while the other sends are still out, so
-        neither a slow receiver nor the database's round trips hold the rest back. At most
+        in one transaction (everything that came in while the previous write ran), which also
+        claims for the slots it frees, while the other sends are still out: neither a slow
+        receiver nor the database's round trips hold the rest back. At most
         `delivery_concurrency` deliveries are claimed and not yet recorded at any time: a
         worker that dies leaves at most that many messages to be sent again."""
         outcomes: asyncio.Queue[Outcome] = asyncio.Queue()
         sends: set[asyncio.Task[None]] = set()
+
+        def start(claimed: list[Claimed]) -> None:
+            for delivery, secrets in claimed:
+                send = asyncio.create_task(self._send_queued(outcomes, delivery, secrets))
+                sends.add(send)
+                send.add_done_callback(sends.discard)
+
         helpers = [
             asyncio.create_task(self._renew_held()),
-            asyncio.create_task(self._record_queued(outcomes)),
+            asyncio.create_task(self._record_queued(outcomes, start)),
         ]
         poll = self._settings.delivery_poll_seconds
         fanned_at = claimed_at = -poll
@@ -137,25 +146,22 @@ class DeliveryWorker:
                 # (the outbox may be written by other processes); not on every freed slot.
                 fan_out = self._fanout.wakeup.is_set() or time.monotonic() - fanned_at >= poll
                 self._fanout.wakeup.clear()
-                self._freed.clear()
                 free = self._slots - len(self._held)
                 try:
                     fanned = await self._fanout.fan_out() if fan_out else 0
                     if fan_out:
                         fanned_at = -poll if fanned else time.monotonic()
-                    # Refill once half the slots are free (or all are): fewer, larger claims; and
-                    # once a poll whatever is free, should slow receivers hold most slots.
-                    claimed = []
-                    if free >= self._refill_at or not self._held or time.monotonic() - claimed_at >= poll:
+                    # Claims of their own when told of new work, when nothing is out, or once
+                    # a poll (slow receivers may hold most slots); otherwise the writes of
+                    # outcomes refill the slots they free.
+                    claimed: list[Claimed] = []
+                    if fan_out or not self._held or time.monotonic() - claimed_at >= poll:
                         claimed = await self._claim(free)
                         claimed_at = time.monotonic()
                 except Exception:  # keep the loop alive; what failed is retried on the next tick
                     log.exception("delivery loop failed")
                     fanned, claimed = 0, []
-                for delivery, secrets in claimed:
-                    send = asyncio.create_task(self._send_queued(outcomes, delivery, secrets))
-                    sends.add(send)
-                    send.add_done_callback(sends.discard)
+                start(claimed)
                 if not (fanned or len(claimed) == free > 0):
                     await self._idle(stop)
             if sends:  # stopping: the sends out are finished and recorded, not dropped
@@ -183,27 +189,33 @@ class DeliveryWorker:
         return len(claimed)
 
     async def _idle(self, stop: asyncio.Event) -> None:
-        """Until stopped, woken by new work or a freed slot, or the poll interval passed."""
-        waiters = [asyncio.create_task(event.wait()) for event in (stop, self._fanout.wakeup, self._freed)]
+        """Until stopped, woken by new work, or the poll interval passed."""
+        waiters = [asyncio.create_task(event.wait()) for event in (stop, self._fanout.wakeup)]
         await asyncio.wait(
             waiters, timeout=self._settings.delivery_poll_seconds, return_when=asyncio.FIRST_COMPLETED
         )
         for waiter in waiters:
             waiter.cancel()
 
-    async def _claim(self, limit: int) -> list[tuple[Delivery, list[str] | None]]:
-        """Lease up to `limit` due deliveries to this worker, each with its connection's live
-        signing secrets (None when the key cannot open them)."""
+    async def _claim(self, limit: int) -> list[Claimed]:
+        """Lease up to `limit` due deliveries to this worker (see `_claim_in`)."""
         if limit <= 0:
             return []
-        now = self._clock()
         async with self._db.transaction(write=True) as conn:
-            claimed = await deliveries_repo.claim_due(conn, now, now + self._lease, limit)
-            secrets = {
-                connection_id: await self._secrets_of(conn, connection_id, now)
-                for connection_id in {d.connection_id for d in claimed}
-            }
-        self._held.update(d.id for d in claimed)
+            claimed = await self._claim_in(conn, limit)
+        self._held.update(delivery.id for delivery, _ in claimed)
+        return claimed
+
+    async def _claim_in(self, conn: DbConnection, limit: int) -> list[Claimed]:
+        """Up to `limit` due deliveries leased to this worker, each with its connection's live
+        signing secrets (None when the key cannot open them). The caller counts them as held
+        once the transaction has committed."""
+        now = self._clock()
+        claimed = await deliveries_repo.claim_due(conn, now, now + self._lease, limit)
+        secrets = {
+            connection_id: await self._secrets_of(conn, connection_id, now)
+            for connection_id in {d.connection_id for d in claimed}
+        }
         return [(d, secrets[d.connection_id]) for d in claimed]
 
     async def _send_queued(
@@ -211,33 +223,44 @@ class DeliveryWorker:
     ) -> None:
         outcomes.put_nowait(await self._attempt(delivery, secrets))
 
-    async def _record_queued(self, outcomes: asyncio.Queue[Outcome]) -> None:
+    async def _record_queued(
+        self, outcomes: asyncio.Queue[Outcome], start: Callable[[list[Claimed]], None]
+    ) -> None:
+        """Write what has come in since the last write, and refill the freed slots in the same
+        transaction once half of them are free: one write turn for both."""
         while True:
             batch = [await outcomes.get()]
             while not outcomes.empty():
                 batch.append(outcomes.get_nowait())
             try:
-                await self._record(batch)
+                start(await self._record(batch, refill=True))
             finally:
                 for _ in batch:
                     outcomes.task_done()
 
-    async def _record(self, outcomes: Sequence[Outcome]) -> None:
-        """Write the attempts and their deliveries' new states in one transaction, and free
-        their slots. Should the write fail, the deliveries stay leased until the lease runs
-        out and are sent again then: at least once."""
+    async def _record(self, outcomes: Sequence[Outcome], *, refill: bool = False) -> list[Claimed]:
+        """Write the attempts and their deliveries' new states in one transaction and free
+        their slots; with `refill`, claim for the free slots too once half of them are free.
+        Should the write fail, the deliveries stay leased until the lease runs out and are
+        sent again then: at least once."""
+        recorded = {outcome.delivery.id for outcome in outcomes}
+        free = self._slots - len(self._held - recorded)
+        claimed: list[Claimed] = []
         try:
             async with self._db.transaction(write=True) as conn:
                 finished = [await self._judge(conn, outcome) for outcome in outcomes]
                 await deliveries_repo.record_outcomes(conn, finished)
+                if refill and free >= self._refill_at:
+                    claimed = await self._claim_in(conn, free)
         except Exception:
             log.exception("recording delivery outcomes failed", deliveries=len(outcomes))
-            return
+            return []
         finally:
-            self._held.difference_update(outcome.delivery.id for outcome in outcomes)
-            self._freed.set()
+            self._held -= recorded
+        self._held.update(delivery.id for delivery, _ in claimed)
         for outcome, done in zip(outcomes, finished, strict=True):
             self._log(outcome, done)
+        return claimed
 
     async def _renew_held(self) -> None:
         """Keep what this worker holds leased while it is being sent (a send may take the

@@ -101,6 +101,19 @@ class DbConnection(Protocol):
 
     async def run_sync(self, fn: Callable[[Connection], T]) -> T: ...
 
+    @property
+    def info(self) -> dict[Any, Any]: ...
+
+
+_AFTER_COMMIT = "berth.after_commit"
+
+
+def after_commit(conn: DbConnection, callback: Callable[[], None]) -> None:
+    """Call `callback` once `conn`'s transaction (of `Database.transaction`) has committed; never
+    if it rolls back. For waking what reads the change from another connection: woken before
+    the commit, it could look before the change is there to see."""
+    conn.info.setdefault(_AFTER_COMMIT, []).append(callback)
+
 
 class SqliteConnection:
     """A pysqlite connection used from the event loop's thread: each statement runs at once."""
@@ -123,6 +136,10 @@ class SqliteConnection:
 
     async def run_sync(self, fn: Callable[[Connection], T]) -> T:
         return fn(self._connection)
+
+    @property
+    def info(self) -> dict[Any, Any]:
+        return self._connection.info
 
 
 def json_text(value: Any) -> str:
@@ -302,11 +319,20 @@ class Database:
                 with self._connect_sqlite() as sync_conn:
                     if write:
                         sync_conn.execution_options(**{_WRITE: True})
-                    with sync_conn.begin():
-                        yield SqliteConnection(sync_conn)
-            return
-        async with self._connect() as conn, conn.begin():
-            yield conn
+                    try:
+                        with sync_conn.begin():
+                            yield SqliteConnection(sync_conn)
+                    finally:
+                        committed = sync_conn.info.pop(_AFTER_COMMIT, [])
+        else:
+            async with self._connect() as conn:
+                try:
+                    async with conn.begin():
+                        yield conn
+                finally:
+                    committed = conn.info.pop(_AFTER_COMMIT, [])
+        for callback in committed:
+            callback()
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:

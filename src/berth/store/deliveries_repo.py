@@ -114,6 +114,11 @@ async def add_outbox(conn: DbConnection, event: str, subject: dict[str, Any], no
     await conn.execute(insert(outbox).values(event=event, subject=subject, created_at=now))
 
 
+async def outbox_waiting(conn: DbConnection) -> bool:
+    """Whether any outbox row waits for its fan-out."""
+    return await conn.scalar(select(outbox.c.id).limit(1)) is not None
+
+
 async def take_outbox(conn: DbConnection, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
     """The oldest outbox rows, for one fan-out at a time (the caller deletes them when done).
     Returns nothing when another process holds the fan-out."""
