@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -120,7 +121,7 @@ async def measure(
     mode: str, database_url: str, bookings: int, hooks: int, workers: int, workdir: Path
 ) -> dict[str, Any]:
     """Live: `bookings` holds spread over the museum's next days (20 a day), then all confirmed
-    at once, 32 at a time; each confirmation is delivered to `hooks` booking_update webhooks
+    at once in random order, 32 at a time; each confirmation is delivered to `hooks` booking_update webhooks
     (as a reseller with several systems subscribes several), so the deliveries come at
     `hooks` times the confirmations' rate."""
     receiver = Receiver(bookings * hooks)
@@ -154,6 +155,7 @@ async def measure(
                 answer = await client.post("/octo/bookings", json=body)
                 answer.raise_for_status()
                 held.append(booking_uuid)
+            random.shuffle(held)  # confirmations come for many departures at once, as in life
             committed: dict[str, float] = {}
             gate = asyncio.Semaphore(32)
             # aiohttp: httpx's own CPU per request would make this process the bottleneck.
