@@ -112,7 +112,7 @@ def after_commit(conn: DbConnection, callback: Callable[[], None]) -> None:
     """Call `callback` once `conn`'s transaction (of `Database.transaction`) has committed; never
     if it rolls back. For waking what reads the change from another connection: woken before
     the commit, it could look before the change is there to see."""
-    conn.info.setdefault(_AFTER_COMMIT, []).append(callback)
+    conn.info[_AFTER_COMMIT].append(callback)
 
 
 class SqliteConnection:
@@ -317,20 +317,20 @@ class Database:
             turn = self._write_turn() if write else contextlib.nullcontext()
             async with turn:
                 with self._connect_sqlite() as sync_conn:
+                    # A new list each time: a failed transaction's callbacks are dropped with
+                    # it (its connection may be gone: nothing is read from it after a failure).
+                    committed: list[Callable[[], None]] = []
+                    sync_conn.info[_AFTER_COMMIT] = committed
                     if write:
                         sync_conn.execution_options(**{_WRITE: True})
-                    try:
-                        with sync_conn.begin():
-                            yield SqliteConnection(sync_conn)
-                    finally:
-                        committed = sync_conn.info.pop(_AFTER_COMMIT, [])
+                    with sync_conn.begin():
+                        yield SqliteConnection(sync_conn)
         else:
             async with self._connect() as conn:
-                try:
-                    async with conn.begin():
-                        yield conn
-                finally:
-                    committed = conn.info.pop(_AFTER_COMMIT, [])
+                committed = []
+                conn.info[_AFTER_COMMIT] = committed
+                async with conn.begin():
+                    yield conn
         for callback in committed:
             callback()
 
