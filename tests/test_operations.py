@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection
+from sqlalchemy import Connection, inspect
 
 from berth.container import Services
 from berth.store.tables import metadata
@@ -51,3 +51,33 @@ async def test_migrations_match_the_table_definitions(services: Services) -> Non
 
     async with services.database.transaction(write=False) as conn:
         assert await conn.run_sync(differences) == []
+
+
+def _predicate(where: object) -> str:
+    return "".join(ch for ch in str(where).lower() if ch not in "() \n")
+
+
+async def test_migrations_make_the_partial_indexes(services: Services) -> None:
+    """compare_metadata does not compare an index's WHERE: the migrated bookings indexes must
+    have the predicates of the table definitions."""
+    dialect = services.database.dialect
+    expected = {
+        index.name: _predicate(where)
+        for index in metadata.tables["bookings"].indexes
+        if (where := index.dialect_options[dialect].get("where")) is not None
+    }
+    assert set(expected) == {
+        "ix_bookings_rental_end",
+        "ix_bookings_order_id",
+        "ix_bookings_package_booking_id",
+    }
+
+    def predicates(conn: Connection) -> dict[str, str]:
+        return {
+            str(index["name"]): _predicate(index.get("dialect_options", {}).get(f"{dialect}_where"))
+            for index in inspect(conn).get_indexes("bookings")
+            if index["name"] in expected
+        }
+
+    async with services.database.transaction(write=False) as conn:
+        assert await conn.run_sync(predicates) == expected

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 
 from berth.store.types import JSONDocument, UTCDateTime
@@ -84,6 +85,13 @@ orders = Table(
     Index("ix_orders_status_expires", "status", "expires_at"),
 )
 
+
+def _partial_index(name: str, set_column: str, *columns: str) -> Index:
+    """An index of the rows where `set_column` is not NULL."""
+    where = text(f"{set_column} IS NOT NULL")
+    return Index(name, *columns, sqlite_where=where, postgresql_where=where)
+
+
 # Bookings. Availability is derived from these rows: a slot's held places are the sum of
 # `pax` over its live bookings (ON_HOLD until `expires_at`, CONFIRMED, PENDING, REDEEMED).
 bookings = Table(
@@ -115,20 +123,25 @@ bookings = Table(
     Column("redeemed_at", UTCDateTime, nullable=True),
     Column("cancellation", JSONDocument, nullable=True),
     Column("rejection", JSONDocument, nullable=True),
-    Column("order_id", String(36), ForeignKey("orders.id"), nullable=True, index=True),
+    Column("order_id", String(36), ForeignKey("orders.id"), nullable=True),
     Column("is_primary", Boolean, nullable=False, server_default=false()),
     Column("order_position", Integer, nullable=True),
     # octo/rentals: a rental holds its places over [slot_start, slot_end).
     Column("rental_duration_id", String(100), nullable=True),
     Column("slot_end", UTCDateTime, nullable=True),
-    Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True, index=True),
+    Column("package_booking_id", String(36), ForeignKey("bookings.id"), nullable=True),
     Column("package_include_id", String(100), nullable=True),
     Column("resource_allocations", JSONDocument, nullable=True),  # octo/resources, see below
     # What booking extensions keep of the booking, per capability id (Booking.extensions).
     Column("extensions", JSONDocument, nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
-    Index("ix_bookings_rental_end", "product_id", "option_id", "slot_end"),
+    # Only the bookings that have the column set: most have no rental end, order or package, and
+    # every insert would otherwise add its NULL to each of these B-trees (docs/decisions.md,
+    # "Bookings index only what is looked up").
+    _partial_index("ix_bookings_rental_end", "slot_end", "product_id", "option_id", "slot_end"),
+    _partial_index("ix_bookings_order_id", "order_id", "order_id"),
+    _partial_index("ix_bookings_package_booking_id", "package_booking_id", "package_booking_id"),
     Index("ix_bookings_connection_date", "connection_id", "local_date"),
     # Led by the reference: one index serves a connection's lookup by its reference (OCTO
     # GET /bookings) and the back office's search by any reference across connections, whose
