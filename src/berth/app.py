@@ -13,7 +13,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.types import ASGIApp
 
 from berth import __version__
-from berth.background import run_background
+from berth.background import return_freed_memory, run_background
 from berth.container import Services, build_services
 from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
@@ -77,11 +77,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = asyncio.Event()
-        worker = asyncio.create_task(run_background(built, stop)) if built.settings.run_worker else None
+        background = [asyncio.create_task(return_freed_memory(stop))]
+        if built.settings.run_worker:
+            background.append(asyncio.create_task(run_background(built, stop)))
         yield
         stop.set()
-        if worker is not None:
-            await worker
+        await asyncio.gather(*background)
         if services is None:
             await built.close()
 

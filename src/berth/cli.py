@@ -25,7 +25,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from berth import __version__
-from berth.background import run_background
+from berth.background import return_freed_memory, run_background
 from berth.container import Services, build_services
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.domain.catalog.document import CatalogFileError
@@ -181,7 +181,7 @@ def worker() -> None:
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signal_number, stop.set)
         console.print("Berth worker running; Ctrl-C stops it.")
-        await run_background(services, stop)
+        await asyncio.gather(run_background(services, stop), return_freed_memory(stop))
 
     _run(work)
 
