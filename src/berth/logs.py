@@ -44,7 +44,7 @@ def redact_url(url: str) -> str:
 
 # Libraries that log request URLs or SQL parameters at INFO/DEBUG (delivery URLs with tokens,
 # sealed secrets, webhook headers): kept at WARNING whatever the root logger is set to.
-QUIET_LIBRARIES = ("httpx", "httpcore", "asyncpg", "sqlalchemy.engine", "sqlalchemy.pool")
+QUIET_LIBRARIES = ("aiohttp", "asyncpg", "sqlalchemy.engine", "sqlalchemy.pool")
 
 
 _level = logging.INFO
