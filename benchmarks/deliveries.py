@@ -98,6 +98,12 @@ async def listening(receiver: Receiver) -> AsyncIterator[str]:
         await serving
 
 
+def museum_visit(availability_id: str) -> dict[str, Any]:
+    """A reservation of one adult's visit to the demo museum, with a fresh uuid."""
+    return {"uuid": str(uuid.uuid4()), "productId": "tower-of-stories", "optionId": "DEFAULT",
+            "availabilityId": availability_id, "unitItems": [{"unitId": "adult"}]}  # fmt: skip
+
+
 async def open_slots(client: httpx.AsyncClient, count: int, first_day: int = 3) -> list[str]:
     """The museum's next `count` open availability ids from `first_day` days ahead (one a day;
     Mondays and holidays are closed)."""
@@ -149,12 +155,10 @@ async def measure(
             slots = await open_slots(client, (bookings + 19) // 20)
             held: list[str] = []
             for number in range(bookings):
-                booking_uuid = str(uuid.uuid4())
-                body = {"uuid": booking_uuid, "productId": "tower-of-stories", "optionId": "DEFAULT",
-                        "availabilityId": slots[number // 20], "unitItems": [{"unitId": "adult"}]}  # fmt: skip
+                body = museum_visit(slots[number // 20])
                 answer = await client.post("/octo/bookings", json=body)
                 answer.raise_for_status()
-                held.append(booking_uuid)
+                held.append(body["uuid"])
             random.shuffle(held)  # confirmations come for many departures at once, as in life
             committed: dict[str, float] = {}
             gate = asyncio.Semaphore(32)
@@ -201,26 +205,15 @@ async def measure(
 
 
 async def confirm_bookings(client: httpx.AsyncClient, count: int, first_day: int) -> dict[str, float]:
-    """Hold and confirm `count` museum visits (up to 250 a day from `first_day` days ahead), 16
-    at a time; the time each confirmation was answered, by booking uuid."""
+    """Hold and confirm `count` museum visits (250 a day on the open days from `first_day` days
+    ahead), 16 at a time; the time each confirmation was answered, by booking uuid."""
+    slots = await open_slots(client, (count + 249) // 250, first_day)
     committed: dict[str, float] = {}
     gate = asyncio.Semaphore(16)
 
     async def one(number: int) -> None:
-        day = time.gmtime(time.time() + (first_day + number // 250) * 86400)
-        date = f"{day.tm_year:04d}-{day.tm_mon:02d}-{day.tm_mday:02d}"
+        body = museum_visit(slots[number // 250])
         async with gate:
-            slots = (
-                await client.post(
-                    "/octo/availability",
-                    json={"productId": "tower-of-stories", "optionId": "DEFAULT", "localDate": date},
-                )
-            ).json()
-            open_slots = [slot["id"] for slot in slots if slot["available"]]
-            if not open_slots:
-                return  # a closed day
-            body = {"uuid": str(uuid.uuid4()), "productId": "tower-of-stories", "optionId": "DEFAULT",
-                    "availabilityId": open_slots[0], "unitItems": [{"unitId": "adult"}]}  # fmt: skip
             (await client.post("/octo/bookings", json=body)).raise_for_status()
             answer = await client.post(f"/octo/bookings/{body['uuid']}/confirm", json={"contact": GUEST})
             answer.raise_for_status()

@@ -64,19 +64,15 @@ class CatalogService:
             # gets the newer catalogue this process already has.
             return self._snapshot
         async with self._reload_lock:
-            if version is None:
+            if version is None or version > self._snapshot.version:  # not loaded meanwhile
                 async with self._db.transaction(write=False) as conn:
-                    version = await catalog_repo.catalog_version(conn)
-            if version != self._snapshot.version:
-                async with self._db.transaction(write=False) as conn:
-                    loaded_version, catalog = await catalog_repo.load_catalog(conn)
-                self._snapshot = CatalogSnapshot(loaded_version, catalog or EMPTY_CATALOG)
+                    return await self.snapshot_in(conn)
         return self._snapshot
 
     async def snapshot_in(self, conn: DbConnection) -> CatalogSnapshot:
-        """The current catalogue, read on `conn`, for callers inside a transaction. They must not
-        ask the pool for a second connection: once such callers hold every pooled connection,
-        each would wait for another's until the pool's timeout."""
+        """The current catalogue, read on `conn`. Callers inside a transaction use this: they must
+        not ask the pool for a second connection, since once such callers hold every pooled
+        connection, each would wait for another's until the pool's timeout."""
         version = await catalog_repo.catalog_version(conn)
         if version > self._snapshot.version:
             loaded_version, catalog = await catalog_repo.load_catalog(conn)
