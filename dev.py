@@ -49,17 +49,29 @@ def ensure_environment() -> None:
     STAMP.write_text(digest)
 
 
-def ensure_chromium() -> None:
-    """The back office's browser tests drive Debian's chromium. Install it where we may (as
-    root, with apt-get); anywhere else those tests are skipped and say why."""
-    if CHROMIUM.exists() or not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+def apt_install(package: str, needed_by: str) -> None:
+    """Install a Debian package where we may (as root, with apt-get); anywhere else the tests
+    that need it are skipped and say why."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
         return
-    print("Installing Debian's chromium for the browser tests ...", flush=True)
+    print(f"Installing Debian's {package} for {needed_by} ...", flush=True)
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", package]):
         if subprocess.run(command, env=env, stdout=subprocess.DEVNULL).returncode != 0:
-            print("Could not install chromium: the browser tests will be skipped.", flush=True)
+            print(f"Could not install {package}: {needed_by} will be skipped.", flush=True)
             return
+
+
+def ensure_chromium() -> None:
+    """The back office's browser tests drive Debian's chromium."""
+    if not CHROMIUM.exists():
+        apt_install("chromium", "the browser tests")
+
+
+def ensure_pg_dump() -> None:
+    """`berth db backup` on PostgreSQL runs pg_dump, from Debian's postgresql-client."""
+    if not shutil.which("pg_dump"):
+        apt_install("postgresql-client", "the PostgreSQL backup tests")
 
 
 def main() -> None:
@@ -75,6 +87,7 @@ def main() -> None:
     if command == "bench":
         os.execv(python, [python, "benchmarks/run.py", *args])
     ensure_chromium()
+    ensure_pg_dump()
     os.execv(python, [python, "-m", "pytest", *args])
 
 

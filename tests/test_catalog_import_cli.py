@@ -98,7 +98,7 @@ async def test_removing_a_product_with_live_bookings_needs_force(
     forced = berth(environment, "catalog", "import", str(file), "--force")
     assert forced.returncode == 0, forced.stderr
     assert forced.stdout.splitlines()[0] == "Imported over 3 live booking(s) (--force):"
-    assert forced.stdout.splitlines()[-1].startswith("Imported 8 product(s); catalogue version ")
+    assert forced.stdout.splitlines()[-1].startswith("Imported 8 product(s) into the ")
     assert "harbour-cruise" not in exported(environment)
 
 

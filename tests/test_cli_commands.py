@@ -132,11 +132,14 @@ def test_an_unreachable_database_is_one_line_naming_host_and_port() -> None:
 
 def test_a_database_file_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-directory" / "berth.db"
-    for command in (["db", "upgrade"], ["serve", "--port", "8399"], ["connection", "list"]):
+    created = berth("db", "upgrade", database_url=sqlite_url(missing))
+    assert created.returncode == 1, created.stderr
+    assert f"cannot open the SQLite database {missing}" in one_line_error(created.stderr)
+    for command in (["serve", "--port", "8399"], ["connection", "list"]):  # make no database at all
         run = berth(*command, database_url=sqlite_url(missing))
         assert run.returncode == 1, (command, run.stderr)
         line = one_line_error(run.stderr)
-        assert f"cannot open the SQLite database {missing}" in line, line
+        assert f"there is no Berth database at SQLite database {missing}" in line, line
 
 
 def test_an_unsupported_database_url_is_named(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.types import ASGIApp
 
 from berth import __version__
-from berth.background import return_freed_memory, run_background
+from berth.background import log_start, return_freed_memory, run_background
 from berth.container import Services, build_services
 from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
@@ -76,6 +76,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        log_start("serve", built.settings)
         stop = asyncio.Event()
         background = [asyncio.create_task(return_freed_memory(stop))]
         if built.settings.run_worker:

@@ -7,15 +7,37 @@ import asyncio
 import contextlib
 import ctypes
 import ctypes.util
+import os
 from collections.abc import Callable
 
 import structlog
 
+from berth import __version__
 from berth.container import Services
+from berth.settings import Settings
+from berth.store.database import describe_database
 
 log = structlog.get_logger("berth.worker")
 
 TRIM_EVERY_SECONDS = 10.0
+
+
+def log_start(process: str, settings: Settings) -> None:
+    """One line as a process starts, in the configured log format: what it is and the settings
+    that decide what it does (never a secret, only whether one is set)."""
+    log.info(
+        "berth started",
+        process=process,
+        version=__version__,
+        pid=os.getpid(),
+        database=describe_database(settings.database_url),
+        public_url=settings.public_url,
+        runs_worker=process == "worker" or settings.run_worker,
+        secret_key_set=settings.secret_key is not None,
+        rate_limit_per_minute=settings.rate_limit_per_minute,
+        log_level=settings.log_level.upper(),
+        log_format=settings.log_format,
+    )
 
 
 async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import shlex
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
@@ -25,19 +28,20 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from berth import __version__
-from berth.background import return_freed_memory, run_background
+from berth.background import log_start, return_freed_memory, run_background
 from berth.container import Services, build_services
-from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
+from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo, starter_catalog_text
 from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound, OctoError
 from berth.domain.staff import COMMAND_LINE, Role, StaffMember
+from berth.logs import configure_logging
 from berth.services.catalog import ImportOutcome
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
-from berth.store.backup import BackupError, backup_sqlite, is_postgres, pg_dump_commands
+from berth.store.backup import BackupError, backup_postgres, backup_sqlite, is_postgres
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
-from berth.store.migrate import UnknownRevision, Upgrade, upgrade
+from berth.store.migrate import UnknownRevision, Upgrade, current_revision, upgrade
 from berth.views.catalog_changes import changes_lines, conflict_lines
 from berth.views.connections import connection_json
 from berth.views.staff import staff_json
@@ -95,6 +99,10 @@ def _settings_problems(exc: ValidationError) -> str:
     return "; ".join(problems)
 
 
+class CommandRefused(Exception):
+    """The command cannot go on as the settings stand; the message says why and what to do."""
+
+
 @contextmanager
 def _errors_reported() -> Iterator[None]:
     """What goes wrong for a reason the operator can fix ends the command with one line on
@@ -105,26 +113,97 @@ def _errors_reported() -> Iterator[None]:
         _fail(exc.message)
     except DatabaseUnavailable as exc:
         _fail(f"{exc}: {exc.reason()}")
-    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError) as exc:
+    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError, CommandRefused) as exc:
         _fail(str(exc))
     except ValidationError as exc:
         _fail(f"invalid settings: {_settings_problems(exc)}")
 
 
-def _run(work: Callable[[Services], Awaitable[T]], *, migrate: bool = True) -> T:
-    """Run `work` on the configured database, brought up to date first unless `migrate` is off."""
+def _run(
+    work: Callable[[Services], Awaitable[T]],
+    *,
+    migrate: bool = True,
+    create: bool = False,
+    starting: bool = False,
+) -> T:
+    """Run `work` on the configured database, brought up to date first unless `migrate` is off.
+    Only `create` makes a database where there is none: any other command on a place with no
+    Berth database would make an empty one there, and succeed on it unseen. A process `starting`
+    to serve or work refuses signing secrets its key cannot open."""
 
     async def main() -> T:
         services = build_services(Settings())
         try:
+            if not create and await current_revision(services.database) is None:
+                raise CommandRefused(_no_database(services.database.url))
             if migrate:
                 await upgrade(services.database, services.settings.secret_box())
+            if starting:
+                await _require_openable_secrets(services)
             return await work(services)
         finally:
             await services.close()
 
     with _errors_reported():
         return asyncio.run(main())
+
+
+def _no_database(url: str) -> str:
+    named = (
+        "named by BERTH_DATABASE_URL"
+        if "BERTH_DATABASE_URL" in os.environ
+        else "BERTH_DATABASE_URL is not set, so the default sqlite:///./berth.db"
+    )
+    return (
+        f"there is no Berth database at {describe_database(url)} ({named}); nothing was done. "
+        "Name yours with BERTH_DATABASE_URL (load the environment file first, e.g. "
+        "`set -a; . /etc/berth/berth.env; set +a`), or create one there with `berth db upgrade`"
+    )
+
+
+async def _require_openable_secrets(services: Services) -> None:
+    unopenable = await services.connections.sealed_with_another_key()
+    if not unopenable:
+        return
+    names = ", ".join(f"{c.name} ({c.id})" for c in unopenable)
+    raise CommandRefused(
+        f"BERTH_SECRET_KEY cannot open the webhook signing secrets of {len(unopenable)} "
+        f"connection(s): {names}. They were sealed with another key (a restored backup?), so "
+        "no webhook of theirs could be signed. Set BERTH_SECRET_KEY to the key they were sealed "
+        "with, or name that key in BERTH_SECRET_KEY_PREVIOUS; if it is lost, give each a new "
+        "secret with `berth connection rotate-secret NAME --grace-hours 0` and send it to its "
+        "reseller, or revoke the connection"
+    )
+
+
+def _written_to() -> str:
+    """Where a writing command wrote, to end its message with."""
+    return describe_database(Settings().database_url)
+
+
+def _say(message: str) -> None:
+    console.print(message, highlight=False, markup=False, soft_wrap=True)
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail before anything is printed or migrated when `berth serve` could not listen."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror}")
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            why = (
+                "the port is in use (choose another with --port)"
+                if exc.errno == errno.EADDRINUSE
+                else exc.strerror
+            )
+            _fail(f"cannot listen on {host}:{port}: {why}")
 
 
 @app.command()
@@ -140,12 +219,15 @@ def serve(
     if demo:  # the demo is for trying things out: no rate limit unless one is asked for
         os.environ.setdefault("BERTH_RATE_LIMIT_PER_MINUTE", "0")
     os.environ["BERTH_LISTEN_URL"] = listen_url(host, port)  # for the processes uvicorn starts
+    _check_port(host, port)
 
     async def prepare(services: Services) -> None:
         if demo:
             await load_demo(services)
 
-    _run(prepare)
+    with _errors_reported():
+        configure_logging(Settings().log_level, Settings().log_format)
+    _run(prepare, create=demo, starting=True)
     settings = Settings()
     everywhere = " (listening on every interface)" if host in WILDCARD_HOSTS else ""
     console.print(
@@ -180,17 +262,20 @@ def worker() -> None:
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signal_number, stop.set)
+        log_start("worker", services.settings)
         console.print("Berth worker running; Ctrl-C stops it.")
         await asyncio.gather(run_background(services, stop), return_freed_memory(stop))
 
-    _run(work)
+    with _errors_reported():
+        configure_logging(Settings().log_level, Settings().log_format)
+    _run(work, starting=True)
 
 
 @app.command("demo")
 def demo_command() -> None:
     """Load the demo catalogue and the two demo connections (idempotent)."""
     _run(load_demo)
-    console.print("Demo data loaded: API keys demo-reseller-a and demo-reseller-b.")
+    _say(f"Demo data loaded into the {_written_to()}: API keys demo-reseller-a and demo-reseller-b.")
 
 
 @db_app.command("upgrade")
@@ -201,7 +286,7 @@ def db_upgrade() -> None:
         done = await upgrade(services.database, services.settings.secret_box())
         return done, describe_database(services.database.url)
 
-    done, where = _run(work, migrate=False)
+    done, where = _run(work, migrate=False, create=True)
     if done.before is None:
         said = f"Database created at revision {done.after} ({where})."
     elif done.before == done.after:
@@ -216,28 +301,21 @@ def db_backup(
     file: Annotated[Path, typer.Argument(dir_okay=False, help="Where to write the copy")],
     force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists")] = False,
 ) -> None:
-    """Copy the database to FILE, safely while Berth serves (SQLite); show the pg_dump command (PostgreSQL)."""
+    """Copy the database to FILE (only its owner may read it), safely while Berth serves: SQLite's
+    online backup, or pg_dump for PostgreSQL."""
     with _errors_reported():
         url = Settings().database_url
         if is_postgres(url):
-            commands = pg_dump_commands(url, file)
-            print(
-                "Berth does not copy a PostgreSQL database itself: pg_dump does, from one consistent "
-                "snapshot, while Berth goes on serving. Back up with (pg_dump asks for the password, "
-                "or reads PGPASSWORD or ~/.pgpass):"
+            dumped = backup_postgres(url, file, replace=force)
+            _say(
+                f"Backed up {describe_database(url)} to {dumped.target} ({dumped.size} bytes, pg_dump "
+                "custom format). Restore it, with Berth stopped, into that database or an empty one, with:"
             )
-            print(f"  {shlex.join(commands.dump)}")
-            print("Restore, with Berth stopped, into that database (or an empty one) with:")
-            print(f"  {shlex.join(commands.restore)}")
-            raise typer.Exit(1)
+            print(f"  {shlex.join(dumped.restore)}")
+            return
         done = backup_sqlite(url, file, replace=force)
     revision = f"schema revision {done.revision}" if done.revision else "no Berth schema yet"
-    console.print(
-        f"Backed up {describe_database(url)} to {done.target} ({done.size} bytes, {revision}).",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
-    )
+    _say(f"Backed up {describe_database(url)} to {done.target} ({done.size} bytes, {revision}).")
 
 
 @catalog_app.command("import")
@@ -297,8 +375,27 @@ def catalog_import(
         typer.echo(f"Imported over {changes.affected_bookings} live booking(s) (--force):")
         for line in conflict_lines(changes.conflicts):
             typer.echo(line)
-    console.print(
-        f"Imported {len(outcome.catalog.products)} product(s); catalogue version {outcome.version}."
+    _say(
+        f"Imported {len(outcome.catalog.products)} product(s) into the {_written_to()}; "
+        f"catalogue version {outcome.version}."
+    )
+
+
+@catalog_app.command("new")
+def catalog_new(
+    file: Annotated[Path, typer.Argument(dir_okay=False, help="Where to write it")],
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists")] = False,
+) -> None:
+    """Write a small commented catalogue to FILE, to start yours from (it touches no database)."""
+    if file.exists() and not force:
+        _fail(f"{file} already exists; nothing was written (--force replaces it)")
+    try:
+        file.write_text(starter_catalog_text(), encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {file}: {exc.strerror}")
+    _say(
+        f"Wrote a starting catalogue to {file}. Make it yours (every field: docs/catalog.md), "
+        f"check it with `berth catalog import {file} --dry-run`, then import it."
     )
 
 
@@ -321,7 +418,7 @@ def connection_create(name: str) -> None:
         return connection.id, key, secret
 
     connection_id, key, secret = _run(work)
-    console.print(f"Connection [bold]{name}[/bold] created (id {connection_id}).")
+    _say(f"Connection {name} created (id {connection_id}) in the {_written_to()}.")
     console.print(
         "Webhook signing secret (shown once; Standard Webhooks, verify `webhook-signature` with it):"
     )
@@ -369,12 +466,40 @@ def connection_revoke(connection: Annotated[str, typer.Argument(help="Connection
             raise NotFound(f"{exc.message}; {hint}") from None
 
     revoked = _run(work)
-    console.print(
-        f"Connection {revoked.name} ({revoked.id}) revoked: its API key {revoked.key_hint} no longer works.",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+    _say(
+        f"Connection {revoked.name} ({revoked.id}) revoked in the {_written_to()}: "
+        f"its API key {revoked.key_hint} no longer works."
     )
+
+
+@connection_app.command("rotate-secret")
+def connection_rotate_secret(
+    connection: Annotated[str, typer.Argument(help="Connection id or name")],
+    grace_hours: Annotated[
+        int, typer.Option(min=0, help="Hours the old secrets keep signing alongside the new one")
+    ] = 24,
+) -> None:
+    """Give a connection a new webhook signing secret, sealed with BERTH_SECRET_KEY (shown only
+    this once)."""
+
+    async def work(services: Services) -> tuple[Connection, str]:
+        try:
+            found = await services.connections.get(connection)
+        except NotFound as exc:
+            hint = "`berth connection list` shows every connection's id and name"
+            raise NotFound(f"{exc.message}; {hint}") from None
+        if found.revoked_at is not None:
+            raise CommandRefused(f"connection {found.name} ({found.id}) is revoked: nothing was changed")
+        grace = timedelta(hours=grace_hours)
+        return found, await services.webhooks.rotate_secret(found.id, grace, actor=COMMAND_LINE)
+
+    rotated, secret = _run(work)
+    _say(
+        f"New signing secret of {rotated.name} ({rotated.id}) stored in the {_written_to()}; "
+        f"the old ones sign alongside it for {grace_hours} hour(s). Send it to the reseller "
+        "(shown once):"
+    )
+    print(secret)
 
 
 def _wide(table: Table) -> None:
@@ -404,10 +529,8 @@ def staff_create(
         return await services.staff.create(email, role, actor=COMMAND_LINE)
 
     member, password = _run(work)
-    console.print(
-        f"Staff account {member.email} created ({member.role.value}, id {member.id}).",
-        highlight=False,
-        markup=False,
+    _say(
+        f"Staff account {member.email} created ({member.role.value}, id {member.id}) in the {_written_to()}."
     )
     console.print("One-time password (shown once; they choose their own when they first sign in):")
     print(password)
@@ -425,11 +548,9 @@ def staff_token(email: Annotated[str, typer.Argument(help="The member's email or
             raise _no_such_member(exc) from None
 
     member, token = _run(work)
-    console.print(
-        f"API token of {member.email} ({member.role.value}); send it as 'Authorization: Bearer <token>' "
-        "(shown once, store it now):",
-        highlight=False,
-        markup=False,
+    _say(
+        f"New API token of {member.email} ({member.role.value}), stored in the {_written_to()}; "
+        "send it as 'Authorization: Bearer <token>' (shown once, store it now):"
     )
     print(token)
 
@@ -468,11 +589,9 @@ def staff_disable(email: Annotated[str, typer.Argument(help="The member's email 
             raise _no_such_member(exc) from None
 
     member = _run(work)
-    console.print(
-        f"Staff account {member.email} disabled: its API token no longer works and its sessions have ended.",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+    _say(
+        f"Staff account {member.email} disabled in the {_written_to()}: its API token no longer "
+        "works and its sessions have ended."
     )
 
 

@@ -61,7 +61,9 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(logging.WARNING)
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer()
+        if fmt == "json"
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())  # no escape codes in journals
     )
     structlog.configure(
         processors=[

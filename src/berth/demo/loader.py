@@ -85,6 +85,11 @@ def demo_catalog_text() -> str:
     return resources.files("berth.demo").joinpath("catalog.yaml").read_text(encoding="utf-8")
 
 
+def starter_catalog_text() -> str:
+    """The small commented catalogue `berth catalog new` writes."""
+    return resources.files("berth.demo").joinpath("starter.yaml").read_text(encoding="utf-8")
+
+
 async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
     """Idempotent: the catalogue is written only when it differs, connections only when
     missing, and sold-out departures are filled only where places are left. `catalog`: a

@@ -86,6 +86,14 @@ class ConnectionService:
             )
             return connection
 
+    async def sealed_with_another_key(self) -> list[Connection]:
+        """Active connections whose live signing secrets BERTH_SECRET_KEY (and the previous keys)
+        cannot open: their webhooks could never be signed."""
+        async with self._db.transaction(write=False) as conn:
+            owners = await webhooks_repo.unopenable_secret_owners(conn, self._box, self._clock())
+            listed = await connections_repo.list_connections(conn)
+        return [c for c in listed if c.id in owners and c.revoked_at is None]
+
     async def list(self) -> list[Connection]:
         async with self._db.transaction(write=False) as conn:
             return await connections_repo.list_connections(conn)

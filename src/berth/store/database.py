@@ -184,7 +184,9 @@ def describe_database(url: str) -> str:
     parsed = make_url(normalize_url(url))
     if parsed.get_backend_name() == "sqlite":
         path = parsed.database
-        return f"SQLite database {path}" if path and path != ":memory:" else "in-memory SQLite database"
+        if not path or path == ":memory:":
+            return "in-memory SQLite database"
+        return f"SQLite database {os.path.abspath(path)}"
     where = f"PostgreSQL at {parsed.host or 'localhost'}:{parsed.port or 5432}"
     return f"{where}, database {parsed.database}, user {parsed.username}"
 

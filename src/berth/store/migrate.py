@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
+from sqlalchemy.engine import make_url
 
 from berth.domain.sealing import SecretBox
 from berth.store.database import Database
@@ -56,6 +58,16 @@ def previous_revision(revision: str) -> str | None:
 
 def _current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
+
+
+async def current_revision(database: Database) -> str | None:
+    """The schema revision the database is at; None when it holds no Berth schema. A SQLite file
+    that does not exist is not created by asking."""
+    path = make_url(database.url).database
+    if database.is_sqlite and path and path != ":memory:" and not os.path.isfile(path):  # noqa: ASYNC240 (one stat, at start)
+        return None
+    async with database.transaction(write=False) as conn:
+        return await conn.run_sync(_current_revision)
 
 
 async def upgrade(database: Database, box: SecretBox | None = None, revision: str = "head") -> Upgrade:

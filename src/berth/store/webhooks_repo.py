@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 
-from berth.domain.sealing import SecretBox
+from berth.domain.sealing import SealError, SecretBox
 from berth.domain.webhooks import Webhook, WebhookEvent
 from berth.store.database import DbConnection
 from berth.store.tables import signing_secrets, webhooks
@@ -153,6 +153,22 @@ async def live_signing_secrets(
         .order_by(signing_secrets.c.id.desc())
     )
     return [box.open(row[0], connection_id) for row in rows]
+
+
+async def unopenable_secret_owners(conn: DbConnection, box: SecretBox, now: datetime) -> set[str]:
+    """Ids of the connections with a live signing secret that no key of `box` opens."""
+    rows = await conn.execute(
+        select(signing_secrets.c.connection_id, signing_secrets.c.sealed_secret).where(
+            or_(signing_secrets.c.expires_at.is_(None), signing_secrets.c.expires_at > now)
+        )
+    )
+    owners = set()
+    for connection_id, sealed in rows:
+        try:
+            box.open(sealed, connection_id)
+        except SealError:
+            owners.add(connection_id)
+    return owners
 
 
 async def has_signing_secret(conn: DbConnection, box: SecretBox, connection_id: str, secret: str) -> bool:
