@@ -72,7 +72,8 @@ def test_reading_a_local_time_typed_in_a_form() -> None:
     assert london.read("2026-06-01T10:30:00+02:00") == datetime(2026, 6, 1, 8, 30, tzinfo=UTC)
     assert london.read("2026-06-01T08:30:00Z") == datetime(2026, 6, 1, 8, 30, tzinfo=UTC)
     assert london.read("yesterday") is None
-    assert london.field(datetime(2026, 6, 1, 8, 0, tzinfo=UTC)) == "2026-06-01T09:00"
+    assert london.read("2026-06-01 09:00") == datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
+    assert london.field(datetime(2026, 6, 1, 8, 0, tzinfo=UTC)) == "2026-06-01 09:00"
 
 
 def test_a_products_own_zone_and_locale() -> None:

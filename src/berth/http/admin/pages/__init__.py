@@ -10,6 +10,7 @@ from berth.http.admin.pages import (
     catalog,
     connections,
     dashboard,
+    departure_list,
     departures,
     manifest,
     mappings,
@@ -22,6 +23,6 @@ from berth.http.admin.pages import (
 router = APIRouter(include_in_schema=False)
 for module in (
     static, sign_in, dashboard, bookings, manifest, departures, catalog, mappings, webhooks, connections, audit,
-    staff,
+    staff, departure_list,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")

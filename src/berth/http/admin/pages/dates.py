@@ -126,12 +126,12 @@ class Local:
         return f"{self.date(local.date())} {clock} {self.abbreviation(local)}"
 
     def field(self, value: datetime) -> str:
-        """The value of a datetime-local form field: `2026-06-01T09:00`, wall-clock in the zone."""
-        return f"{value.astimezone(self.tz):%Y-%m-%dT%H:%M}"
+        """The value of a time form field: `2026-06-01 09:00`, wall-clock in the zone."""
+        return f"{value.astimezone(self.tz):%Y-%m-%d %H:%M}"
 
     def read(self, text: str) -> datetime | None:
         """A time typed in a form, as UTC: wall-clock in the zone (`2026-06-01T09:00`, as a
-        datetime-local field sends it) or a full ISO 8601 instant with its own offset; None for
+        field shows it, or with a `T`) or a full ISO 8601 instant with its own offset; None for
         anything else. A wall-clock time that happens twice is the first one; one that does not
         happen (clocks go forward) moves on by the gap."""
         try:

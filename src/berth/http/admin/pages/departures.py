@@ -36,6 +36,27 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def back_to(back: str, departure: Departure) -> str:
+    """Where an action answers: the departures list it was sent from, else the manifest."""
+    if back.startswith("/admin/departures?") and "//" not in back:
+        return back
+    return manifest_path(departure.product.id, departure.option.id, departure.slot.id)
+
+
+def capacity_words(departure: Departure, *, catalogue: bool = False) -> str:
+    """The departure's capacity in words: its own (or, with `catalogue`, the catalogue's), where
+    resources give it their seats, and no limit only where nothing limits it."""
+    own = None if catalogue else departure.capacity_override
+    if own is not None:
+        return plural(own, "place")
+    if departure.slot.capacity is not None:
+        return plural(departure.slot.capacity, "place")
+    if departure.option.resource_groups:
+        seats = None if catalogue else departure.state.capacity
+        return "what the resources seat" if seats is None else f"{plural(seats, 'place')}, from the resources"
+    return "no limit"
+
+
 def departure_label(departure: Departure) -> str:
     """`Thames cruise · Tue 2 Jun 2026 10:00 BST`."""
     slot = departure.slot
@@ -44,8 +65,9 @@ def departure_label(departure: Departure) -> str:
     return f"{departure.product.internal_name} · {when}"
 
 
-async def who(me: Staff, departure: Departure) -> str:
-    """Who is booked on the departure now: `3 bookings of 2 resellers (Reseller A, Reseller B)`."""
+async def who(me: Staff, departure: Departure) -> tuple[str, bool]:
+    """Who is booked on the departure now: `3 bookings of 2 resellers (Reseller A, Reseller B)`,
+    and whether that is one booking (for the verb that follows)."""
     slot = departure.slot
     affected = await me.services.departures.affected(
         me.catalog.catalog, departure.product.id, departure.option.id, slot.id
@@ -53,7 +75,8 @@ async def who(me: Staff, departure: Departure) -> str:
     names = {c.id: c.name for c in await me.services.connections.list()}
     listed = ", ".join(sorted(names.get(c, c) for c in affected.connection_ids))
     resellers = plural(len(affected.connection_ids), "reseller")
-    return f"{plural(affected.bookings, 'booking')} of {resellers}" + (f" ({listed})" if listed else "")
+    said = f"{plural(affected.bookings, 'booking')} of {resellers}" + (f" ({listed})" if listed else "")
+    return said, affected.bookings == 1
 
 
 @dataclass(frozen=True)
@@ -71,19 +94,22 @@ async def _departure(me: Staff, product_id: str, option_id: str, availability_id
     return await me.services.departures.get(me.catalog.catalog, product_id, option_id, availability_id)
 
 
-def _confirm(request: Request, me: Staff, departure: Departure, proposal: Proposal) -> Response:
+def _confirm(
+    request: Request, me: Staff, departure: Departure, proposal: Proposal, back: str = ""
+) -> Response:
     slot = departure.slot
     path = manifest_path(departure.product.id, departure.option.id, slot.id)
     return page(
         request, "departure_confirm.html", me, section="dashboard", departure=departure,
-        label=departure_label(departure), proposal=proposal, back=path, action=f"{path}/{proposal.action}",
+        label=departure_label(departure), proposal=proposal, back=back_to(back, departure),
+        action=f"{path}/{proposal.action}",
     )  # fmt: skip
 
 
 async def _apply(
-    me: Staff, departure: Departure, run: Awaitable[Departure], done: str, failed: str
+    me: Staff, departure: Departure, run: Awaitable[Departure], done: str, failed: str, back: str = ""
 ) -> Response:
-    path = manifest_path(departure.product.id, departure.option.id, departure.slot.id)
+    path = back_to(back, departure)
     try:
         await run
     except OctoError as exc:
@@ -108,17 +134,24 @@ async def close(
     availability_id: str,
     request: Request,
     confirmed: str = Form(default=""),
+    back: str = Form(default="", max_length=500),
     me: Staff = Depends(operator_form),
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
     label = departure_label(departure)
     if not confirmed:
+        booked, one = await who(me, departure)
+        stays = (
+            "stays booked and keeps its places: cancel the departure to cancel it"
+            if one
+            else ("stay booked and keep their places: cancel the departure to cancel them")
+        )
         consequences = [
             "Resellers see it CLOSED and can no longer book it; subscribed resellers are sent an availability update.",
-            f"{await who(me, departure)} stay booked and keep their places: cancel the departure to cancel them.",
+            f"{booked} {stays}.",
         ]
-        proposal = Proposal("close", f"Close {label}?", consequences, "Close the departure")
-        return _confirm(request, me, departure, proposal)
+        proposal = Proposal("close", f"Close {label}?", consequences, "Close the departure", {"back": back})
+        return _confirm(request, me, departure, proposal, back)
     change = me.services.departures.change(
         me.catalog.catalog,
         product_id,
@@ -127,12 +160,18 @@ async def close(
         DepartureChange(closed=True),
         actor=me.actor,
     )
-    return await _apply(me, departure, change, f"{label} closed: resellers see it CLOSED.", "Not closed")
+    return await _apply(
+        me, departure, change, f"{label} closed: resellers see it CLOSED.", "Not closed", back
+    )
 
 
 @router.post(SLOT + "/reopen")
 async def reopen(
-    product_id: str, option_id: str, availability_id: str, me: Staff = Depends(operator_form)
+    product_id: str,
+    option_id: str,
+    availability_id: str,
+    back: str = Form(default="", max_length=500),
+    me: Staff = Depends(operator_form),
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
     change = me.services.departures.change(
@@ -144,7 +183,7 @@ async def reopen(
         actor=me.actor,
     )
     done = f"{departure_label(departure)} reopened: resellers can book it again."
-    return await _apply(me, departure, change, done, "Not reopened")
+    return await _apply(me, departure, change, done, "Not reopened", back)
 
 
 @router.post(SLOT + "/capacity")
@@ -169,17 +208,21 @@ async def capacity(
                 Notice("error", f"Capacity not changed: {places.strip()!r} is not a number of places."),
             )
         wanted = int(places.strip())
-    catalogue = "no limit" if departure.slot.capacity is None else plural(departure.slot.capacity, "place")
-    new = f"the catalogue's ({catalogue})" if wanted is None else plural(wanted, "place")
+    new = (
+        f"the catalogue's ({capacity_words(departure, catalogue=True)})"
+        if wanted is None
+        else plural(wanted, "place")
+    )
+    try:
+        check_capacity(label, wanted, departure.held)  # named as staff know it, not by its id
+    except OctoError as exc:
+        return redirect(path, me, Notice("error", f"Capacity not changed: {exc.message.rstrip('.')}."))
     if not confirmed:
-        try:
-            check_capacity(departure.slot.id, wanted, departure.held)
-        except OctoError as exc:
-            return redirect(path, me, Notice("error", f"Capacity not changed: {exc.message.rstrip('.')}."))
-        now = "no limit" if departure.state.capacity is None else plural(departure.state.capacity, "place")
+        booked, one = await who(me, departure)
+        held = f"{plural(departure.held, 'place')} {'is' if departure.held == 1 else 'are'} held"
         consequences = [
-            f"Capacity {now} → {new}; {plural(departure.held, 'place')} are held.",
-            f"{await who(me, departure)} keep their places; subscribed resellers are sent an availability update.",
+            f"Capacity {capacity_words(departure)} → {new}; {held}.",
+            f"{booked} {'keeps its places' if one else 'keep their places'}; subscribed resellers are sent an availability update.",
         ]
         proposal = Proposal("capacity", f"Change the capacity of {label}?", consequences, "Change the capacity",
                             {"places": places.strip()})  # fmt: skip
@@ -231,7 +274,7 @@ async def cancel(
         )
     if not confirmed:
         consequences = [
-            f"This cancels {await who(me, departure)}, with the reason “{reason.strip()}”. It cannot be undone.",
+            f"This cancels {(await who(me, departure))[0]}, with the reason “{reason.strip()}”. It cannot be undone.",
             "Each reseller is sent a booking update for each of its bookings (and an order update for its "
             "orders); a package booking is cancelled whole.",
             "The departure is closed: resellers see it CLOSED.",

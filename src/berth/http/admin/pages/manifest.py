@@ -10,7 +10,7 @@ from berth.capabilities.pickups.driver_list import pickup_list
 from berth.capabilities.questions.manifest import answers_on
 from berth.http.admin.backoffice import manifest, resource_boards
 from berth.http.admin.pages.dates import of_product
-from berth.http.admin.pages.departures import manifest_path
+from berth.http.admin.pages.departures import capacity_words, manifest_path
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
@@ -32,6 +32,7 @@ async def slot_manifest(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
         boards=resource_boards(found), local=of_product(found.occupancy.product), departure=departure,
         affected=affected, path=manifest_path(product_id, option_id, availability_id),
+        capacity=capacity_words(departure), catalogue_capacity=capacity_words(departure, catalogue=True),
         pickups=pickup_list(found.expected), answers=answers_on(found.expected),
         extras=extras_on(found.occupancy.option, found.expected),
     )  # fmt: skip

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import date
 from typing import Any
 
 from fastapi import Request
@@ -45,6 +46,14 @@ def unit_summary(details: BookingDetails) -> str:
     return ", ".join(parts)
 
 
+def typed_day(local: Local, text: str) -> str:
+    """A date typed as year-month-day, in the page's style (`Tue 2 Jun 2026`); "" if it is none."""
+    try:
+        return local.day(date.fromisoformat(text.strip()))
+    except ValueError:
+        return ""
+
+
 def product_title(product: Product) -> str:
     content = product.content.get(product.locale)
     return content.title if content is not None and content.title else product.internal_name
@@ -62,7 +71,7 @@ templates.filters.update(
 )
 # Pages write times with `local` (the supplier's zone and locale unless the page is about one
 # product) or `local_of(product)` for a row about one product.
-templates.globals.update(navigation=NAVIGATION, static=static_url, local_of=of_product)
+templates.globals.update(navigation=NAVIGATION, static=static_url, local_of=of_product, typed_day=typed_day)
 
 
 def page(
