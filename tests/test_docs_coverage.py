@@ -47,7 +47,7 @@ def documented_actions() -> set[str]:
     paragraph = OPERATIONS[OPERATIONS.index("the action, its target and details. Actions:") :].split("\n\n")[
         0
     ]
-    found = set()
+    found: set[str] = set()
     for kind, verbs in re.findall(r"`([a-z_]+)\.([a-z_|]+)`", paragraph):
         found.update(f"{kind}.{verb}" for verb in verbs.split("|"))
     return found
@@ -58,7 +58,7 @@ def test_the_operations_guide_lists_every_audit_action() -> None:
 
 
 def test_every_action_the_code_records_is_named() -> None:
-    recorded = set()
+    recorded: set[str] = set()
     for path in (ROOT / "src" / "berth").rglob("*.py"):
         source = path.read_text(encoding="utf-8")
         if "audit_repo" not in source:  # only what writes the audit trail

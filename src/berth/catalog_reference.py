@@ -96,7 +96,8 @@ def type_name(annotation: Any, metadata: list[Any] | None = None) -> tuple[str, 
     if origin in (typing.Union, types.UnionType):
         parts = [type_name(arg) for arg in typing.get_args(annotation) if arg is not type(None)]
         nullable = type(None) in typing.get_args(annotation)
-        words = " or ".join(part[0] for part in parts) + (" or null" if nullable else "")
+        names = [part[0] for part in parts if not (part[0] == "integer" and ("number", []) in parts)]
+        words = " or ".join(names) + (" or null" if nullable else "")
         return words, [rule for part in parts for rule in part[1]]
     if origin is tuple:
         inner, rules = type_name(typing.get_args(annotation)[0])
@@ -109,8 +110,14 @@ def type_name(annotation: Any, metadata: list[Any] | None = None) -> tuple[str, 
         return f"[{annotation.__name__}](#{annotation.__name__.lower()})", []
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return "one of " + ", ".join(f"`{member.value}`" for member in annotation), []
-    words = {str: "text", int: "integer", float: "number", bool: "true/false", datetime.date: "date"}
-    return words.get(annotation, getattr(annotation, "__name__", str(annotation))), []
+    plain: dict[Any, str] = {
+        str: "text",
+        int: "integer",
+        float: "number",
+        bool: "true/false",
+        datetime.date: "date",
+    }
+    return plain.get(annotation, getattr(annotation, "__name__", str(annotation))), []
 
 
 def _key(name: str, field: FieldInfo) -> str:

@@ -76,6 +76,16 @@ def test_reading_a_local_time_typed_in_a_form() -> None:
     assert london.field(datetime(2026, 6, 1, 8, 0, tzinfo=UTC)) == "2026-06-01 09:00"
 
 
+def test_availability_ids_in_a_message_read_as_departures() -> None:
+    london = Local("Europe/London", "en-GB")
+    said = "Availability 2026-06-02T10:00:00+01:00 is sold out; 2026-12-01T09:00:00Z too"
+    assert (
+        london.readable(said)
+        == "Availability Tue 2 Jun 2026 10:00 BST is sold out; Tue 1 Dec 2026 09:00 GMT too"
+    )
+    assert london.readable("no id in 2026-06-02 alone") == "no id in 2026-06-02 alone"
+
+
 def test_a_products_own_zone_and_locale() -> None:
     catalog = every_capability_catalog()
     product = catalog.products[0].model_copy(update={"time_zone": "Europe/Paris", "locale": "fr-FR"})

@@ -183,7 +183,8 @@ async def _apply(
     except NotFound:
         raise
     except OctoError as exc:
-        return _back(booking_id, me, Notice("error", f"{failed}: {exc.message.rstrip('.')}.{hint}"))
+        said = of_product(before.product).readable(exc.message.rstrip("."))
+        return _back(booking_id, me, Notice("error", f"{failed}: {said}.{hint}"))
     return _back(booking_id, me, Notice("success", succeeded(done)))
 
 

@@ -7,6 +7,7 @@ languages a catalogue is most likely to declare; times are on the 24-hour clock 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -87,6 +88,10 @@ def _style(locale: str) -> _Style | None:
     return _STYLES.get(language)
 
 
+# An availability id as a departure's start: `2026-06-02T10:00:00+01:00`.
+_AVAILABILITY_ID = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?(?:[+-]\d{2}:\d{2}|Z)")
+
+
 @dataclass(frozen=True)
 class Local:
     """How a page writes dates and times: `zone` an IANA time zone, `locale` a language tag."""
@@ -124,6 +129,16 @@ class Local:
         local = instant.astimezone(self.tz)
         clock = f"{local:%H:%M:%S}" if seconds else f"{local:%H:%M}"
         return f"{self.date(local.date())} {clock} {self.abbreviation(local)}"
+
+    def readable(self, text: str) -> str:
+        """`text` (a message of the services) with each availability id in it written as staff
+        read a departure: `Tue 2 Jun 2026 10:00 BST`."""
+
+        def departure(found: re.Match[str]) -> str:
+            start = datetime.fromisoformat(found[0].replace("Z", "+00:00")).astimezone(self.tz)
+            return f"{self.day(start.date())} {start:%H:%M} {abbreviation(start)}"
+
+        return _AVAILABILITY_ID.sub(departure, text)
 
     def field(self, value: datetime) -> str:
         """The value of a time form field: `2026-06-01 09:00`, wall-clock in the zone."""

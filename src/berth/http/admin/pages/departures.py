@@ -113,7 +113,8 @@ async def _apply(
     try:
         await run
     except OctoError as exc:
-        return redirect(path, me, Notice("error", f"{failed}: {exc.message.rstrip('.')}."))
+        said = of_product(departure.product).readable(exc.message.rstrip("."))
+        return redirect(path, me, Notice("error", f"{failed}: {said}."))
     return redirect(path, me, Notice("success", done))
 
 
@@ -288,7 +289,8 @@ async def cancel(
             me.catalog.catalog, product_id, option_id, availability_id, reason.strip(), actor=me.actor
         )
     except OctoError as exc:
-        return redirect(path, me, Notice("error", f"Not cancelled: {exc.message.rstrip('.')}."))
+        said = of_product(departure.product).readable(exc.message.rstrip("."))
+        return redirect(path, me, Notice("error", f"Not cancelled: {said}."))
     resellers = plural(len(done.connection_ids), "reseller")
     text = f"{label} cancelled: {plural(len(done.cancelled), 'booking')} of {resellers} cancelled; the departure is closed."
     return redirect(path, me, Notice("success", text))
