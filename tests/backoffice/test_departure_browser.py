@@ -83,7 +83,7 @@ def test_capacity_close_and_a_weather_cancellation(tab: Page, served: str) -> No
     shot(tab, "21-departure-capacity-confirmation")
     tab.get_by_role("button", name="Change the capacity").click()
     expect(tab.locator(".notice.success")).to_contain_text("capacity set to 8 places.")
-    expect(actions).to_contain_text("8 places (catalogue: 20)")
+    expect(actions).to_contain_text("8 places (catalogue: 20 places)")
     assert departure(served)["vacancies"] == 3
 
     tab.get_by_role("button", name="Close for sale…").click()
