@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -133,6 +135,12 @@ def test_a_secret_key_that_cannot_open_the_signing_secrets_stops_the_start(tmp_p
         pass
 
 
+def first_line(stream: IO[str], seconds: float = 60) -> str:
+    """The first line written to `stream`, or "" when none comes within `seconds`."""
+    ready, _, _ = select.select([stream], [], [], seconds)
+    return stream.readline() if ready else ""
+
+
 def start_line(output: str, log_format: str) -> dict[str, str] | str:
     for line in output.splitlines():
         if "berth started" in line:
@@ -151,7 +159,7 @@ def test_the_worker_follows_the_log_settings_and_logs_its_start(database_url: st
     )
     try:
         assert process.stderr is not None
-        first = process.stderr.readline()
+        first = first_line(process.stderr)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -174,7 +182,7 @@ def test_a_quiet_worker_logs_nothing(database_url: str) -> None:
         text=True,
     )
     assert process.stdout is not None
-    assert "Berth worker running" in process.stdout.readline()
+    assert "Berth worker running" in first_line(process.stdout)
     process.terminate()
     _, err = process.communicate(timeout=30)
     assert err == ""
