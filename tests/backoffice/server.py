@@ -53,6 +53,8 @@ def berth_serve(database: Path, *, demo: bool, environment: dict[str, str] | Non
     env.pop("BERTH_ADMIN_TOKEN", None)
     berth = Path(sys.executable).with_name("berth")
     command = [str(berth), "serve", "--port", str(port), *(["--demo"] if demo else [])]
+    if not demo:  # only the demo makes its database; a plain `berth serve` needs one made first
+        subprocess.run([str(berth), "db", "upgrade"], env=env, capture_output=True, check=True, timeout=120)
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
