@@ -185,3 +185,25 @@ def test_an_account_limit_must_be_above_an_address_limit(database_url: str) -> N
         Settings(database_url=database_url, guess_address_limit=10, guess_account_limit=10)
     with pytest.raises(ValidationError, match="not an IP address"):
         Settings(database_url=database_url, trusted_proxies="proxy.local")
+
+
+async def test_processes_count_together(settings: Settings, clock: Clock, services: Services) -> None:
+    """Two Berth processes on one database (two apps, each with its own engine and pool): the
+    failures sent to each lock the address out of both."""
+    other = build_services(settings, clock)
+    apps = [create_app(services=services), create_app(services=other)]
+    clients = [
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=a), base_url="http://berth.test") for a in apps
+    ]
+    try:
+        for guess in range(ADDRESS_LIMIT):
+            clock.advance(seconds=LOCKOUT / 2)
+            headers = {"Authorization": f"Bearer wrong{guess}", "X-Forwarded-For": NOISY}
+            assert (await clients[guess % 2].get("/admin/api/me", headers=headers)).status_code == 400
+        for client in clients:
+            headers = {"Authorization": f"Bearer {DEMO_ADMIN_TOKEN}", "X-Forwarded-For": NOISY}
+            assert (await client.get("/admin/api/me", headers=headers)).status_code == 429
+    finally:
+        for client in clients:
+            await client.aclose()
+        await other.close()
