@@ -189,7 +189,9 @@ class AuthMiddleware:
         address = client_of(scope, services.settings)
         guessing = [services.guessing.address(address)]
         try:
-            await services.guessing.check(guessing)  # a locked-out address is not told a right guess
+            await services.guessing.check_recent(
+                guessing[0]
+            )  # a locked-out address is not told a right guess
         except TooManyRequests as refused:
             return refused
         if secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):

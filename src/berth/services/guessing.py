@@ -51,6 +51,11 @@ class GuessingGuard:
         delay, lockout = settings.guess_delay_seconds, settings.guess_lockout_seconds
         self._address = Policy(FREE_ADDRESS_FAILURES, settings.guess_address_limit, delay, lockout)
         self._account = Policy(settings.guess_address_limit, settings.guess_account_limit, delay, lockout)
+        # The keys waiting, as this process last read them (or made them wait): the admin API's
+        # requests look here, not in the database, as API keys are trusted for a while.
+        self._fresh_for = settings.auth_cache_seconds
+        self._waiting: dict[str, float] = {}
+        self._read_at = -math.inf
 
     def address(self, address: str) -> GuessKey:
         return GuessKey("address", address, self._address)
@@ -61,20 +66,36 @@ class GuessingGuard:
     def _now(self) -> float:
         return self._clock().timestamp()
 
-    async def check(self, keys: Sequence[GuessKey]) -> frozenset[str]:
-        """TOO_MANY_REQUESTS while any of `keys` must wait; else the keys with failures kept."""
-        async with self._db.single_read() as conn:
-            kept = await guessing_repo.known(conn, [k.key for k in keys])
-        if not kept:
-            return frozenset()
-        now = self._now()
-        wait = max(current(kept[k.key], now, k.policy).wait(now) if k.key in kept else 0.0 for k in keys)
+    @staticmethod
+    def _refuse(wait: float) -> None:
         if wait > 0:
             seconds = max(1, math.ceil(wait))
             raise TooManyRequests(
                 f"Too many wrong passwords or tokens: try again in {seconds} s", retry_after=seconds
             )
+
+    async def check(self, keys: Sequence[GuessKey]) -> frozenset[str]:
+        """TOO_MANY_REQUESTS while any of `keys` must wait, read from the database now (a
+        sign-in); else the keys with failures kept."""
+        async with self._db.single_read() as conn:
+            kept = await guessing_repo.known(conn, [k.key for k in keys])
+        now = self._now()
+        self._refuse(
+            max((current(kept[k.key], now, k.policy).wait(now) for k in keys if k.key in kept), default=0)
+        )
         return frozenset(kept)
+
+    async def check_recent(self, key: GuessKey) -> None:
+        """TOO_MANY_REQUESTS while `key` must wait, as the database said at most
+        BERTH_AUTH_CACHE_SECONDS ago (every admin API request: one read per process and period,
+        not one per request). A wait set by another process may thus be honoured that late;
+        failures count in the database all the same."""
+        now = self._now()
+        if now - self._read_at >= self._fresh_for:
+            async with self._db.single_read() as conn:
+                self._waiting = await guessing_repo.waiting(conn, now)
+            self._read_at = now
+        self._refuse(self._waiting.get(key.key, 0.0) - now)
 
     async def failed(self, keys: Sequence[GuessKey], address: str) -> None:
         """One more failure of each of `keys`; a key that this locks out is audited and logged."""
@@ -82,6 +103,8 @@ class GuessingGuard:
         async with self._db.transaction(write=True) as conn:
             for key in keys:
                 failures, locked = await guessing_repo.fail(conn, key.key, now.timestamp(), key.policy)
+                if failures.wait(now.timestamp()) > 0:
+                    self._waiting[key.key] = failures.blocked_until
                 if not locked:
                     continue
                 seconds = round(failures.blocked_until - failures.last)

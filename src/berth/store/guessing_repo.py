@@ -30,6 +30,12 @@ async def known(conn: DbConnection, keys: Sequence[str]) -> dict[str, Failures]:
     return {row.key: Failures(row.failures, row.last_at, row.blocked_until) for row in rows}
 
 
+async def waiting(conn: DbConnection, now: float) -> dict[str, float]:
+    """Every key that must wait at `now`, and until when."""
+    rows = await conn.execute(select(table.c.key, table.c.blocked_until).where(table.c.blocked_until > now))
+    return {row.key: row.blocked_until for row in rows}
+
+
 async def fail(conn: DbConnection, key: str, now: float, policy: Policy) -> tuple[Failures, bool]:
     """One more failure of `key` under its row's lock: its failures now, and whether this one
     locked it."""
