@@ -32,7 +32,8 @@ def rows_of(response: httpx.Response) -> list[list[str]]:
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "text/csv; charset=utf-8"
     assert response.headers["content-disposition"].startswith("attachment; filename=")
-    return list(csv.reader(io.StringIO(response.text)))
+    assert response.content.startswith(b"\xef\xbb\xbf")  # so that Excel reads it as UTF-8
+    return list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
 
 
 def test_formula_cells_are_guarded() -> None:

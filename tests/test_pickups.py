@@ -74,7 +74,7 @@ async def test_fields_absent_without_the_capability(client: httpx.AsyncClient, c
         await send(client, "POST", "/octo/availability", {**COACH, "localDate": "2026-06-02"}, None)
     ).json()
     assert not OPTION_FIELDS & set(slots[0])
-    booking = await reserved(client, coach_booking(pickupPointId=GRAND), None)
+    booking = await reserved(client, coach_booking(product=MEET, pickupPointId=GRAND), None)
     assert not BOOKING_FIELDS & set(booking) and not OPTION_FIELDS & set(booking["option"])
     assert "octo/pickups" not in (
         await client.get("/octo/products/highland-coach", headers=auth())
@@ -186,14 +186,31 @@ async def test_a_required_pickup_is_needed_to_confirm(client: httpx.AsyncClient,
     assert (done.json()["status"], done.json()["pickupPoint"]["name"]) == ("CONFIRMED", "North Bridge")
 
 
-async def test_a_client_without_the_capability_cannot_confirm_a_required_pickup(
+async def test_a_client_without_the_capability_cannot_hold_a_required_pickup(
     client: httpx.AsyncClient, coach: Services
 ) -> None:
+    """Such a hold could never be confirmed, and would keep its places until it expired (issue
+    32): refused at POST /bookings and in an order, naming the capability, nothing held."""
+    expected = (
+        "Option 'DEFAULT' of product 'highland-coach' requires pickup, which only octo/pickups can "
+        "choose: request the octo/pickups capability (Octo-Capabilities), else the booking could never "
+        "be confirmed"
+    )
     # Its pickup fields are not read at all: an unknown point is no error, and no choice.
-    booking = await reserved(client, coach_booking(pickupPointId="nowhere"), None)
+    alone = await send(client, "POST", "/octo/bookings", coach_booking(pickupPointId="nowhere"), None)
+    assert alone.status_code == 400 and alone.json()["error"] == "UNPROCESSABLE_ENTITY", alone.text
+    assert alone.json()["errorMessage"] == expected
+    order = {"bookings": [coach_booking(product=MEET), coach_booking()]}
+    in_order = await client.post("/octo/orders", json=order, headers=auth(capabilities="octo/cart"))
+    assert in_order.status_code == 400 and in_order.json()["error"] == "UNPROCESSABLE_ENTITY", in_order.text
+    assert expected in in_order.json()["errorMessage"]
+    assert await count_bookings(coach) == 0
+    # With the capability, a hold may wait for its pickup; confirmed without the capability, it
+    # is still refused.
+    booking = await reserved(client, coach_booking())
     refused = await confirm(client, booking["uuid"], None, pickupPointId=GRAND)
     assert refused.status_code == 400 and "request octo/pickups" in refused.json()["errorMessage"]
-    # The option that does not require pickup confirms without one.
+    # The option that does not require pickup is held and confirmed without the capability.
     optional = await reserved(client, coach_booking(product=MEET), None)
     assert (await confirm(client, optional["uuid"], None)).status_code == 200
 
@@ -320,7 +337,7 @@ async def test_the_pickup_list_is_ordered_by_pickup_time(client: httpx.AsyncClie
         'filename="pickups-highland-coach-DEFAULT-20260602T1000.csv"'
         in response.headers["content-disposition"]
     )
-    rows = list(csv.DictReader(io.StringIO(response.text)))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert [(r["pickupFrom"], r["pickupPoint"], r["leadGuest"], r["guests"]) for r in rows] == [
         ("2026-06-02T09:15:00+01:00", "Grand Hotel", "Alan Turing", "2"),
         ("2026-06-02T09:30:00+01:00", "Waverley Station", "Ada Lovelace", "2"),
@@ -329,11 +346,11 @@ async def test_the_pickup_list_is_ordered_by_pickup_time(client: httpx.AsyncClie
     grand = rows[0]
     assert (grand["pickupTo"], grand["address"], grand["directions"], grand["phoneNumber"], grand["status"]) == (
         "2026-06-02T09:30:00+01:00", "1 Princes Street, EH2 2EQ, Edinburgh, GB", "Wait at the main entrance",
-        "+447700900001", "CONFIRMED",
+        "'+447700900001", "CONFIRMED",  # guarded: a spreadsheet would read it as a formula
     )  # fmt: skip
 
     meet = await client.get(f"/admin/api/slots/highland-coach/meet/{DEPARTURE}/pickups", headers=ADMIN)
-    [only] = list(csv.DictReader(io.StringIO(meet.text)))
+    [only] = list(csv.DictReader(io.StringIO(meet.content.decode("utf-8-sig"))))
     assert (only["pickupFrom"], only["hotel"], only["hotelRoom"], only["guests"]) == (
         "",
         "The Balmoral",

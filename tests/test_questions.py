@@ -93,9 +93,10 @@ async def test_fields_absent_without_the_capability(client: httpx.AsyncClient, k
     product = (await client.get("/octo/products/sea-kayak", headers=auth())).json()
     option = product["options"][0]
     assert "questions" not in product and "questions" not in option and "questions" not in option["units"][0]
-    booking = await reserved(client, trip({"questionAnswers": answers(photos="not an email")},
-                                          questionAnswers=answers(swim="maybe")), None)  # fmt: skip
-    assert "questionAnswers" not in booking and "questionAnswers" not in booking["unitItems"][0]
+    booking = await reserved(client, trip({"questionAnswers": answers(born="1990-04-01")},
+                                          questionAnswers=answers(waiver="accept", swim="yes")))  # fmt: skip
+    plain = (await send(client, "GET", f"/octo/bookings/{booking['uuid']}", None, None)).json()
+    assert "questionAnswers" not in plain and "questionAnswers" not in plain["unitItems"][0]
 
 
 async def test_questions_on_options_and_units(client: httpx.AsyncClient, kayaks: Services) -> None:
@@ -253,10 +254,28 @@ async def test_required_answers_are_needed_to_confirm(client: httpx.AsyncClient,
     ]  # fmt: skip
 
 
-async def test_a_client_without_the_capability_cannot_confirm_required_questions(
+async def test_a_client_without_the_capability_cannot_hold_required_questions(
     client: httpx.AsyncClient, kayaks: Services
 ) -> None:
-    booking = await reserved(client, trip(), None)
+    """Such a hold could never be confirmed, and would keep its places until it expired (issue
+    32): refused at POST /bookings and in an order, naming the capability, nothing held."""
+    # Its answers are not read at all: a wrong one is no error, and no answer.
+    body = trip({"questionAnswers": answers(photos="not an email")}, questionAnswers=answers(swim="maybe"))
+    alone = await send(client, "POST", "/octo/bookings", body, None)
+    assert alone.status_code == 400 and alone.json()["error"] == "UNPROCESSABLE_ENTITY", alone.text
+    message = alone.json()["errorMessage"]
+    assert message.startswith(
+        "Option 'DEFAULT' of product 'sea-kayak' has required questions, which only octo/questions can "
+        "answer: request the octo/questions capability (Octo-Capabilities)"
+    ), message
+    assert "'Can everyone in the party swim?'" in message and "unitItems[0]: 'Date of birth'" in message
+    order = {"bookings": [trip(product=GUIDED)]}
+    in_order = await client.post("/octo/orders", json=order, headers=auth(capabilities="octo/cart"))
+    assert in_order.status_code == 400 and in_order.json()["error"] == "UNPROCESSABLE_ENTITY", in_order.text
+    assert "request the octo/questions capability" in in_order.json()["errorMessage"]
+    assert await count_bookings(kayaks) == 0
+    # With the capability, a hold may wait for its answers; confirmed without it, it is still refused.
+    booking = await reserved(client, trip())
     response = await confirm(client, booking["uuid"], None, questionAnswers=answers(waiver="accept"))
     assert response.status_code == 400 and "Request octo/questions" in response.json()["errorMessage"]
     assert (

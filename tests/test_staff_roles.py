@@ -227,3 +227,32 @@ async def test_admins_manage_staff_in_the_api(client: httpx.AsyncClient, bookabl
     assert again.status_code == 400 and "already exists (disabled)" in again.json()["errorMessage"]
     missing = await client.post("/admin/api/staff/nobody/disable", headers=ADMIN)
     assert missing.status_code == 404 and missing.json()["error"] == "NOT_FOUND"
+
+
+async def test_no_admin_disables_itself_nor_the_last_active_admin(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """One rule in the service for every door (issue 32): the API, the back office, the command
+    line."""
+    from berth.domain.errors import BadRequest
+
+    ada = await staff_token(bookable, "ada@example.com", Role.ADMIN)
+    ada_id = (await client.get("/admin/api/me", headers=ada)).json()["staffId"]
+    own = await client.post(f"/admin/api/staff/{ada_id}/disable", headers=ada)
+    assert own.status_code == 400 and own.json()["error"] == "BAD_REQUEST", own.text
+    assert "your own account" in own.json()["errorMessage"]
+    # The bootstrap token and the command line may not leave Berth without an active admin.
+    last = await client.post(f"/admin/api/staff/{ada_id}/disable", headers=ADMIN)
+    assert last.status_code == 400 and "last active admin" in last.json()["errorMessage"], last.text
+    with pytest.raises(BadRequest, match="last active admin"):
+        await bookable.staff.disable("ada@example.com", actor=COMMAND_LINE)
+    assert (await bookable.staff.get("ada@example.com")).active
+    # With a second admin, either may disable the other, then not the one left.
+    bea = await staff_token(bookable, "bea@example.com", Role.ADMIN)
+    assert (await client.post(f"/admin/api/staff/{ada_id}/disable", headers=bea)).status_code == 200
+    bea_id = (await client.get("/admin/api/me", headers=bea)).json()["staffId"]
+    alone = await client.post(f"/admin/api/staff/{bea_id}/disable", headers=ADMIN)
+    assert alone.status_code == 400 and "last active admin" in alone.json()["errorMessage"]
+    # Members of other roles are not counted, and may be disabled as before.
+    await bookable.staff.create("vic@example.com", Role.VIEWER, actor=COMMAND_LINE)
+    assert not (await bookable.staff.disable("vic@example.com", actor=COMMAND_LINE)).active

@@ -35,6 +35,7 @@ from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound, OctoError
+from berth.domain.proxies import proxy_networks
 from berth.domain.staff import COMMAND_LINE, Role, StaffMember
 from berth.logs import configure_logging
 from berth.services.catalog import ImportOutcome
@@ -248,6 +249,8 @@ def serve(
         workers=workers,
         log_level="warning",
         access_log=False,
+        # X-Forwarded-* only from the proxies the operator names (uvicorn trusts 127.0.0.1 else).
+        forwarded_allow_ips=[str(network) for network in proxy_networks(settings.trusted_proxies)],
     )
 
 

@@ -33,6 +33,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.departures import DepartureService
+from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.staff import StaffService
@@ -62,6 +63,7 @@ class Services:
     answers: AnswerCache
     staff: StaffService
     audit: AuditService
+    guessing: GuessingGuard
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -122,4 +124,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         answers=AnswerCache(database, clock, settings.answer_cache_seconds),
         staff=StaffService(database, clock),
         audit=AuditService(database),
+        guessing=GuessingGuard(database, settings, clock),
     )

@@ -5,9 +5,10 @@ from __future__ import annotations
 import socket
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from berth.domain.proxies import proxy_networks
 from berth.domain.sealing import SecretBox
 from berth.domain.webhooks import parse_schedule
 
@@ -132,6 +133,46 @@ class Settings(BaseSettings):
         default="json",
         description="Logs on stderr: `json` (one object per line, for collectors) or `console` (for people)",
     )
+    trusted_proxies: str = Field(
+        default="",
+        description="Reverse proxies whose X-Forwarded-For names the client, comma-separated addresses "
+        "or networks (`127.0.0.1, 10.0.0.0/8`); unset: the connecting address is the client",
+    )
+    guess_address_limit: int = Field(
+        default=10,
+        ge=2,
+        description="Wrong passwords or admin tokens from one client address that lock it out "
+        "(after 3, each waits longer)",
+    )
+    guess_account_limit: int = Field(
+        default=30,
+        ge=3,
+        description="Wrong passwords for one account, from every address, that lock it out; above "
+        "BERTH_GUESS_ADDRESS_LIMIT, so that one address alone never locks an account",
+    )
+    guess_delay_seconds: float = Field(
+        default=1.0, gt=0, description="The first wait after a wrong guess; it doubles with each one"
+    )
+    guess_lockout_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        description="How long a lockout lasts; failures older than this are forgotten",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        proxy_networks(value)
+        return value
+
+    @model_validator(mode="after")
+    def _account_above_address(self) -> Settings:
+        if self.guess_account_limit <= self.guess_address_limit:
+            raise ValueError(
+                "BERTH_GUESS_ACCOUNT_LIMIT must be above BERTH_GUESS_ADDRESS_LIMIT: else one noisy "
+                "address could lock a member of staff out everywhere"
+            )
+        return self
 
     @field_validator("retry_schedule")
     @classmethod

@@ -51,7 +51,7 @@ async def test_the_manifest_lists_pickups_by_time(client: httpx.AsyncClient, ser
 
     download = await client.get(manifest_path(DEPARTURE, "highland-coach") + "/pickups.csv")
     assert download.status_code == 200 and download.headers["content-type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(download.text)))
+    rows = list(csv.DictReader(io.StringIO(download.content.decode("utf-8-sig"))))
     assert [r["leadGuest"] for r in rows] == ["Alan Lovelace", "Grace Lovelace"]
 
     # An option with pickups but none asked for yet, and one without pickups at all.

@@ -145,7 +145,7 @@ async def test_what_each_role_sees_and_may_do(
 
 
 async def test_disabling_an_account_signs_it_out_everywhere(app: FastAPI, office: Services) -> None:
-    await member(office, "ana@example.com", Role.ADMIN)
+    await member(office, "ana@example.com", Role.OPERATOR)
     async with second_client(app) as laptop, second_client(app) as phone:
         await signed_in(laptop, "ana@example.com")
         await signed_in(phone, "ana@example.com")

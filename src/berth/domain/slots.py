@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from berth.domain.calendar import check_supported, supported
 from berth.domain.catalog import AvailabilityType, Option, Product, Schedule
 from berth.domain.errors import BadRequest
 from berth.domain.times import add_duration, format_local, local_datetime
@@ -111,6 +112,8 @@ def _find_slot(product: Product, option: Option, availability_id: str) -> Slot |
     try:
         start = datetime.fromisoformat(availability_id).astimezone(UTC)
         local_date = start.astimezone(ZoneInfo(product.time_zone)).date()
+        if not supported(local_date):
+            return None
         slots = slots_between(product, option, local_date, local_date)
     except (ValueError, OverflowError):  # impossible dates or offsets; the ends of the calendar
         return None
@@ -229,7 +232,10 @@ def _capacity(overrides: _Overrides, schedule: Schedule, day: date, clock: str |
 
 
 def check_day_range(start: date, end: date, max_days: int) -> None:
-    """A range of local dates a request names: in order, and at most `max_days` long."""
+    """A range of local dates a request names: in order, supported (berth.domain.calendar), and
+    at most `max_days` long."""
+    check_supported("localDateStart", start)
+    check_supported("localDateEnd", end)
     if end < start:
         raise BadRequest(f"localDateEnd {end} is before localDateStart {start}")
     days = (end - start).days + 1

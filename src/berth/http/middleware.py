@@ -18,9 +18,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from berth.capabilities.base import View
 from berth.capabilities.registry import parse_capabilities
 from berth.container import Services
-from berth.domain.errors import Forbidden, OctoError, Unauthorized
+from berth.domain.errors import Forbidden, OctoError, TooManyRequests, Unauthorized
 from berth.domain.languages import choose_language
 from berth.domain.staff import BOOTSTRAP_ADMIN, TOKEN_PREFIX
+from berth.http.client_address import client_of
 from berth.http.context import OctoRequest
 from berth.http.errors import error_response, internal_error
 from berth.logs import info_logged
@@ -142,7 +143,8 @@ class AuthMiddleware:
         elif path == "/admin/api" or path.startswith("/admin/api/"):
             error = await self._authenticate_admin(scope, state, services)
         if error is not None:
-            await error_response(error, state.get("capabilities", frozenset()))(scope, receive, send)
+            wait = {"Retry-After": str(error.retry_after)} if isinstance(error, TooManyRequests) else None
+            await error_response(error, state.get("capabilities", frozenset()), wait)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -184,11 +186,20 @@ class AuthMiddleware:
         expected = services.settings.admin_token
         if expected is None:
             return Forbidden("The admin API is disabled: set BERTH_ADMIN_TOKEN to enable it")
+        address = client_of(scope, services.settings)
+        guessing = [services.guessing.address(address)]
+        try:
+            await services.guessing.check_recent(
+                guessing[0]
+            )  # a locked-out address is not told a right guess
+        except TooManyRequests as refused:
+            return refused
         if secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):
             state["actor"] = BOOTSTRAP_ADMIN
             return None
         member = await services.staff.by_token(token) if token.startswith(TOKEN_PREFIX) else None
         if member is None:
+            await services.guessing.failed(guessing, address)
             return Unauthorized("The admin token is not valid, nor a staff API token that is in use")
         state["actor"] = member.actor
         return None

@@ -15,6 +15,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, StrictBool, StrictInt
 from pydantic_core import PydanticCustomError
 
+from berth.domain.calendar import RANGE_TEXT, supported
+
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
@@ -36,8 +38,23 @@ def _utc_unless_said(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-IsoDate = Annotated[date, BeforeValidator(_iso_date)]
-IsoDateTime = Annotated[datetime, BeforeValidator(_iso_datetime), AfterValidator(_utc_unless_said)]
+def _supported(value: date) -> date:
+    """Only the dates Berth supports (berth.domain.calendar): farther out, date arithmetic
+    overflows."""
+    day = value.date() if isinstance(value, datetime) else value
+    if not supported(day):
+        raise PydanticCustomError(
+            "date_range",
+            "{day} is outside the dates Berth supports, {range}",
+            {"day": day.isoformat(), "range": RANGE_TEXT},
+        )
+    return value
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_date), AfterValidator(_supported)]
+IsoDateTime = Annotated[
+    datetime, BeforeValidator(_iso_datetime), AfterValidator(_supported), AfterValidator(_utc_unless_said)
+]
 Flag = StrictBool
 Whole = StrictInt
 

@@ -13,6 +13,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from berth.domain.availability import SlotState, day_state
+from berth.domain.calendar import check_supported
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_currency, find_option, find_product, requested_units
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
@@ -177,6 +178,7 @@ class AvailabilityService:
                 slots.append(slot)
         else:
             if query.local_date is not None:
+                check_supported("localDate", query.local_date)
                 start = end = query.local_date
             elif query.local_date_start is None or query.local_date_end is None:
                 raise BadRequest("localDateStart and localDateEnd must be sent together")

@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 
 from berth.domain.audit import departure_target
 from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
+from berth.domain.calendar import check_supported
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_option, find_product
 from berth.domain.departures import DepartureOverride, check_capacity, check_note
@@ -307,9 +308,12 @@ def day_range(local_date: date | None, start: date | None, end: date | None) -> 
     if local_date is not None:
         if start is not None or end is not None:
             raise BadRequest("Send localDate, or localDateStart with localDateEnd, not both")
+        check_supported("localDate", local_date)
         return local_date, local_date
     if start is None or end is None:
         raise BadRequest("Send localDate, or localDateStart with localDateEnd")
+    check_supported("localDateStart", start)
+    check_supported("localDateEnd", end)
     return start, end
 
 

@@ -111,7 +111,8 @@ class StaffService:
         return updated, token
 
     async def disable(self, email_or_id: str, *, actor: Actor) -> StaffMember:
-        """Disable an account: its token stops working and every session of it ends."""
+        """Disable an account: its token stops working and every session of it ends. Never the
+        actor's own, nor the last active admin (every door: API, back office, command line)."""
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             member = await staff_repo.find_member(conn, email_or_id)
@@ -119,6 +120,15 @@ class StaffService:
                 raise NotFound(f"No member of staff with the email or id {email_or_id!r}")
             if not member.active:
                 raise BadRequest(f"{member.email} was already disabled; nothing changed")
+            if member.id == actor.staff_id:
+                raise BadRequest(
+                    "You cannot disable your own account: another admin (or `berth staff disable`) can"
+                )
+            if member.role is Role.ADMIN and await staff_repo.active_admin_ids(conn) == [member.id]:
+                raise BadRequest(
+                    f"{member.email} is the last active admin; nothing changed. Create another admin "
+                    "first (`berth staff create EMAIL --role admin`), then disable this one"
+                )
             await staff_repo.disable(conn, member.id, now)
             await audit_repo.record(conn, actor, "staff.disable", _target(member), at=now)
             disabled = await staff_repo.find_member(conn, member.id)

@@ -106,3 +106,12 @@ async def disable(conn: DbConnection, member_id: str, now: datetime) -> None:
             session_generation=staff.c.session_generation + 1,
         )
     )
+
+
+async def active_admin_ids(conn: DbConnection) -> list[str]:
+    """The active admins' ids, their rows locked on PostgreSQL until the transaction ends: two
+    admins disabling each other at once cannot both see the other left."""
+    query = select(staff.c.id).where((staff.c.role == Role.ADMIN.value) & staff.c.disabled_at.is_(None))
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return list((await conn.execute(query)).scalars())

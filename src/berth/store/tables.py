@@ -405,3 +405,14 @@ audit_log = Table(
     Index("ix_audit_log_actor", "actor", "at"),
     Index("ix_audit_log_target", "target_id", "at"),
 )
+
+# Failed sign-ins and wrong admin tokens, per key (`address:IP`, `account:EMAIL`): what throttles
+# guessing across processes (berth.domain.guessing). Times are seconds since the epoch.
+guessing_failures = Table(
+    "guessing_failures",
+    metadata,
+    Column("key", String(300), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("last_at", Float, nullable=False),
+    Column("blocked_until", Float, nullable=False),
+)

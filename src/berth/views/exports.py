@@ -1,13 +1,14 @@
-"""Bookings as CSV rows for staff (the bookings search and a departure's manifest): the columns
-staff work with, times in the departure's local time, and every text cell guarded against
-spreadsheet formula injection."""
+"""CSV for staff: bookings as rows (the bookings search and a departure's manifest), with the
+columns staff work with and times in the departure's local time; and the one writer every CSV
+export goes through, which guards every text cell against spreadsheet formula injection and
+starts each file with a UTF-8 byte order mark."""
 
 from __future__ import annotations
 
 import csv
 import io
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
 from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Booking, people_of
@@ -20,6 +21,11 @@ HEADER = (
 )  # fmt: skip
 # A spreadsheet reads a cell starting with one of these as a formula (OWASP: CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Excel reads a CSV file as UTF-8 only when it starts with the byte order mark (else in the
+# machine's legacy code page: "Zoë" becomes "ZoÃ«"); Python's csv and LibreOffice skip it.
+BOM = "\ufeff"
+
+Row = Sequence[str | int]
 
 
 def safe_cell(value: str) -> str:
@@ -37,11 +43,11 @@ def _units(product: Product, booking: Booking) -> str:
     return ", ".join(parts)
 
 
-def booking_row(booking: Booking, product: Product, resellers: Mapping[str, str]) -> list[str | int]:
+def booking_row(booking: Booking, product: Product, resellers: Mapping[str, str]) -> Row:
     zone = ZoneInfo(product.time_zone)
     option = product.option(booking.option_id)
     contact = booking.contact
-    cells: list[str | int] = [
+    return [
         booking.supplier_reference,
         booking.reseller_reference or "",
         booking.status.value,
@@ -63,10 +69,20 @@ def booking_row(booking: Booking, product: Product, resellers: Mapping[str, str]
         "yes" if booking.test_mode else "",
         booking.cancellation.reason or "" if booking.cancellation is not None else "",
     ]
-    return [safe_cell(c) if isinstance(c, str) else c for c in cells]
 
 
-def csv_text(rows: Iterable[Sequence[str | int]]) -> str:
+def csv_text(rows: Iterable[Row]) -> str:
+    """CSV lines of `rows`, every text cell guarded (`safe_cell`)."""
     out = io.StringIO()
-    csv.writer(out, lineterminator="\r\n").writerows(rows)
+    csv.writer(out, lineterminator="\r\n").writerows(
+        [safe_cell(cell) if isinstance(cell, str) else cell for cell in row] for row in rows
+    )
     return out.getvalue()
+
+
+async def csv_file(header: Row, batches: AsyncIterable[Iterable[Row]]) -> AsyncIterator[bytes]:
+    """A whole CSV file in UTF-8, chunk by chunk: the byte order mark and the header, then one
+    chunk per batch of rows. Every CSV export is written by this."""
+    yield (BOM + csv_text([header])).encode()
+    async for rows in batches:
+        yield csv_text(rows).encode()

@@ -112,6 +112,12 @@ class PickupExtension(BookingExtension):
     key = PICKUPS
 
     def apply(self, step: ExtensionStep) -> dict[str, Any] | None:
+        if step.stage is Stage.RESERVE and step.sent is None and step.option.pickup_required:
+            raise UnprocessableEntity(
+                f"Option {step.option.id!r} of product {step.product.id!r} requires pickup, which "
+                "only octo/pickups can choose: request the octo/pickups capability (Octo-Capabilities), "
+                "else the booking could never be confirmed"
+            )
         pickup = merge(Pickup.from_document(step.kept(PICKUPS)), step.sent)
         complete = step.stage is Stage.CONFIRM or step.booking.status is not BookingStatus.ON_HOLD
         check(step.product, step.option, pickup, complete=complete)

@@ -128,6 +128,15 @@ class QuestionExtension(BookingExtension):
 
     def apply(self, step: ExtensionStep) -> dict[str, Any] | None:
         booking = step.booking
+        if step.stage is Stage.RESERVE and step.sent is None:
+            missing = unanswered(step.product, step.option, booking.unit_items, Answers())
+            if missing:
+                raise UnprocessableEntity(
+                    f"Option {step.option.id!r} of product {step.product.id!r} has required questions, "
+                    "which only octo/questions can answer: request the octo/questions capability "
+                    "(Octo-Capabilities), else the booking could never be confirmed. Required: "
+                    + "; ".join(missing)
+                )
         answers = merge(
             step.product,
             step.option,

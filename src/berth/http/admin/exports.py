@@ -3,7 +3,7 @@ an export of any size never holds its whole result (the admin API's and the back
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 from starlette.responses import StreamingResponse
 
@@ -12,22 +12,26 @@ from berth.domain.catalog import Catalog
 from berth.read_models.departures import Departure
 from berth.services.departures import departure_filter
 from berth.store.bookings_repo import BookingFilter
-from berth.views.exports import HEADER, booking_row, csv_text
+from berth.views.exports import HEADER, Row, booking_row, csv_file
 
 
-async def _chunks(svc: Services, catalog: Catalog, where: BookingFilter) -> AsyncIterator[bytes]:
+async def _rows(svc: Services, catalog: Catalog, where: BookingFilter) -> AsyncIterator[Iterable[Row]]:
     resellers = {c.id: c.name for c in await svc.connections.list()}
-    yield csv_text([HEADER]).encode()
     async for batch in svc.staff_bookings.export(catalog, where):
-        yield csv_text(booking_row(booking, product, resellers) for booking, product in batch).encode()
+        yield [booking_row(booking, product, resellers) for booking, product in batch]
 
 
-def bookings_csv(svc: Services, catalog: Catalog, where: BookingFilter, filename: str) -> StreamingResponse:
+def csv_download(chunks: AsyncIterator[bytes], filename: str) -> StreamingResponse:
+    """A CSV file (from `views.exports.csv_file`) as a download that no cache keeps."""
     return StreamingResponse(
-        _chunks(svc, catalog, where),
+        chunks,
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store"},
     )
+
+
+def bookings_csv(svc: Services, catalog: Catalog, where: BookingFilter, filename: str) -> StreamingResponse:
+    return csv_download(csv_file(HEADER, _rows(svc, catalog, where)), filename)
 
 
 def manifest_filter(departure: Departure) -> BookingFilter:

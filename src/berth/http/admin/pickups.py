@@ -3,8 +3,7 @@ by pickup time (admin API, and the back office's manifest)."""
 
 from __future__ import annotations
 
-import csv
-import io
+from collections.abc import AsyncIterator, Iterable
 
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
@@ -13,10 +12,12 @@ from berth.capabilities.pickups.driver_list import PickupStop, pickup_list
 from berth.container import Services
 from berth.domain.catalog import Catalog
 from berth.domain.times import format_local
-from berth.http.admin.backoffice import guests, manifest
+from berth.http.admin.backoffice import Manifest, guests, manifest
+from berth.http.admin.exports import csv_download, file_name
 from berth.http.admin.pages.rendering import unit_summary
 from berth.http.context import services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.views.exports import Row, csv_file
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
@@ -26,7 +27,7 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def _row(stop: PickupStop) -> tuple[str | int, ...]:
+def _row(stop: PickupStop) -> Row:
     booking, point = stop.details.booking, stop.point
     return (
         format_local(stop.opens) if stop.opens is not None else "",
@@ -52,16 +53,12 @@ async def pickup_csv(
 ) -> Response:
     """The pickup list of the guests expected on one departure, one row per booking."""
     found = await manifest(svc, catalog, product_id, option_id, availability_id)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(_row(stop) for stop in pickup_list(found.expected))
     name = f"pickups-{product_id}-{option_id}-{found.occupancy.slot.start.strftime('%Y%m%dT%H%M')}.csv"
-    return Response(
-        out.getvalue(),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
+    return csv_download(csv_file(COLUMNS, _stops(found)), file_name(name))
+
+
+async def _stops(found: Manifest) -> AsyncIterator[Iterable[Row]]:
+    yield [_row(stop) for stop in pickup_list(found.expected)]
 
 
 @router.get(

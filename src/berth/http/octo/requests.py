@@ -193,9 +193,13 @@ def extension_fields(
 ) -> ExtensionFields:
     """The fields each requested capability's booking extension reads (Capability
     `booking_request_fields`, `unit_item_request_fields`), as sent: what was left out is absent,
-    a unit item's under "unitItems" in the order of the items."""
+    a unit item's under "unitItems" in the order of the items. Every requested capability that
+    reads request fields has an entry, empty when nothing was sent for it: an extension tells a
+    capability not requested (no entry) from one requested with nothing sent."""
     found: dict[str, dict[str, Any]] = {}
     for capability in active(capabilities):
+        if not (capability.booking_request_fields or capability.unit_item_request_fields):
+            continue
         names = capability.booking_request_fields
         fields = body.model_dump(mode="json", include=set(names), exclude_unset=True) if names else {}
         if capability.unit_item_request_fields and items is not None:
@@ -207,8 +211,7 @@ def extension_fields(
             ]
             if any(per_item):
                 fields["unitItems"] = per_item
-        if fields:
-            found[capability.id] = fields
+        found[capability.id] = fields
     return found
 
 

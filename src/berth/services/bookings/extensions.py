@@ -43,7 +43,8 @@ class Stage(StrEnum):
 class ExtensionStep:
     """One step of a booking as an extension sees it. `booking`: as the step leaves it (its
     product, option, slot and unit items; its extension documents as they were before);
-    `sent`: the fields the request sent for this extension (None: none)."""
+    `sent`: the fields the request sent for this extension (empty: none; None: the request did
+    not ask for the extension's capability)."""
 
     stage: Stage
     product: Product

@@ -111,6 +111,7 @@ def fingerprint(data: ReserveInput) -> str:
         document["packageBookings"] = [[p.include_id, p.availability_id] for p in data.package_bookings]
     if data.resource_ids is not None:
         document["resourceIds"] = list(data.resource_ids)
-    if data.extensions:
-        document["extensions"] = data.extensions
+    sent = {key: fields for key, fields in data.extensions.items() if fields}
+    if sent:  # a capability requested with nothing sent leaves the fingerprint as it was
+        document["extensions"] = sent
     return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()

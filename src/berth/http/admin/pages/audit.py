@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
 from berth.domain.audit import AuditEntry, AuditFilter
+from berth.domain.calendar import out_of_range, supported
 from berth.http.admin.pages.dates import Local, of_supplier
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
@@ -76,9 +77,12 @@ class AuditSearch:
         days: list[date | None] = []
         for label, text in (("From", self.since), ("To", self.until)):
             try:
-                days.append(date.fromisoformat(text) if text else None)
+                day = date.fromisoformat(text) if text else None
             except ValueError:
                 return f"{label}: {text!r} is not a date like 2026-06-02."
+            if day is not None and not supported(day):
+                return out_of_range(label + ":", day) + "."
+            days.append(day)
         first, last = days
 
         def start_of(day: date) -> datetime:

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import Response
 
 from berth.domain.bookings import CHANGEABLE, BookingStatus
+from berth.domain.calendar import out_of_range, supported
 from berth.domain.errors import NotFound, OctoError
 from berth.http.admin.backoffice import ACTIONS, Action, what_can_be_done
 from berth.http.admin.bookings import STAFF_VIEW
@@ -48,6 +49,8 @@ class Search:
                 on = date.fromisoformat(self.date)
             except ValueError:
                 return f"The date {self.date!r} is not a date like 2026-06-02."
+            if not supported(on):
+                return out_of_range("The date", on) + "."
         if self.status and self.status not in BookingStatus.__members__:
             return f"{self.status!r} is not a booking status."
         return BookingFilter(

@@ -8,7 +8,7 @@ import hmac
 from fastapi import APIRouter, Depends, Form, Request
 from starlette.responses import Response
 
-from berth.domain.errors import BadRequest
+from berth.domain.errors import BadRequest, TooManyRequests
 from berth.domain.staff import MIN_PASSWORD_LENGTH, StaffMember
 from berth.http.admin.pages.errors import PageRoute, disabled_page
 from berth.http.admin.pages.rendering import page, redirect
@@ -28,7 +28,9 @@ from berth.http.admin.pages.session import (
     signed_in,
     signing_key,
 )
+from berth.http.client_address import client_of
 from berth.http.context import services
+from berth.services.guessing import ADMIN_TOKEN_ACCOUNT
 
 router = APIRouter(route_class=PageRoute)
 
@@ -104,18 +106,33 @@ async def sign_in(
             status_code=403,
             email=email,
         )
+    address = client_of(request.scope, svc.settings)
+    account = svc.guessing.account(email if email.strip() else ADMIN_TOKEN_ACCOUNT)
+    guessing = [svc.guessing.address(address), account]
+    try:
+        kept = await svc.guessing.check(guessing)
+    except TooManyRequests as refused:
+        response = _form(
+            request, key, session, next_path, error=refused.message + ".", status_code=429, email=email
+        )
+        response.headers["Retry-After"] = str(refused.retry_after)
+        return response
     member: StaffMember | None = None
     if email.strip():
         member = await svc.staff.sign_in(email, password)
         if member is None:
+            await svc.guessing.failed(guessing, address)
             error = "That email and password do not match an active staff account."
             return _form(request, key, session, next_path, error=error, status_code=401, email=email)
     elif not hmac.compare_digest(password.strip().encode(), admin_token.get_secret_value().encode()):
+        await svc.guessing.failed(guessing, address)
         error = (
             "Enter your email and password. Without an email, the password must be the admin token: "
             "the value of BERTH_ADMIN_TOKEN on the server."
         )
         return _form(request, key, session, next_path, error=error, status_code=401)
+    if account.key in kept:
+        await svc.guessing.succeeded(account)
     response = redirect("/admin/password" if member and member.must_change_password else next_path)
     # A fresh nonce, so a session id planted before sign-in is worth nothing after it.
     fresh = new_session(now, signed_in=True, member=member)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Form, Request
 from starlette.responses import Response
 
-from berth.domain.errors import OctoError
+from berth.domain.errors import BadRequest, OctoError
 from berth.domain.staff import ROLE_POWERS, Role, StaffMember, parse_role
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
@@ -74,9 +74,9 @@ async def token(member_id: str, request: Request, me: Staff = Depends(admin_form
 
 @router.post("/staff/{member_id}/disable")
 async def disable(member_id: str, me: Staff = Depends(admin_form)) -> Response:
-    if me.member is not None and me.member.id == member_id:
-        text = "You cannot disable your own account here: another admin (or `berth staff disable`) can."
-        return redirect("/admin/staff", me, Notice("error", text))
-    disabled = await me.services.staff.disable(member_id, actor=me.actor)
+    try:
+        disabled = await me.services.staff.disable(member_id, actor=me.actor)
+    except BadRequest as exc:
+        return redirect("/admin/staff", me, Notice("error", exc.message.rstrip(".") + "."))
     text = f"{disabled.email} disabled: signed out everywhere, and their API token no longer works."
     return redirect("/admin/staff", me, Notice("success", text))
