@@ -105,17 +105,34 @@ def _in_file_order(problem: Problem) -> tuple[int, str]:
     return (problem.line or 0, problem.path)
 
 
-def parse_catalog(text: str, rules: Sequence[CatalogRule]) -> Catalog:
-    """The catalogue a file describes, checked by the core rules and the capabilities' `rules`;
-    CatalogFileError lists every problem, in file order."""
+def _compose(text: str) -> yaml.Node | None:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise CatalogFileError(
             [Problem(line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}")]
         ) from None
+
+
+def read_yaml(text: str) -> Any:
+    """A piece of a catalogue file (the editor's YAML fields) as plain values, read as the
+    file is (`10:30` stays a string); CatalogFileError for what YAML cannot read."""
+    root = _compose(text)
+    if root is None:
+        return None
+    builder = _Builder()
+    data = builder.build(root, ())
+    if builder.problems:
+        raise CatalogFileError(builder.problems)
+    return data
+
+
+def parse_catalog(text: str, rules: Sequence[CatalogRule]) -> Catalog:
+    """The catalogue a file describes, checked by the core rules and the capabilities' `rules`;
+    CatalogFileError lists every problem, in file order."""
+    root = _compose(text)
     if root is None:
         raise CatalogFileError([Problem(None, "", "the file is empty")])
     builder = _Builder()
