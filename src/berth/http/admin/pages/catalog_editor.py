@@ -46,6 +46,14 @@ router = APIRouter(route_class=PageRoute)
 HISTORY_PAGE = 30
 # The codes Berth issues (URL formats are refused by the catalogue rules).
 TICKET_CODES = ("QRCODE", "CODE128", "AZTECCODE")
+# The file's values as staff say them (the others: capitalised, `START_TIME` -> `Start time`).
+VALUE_LABELS = {
+    "QRCODE": "QR code",
+    "CODE128": "Code 128 barcode",
+    "AZTECCODE": "Aztec code",
+    "START_TIME": "Departures at set times",
+    "OPENING_HOURS": "Opening hours (a day ticket)",
+}
 
 
 def _document(catalog: Catalog) -> Document:
@@ -83,6 +91,7 @@ def _choices() -> dict[str, Any]:
         "unit_types": [t.value for t in UnitType],
         "weekdays": [d.value for d in Weekday],
         "contact_fields": [c.value for c in ContactField],
+        "value_labels": VALUE_LABELS,
     }
 
 
