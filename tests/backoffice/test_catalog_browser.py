@@ -49,9 +49,15 @@ def state() -> dict[str, Any]:
     return {}
 
 
-def shot(page: Page, name: str) -> None:
+def shot(page: Page, name: str, at: str | None = None) -> None:
+    """The window's view of the page (the editor's pages are long, their notices on top), or
+    of the element `at`."""
     DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOCS_SCREENSHOTS / f"catalog-{name}.png"), full_page=True)
+    if at is None:
+        page.evaluate("window.scrollTo(0, 0)")
+    else:
+        page.evaluate(f"document.querySelector({at!r}).scrollIntoView()")
+    page.screenshot(path=str(DOCS_SCREENSHOTS / f"catalog-{name}.png"))
 
 
 def phone_shot(browser: Browser, base: str, path: str, name: str) -> None:
@@ -129,6 +135,7 @@ def test_add_a_product_from_an_empty_catalogue_and_book_it(
     for day in ("MON", "TUE", "WED", "THU", "FRI"):
         page.uncheck(f'[name="options.0.schedules.0.weekdays"][value="{day}"]')
     page.locator('[name="defaultOption"][value="0"]').check()
+    shot(page, "new-product")
     page.get_by_role("button", name="Preview changes").click()
     expect(page.locator(".preview pre")).to_contain_text("+ added product harbour-walk")
     # The preview shows the form again, with a new row for a second price and a second option.
@@ -138,7 +145,7 @@ def test_add_a_product_from_an_empty_catalogue_and_book_it(
             "options.0.units.0.prices.1.currency": "EUR",
             "options.0.units.0.prices.1.retail": "14.50",
             "options.1.id": "evening",
-            "options.1.internalName": "Weekday evening",
+            "options.1.internalName": "Evening walk",
             "options.1.schedules.0.startTimes": "18:00",
             "options.1.schedules.0.capacity": "10",
             "options.1.units.0.id": "adult",
@@ -154,7 +161,7 @@ def test_add_a_product_from_an_empty_catalogue_and_book_it(
         "no price in EUR, which other prices of the product use"
     )
     fill(page, {"options.1.units.0.prices.1.currency": "EUR", "options.1.units.0.prices.1.retail": "17.00"})
-    shot(page, "new-product")
+    shot(page, "new-options", at="#f-options-1")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator(".notice.success")).to_have_text(re.compile(r"Saved as catalogue version \d+\."))
     expect(page.get_by_role("heading", name="Harbour walk")).to_be_visible()

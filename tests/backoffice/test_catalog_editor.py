@@ -283,6 +283,8 @@ async def test_history_shows_words_and_a_yaml_diff_and_restores(
         or "-  internalName:" in shown.text
     )
     assert "+  internalName: Thames by night" in shown.text
+    document = await client.get(f"/admin/catalog/history/{version}.yaml")
+    assert document.status_code == 200 and "internalName: Thames by night" in document.text
 
     restore = f"/admin/catalog/history/{version - 1}/restore"
     csrf = csrf_of(shown.text)

@@ -389,6 +389,19 @@ async def history(request: Request, before: int | None = None, me: Staff = Depen
     )
 
 
+@router.get("/catalog/history/{version}.yaml")
+async def version_yaml(version: int, me: Staff = Depends(staff)) -> Response:
+    _, document = await me.services.catalog.version_document(version)
+    return Response(
+        document,
+        media_type="application/yaml",
+        headers={
+            "Content-Disposition": f'attachment; filename="catalog-v{version}.yaml"',
+            "Cache-Control": "no-store",
+        },
+    )
+
+
 @router.get("/catalog/history/{version}")
 async def version_page(version: int, request: Request, me: Staff = Depends(staff)) -> Response:
     return await _version_page(request, me, version)
