@@ -333,3 +333,39 @@ async def test_viewers_and_operators_read_the_editor_and_editors_save(
     ]
     audit_page = await client.get("/admin/audit")
     assert f'href="/admin/catalog/history/{latest.version}"' in audit_page.text
+
+
+async def test_the_product_as_yaml_and_the_supplier(client: httpx.AsyncClient, editing: Services) -> None:
+    page = await client.get("/admin/catalog/sea-kayak/yaml")
+    fields = form_of(page.text)
+    document = dict(fields)["document"]
+    assert "questions:" in document  # every field, the capabilities' too
+    broken = await send(
+        client,
+        "/admin/catalog/sea-kayak/yaml",
+        with_action(replaced(fields, "document", "id: [unclosed"), "save"),
+    )
+    assert broken.status_code == 400 and "not valid YAML" in text_of(broken.text)
+    renamed = replaced(fields, "document", document.replace("internalName: ", "internalName: Calm ", 1))
+    preview = await send(client, "/admin/catalog/sea-kayak/yaml", with_action(renamed, "preview"))
+    assert "~ changed product sea-kayak (internalName)" in text_of(preview.text)
+    saved = await send(client, "/admin/catalog/sea-kayak/yaml", with_action(renamed, "save"))
+    assert saved.status_code == 303
+    product = (await editing.catalog.snapshot()).catalog.product("sea-kayak")
+    assert product is not None and product.internal_name.startswith("Calm ")
+
+    supplier_page = await client.get("/admin/catalog/supplier")
+    assert supplier_page.status_code == 200, text_of(supplier_page.text)[:1000]
+    supplier = form_of(supplier_page.text)
+    changed = replaced(
+        replaced(supplier, "name", "Harbourside Tours"), "contact.telephone", "+44 20 7946 0000"
+    )
+    done = await send(client, "/admin/catalog/supplier", changed)
+    assert done.status_code == 303, text_of(done.text)[:2000]
+    stored = (await editing.catalog.snapshot()).catalog.supplier
+    assert (stored.name, stored.contact.telephone) == ("Harbourside Tours", "+44 20 7946 0000")
+    assert stored.content  # the content YAML came back as it was
+    octo = await client.get("/octo/supplier", headers={"Authorization": "Bearer demo-reseller-a"})
+    assert octo.json()["name"] == "Harbourside Tours"
+    latest = (await editing.catalog.versions(limit=1))[0]
+    assert latest.summary == "Changed the supplier"

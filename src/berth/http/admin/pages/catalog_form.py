@@ -212,12 +212,6 @@ class ProductForm:
         self._parts(doc, "", "product")
         self._content(doc)  # after the content part: the title fields win over its YAML
         doc["options"] = self._items("options", self.stored.get("options"), self._option)
-        default = self.text("defaultOption")
-        for index, option in enumerate(doc["options"]):
-            if default.isdigit() and int(default) == index:
-                option["default"] = True
-            else:
-                option.pop("default", None)
         return doc
 
     def _content(self, doc: Document) -> None:
@@ -290,6 +284,8 @@ class ProductForm:
             return None
         for key in ("id", "internalName", "reference"):
             _set(option, key, self.text(f"{name}.{key}"))
+        # The radio's value is the option's place in the form (`options.N` -> N).
+        _set(option, "default", self.text("defaultOption") == name.rsplit(".", 1)[1] or "")
         for key in ("durationMinutes", "cancellationCutoffAmount", "salesCutoffMinutes"):
             _set(option, key, _number(self.text(f"{name}.{key}")))
         _set(option, "cancellationCutoffUnit", self.text(f"{name}.cancellationCutoffUnit"))
