@@ -235,6 +235,25 @@ def test_a_product_left_out_of_the_rule_checks_keeps_the_lines_of_the_others() -
     ]
 
 
+def test_repeated_ids_are_reported_with_the_schema_problems_of_their_product() -> None:
+    """docs/operations.md: every problem in one pass. A product the schema refuses is left out
+    of the rule checks, but ids repeated in it (or repeating another product's) are read from
+    the file as it is and reported with its schema problem, not after it is fixed."""
+    rest = MINIMAL[MINIMAL.index("  - id: walk") :]
+    broken = MINIMAL + rest.replace("timeZone: Europe/London", "timeZone: Europe/Atlantis").replace(
+        "            type: ADULT\n",
+        "            type: ADULT\n          - id: adult\n            internalName: Adult again\n"
+        "            type: GROWNUP\n",
+    )
+    assert problems_of(broken) == [
+        "line 21: products[1].id: duplicate product id 'walk'",
+        "line 23: products[1].timeZone: unknown IANA time zone 'Europe/Atlantis'",
+        "line 37: products[1].options[0].units[1].id: duplicate unit id 'adult'",
+        "line 39: products[1].options[0].units[1].type: must be one of 'ADULT', 'YOUTH', 'CHILD', "
+        "'INFANT', 'FAMILY', 'SENIOR', 'STUDENT', 'MILITARY' or 'OTHER'",
+    ]
+
+
 def test_rule_problems_that_a_schema_problem_would_cause_are_not_reported() -> None:
     """A unit with a bad type is left out of the rule checks; a unit that must be accompanied
     by it is not reported for naming a unit that "does not exist", nor is a package that

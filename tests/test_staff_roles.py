@@ -129,7 +129,9 @@ async def test_an_operator_acts_on_bookings_and_mappings_but_manages_nothing(
     refused(await client.post(f"/admin/api/connections/{first}/revoke", headers=operator), "admin")
     refused(await client.post(f"/admin/api/connections/{first}/rotate-secret", headers=operator), "admin")
     catalog = (await client.get("/admin/api/catalog", headers=operator)).text
-    refused(await client.put("/admin/api/catalog", content=catalog.encode(), headers=operator), "admin")
+    refused(
+        await client.put("/admin/api/catalog", content=catalog.encode(), headers=operator), "editor or admin"
+    )
     refused(await client.post("/admin/api/deliveries/any/redeliver", headers=operator), "admin")
     refused(await client.get("/admin/api/staff", headers=operator), "admin")
 
@@ -159,6 +161,30 @@ async def test_an_admin_manages_connections_the_catalogue_and_staff(
     members = (await client.get("/admin/api/staff", headers=admin)).json()
     assert [(m["email"], m["role"], m["active"]) for m in members] == [("admin@example.com", "admin", True)]
     assert members[0]["tokenHint"].startswith("…")
+
+
+async def test_an_editor_edits_the_catalogue_and_nothing_else(
+    client: httpx.AsyncClient, listed: Services
+) -> None:
+    editor = await staff_token(listed, "edie@example.com", Role.EDITOR)
+    booking = await confirmed(client)
+    exported = await client.get("/admin/api/catalog", headers=editor)
+    version = int(exported.headers["Catalog-Version"])
+    lowered = exported.text.replace("retail: 2500", "retail: 2400", 1)
+    assert lowered != exported.text
+    saved = await client.put(
+        "/admin/api/catalog", params={"baseVersion": version}, content=lowered.encode(), headers=editor
+    )
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["version"] == version + 1
+    assert (await client.get("/admin/api/catalog/versions", headers=editor)).json()[0]["actor"] == (
+        "edie@example.com"
+    )
+
+    refused(await client.post(f"/admin/api/bookings/{booking['id']}/redeem", headers=editor), "operator")
+    refused(await client.post("/admin/api/connections", json={"name": "Nope"}, headers=editor), "admin")
+    refused(await client.get("/admin/api/staff", headers=editor), "admin")
+    assert await status_of(client, booking["id"]) == "CONFIRMED"
 
 
 async def test_staff_tokens_are_checked_like_keys(client: httpx.AsyncClient, bookable: Services) -> None:

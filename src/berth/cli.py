@@ -33,6 +33,7 @@ from berth.container import Services, build_services
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo, starter_catalog_text
 from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
+from berth.domain.catalog_history import CatalogVersion, Door
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound, OctoError
 from berth.domain.proxies import proxy_networks
@@ -345,41 +346,54 @@ def catalog_import(
         except ImportRefused as refused:
             return refused
 
+    _report_import(str(file), work, dry_run=dry_run, force=force, act="import", verb="imported")
+
+
+def _report_import(
+    name: str,
+    work: Callable[[Services], Awaitable[ImportOutcome | ImportRefused]],
+    *,
+    dry_run: bool,
+    force: bool,
+    act: str,
+    verb: str,
+) -> None:
+    """Run an import (or a restore) of `name`: what it changed, or why it did not."""
     try:
         outcome = _run(work)
     except CatalogFileError as exc:
-        errors.print(f"[red]{file}: {len(exc.problems)} problem(s); nothing was imported[/red]")
+        errors.print(f"[red]{name}: {len(exc.problems)} problem(s); nothing was {verb}[/red]")
         for problem in exc.problems:
-            errors.print(f"  {file}:{problem}", markup=False, highlight=False)
+            errors.print(f"  {name}:{problem}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     if isinstance(outcome, ImportRefused):
         count = outcome.changes.affected_bookings
         typer.echo(
-            f"{file}: refused: it removes or shrinks what {count} live booking(s) hold; nothing was imported.",
+            f"{name}: refused: it removes or shrinks what {count} live booking(s) hold; nothing was {verb}.",
             err=True,
         )
         for line in conflict_lines(outcome.changes.conflicts):
             typer.echo(line, err=True)
-        typer.echo("See everything it changes with --dry-run; import it anyway with --force.", err=True)
+        typer.echo(f"See everything it changes with --dry-run; {act} it anyway with --force.", err=True)
         raise typer.Exit(1)
     changes = outcome.changes
     if dry_run:
-        typer.echo(f"Dry run of {file}: nothing was imported.")
+        typer.echo(f"Dry run of {name}: nothing was {verb}.")
         for line in changes_lines(changes):
             typer.echo(line)
         if changes.conflicts and not force:
             typer.echo(
-                "Without --force this import is refused: it removes or shrinks what "
+                f"Without --force this {act} is refused: it removes or shrinks what "
                 f"{changes.affected_bookings} live booking(s) hold."
             )
             raise typer.Exit(1)
         return
     if changes.conflicts:
-        typer.echo(f"Imported over {changes.affected_bookings} live booking(s) (--force):")
+        typer.echo(f"{verb.capitalize()} over {changes.affected_bookings} live booking(s) (--force):")
         for line in conflict_lines(changes.conflicts):
             typer.echo(line)
     _say(
-        f"Imported {len(outcome.catalog.products)} product(s) into the {_written_to()}; "
+        f"{verb.capitalize()} {len(outcome.catalog.products)} product(s) into the {_written_to()}; "
         f"catalogue version {outcome.version}."
     )
 
@@ -410,6 +424,45 @@ def catalog_export() -> None:
         return await services.catalog.export_text()
 
     sys.stdout.write(_run(work))
+
+
+@catalog_app.command("history")
+def catalog_history(
+    limit: Annotated[int, typer.Option(help="How many versions, newest first")] = 20,
+) -> None:
+    """List the catalogue's versions: when, who, through which door, and what each changed."""
+
+    async def work(services: Services) -> list[CatalogVersion]:
+        return await services.catalog.versions(limit=limit)
+
+    table = Table("Version", "Saved (UTC)", "By", "Door", "What changed", box=None)
+    for entry in _run(work):
+        saved = entry.created_at.strftime("%Y-%m-%d %H:%M:%S")
+        table.add_row(str(entry.version), saved, entry.actor, entry.door.value, entry.summary)
+    console.print(table)
+
+
+@catalog_app.command("restore")
+def catalog_restore(
+    version: int,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what restoring would change; change nothing")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Restore even if it removes or shrinks what live bookings hold")
+    ] = False,
+) -> None:
+    """Save catalogue VERSION again as a new version, with the checks of an import."""
+
+    async def work(services: Services) -> ImportOutcome | ImportRefused:
+        try:
+            return await services.catalog.restore(
+                version, actor=COMMAND_LINE, door=Door.CLI, dry_run=dry_run, force=force
+            )
+        except ImportRefused as refused:
+            return refused
+
+    _report_import(f"version {version}", work, dry_run=dry_run, force=force, act="restore", verb="restored")
 
 
 @connection_app.command("create")
@@ -521,7 +574,7 @@ def staff_create(
     role: Annotated[
         Role,
         typer.Option(
-            help="viewer reads; operator also acts on bookings, departures and mappings; admin also manages connections, webhooks, staff and the catalogue"
+            help="viewer reads; operator also acts on bookings, departures and mappings; admin also manages connections, webhooks, staff and the catalogue; editor only edits the catalogue"
         ),
     ],
 ) -> None:

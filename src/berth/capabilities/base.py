@@ -41,6 +41,20 @@ class View:
         return self.capabilities, self.language
 
 
+@dataclass(frozen=True)
+class EditorPart:
+    """A capability's part of the catalogue editor: the file keys it adds to a product or an
+    option (`level`), edited in the back office as a YAML fragment with `help` beside it and
+    checked by the capability's catalogue rules like an import."""
+
+    id: str
+    title: str
+    level: str  # "product" or "option"
+    keys: tuple[str, ...]
+    help: str
+    example: str = ""
+
+
 class Capability:
     """A capability adds fields to objects built by `berth.views`. Hooks default to nothing."""
 

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from berth.capabilities.base import Capability
+from berth.capabilities.base import Capability, EditorPart
 from berth.capabilities.cart.fields import CartCapability
+from berth.capabilities.content.editor import EDITOR_PARTS as CONTENT_EDITOR
 from berth.capabilities.content.fields import ContentCapability
 from berth.capabilities.extras.catalog_rules import ExtraRules
+from berth.capabilities.extras.editor import EDITOR_PARTS as EXTRAS_EDITOR
 from berth.capabilities.extras.fields import ExtrasCapability
 from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
 from berth.capabilities.mappings.fields import MappingsCapability
 from berth.capabilities.packages.catalog_rules import PackageRules
+from berth.capabilities.packages.editor import EDITOR_PARTS as PACKAGES_EDITOR
 from berth.capabilities.packages.fields import PackagesCapability
 from berth.capabilities.pickups.catalog_rules import PickupRules
+from berth.capabilities.pickups.editor import EDITOR_PARTS as PICKUPS_EDITOR
 from berth.capabilities.pickups.fields import PickupsCapability
 from berth.capabilities.pricing.fields import PricingCapability
 from berth.capabilities.questions.catalog_rules import QuestionRules
+from berth.capabilities.questions.editor import EDITOR_PARTS as QUESTIONS_EDITOR
 from berth.capabilities.questions.fields import QuestionsCapability
 from berth.capabilities.rentals.catalog_rules import RentalRules
+from berth.capabilities.rentals.editor import EDITOR_PARTS as RENTALS_EDITOR
 from berth.capabilities.rentals.fields import RentalsCapability
 from berth.capabilities.resources.catalog_rules import ResourceRules
+from berth.capabilities.resources.editor import EDITOR_PARTS as RESOURCES_EDITOR
 from berth.capabilities.resources.fields import ResourcesCapability
 from berth.capabilities.webhooks.fields import WebhooksCapability
 from berth.domain.catalog.rules import CatalogRule
@@ -31,6 +38,16 @@ CATALOG_RULES: tuple[CatalogRule, ...] = (
     PickupRules(),
     QuestionRules(),
     ExtraRules(),
+)
+# The capabilities' parts of the back office's catalogue editor, in the order they show.
+EDITOR_PARTS: tuple[EditorPart, ...] = (
+    *CONTENT_EDITOR,
+    *RENTALS_EDITOR,
+    *RESOURCES_EDITOR,
+    *PACKAGES_EDITOR,
+    *PICKUPS_EDITOR,
+    *QUESTIONS_EDITOR,
+    *EXTRAS_EDITOR,
 )
 CAPABILITIES: tuple[Capability, ...] = (
     ContentCapability(),

@@ -21,17 +21,23 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 class Role(StrEnum):
-    """In order of power: each role may do everything of the roles before it."""
+    """Viewer, operator and admin in order of power: each may do everything of those before it.
+    An editor reads everything and changes the catalogue, nothing else; an admin may too."""
 
     VIEWER = "viewer"
     OPERATOR = "operator"
     ADMIN = "admin"
+    EDITOR = "editor"
 
     @property
     def rank(self) -> int:
         return list(Role).index(self)
 
     def allows(self, needed: Role) -> bool:
+        if self is needed or self is Role.ADMIN or needed is Role.VIEWER:
+            return True
+        if Role.EDITOR in (self, needed):
+            return False
         return self.rank >= needed.rank
 
 
@@ -40,6 +46,7 @@ ROLE_POWERS = {
     Role.VIEWER: "read everything",
     Role.OPERATOR: "act on bookings, departures and mappings",
     Role.ADMIN: "manage connections, webhooks, staff and the catalogue",
+    Role.EDITOR: "edit the catalogue",
 }
 
 
@@ -61,9 +68,9 @@ class Actor:
 
     def require(self, needed: Role, doing: str) -> None:
         if not self.may(needed):
+            roles = "editor or admin" if needed is Role.EDITOR else needed.value
             raise RoleRefused(
-                f"{doing} needs the {needed.value} role ({ROLE_POWERS[needed]}); "
-                f"{self.name} is {self.role.value}"
+                f"{doing} needs the {roles} role ({ROLE_POWERS[needed]}); {self.name} is {self.role.value}"
             )
 
 

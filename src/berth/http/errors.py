@@ -29,6 +29,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "NOT_FOUND": 404,
     "TOO_MANY_REQUESTS": 429,
     "FORBIDDEN": 403,
+    "CONFLICT": 409,  # the admin API's catalogue save based on an older version
 }
 DEFAULT_ERROR_STATUS = 400
 

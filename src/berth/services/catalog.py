@@ -19,7 +19,16 @@ from berth.domain.catalog import Catalog, Product, Supplier
 from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
 from berth.domain.catalog.rules import CatalogRule
 from berth.domain.catalog_changes import CatalogChanges, ImportRefused, compare_catalogs
-from berth.domain.staff import Actor
+from berth.domain.catalog_history import (
+    CatalogConflict,
+    CatalogVersion,
+    Door,
+    changes_words,
+    summary_of,
+    yaml_diff,
+)
+from berth.domain.errors import BadRequest, NotFound
+from berth.domain.staff import COMMAND_LINE, Actor
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.store import audit_repo, bookings_repo, catalog_repo
@@ -44,6 +53,22 @@ class ImportOutcome:
     catalog: Catalog
     changes: CatalogChanges
     version: int | None  # the version stored; None for a dry run
+    base_version: int  # the version compared with (and replaced, unless a dry run)
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    """A version against the one before it: what changed in words, and the YAML diff."""
+
+    version: CatalogVersion
+    document: str
+    previous: int | None  # None: the first version of the history
+    words: list[str]
+    diff: list[str]
+
+
+# The audit action of a save through each door.
+_ACTIONS = {Door.EDITOR: "catalog.edit", Door.API: "catalog.import", Door.CLI: "catalog.import"}
 
 
 class CatalogService:
@@ -80,56 +105,139 @@ class CatalogService:
                 self._snapshot = CatalogSnapshot(loaded_version, catalog or EMPTY_CATALOG)
         return self._snapshot
 
-    async def replace(self, catalog: Catalog) -> int:
+    async def replace(self, catalog: Catalog, *, actor: Actor = COMMAND_LINE) -> int:
         """Store `catalog` as it is (the demo loader's way; imports go through `import_text`)."""
         async with self._db.transaction(write=True) as conn:
             _, before = await catalog_repo.load_catalog(conn)
-            version = await self._save(conn, before or EMPTY_CATALOG, catalog)
+            changes = compare_catalogs(before or EMPTY_CATALOG, catalog, (), self._clock())
+            summary = summary_of(changes)
+            version = await self._save(conn, before or EMPTY_CATALOG, catalog, actor, Door.SETUP, summary)
         self._snapshot = CatalogSnapshot(version, catalog)
         return version
 
-    async def _save(self, conn: DbConnection, before: Catalog, catalog: Catalog) -> int:
-        version = await catalog_repo.save_catalog(conn, catalog, self._clock())
+    async def _save(
+        self, conn: DbConnection, before: Catalog, catalog: Catalog, actor: Actor, door: Door, summary: str
+    ) -> int:
+        version = await catalog_repo.save_catalog(
+            conn, catalog, self._clock(), actor=actor, door=door, summary=summary
+        )
         if self.observer is not None:
             await self.observer.catalog_changed(conn, before, catalog)
         return version
 
     async def import_text(
-        self, text: str, *, actor: Actor, dry_run: bool = False, force: bool = False
+        self,
+        text: str,
+        *,
+        actor: Actor,
+        door: Door = Door.CLI,
+        dry_run: bool = False,
+        force: bool = False,
+        base_version: int | None = None,
+        restoring: int | None = None,
     ) -> ImportOutcome:
-        """Parse a catalogue file and compare it with the stored one; store it unless `dry_run`.
+        """Parse a catalogue file and compare it with the stored one; store it as a new version
+        unless `dry_run`. `base_version`: the version the file was made from (the editor's and
+        the API's `baseVersion`); `restoring`: the version whose document this is.
 
-        Raises CatalogFileError for a file with problems and ImportRefused when it removes or
-        shrinks what live bookings hold and `force` is not given; either way nothing is stored.
+        Raises CatalogFileError for a file with problems, CatalogConflict when the catalogue is
+        no longer at `base_version`, and ImportRefused when it removes or shrinks what live
+        bookings hold and `force` is not given; whichever, nothing is stored.
         """
         catalog = parse_catalog(text, self._rules)
         now = self._clock()
         async with self._db.transaction(write=not dry_run) as conn:
-            _, stored = await catalog_repo.load_catalog(conn)
+            if not dry_run:  # held to the end: a save in between cannot slip past the check
+                await catalog_repo.lock_catalog(conn)
+            current, stored = await catalog_repo.load_catalog(conn)
             before = stored or EMPTY_CATALOG
+            if base_version is not None and base_version != current:
+                raise await self._conflict(conn, base_version, current, before)
             # Two days back reach every day (OPENING_HOURS) not yet over, whatever its zone and
             # length; the domain keeps the bookings of departures ahead.
             live = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
             changes = compare_catalogs(before, catalog, live, now)
             if dry_run:
-                return ImportOutcome(catalog, changes, None)
+                return ImportOutcome(catalog, changes, None, current)
             if changes.conflicts and not force:
                 raise ImportRefused(changes)
-            version = await self._save(conn, before, catalog)
+            prefix = f"Restored version {restoring}: " if restoring is not None else ""
+            summary = summary_of(changes, prefix)
+            version = await self._save(conn, before, catalog, actor, door, summary)
             details = {
                 "version": version,
+                "door": door.value,
+                "summary": summary,
                 "products": len(catalog.products),
                 "force": force,
                 "affectedBookings": changes.affected_bookings,
             }
-            await audit_repo.record(
-                conn, actor, "catalog.import", Target("catalog", "catalog"), details, at=now
-            )
+            action = "catalog.restore" if restoring is not None else _ACTIONS.get(door, "catalog.import")
+            target = Target("catalog_version", str(version), f"catalogue version {version}")
+            await audit_repo.record(conn, actor, action, target, details, at=now)
         self._snapshot = CatalogSnapshot(version, catalog)
-        return ImportOutcome(catalog, changes, version)
+        return ImportOutcome(catalog, changes, version, current)
+
+    async def _conflict(
+        self, conn: DbConnection, base_version: int, current: int, catalog: Catalog
+    ) -> BadRequest | CatalogConflict:
+        if base_version > current or base_version < 0:
+            return BadRequest(
+                f"baseVersion {base_version} is not a version of the catalogue (the current one is {current})"
+            )
+        latest = await catalog_repo.find_version(conn, current)
+        base = await catalog_repo.find_version(conn, base_version)
+        since: list[str] = []
+        if base is not None:
+            changes = compare_catalogs(parse_catalog(base[1], ()), catalog, (), self._clock())
+            since = changes_words(changes)
+        return CatalogConflict(base_version, latest[0] if latest else None, current, since)
+
+    async def restore(
+        self, version: int, *, actor: Actor, door: Door, dry_run: bool = False, force: bool = False
+    ) -> ImportOutcome:
+        """Save the document of `version` as a new version, with the checks of an import."""
+        async with self._db.transaction(write=False) as conn:
+            found = await catalog_repo.find_version(conn, version)
+        if found is None:
+            raise NotFound(f"The catalogue has no version {version}")
+        return await self.import_text(
+            found[1], actor=actor, door=door, dry_run=dry_run, force=force, restoring=version
+        )
+
+    async def versions(self, *, limit: int = 50, before: int | None = None) -> list[CatalogVersion]:
+        async with self._db.transaction(write=False) as conn:
+            return await catalog_repo.list_versions(conn, limit=limit, before=before)
+
+    async def version_document(self, version: int) -> tuple[CatalogVersion, str]:
+        async with self._db.transaction(write=False) as conn:
+            found = await catalog_repo.find_version(conn, version)
+        if found is None:
+            raise NotFound(f"The catalogue has no version {version}")
+        return found
+
+    async def version_diff(self, version: int) -> VersionDiff:
+        """`version` against the version before it in the history."""
+        async with self._db.transaction(write=False) as conn:
+            found = await catalog_repo.find_version(conn, version)
+            previous = await catalog_repo.previous_document(conn, version)
+        if found is None:
+            raise NotFound(f"The catalogue has no version {version}")
+        entry, document = found
+        before_number, before_text = previous if previous is not None else (None, "")
+        before = parse_catalog(before_text, ()) if previous is not None else EMPTY_CATALOG
+        changes = compare_catalogs(before, parse_catalog(document, ()), (), self._clock())
+        before_name = f"version {before_number}" if before_number is not None else "nothing"
+        diff = yaml_diff(before_text, document, before_name, f"version {version}")
+        return VersionDiff(entry, document, before_number, changes_words(changes), diff)
 
     async def export_text(self) -> str:
-        return catalog_to_yaml((await self.snapshot()).catalog)
+        return (await self.export())[1]
+
+    async def export(self) -> tuple[int, str]:
+        """The current version and its YAML: an editor's `baseVersion` and what it starts from."""
+        snapshot = await self.snapshot()
+        return snapshot.version, catalog_to_yaml(snapshot.catalog)
 
     async def product(self, product_id: str) -> Product | None:
         return (await self.snapshot()).catalog.product(product_id)

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import insert, select, update
 
 from berth.domain.catalog import Catalog, Product, Supplier
+from berth.domain.catalog.document import catalog_to_yaml
+from berth.domain.catalog_history import CatalogVersion, Door
+from berth.domain.staff import Actor
 from berth.store.database import DbConnection
-from berth.store.tables import catalog_meta, products
+from berth.store.tables import catalog_meta, catalog_versions, products
 
 
 async def catalog_version(conn: DbConnection) -> int:
     """0 when no catalogue was ever saved."""
     version = await conn.scalar(select(catalog_meta.c.version).where(catalog_meta.c.id == 1))
     return int(version or 0)
+
+
+async def lock_catalog(conn: DbConnection) -> None:
+    """Hold the catalogue's row until the transaction ends: saves take turns (PostgreSQL; a
+    SQLite write transaction holds the whole database already)."""
+    await conn.execute(select(catalog_meta.c.version).where(catalog_meta.c.id == 1).with_for_update())
 
 
 async def load_catalog(conn: DbConnection) -> tuple[int, Catalog | None]:
@@ -36,8 +46,11 @@ async def load_archived_product(conn: DbConnection, product_id: str) -> Product 
     return None if document is None else Product.model_validate(document)
 
 
-async def save_catalog(conn: DbConnection, catalog: Catalog, now: datetime) -> int:
-    """Replace the catalogue; products no longer in it are archived. Returns the new version."""
+async def save_catalog(
+    conn: DbConnection, catalog: Catalog, now: datetime, *, actor: Actor, door: Door, summary: str
+) -> int:
+    """Replace the catalogue; products no longer in it are archived; the catalogue is kept in
+    the history as the new version, which is returned."""
     supplier_doc = catalog.supplier.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     current = (
         await conn.execute(select(catalog_meta.c.version).where(catalog_meta.c.id == 1).with_for_update())
@@ -69,4 +82,70 @@ async def save_catalog(conn: DbConnection, catalog: Catalog, now: datetime) -> i
         await conn.execute(
             update(products).where(products.c.id.in_(gone)).values(archived=True, updated_at=now)
         )
+    await conn.execute(
+        insert(catalog_versions).values(
+            version=version,
+            created_at=now,
+            actor=actor.name,
+            actor_id=actor.staff_id,
+            actor_role=actor.role.value,
+            door=door.value,
+            summary=summary,
+            document=catalog_to_yaml(catalog),
+        )
+    )
     return version
+
+
+_VERSION_COLUMNS = (
+    catalog_versions.c.version,
+    catalog_versions.c.created_at,
+    catalog_versions.c.actor,
+    catalog_versions.c.actor_role,
+    catalog_versions.c.door,
+    catalog_versions.c.summary,
+)
+
+
+async def list_versions(conn: DbConnection, *, limit: int, before: int | None = None) -> list[CatalogVersion]:
+    """The newest versions first (those older than `before`, when given)."""
+    query = select(*_VERSION_COLUMNS).order_by(catalog_versions.c.version.desc()).limit(limit)
+    if before is not None:
+        query = query.where(catalog_versions.c.version < before)
+    return [_version(row) for row in await conn.execute(query)]
+
+
+async def find_version(conn: DbConnection, version: int) -> tuple[CatalogVersion, str] | None:
+    """A version and its document (YAML)."""
+    row = (
+        await conn.execute(
+            select(*_VERSION_COLUMNS, catalog_versions.c.document).where(
+                catalog_versions.c.version == version
+            )
+        )
+    ).first()
+    return None if row is None else (_version(row), str(row.document))
+
+
+async def previous_document(conn: DbConnection, version: int) -> tuple[int, str] | None:
+    """The version before `version` that the history holds, and its document."""
+    row = (
+        await conn.execute(
+            select(catalog_versions.c.version, catalog_versions.c.document)
+            .where(catalog_versions.c.version < version)
+            .order_by(catalog_versions.c.version.desc())
+            .limit(1)
+        )
+    ).first()
+    return None if row is None else (int(row.version), str(row.document))
+
+
+def _version(row: Any) -> CatalogVersion:
+    return CatalogVersion(
+        version=int(row.version),
+        created_at=row.created_at,
+        actor=row.actor,
+        actor_role=row.actor_role,
+        door=Door(row.door),
+        summary=row.summary,
+    )

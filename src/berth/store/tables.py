@@ -416,3 +416,18 @@ guessing_failures = Table(
     Column("last_at", Float, nullable=False),
     Column("blocked_until", Float, nullable=False),
 )
+
+# Every catalogue ever saved (issue 30): who saved it (as audit_log names them), through which
+# door, a summary of what it changed, and the whole document as the YAML `catalog export` prints.
+catalog_versions = Table(
+    "catalog_versions",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("actor", String(254), nullable=False),
+    Column("actor_id", String(36), nullable=True),
+    Column("actor_role", String(16), nullable=False),
+    Column("door", String(16), nullable=False),
+    Column("summary", String(300), nullable=False),
+    Column("document", Text, nullable=False),
+)

@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from berth.domain.catalog.model import Catalog
-from berth.domain.catalog.rules import CatalogRule, Path, catalog_problems
+from berth.domain.catalog.rules import CatalogRule, Path, catalog_problems, duplicate_ids
 from berth.domain.catalog.salvage import salvage
 from berth.domain.input_errors import expectation
 
@@ -105,17 +105,34 @@ def _in_file_order(problem: Problem) -> tuple[int, str]:
     return (problem.line or 0, problem.path)
 
 
-def parse_catalog(text: str, rules: Sequence[CatalogRule]) -> Catalog:
-    """The catalogue a file describes, checked by the core rules and the capabilities' `rules`;
-    CatalogFileError lists every problem, in file order."""
+def _compose(text: str) -> yaml.Node | None:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise CatalogFileError(
             [Problem(line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}")]
         ) from None
+
+
+def read_yaml(text: str) -> Any:
+    """A piece of a catalogue file (the editor's YAML fields) as plain values, read as the
+    file is (`10:30` stays a string); CatalogFileError for what YAML cannot read."""
+    root = _compose(text)
+    if root is None:
+        return None
+    builder = _Builder()
+    data = builder.build(root, ())
+    if builder.problems:
+        raise CatalogFileError(builder.problems)
+    return data
+
+
+def parse_catalog(text: str, rules: Sequence[CatalogRule]) -> Catalog:
+    """The catalogue a file describes, checked by the core rules and the capabilities' `rules`;
+    CatalogFileError lists every problem, in file order."""
+    root = _compose(text)
     if root is None:
         raise CatalogFileError([Problem(None, "", "the file is empty")])
     builder = _Builder()
@@ -162,15 +179,45 @@ def _rule_problems(
             Problem(builder.line_of(path), format_path(path), message)
             for path, message in catalog_problems(catalog, rules)
         ]
+    # Repeated ids of products, options and units do not depend on anything the schema refused:
+    # they are read from the file as it is, so that they are reported in the same pass.
+    found = _repeated_ids(data)
     salvaged = salvage(data)
-    if salvaged is None:
+    if salvaged is not None:
+        for path, message in catalog_problems(salvaged.catalog, rules):
+            if not salvaged.artefact(path):
+                found.append((salvaged.original_path(path), message))
+    unique = dict.fromkeys(found)  # a repeat the salvaged catalogue also has is said once
+    return [Problem(builder.line_of(path), format_path(path), message) for path, message in unique]
+
+
+def _ids(items: Any) -> list[tuple[int, dict[str, Any]]]:
+    if not isinstance(items, list):
         return []
-    problems = []
-    for path, message in catalog_problems(salvaged.catalog, rules):
-        if salvaged.artefact(path):
-            continue
-        original = salvaged.original_path(path)
-        problems.append(Problem(builder.line_of(original), format_path(original), message))
+    return [
+        (index, item)
+        for index, item in enumerate(items)
+        if isinstance(item, dict) and isinstance(item.get("id"), str)
+    ]
+
+
+def _repeated_ids(data: dict[str, Any]) -> list[tuple[Path, str]]:
+    """Repeated product ids, option ids of a product and unit ids of an option, in the raw file."""
+
+    def repeats(items: list[tuple[int, dict[str, Any]]], path: Path, what: str) -> list[tuple[Path, str]]:
+        indexes = [index for index, _ in items]
+        found = duplicate_ids([item["id"] for _, item in items], path, what)
+        # duplicate_ids counts the items it is given, which skip those without an id
+        return [((*path, indexes[int(where[len(path)])], "id"), message) for where, message in found]
+
+    products = _ids(data.get("products"))
+    problems = repeats(products, ("products",), "product")
+    for p_index, product in products:
+        options = _ids(product.get("options"))
+        problems.extend(repeats(options, ("products", p_index, "options"), "option"))
+        for o_index, option in options:
+            units = _ids(option.get("units"))
+            problems.extend(repeats(units, ("products", p_index, "options", o_index, "units"), "unit"))
     return problems
 
 

@@ -10,12 +10,14 @@ from starlette.responses import Response
 from berth.container import Services
 from berth.domain.catalog.document import CatalogFileError
 from berth.domain.catalog_changes import ImportRefused
+from berth.domain.catalog_history import Door
 from berth.domain.errors import BadRequest
 from berth.domain.staff import Actor
-from berth.http.admin.roles import admin
+from berth.http.admin.roles import admin, editor
 from berth.http.context import current_services
-from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES, OctoErrorBody
 from berth.http.responses import json_response
+from berth.services.catalog import ImportOutcome
 from berth.views.catalog_changes import changes_json
 from berth.views.connections import connection_json
 
@@ -69,12 +71,17 @@ async def revoke_connection(
     responses={200: {"content": {"application/yaml": {}}}},
 )
 async def export_catalog(svc: Services = Depends(current_services)) -> Response:
-    return Response(await svc.catalog.export_text(), media_type="application/yaml")
+    version, text = await svc.catalog.export()
+    # The version to send back as `baseVersion` with the edited file.
+    return Response(text, media_type="application/yaml", headers={"Catalog-Version": str(version)})
 
 
 @router.put(
     "/catalog",
     summary="Replace the catalogue with a YAML (or JSON) catalogue file; all or nothing",
+    responses={
+        409: {"model": OctoErrorBody, "description": "CONFLICT: the catalogue changed since `baseVersion`"}
+    },
     description=(
         "Answers what the import changes: products, options and units added, changed or removed; "
         "departures that lose places up to the last date with live bookings; and the live bookings "
@@ -92,7 +99,12 @@ async def import_catalog(
     request: Request,
     dryRun: bool = Query(default=False, description="true: answer what would change, store nothing"),
     force: bool = Query(default=False, description="true: import even over live bookings it hurts"),
-    actor: Actor = Depends(admin),
+    baseVersion: int | None = Query(
+        default=None,
+        description="The catalogue version the file was made from: if another save came since, the "
+        "import is refused with 409 CONFLICT naming what that save changed",
+    ),
+    actor: Actor = Depends(editor),
     svc: Services = Depends(current_services),
 ) -> Response:
     raw = await request.body()
@@ -101,20 +113,97 @@ async def import_catalog(
     except UnicodeDecodeError:
         raise BadRequest("The catalogue file must be UTF-8 text") from None
     try:
-        outcome = await svc.catalog.import_text(text, actor=actor, dry_run=dryRun, force=force)
-    except CatalogFileError as exc:
+        outcome = await svc.catalog.import_text(
+            text, actor=actor, door=Door.API, dry_run=dryRun, force=force, base_version=baseVersion
+        )
+    except (CatalogFileError, ImportRefused) as exc:
+        return _refusal(exc)
+    return _saved(outcome, dryRun)
+
+
+def _refusal(exc: CatalogFileError | ImportRefused) -> Response:
+    if isinstance(exc, CatalogFileError):
         problems = [{"line": p.line, "path": p.path, "message": p.message} for p in exc.problems]
         error = BadRequest(f"The catalogue file has {len(problems)} problem(s); nothing was imported")
         return json_response({**error.body(), "problems": problems}, status_code=400)
-    except ImportRefused as exc:
-        error = BadRequest(f"{exc.message} (conflicts lists them; force=true imports anyway)")
-        return json_response({**error.body(), **changes_json(exc.changes)}, status_code=400)
+    error = BadRequest(f"{exc.message} (conflicts lists them; force=true imports anyway)")
+    return json_response({**error.body(), **changes_json(exc.changes)}, status_code=400)
+
+
+def _saved(outcome: ImportOutcome, dry_run: bool) -> Response:
     return json_response(
         {
-            "dryRun": dryRun,
+            "dryRun": dry_run,
             "imported": outcome.version is not None,
             "version": outcome.version,
+            "baseVersion": outcome.base_version,
             "products": len(outcome.catalog.products),
             **changes_json(outcome.changes),
         }
     )
+
+
+class CatalogVersionOut(BaseModel):
+    version: int
+    createdAt: str
+    actor: str
+    actorRole: str
+    door: str = Field(
+        description="editor (the back office), api, cli, or setup (the demo, or before the history)"
+    )
+    summary: str
+
+
+@router.get(
+    "/catalog/versions",
+    response_model=list[CatalogVersionOut],
+    summary="The catalogue's versions, newest first: who saved each, when, through which door, and what it changed",
+)
+async def catalog_versions(
+    limit: int = Query(default=50, ge=1, le=500),
+    before: int | None = Query(default=None, description="Only versions older than this one (the next page)"),
+    svc: Services = Depends(current_services),
+) -> Response:
+    return json_response(
+        [
+            {
+                "version": v.version,
+                "createdAt": v.created_at.isoformat(),
+                "actor": v.actor,
+                "actorRole": v.actor_role,
+                "door": v.door.value,
+                "summary": v.summary,
+            }
+            for v in await svc.catalog.versions(limit=limit, before=before)
+        ]
+    )
+
+
+@router.get(
+    "/catalog/versions/{version}",
+    summary="One catalogue version as a YAML file (the format `berth catalog import` reads)",
+    response_class=Response,
+    responses={200: {"content": {"application/yaml": {}}}},
+)
+async def catalog_version(version: int, svc: Services = Depends(current_services)) -> Response:
+    _, document = await svc.catalog.version_document(version)
+    return Response(document, media_type="application/yaml")
+
+
+@router.post(
+    "/catalog/versions/{version}/restore",
+    summary="Save a version's document as a new version, with the checks of an import",
+    description="Answers as `PUT /admin/api/catalog`; `dryRun` and `force` work the same way.",
+)
+async def restore_catalog_version(
+    version: int,
+    dryRun: bool = Query(default=False, description="true: answer what would change, store nothing"),
+    force: bool = Query(default=False, description="true: restore even over live bookings it hurts"),
+    actor: Actor = Depends(editor),
+    svc: Services = Depends(current_services),
+) -> Response:
+    try:
+        outcome = await svc.catalog.restore(version, actor=actor, door=Door.API, dry_run=dryRun, force=force)
+    except (CatalogFileError, ImportRefused) as exc:
+        return _refusal(exc)
+    return _saved(outcome, dryRun)

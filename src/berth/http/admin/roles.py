@@ -39,3 +39,4 @@ def require_role(needed: Role) -> Callable[[Request], Awaitable[Actor]]:
 viewer = require_role(Role.VIEWER)
 operator = require_role(Role.OPERATOR)
 admin = require_role(Role.ADMIN)
+editor = require_role(Role.EDITOR)  # the catalogue: editors and admins

@@ -8,6 +8,7 @@ from berth.http.admin.pages import (
     audit,
     bookings,
     catalog,
+    catalog_editor,
     connections,
     dashboard,
     departure_list,
@@ -22,7 +23,7 @@ from berth.http.admin.pages import (
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static, sign_in, dashboard, bookings, manifest, departures, catalog, mappings, webhooks, connections, audit,
+    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, audit,
     staff, departure_list,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")

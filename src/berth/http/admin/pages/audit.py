@@ -38,7 +38,9 @@ ACTIONS = {
     "departure.capacity": "Changed the capacity of departure",
     "departure.note": "Noted on departure",
     "departure.cancel": "Cancelled departure",
-    "catalog.import": "Imported the catalogue",
+    "catalog.import": "Imported the catalogue as",
+    "catalog.edit": "Edited the catalogue:",
+    "catalog.restore": "Restored an older catalogue as",
     "staff.create": "Created staff account",
     "staff.token": "Issued an API token to",
     "staff.disable": "Disabled staff account",
@@ -58,6 +60,7 @@ def target_path(entry: AuditEntry) -> str | None:
         "delivery": f"/admin/deliveries/{quote(target.id)}",
         "connection": "/admin/connections",
         "catalog": "/admin/catalog",
+        "catalog_version": f"/admin/catalog/history/{quote(target.id)}",
     }
     return pages.get(target.kind)
 

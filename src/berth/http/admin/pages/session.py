@@ -257,3 +257,4 @@ def _form_of(needed: Role) -> Callable[[Request, str], Awaitable[Staff]]:
 staff_form = _form_of(Role.VIEWER)
 operator_form = _form_of(Role.OPERATOR)
 admin_form = _form_of(Role.ADMIN)
+editor_form = _form_of(Role.EDITOR)  # the catalogue: editors and admins

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0023"
-down_revision = "0017"
+down_revision = "0021"
 
 
 def upgrade() -> None:
