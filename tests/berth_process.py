@@ -66,7 +66,7 @@ def berth_serve(database_url: str, *args: str, log: Path | None = None, **extra_
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:
@@ -74,8 +74,9 @@ def berth_serve(database_url: str, *args: str, log: Path | None = None, **extra_
             except httpx.TransportError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                said = process.stdout.read().decode() if process.stdout else ""
-                raise AssertionError(f"berth serve did not start:\n{said}")
+                process.terminate()  # before reading: a server still running never ends its output
+                said = process.communicate(timeout=15)[0] if process.stdout else b""
+                raise AssertionError(f"berth serve did not start:\n{said.decode()}")
             time.sleep(0.1)
         yield base
     finally:

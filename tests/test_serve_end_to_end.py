@@ -39,7 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:
@@ -47,7 +47,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             except httpx.TransportError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode() if process.stdout else ""
+                process.terminate()  # before reading: a server still running never ends its output
+                output = process.communicate(timeout=15)[0].decode() if process.stdout else ""
                 raise AssertionError(f"berth serve did not start:\n{output}")
             time.sleep(0.2)
         yield base

@@ -65,7 +65,8 @@ def berth_serve(database: Path, *, demo: bool, environment: dict[str, str] | Non
             except httpx.TransportError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode() if process.stdout else ""
+                process.terminate()  # before reading: a server still running never ends its output
+                output = process.communicate(timeout=15)[0].decode() if process.stdout else ""
                 raise AssertionError(f"berth serve did not start:\n{output}")
             time.sleep(0.1)
         yield base
