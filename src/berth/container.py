@@ -18,6 +18,7 @@ from berth.capabilities.resources.service import ResourceService
 from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
+from berth.domain.tickets import WalletPasses
 from berth.services.answers import AnswerCache
 from berth.services.audit import AuditService
 from berth.services.availability import AvailabilityService
@@ -40,6 +41,7 @@ from berth.services.tickets import TicketService
 from berth.settings import Settings
 from berth.store.database import Database
 from berth.tickets.documents import TicketDocuments
+from berth.tickets.pkpass import PassSigner
 
 
 @dataclass
@@ -84,7 +86,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         max_overflow=settings.database_max_overflow,
     )
     box = settings.secret_box()
-    catalog = CatalogService(database, clock, CATALOG_RULES)
+    passes = PassSigner.from_settings(settings)
+    catalog = CatalogService(database, clock, (*CATALOG_RULES, *((WalletPasses(),) if passes else ())))
     # Capacity policies in registry order: an option is a rental, or has resources, or is plain.
     policies = CapacityPolicies((RentalPolicy(), ResourcePolicy(clock)))
     availability = AvailabilityService(database, settings, clock, policies)
@@ -125,5 +128,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         answers=AnswerCache(database, clock, settings.answer_cache_seconds),
         staff=StaffService(database, clock),
         audit=AuditService(database),
-        tickets=TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper),
+        tickets=TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes),
     )
