@@ -20,7 +20,7 @@ from berth.store.tables import tickets
 from berth.tickets.pdf import render_pdf
 from berth.tickets.sheet import TicketPage
 from tests.builders import load
-from tests.conftest import auth
+from tests.conftest import ADMIN, auth
 from tests.tickets_helpers import (
     TICKET_URL,
     cruise_booking,
@@ -361,3 +361,17 @@ def test_any_text_renders_cut_and_escaped() -> None:
     assert "Guest: " + "N" * 30 in text and "…" in text
     assert 0 < text.count("<para>") <= 20  # the title is cut at 120 characters
     assert decoded_codes(content) == {"QRCode": "ABCDEFGH", "Aztec": "ABCDEFGH", "Code128": "ABCDEFGH"}
+
+
+async def test_a_booking_the_supplier_accepts_gets_its_tickets_then(
+    services: Services, client: httpx.AsyncClient
+) -> None:
+    await load(services, tickets_catalog(instantConfirmation=False))
+    booking = await booked(client, cruise_booking(*guests()))
+    assert booking["status"] == "PENDING" and booking["voucher"]["deliveryOptions"] == []
+    accepted = await client.post(f"/admin/api/bookings/{booking['id']}/accept", headers=ADMIN)
+    assert accepted.status_code == 200, accepted.text
+    again = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    assert again["status"] == "CONFIRMED"
+    content = (await client.get(path_of(options(again["voucher"])["PDF_URL"]))).content
+    assert decoded_codes(content)["QRCode"] == booking["supplierReference"]

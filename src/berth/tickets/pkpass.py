@@ -53,7 +53,9 @@ def _read(path: str, what: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
-        raise PassSettingsError(f"cannot read the {what} {path!r}: {exc.strerror}") from None
+        raise PassSettingsError(
+            f"Apple Wallet pass settings: cannot read the {what} {path!r}: {exc.strerror}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -74,25 +76,17 @@ class PassSigner:
         password = (
             settings.pkpass_key_password.get_secret_value().encode() if settings.pkpass_key_password else None
         )
+        certificate_pem = _read(settings.pkpass_certificate, "pass certificate (BERTH_PKPASS_CERTIFICATE)")
+        key_pem = _read(settings.pkpass_key, "key (BERTH_PKPASS_KEY)")
+        wwdr_pem = (
+            _read(settings.pkpass_wwdr_certificate, "WWDR certificate (BERTH_PKPASS_WWDR_CERTIFICATE)")
+            if settings.pkpass_wwdr_certificate
+            else None
+        )
         try:
-            certificate = x509.load_pem_x509_certificate(
-                _read(settings.pkpass_certificate, "pass certificate (BERTH_PKPASS_CERTIFICATE)")
-            )
-            key = serialization.load_pem_private_key(
-                _read(settings.pkpass_key, "key (BERTH_PKPASS_KEY)"), password
-            )
-            chain = (
-                (
-                    x509.load_pem_x509_certificate(
-                        _read(
-                            settings.pkpass_wwdr_certificate,
-                            "WWDR certificate (BERTH_PKPASS_WWDR_CERTIFICATE)",
-                        )
-                    ),
-                )
-                if settings.pkpass_wwdr_certificate
-                else ()
-            )
+            certificate = x509.load_pem_x509_certificate(certificate_pem)
+            key = serialization.load_pem_private_key(key_pem, password)
+            chain = (x509.load_pem_x509_certificate(wwdr_pem),) if wwdr_pem else ()
         except (ValueError, TypeError) as exc:
             raise PassSettingsError(f"Apple Wallet pass settings: {exc}") from None
         if not isinstance(key, (rsa.RSAPrivateKey, ec.EllipticCurvePrivateKey)):
