@@ -74,6 +74,12 @@ def ensure_pg_dump() -> None:
         apt_install("postgresql-client", "the PostgreSQL backup tests")
 
 
+def ensure_openssl() -> None:
+    """The Apple Wallet pass tests check signatures with the `openssl` command."""
+    if not shutil.which("openssl"):
+        apt_install("openssl", "the Apple Wallet pass tests")
+
+
 def main() -> None:
     command, args = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
     if command not in ("serve", "test", "bench"):
@@ -88,6 +94,7 @@ def main() -> None:
         os.execv(python, [python, "benchmarks/run.py", *args])
     ensure_chromium()
     ensure_pg_dump()
+    ensure_openssl()
     os.execv(python, [python, "-m", "pytest", *args])
 
 

@@ -44,6 +44,7 @@ from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.backup import BackupError, backup_postgres, backup_sqlite, is_postgres
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
 from berth.store.migrate import UnknownRevision, Upgrade, current_revision, upgrade
+from berth.tickets.pkpass import PassSettingsError
 from berth.views.catalog_changes import changes_lines, conflict_lines
 from berth.views.connections import connection_json
 from berth.views.staff import staff_json
@@ -115,7 +116,7 @@ def _errors_reported() -> Iterator[None]:
         _fail(exc.message)
     except DatabaseUnavailable as exc:
         _fail(f"{exc}: {exc.reason()}")
-    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError, CommandRefused) as exc:
+    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError, CommandRefused, PassSettingsError) as exc:
         _fail(str(exc))
     except ValidationError as exc:
         _fail(f"invalid settings: {_settings_problems(exc)}")

@@ -18,6 +18,7 @@ from berth.capabilities.resources.service import ResourceService
 from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
 from berth.delivery.worker import DeliveryWorker
+from berth.domain.tickets import WalletPasses
 from berth.services.answers import AnswerCache
 from berth.services.audit import AuditService
 from berth.services.availability import AvailabilityService
@@ -37,8 +38,11 @@ from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.staff import StaffService
+from berth.services.tickets import TicketService
 from berth.settings import Settings
 from berth.store.database import Database
+from berth.tickets.documents import TicketDocuments
+from berth.tickets.pkpass import PassSigner
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Services:
     staff: StaffService
     audit: AuditService
     guessing: GuessingGuard
+    tickets: TicketDocuments
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -83,7 +88,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         max_overflow=settings.database_max_overflow,
     )
     box = settings.secret_box()
-    catalog = CatalogService(database, clock, CATALOG_RULES)
+    passes = PassSigner.from_settings(settings)
+    catalog = CatalogService(database, clock, (*CATALOG_RULES, *((WalletPasses(),) if passes else ())))
     # Capacity policies in registry order: an option is a rental, or has resources, or is plain.
     policies = CapacityPolicies((RentalPolicy(), ResourcePolicy(clock)))
     availability = AvailabilityService(database, settings, clock, policies)
@@ -93,7 +99,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
     extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
-    loader = BookingLoader(clock, policies, extensions)
+    loader = BookingLoader(clock, policies, extensions, settings.tickets_url)
     steps = BookingSteps(settings, clock, fanout, policies, locks, loader, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
@@ -125,4 +131,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         staff=StaffService(database, clock),
         audit=AuditService(database),
         guessing=GuessingGuard(database, settings, clock),
+        tickets=TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes),
     )
