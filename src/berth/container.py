@@ -17,6 +17,8 @@ from berth.capabilities.resources.policy import ResourcePolicy
 from berth.capabilities.resources.service import ResourceService
 from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
+from berth.delivery.mail.outbox import GuestMail
+from berth.delivery.mail.worker import MailWorker
 from berth.delivery.worker import DeliveryWorker
 from berth.services.answers import AnswerCache
 from berth.services.audit import AuditService
@@ -62,6 +64,8 @@ class Services:
     answers: AnswerCache
     staff: StaffService
     audit: AuditService
+    mail: GuestMail
+    mailer: MailWorker
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -96,6 +100,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
     steps.orders = orders
+    mail = GuestMail(database, clock, catalog, loader)
+    steps.notices = mail
     # Groupings in the order they claim reservations: a package, else an order.
     packages = PackageBookings(database, steps, bookings)
     bookings.add_grouping(packages)
@@ -122,4 +128,6 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         answers=AnswerCache(database, clock, settings.answer_cache_seconds),
         staff=StaffService(database, clock),
         audit=AuditService(database),
+        mail=mail,
+        mailer=MailWorker(database, settings, clock, mail, catalog),
     )

@@ -132,6 +132,20 @@ class Settings(BaseSettings):
         default="json",
         description="Logs on stderr: `json` (one object per line, for collectors) or `console` (for people)",
     )
+    smtp_url: SecretStr | None = Field(
+        default=None,
+        description="Where guests' emails go: `smtp://user:password@host:587` (STARTTLS), "
+        "`smtps://user:password@host:465` (implicit TLS) or `smtp://host:25` (a plain relay); "
+        "unset: they stay in the database's mailbox, shown in the back office under Outbox",
+    )
+    mail_from: str = Field(
+        default="Berth <bookings@berth.invalid>",
+        description="The sender of guests' emails (`Name <address>`); replies go to the supplier's email",
+    )
+    mail_concurrency: int = Field(default=8, ge=1, description="Emails sent at once per worker")
+    mail_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="How long one email's SMTP conversation may take"
+    )
 
     @field_validator("retry_schedule")
     @classmethod

@@ -405,3 +405,33 @@ audit_log = Table(
     Index("ix_audit_log_actor", "actor", "at"),
     Index("ix_audit_log_target", "target_id", "at"),
 )
+
+# Guests' emails (receipts and notices), written in the transaction of the change they tell
+# of and sent by the mail worker; without SMTP they stay here as the demo's mailbox.
+mail_messages = Table(
+    "mail_messages",
+    metadata,
+    Column("sequence", Integer, primary_key=True, autoincrement=True),
+    Column("id", String(40), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("booking_id", String(36), nullable=True),
+    Column("order_id", String(36), nullable=True),
+    Column("recipient", String(320), nullable=True),
+    Column("recipient_name", String(200), nullable=True),
+    Column("language", String(35), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("text_body", Text, nullable=False),
+    Column("html_body", Text, nullable=False),
+    Column("attachments", JSONDocument, nullable=False),
+    Column("requested_by", String(254), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("error", String(500), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("sent_at", UTCDateTime, nullable=True),
+    Index("ix_mail_messages_due", "status", "next_attempt_at"),
+    Index("ix_mail_messages_booking_id", "booking_id"),
+    Index("ix_mail_messages_order_id", "order_id"),
+)

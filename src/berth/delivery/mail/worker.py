@@ -1,0 +1,164 @@
+"""The mail worker: claims due messages, sends them over SMTP (or files them in the
+database's mailbox when no SMTP server is configured), records each outcome, retries later.
+
+At least once, like webhooks: a message is marked sent only after the SMTP server accepted it.
+A claimed batch is leased and the lease renewed while it is being sent; a worker that dies
+mid-send stops renewing, the lease runs out, and another worker sends that batch again with
+the same Message-ID. A batch is at most `mail_concurrency` messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import ssl
+from datetime import timedelta
+from email.message import EmailMessage
+
+import aiosmtplib
+import structlog
+
+from berth.delivery.mail.compose import mail_address
+from berth.delivery.mail.outbox import GuestMail
+from berth.delivery.mail.smtp import SmtpServer, build_email, parse_smtp_url
+from berth.domain.webhooks import next_retry_delay, parse_schedule
+from berth.services.catalog import CatalogService
+from berth.services.clock import Clock
+from berth.settings import Settings
+from berth.store import mail_repo
+from berth.store.database import Database
+from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, Message, Outcome
+
+log = structlog.get_logger("berth.mail")
+
+LEASE = timedelta(seconds=6)
+RENEW_EVERY_SECONDS = 2.0
+
+
+class Rejected(Exception):
+    """The SMTP server refused the message for good (a 5XX answer): not retried."""
+
+
+class MailWorker:
+    def __init__(
+        self, database: Database, settings: Settings, clock: Clock, mail: GuestMail, catalogs: CatalogService
+    ) -> None:
+        self._db = database
+        self._settings = settings
+        self._clock = clock
+        self._mail = mail
+        self._catalogs = catalogs
+        self._schedule = parse_schedule(settings.retry_schedule)
+        self._server: SmtpServer | None = (
+            parse_smtp_url(settings.smtp_url.get_secret_value()) if settings.smtp_url else None
+        )
+        self._tls: ssl.SSLContext | None = None
+        if self._server is not None and self._server.cafile:
+            self._tls = ssl.create_default_context(cafile=self._server.cafile)
+        self._held: set[str] = set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Send until `stop` is set; sleep when idle until woken or polled. The batch in
+        flight when stopped is finished and recorded, not dropped."""
+        renewal = asyncio.create_task(self._renew_held())
+        try:
+            while not stop.is_set():
+                self._mail.wakeup.clear()
+                try:
+                    sent = await self.send_due()
+                except Exception:  # the loop must not die; what failed is retried on the next tick
+                    log.exception("mail loop failed")
+                    sent = 0
+                if sent < self._settings.mail_concurrency:
+                    await self._idle(stop)
+        finally:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
+
+    async def send_due(self) -> int:
+        """One batch: claim what is due, send it all at once, record every outcome in one
+        transaction. Returns how many messages were claimed."""
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            claimed = await mail_repo.claim_due(conn, now, now + LEASE, self._settings.mail_concurrency)
+        if not claimed:
+            return 0
+        self._held.update(m.id for m in claimed)
+        try:
+            reply_to = await self._reply_to()
+            outcomes = await asyncio.gather(*(self._attempt(m, reply_to) for m in claimed))
+            async with self._db.transaction(write=True) as conn:
+                await mail_repo.record(conn, outcomes)
+        finally:
+            self._held.difference_update(m.id for m in claimed)
+        return len(claimed)
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        waiters = [asyncio.create_task(event.wait()) for event in (stop, self._mail.wakeup)]
+        await asyncio.wait(
+            waiters, timeout=self._settings.delivery_poll_seconds, return_when=asyncio.FIRST_COMPLETED
+        )
+        for waiter in waiters:
+            waiter.cancel()
+
+    async def _renew_held(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_EVERY_SECONDS)
+            if not self._held:
+                continue
+            try:
+                async with self._db.transaction(write=True) as conn:
+                    await mail_repo.renew_leases(conn, list(self._held), self._clock() + LEASE)
+            except Exception:
+                log.exception("mail lease renewal failed")
+
+    async def _reply_to(self) -> str | None:
+        """Replies go to the supplier (the catalogue's contact email), when it has a valid one."""
+        catalog = (await self._catalogs.snapshot()).catalog
+        return mail_address(catalog.supplier.contact.email)[0]
+
+    async def _attempt(self, message: Message, reply_to: str | None) -> Outcome:
+        attempts = message.attempts + 1
+        if self._server is None:
+            return Outcome(message.id, MAILBOX, attempts, None, None, self._clock())
+        try:
+            email = build_email(message, self._settings.mail_from, reply_to)
+            await self._send(self._server, email)
+        except Rejected as exc:
+            log.warning("mail refused", message=message.id, error=str(exc))
+            return Outcome(message.id, FAILED, attempts, str(exc), None, None)
+        except Exception as exc:  # unreachable, timed out, a 4XX: try again later
+            error = f"{type(exc).__name__}: {exc}"
+            delay = next_retry_delay(self._schedule, attempts, random.random())
+            log.info("mail attempt failed", message=message.id, error=error, attempt=attempts)
+            if delay is None:
+                return Outcome(message.id, FAILED, attempts, error, None, None)
+            return Outcome(
+                message.id, PENDING, attempts, error, self._clock() + timedelta(seconds=delay), None
+            )
+        log.info("mail sent", message=message.id, kind=message.kind, attempt=attempts)
+        return Outcome(message.id, SENT, attempts, None, None, self._clock())
+
+    async def _send(self, server: SmtpServer, email: EmailMessage) -> None:
+        try:
+            await aiosmtplib.send(
+                email,
+                hostname=server.host,
+                port=server.port,
+                username=server.username,
+                password=server.password,
+                use_tls=server.implicit_tls,
+                start_tls=True if server.require_starttls else None,
+                tls_context=self._tls,
+                timeout=self._settings.mail_timeout_seconds,
+            )
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            if all(500 <= refused.code < 600 for refused in exc.recipients):
+                raise Rejected(str(exc)) from exc
+            raise
+        except aiosmtplib.SMTPResponseException as exc:
+            if 500 <= exc.code < 600 and not isinstance(exc, aiosmtplib.SMTPAuthenticationError):
+                raise Rejected(f"{exc.code} {exc.message}") from exc
+            raise
