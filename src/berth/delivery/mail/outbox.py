@@ -22,19 +22,22 @@ from berth.delivery.mail.compose import (
 )
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog
-from berth.domain.errors import NotFound
+from berth.domain.errors import NotFound, UnprocessableEntity
 from berth.domain.orders import Order, OrderStatus
+from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.loader import BookingLoader
+from berth.services.bookings.supplier import booking_target
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
-from berth.store import bookings_repo, mail_repo
+from berth.store import audit_repo, bookings_repo, mail_repo
 from berth.store.database import Database, DbConnection, after_commit
 from berth.store.mail_repo import RECEIPT, Message, NewMessage
 
 CONFIRMED = (BookingStatus.CONFIRMED, BookingStatus.PENDING)
 ORDER_CONFIRMED = (OrderStatus.CONFIRMED, OrderStatus.PENDING)
+RECEIPTED = (*CONFIRMED, BookingStatus.REDEEMED)  # what staff may send a receipt for
 
 
 def new_message_id() -> str:
@@ -86,18 +89,44 @@ class GuestMail:
 
     # --- asked for by staff or the box office ---------------------------------------------------
 
-    async def send_receipt(self, booking_id: str, actor: str) -> Message:
-        """Queue the booking's receipt again (or for the first time), as it stands now."""
+    async def send_receipt(self, booking_id: str, actor: Actor) -> Message:
+        """Queue the booking's receipt again (or for the first time), as it stands now; the
+        audit trail records who asked."""
         catalog = (await self._catalogs.snapshot()).catalog
         async with self._db.transaction(write=True) as conn:
             booking = await bookings_repo.get_by_id(conn, booking_id)
             if booking is None:
                 raise NotFound(f"Booking {booking_id!r} not found")
+            booking = await bookings_repo.lock_booking(conn, booking)
+            if booking.status not in RECEIPTED:
+                raise UnprocessableEntity(
+                    f"Booking {booking.supplier_reference} is {booking.status.value}: "
+                    "only a confirmed, pending or redeemed booking has a receipt"
+                )
             details = await self._loader.exactly(conn, catalog, booking)
-            message_id = await self._queue(conn, RECEIPT, [details], booking.contact, actor, booking)
+            message_id = await self._queue(conn, RECEIPT, [details], booking.contact, actor.name, booking)
             message = await mail_repo.get_message(conn, message_id)
-        assert message is not None
+            assert message is not None
+            await audit_repo.record(
+                conn, actor, "booking.receipt", booking_target(booking),
+                {"message": message.id, "to": message.recipient, "status": message.status}, at=self._clock(),
+            )  # fmt: skip
         return message
+
+    async def messages_of(self, booking: Booking) -> list[Message]:
+        async with self._db.transaction(write=False) as conn:
+            return await mail_repo.messages_of(conn, booking.id, booking.order_id)
+
+    async def message(self, message_id: str) -> Message:
+        async with self._db.transaction(write=False) as conn:
+            found = await mail_repo.get_message(conn, message_id)
+        if found is None:
+            raise NotFound(f"Message {message_id!r} not found")
+        return found
+
+    async def outbox(self, status: str | None, limit: int, offset: int) -> tuple[list[Message], int]:
+        async with self._db.transaction(write=False) as conn:
+            return await mail_repo.list_messages(conn, status=status, limit=limit, offset=offset)
 
     # --- the message ------------------------------------------------------------------------
 

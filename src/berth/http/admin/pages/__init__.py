@@ -13,6 +13,7 @@ from berth.http.admin.pages import (
     departures,
     manifest,
     mappings,
+    outbox,
     sign_in,
     staff,
     static,
@@ -22,6 +23,6 @@ from berth.http.admin.pages import (
 router = APIRouter(include_in_schema=False)
 for module in (
     static, sign_in, dashboard, bookings, manifest, departures, catalog, mappings, webhooks, connections, audit,
-    staff,
+    staff, outbox,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
