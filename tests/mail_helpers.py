@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from email import message_from_bytes
@@ -25,7 +25,10 @@ class Sink:
     received: list[EmailMessage] = field(default_factory=list)
     envelopes: list[tuple[str, list[str]]] = field(default_factory=list)
     port: int = 0
-    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    delay: float = 0.0  # seconds between taking a message and answering 250
+    in_flight: int = 0  # messages taken and not yet answered
+    overlapping: list[str] = field(default_factory=list)  # Message-IDs taken while one was open
+    _open: Counter[str] = field(default_factory=Counter)
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         if self.replies:
@@ -35,7 +38,17 @@ class Sink:
         assert isinstance(parsed, EmailMessage)
         self.received.append(parsed)
         self.envelopes.append((envelope.mail_from or "", list(envelope.rcpt_tos)))
-        self.arrived.set()
+        message_id = str(parsed["Message-ID"])
+        self._open[message_id] += 1
+        if self._open[message_id] > 1:
+            self.overlapping.append(message_id)
+        self.in_flight += 1
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+        finally:
+            self.in_flight -= 1
+            self._open[message_id] -= 1
         return "250 OK"
 
 
