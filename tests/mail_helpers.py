@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import warnings
 from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -73,13 +74,20 @@ async def smtp_sink(
     sink = Sink()
 
     def protocol() -> SMTP:
+        with warnings.catch_warnings():
+            # "AUTH without TLS": aiosmtpd cannot tell that implicit TLS is TLS.
+            warnings.simplefilter("ignore", UserWarning)
+            return _protocol()
+
+    def _protocol() -> SMTP:
         return SMTP(
             sink,
             hostname="sink.test",
             tls_context=None if implicit else tls,
             require_starttls=tls is not None and not implicit,
             auth_required=auth is not None,
-            auth_require_tls=True,
+            # aiosmtpd knows only STARTTLS as TLS; with implicit TLS every byte is encrypted.
+            auth_require_tls=not implicit,
             authenticator=password_check(*auth) if auth else None,
         )
 

@@ -9,6 +9,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from berth.domain.sealing import SecretBox
+from berth.domain.smtp import parse_smtp_url
 from berth.domain.webhooks import parse_schedule
 
 # Used when BERTH_SECRET_KEY is unset, so the embedded demo needs no set-up. Anyone can read it
@@ -151,6 +152,13 @@ class Settings(BaseSettings):
     @classmethod
     def _schedule(cls, value: str) -> str:
         parse_schedule(value)
+        return value
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            parse_smtp_url(value.get_secret_value())
         return value
 
     @field_validator("secret_key")

@@ -21,7 +21,8 @@ import structlog
 
 from berth.delivery.mail.compose import mail_address
 from berth.delivery.mail.outbox import GuestMail
-from berth.delivery.mail.smtp import SmtpServer, build_email, parse_smtp_url
+from berth.delivery.mail.smtp import build_email
+from berth.domain.smtp import SmtpServer, parse_smtp_url
 from berth.domain.webhooks import next_retry_delay, parse_schedule
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
