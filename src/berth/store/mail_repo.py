@@ -25,19 +25,28 @@ KINDS = (RECEIPT, "cancelled", "changed")
 
 @dataclass(frozen=True)
 class NewMessage:
+    """What the changing transaction writes: which email, about what, and the facts it tells
+    (a cancellation's reason, a move's earlier start). The worker writes the email itself."""
+
     id: str
     kind: str
     booking_id: str | None
     order_id: str | None
+    requested_by: str
+    facts: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A message written out: to whom, in which language, what it says."""
+
     recipient: str | None
     recipient_name: str | None
     language: str
     subject: str
     text_body: str
     html_body: str
-    attachments: list[dict[str, str]]
-    requested_by: str
-    error: str | None = None  # set: the message cannot be sent (no valid address)
+    error: str | None = None  # set: it cannot be sent (no valid address)
 
 
 @dataclass(frozen=True)
@@ -47,55 +56,68 @@ class Message:
     kind: str
     booking_id: str | None
     order_id: str | None
-    recipient: str | None
-    recipient_name: str | None
-    language: str
-    subject: str
-    text_body: str
-    html_body: str
-    attachments: list[dict[str, str]]
     requested_by: str
+    facts: dict[str, Any]
     status: str
     attempts: int
     error: str | None
     created_at: datetime
     next_attempt_at: datetime | None
     sent_at: datetime | None
+    written: Written | None  # None until the worker has written it
+    attachments: list[dict[str, str]]
+
+    @property
+    def recipient(self) -> str | None:
+        return self.written.recipient if self.written else None
+
+    @property
+    def subject(self) -> str | None:
+        return self.written.subject if self.written else None
 
 
 def _message(row: Any) -> Message:
+    written = None
+    if row.subject is not None:
+        written = Written(
+            row.recipient, row.recipient_name, row.language, row.subject, row.text_body, row.html_body
+        )
     return Message(
-        id=row.id, sequence=row.sequence, kind=row.kind, booking_id=row.booking_id,
-        order_id=row.order_id, recipient=row.recipient, recipient_name=row.recipient_name, language=row.language, subject=row.subject,
-        text_body=row.text_body, html_body=row.html_body, attachments=list(row.attachments),
-        requested_by=row.requested_by, status=row.status, attempts=row.attempts, error=row.error,
-        created_at=row.created_at, next_attempt_at=row.next_attempt_at, sent_at=row.sent_at,
+        id=row.id, sequence=row.sequence, kind=row.kind, booking_id=row.booking_id, order_id=row.order_id,
+        requested_by=row.requested_by, facts=dict(row.facts), status=row.status, attempts=row.attempts,
+        error=row.error, created_at=row.created_at, next_attempt_at=row.next_attempt_at, sent_at=row.sent_at,
+        written=written, attachments=list(row.attachments),
     )  # fmt: skip
 
 
 async def add_message(conn: DbConnection, new: NewMessage, now: datetime) -> None:
-    undeliverable = new.error is not None or new.recipient is None
     await conn.execute(
         insert(mail_messages).values(
             id=new.id,
             kind=new.kind,
             booking_id=new.booking_id,
             order_id=new.order_id,
-            recipient=new.recipient,
-            recipient_name=new.recipient_name,
-            language=new.language,
-            subject=new.subject,
-            text_body=new.text_body,
-            html_body=new.html_body,
-            attachments=new.attachments,
             requested_by=new.requested_by[:254],
-            status=UNDELIVERABLE if undeliverable else PENDING,
+            facts=new.facts,
+            attachments=[],
+            status=PENDING,
             attempts=0,
-            error=new.error[:500] if new.error else None,
             created_at=now,
-            next_attempt_at=None if undeliverable else now,
+            next_attempt_at=now,
         )
     )
+
+
+async def record_written(conn: DbConnection, message_id: str, written: Written) -> None:
+    """A message written out at once (a receipt staff asked for); one that cannot be sent is
+    final."""
+    values: dict[str, Any] = {
+        "recipient": written.recipient, "recipient_name": written.recipient_name, "language": written.language,
+        "subject": written.subject, "text_body": written.text_body, "html_body": written.html_body,
+    }  # fmt: skip
+    if written.error is not None:
+        values.update(status=UNDELIVERABLE, error=written.error[:500], next_attempt_at=None)
+    await conn.execute(update(mail_messages).where(mail_messages.c.id == message_id).values(**values))
 
 
 async def asked_for_mail(conn: DbConnection, booking_id: str, order_id: str | None) -> bool:
@@ -148,8 +170,21 @@ class Outcome:
     error: str | None
     next_attempt_at: datetime | None
     sent_at: datetime | None
+    written: Written | None = None  # written out in this attempt (the first)
 
 
+_WRITE = (
+    update(mail_messages)
+    .where(mail_messages.c.id == bindparam("b_id"))
+    .values(
+        recipient=bindparam("b_recipient"),
+        recipient_name=bindparam("b_recipient_name"),
+        language=bindparam("b_language"),
+        subject=bindparam("b_subject"),
+        text_body=bindparam("b_text"),
+        html_body=bindparam("b_html"),
+    )
+)
 _RECORD = (
     update(mail_messages)
     .where(mail_messages.c.id == bindparam("b_id"), mail_messages.c.status == SENDING)
@@ -165,6 +200,23 @@ _RECORD = (
 
 
 async def record(conn: DbConnection, outcomes: Sequence[Outcome]) -> None:
+    written = [(o.id, o.written) for o in outcomes if o.written is not None]
+    if written:
+        await conn.execute(
+            _WRITE,
+            [
+                {
+                    "b_id": message_id,
+                    "b_recipient": w.recipient,
+                    "b_recipient_name": w.recipient_name,
+                    "b_language": w.language,
+                    "b_subject": w.subject,
+                    "b_text": w.text_body,
+                    "b_html": w.html_body,
+                }
+                for message_id, w in written
+            ],
+        )
     if outcomes:
         await conn.execute(
             _RECORD,

@@ -407,7 +407,9 @@ audit_log = Table(
 )
 
 # Guests' emails (receipts and notices), written in the transaction of the change they tell
-# of and sent by the mail worker; without SMTP they stay here as the demo's mailbox.
+# of (what happened: `kind` and `facts`) and written out and sent by the mail worker (the
+# language, subject, bodies and recipient are filled in then); without SMTP they stay here as
+# the demo's mailbox.
 mail_messages = Table(
     "mail_messages",
     metadata,
@@ -418,10 +420,11 @@ mail_messages = Table(
     Column("order_id", String(36), nullable=True),
     Column("recipient", String(320), nullable=True),
     Column("recipient_name", String(200), nullable=True),
-    Column("language", String(35), nullable=False),
-    Column("subject", Text, nullable=False),
-    Column("text_body", Text, nullable=False),
-    Column("html_body", Text, nullable=False),
+    Column("language", String(35), nullable=True),
+    Column("subject", Text, nullable=True),
+    Column("text_body", Text, nullable=True),
+    Column("html_body", Text, nullable=True),
+    Column("facts", JSONDocument, nullable=False),
     Column("attachments", JSONDocument, nullable=False),
     Column("requested_by", String(254), nullable=False),
     Column("status", String(16), nullable=False),

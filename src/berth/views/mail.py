@@ -13,16 +13,17 @@ def _utc(moment: datetime | None) -> str | None:
 
 
 def message_json(message: Message, *, bodies: bool = False) -> dict[str, Any]:
+    written = message.written  # None until the mail worker wrote it out
     out: dict[str, Any] = {
         "id": message.id,
         "kind": message.kind,
         "status": message.status,
         "bookingId": message.booking_id,
         "orderId": message.order_id,
-        "to": message.recipient,
-        "toName": message.recipient_name,
-        "language": message.language,
-        "subject": message.subject,
+        "to": written.recipient if written else None,
+        "toName": written.recipient_name if written else None,
+        "language": written.language if written else None,
+        "subject": written.subject if written else None,
         "attachments": [a["filename"] for a in message.attachments],
         "requestedBy": message.requested_by,
         "attempts": message.attempts,
@@ -32,6 +33,6 @@ def message_json(message: Message, *, bodies: bool = False) -> dict[str, Any]:
         "utcSentAt": _utc(message.sent_at),
     }
     if bodies:
-        out["text"] = message.text_body
-        out["html"] = message.html_body
+        out["text"] = written.text_body if written else None
+        out["html"] = written.html_body if written else None
     return out

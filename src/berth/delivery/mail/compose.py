@@ -130,7 +130,7 @@ def _where(locations: Sequence[Location]) -> list[str]:
     return lines
 
 
-def booking_line(details: BookingDetails, language: str, previously: Booking | None = None) -> Line:
+def booking_line(details: BookingDetails, language: str, previously: datetime | None = None) -> Line:
     booking, product, option, slot = details.booking, details.product, details.option, details.slot
     view = View(language=language)
     product_content = product.content.get(pick_language(product.content, view, product.locale) or "")
@@ -138,8 +138,8 @@ def booking_line(details: BookingDetails, language: str, previously: Booking | N
     zone = slot.start.tzinfo if slot is not None else None
     when = "" if slot is None else _local(slot.start, zone, language, slot.all_day)
     before = None
-    if previously is not None and previously.slot_start is not None and zone is not None:
-        before = _local(previously.slot_start, zone, language, slot is not None and slot.all_day)
+    if previously is not None and zone is not None:
+        before = _local(previously, zone, language, slot is not None and slot.all_day)
     units: Counter[str] = Counter()
     for item in booking.unit_items:
         unit = option.unit(item.unit_id)
@@ -184,15 +184,13 @@ def supplier_of(catalog: Catalog) -> dict[str, str | None]:
     }
 
 
-def why_cancelled(
-    language: str, actor: str, cause: str | None, reason: str | None, supplier: str
-) -> list[str]:
+def why_cancelled(language: str, actor: str, cause: object, reason: object, supplier: str) -> list[str]:
     texts = words(language)
     key = (
         "why_departure" if cause == "departure" else "why_reseller" if actor == "reseller" else "why_supplier"
     )
     why = [texts[key].format(supplier=supplier)]
-    if reason and reason.strip():
+    if isinstance(reason, str) and reason.strip():
         why.append(texts["reason"].format(reason=one_line(reason)))
     why.append(texts["refund"])
     return why

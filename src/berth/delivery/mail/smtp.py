@@ -8,7 +8,7 @@ from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import format_datetime
 
-from berth.store.mail_repo import Message
+from berth.store.mail_repo import Message, Written
 
 
 def domain_of(mail_from: str) -> str:
@@ -22,23 +22,27 @@ def message_id_header(message: Message, mail_from: str) -> str:
 
 
 def build_email(
-    message: Message, mail_from: str, reply_to: str | None, attachments: Sequence[tuple[str, bytes]] = ()
+    message: Message,
+    written: Written,
+    mail_from: str,
+    reply_to: str | None,
+    attachments: Sequence[tuple[str, bytes]] = (),
 ) -> EmailMessage:
     """The email of a queued message. Header values come only from checked addresses and
     one-line texts; the email package refuses a line break in any of them all the same."""
-    assert message.recipient is not None
+    assert written.recipient is not None
     email = EmailMessage(policy=SMTP)
-    email["Subject"] = message.subject
+    email["Subject"] = written.subject
     email["From"] = mail_from
-    email["To"] = Address(display_name=message.recipient_name or "", addr_spec=message.recipient)
+    email["To"] = Address(display_name=written.recipient_name or "", addr_spec=written.recipient)
     if reply_to:
         email["Reply-To"] = reply_to
     email["Date"] = format_datetime(message.created_at)
     email["Message-ID"] = message_id_header(message, mail_from)
     email["Auto-Submitted"] = "auto-generated"
-    email.set_content(message.text_body)
-    email.add_alternative(message.html_body, subtype="html")
+    email.set_content(written.text_body)
+    email.add_alternative(written.html_body, subtype="html")
     for filename, content in attachments:
         email.add_attachment(content, maintype="application", subtype="pdf", filename=filename)
-    email["Content-Language"] = message.language  # after the body: setting it clears Content-*
+    email["Content-Language"] = written.language  # after the body: setting it clears Content-*
     return email

@@ -29,7 +29,7 @@ from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import mail_repo
 from berth.store.database import Database
-from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, Message, Outcome
+from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, UNDELIVERABLE, Message, Outcome, Written
 
 log = structlog.get_logger("berth.mail")
 
@@ -89,7 +89,8 @@ class MailWorker:
         self._held.update(m.id for m in claimed)
         try:
             reply_to = await self._reply_to()
-            outcomes = await asyncio.gather(*(self._attempt(m, reply_to) for m in claimed))
+            written = await self._mail.write_all(claimed)
+            outcomes = await asyncio.gather(*(self._attempt(m, written.get(m.id), reply_to) for m in claimed))
             async with self._db.transaction(write=True) as conn:
                 await mail_repo.record(conn, outcomes)
         finally:
@@ -120,27 +121,33 @@ class MailWorker:
         catalog = (await self._catalogs.snapshot()).catalog
         return mail_address(catalog.supplier.contact.email)[0]
 
-    async def _attempt(self, message: Message, reply_to: str | None) -> Outcome:
+    async def _attempt(self, message: Message, fresh: Written | str | None, reply_to: str | None) -> Outcome:
+        """Send a message, written out now (`fresh`) or on an earlier attempt."""
         attempts = message.attempts + 1
+        if isinstance(fresh, str):  # what it is about is gone
+            return Outcome(message.id, FAILED, attempts, fresh, None, None)
+        written = fresh or message.written
+        assert written is not None
+        if written.error is not None:
+            return Outcome(message.id, UNDELIVERABLE, attempts, written.error, None, None, fresh)
         if self._server is None:
-            return Outcome(message.id, MAILBOX, attempts, None, None, self._clock())
+            return Outcome(message.id, MAILBOX, attempts, None, None, self._clock(), fresh)
         try:
-            email = build_email(message, self._settings.mail_from, reply_to)
+            email = build_email(message, written, self._settings.mail_from, reply_to)
             await self._send(self._server, email)
         except Rejected as exc:
             log.warning("mail refused", message=message.id, error=str(exc))
-            return Outcome(message.id, FAILED, attempts, str(exc), None, None)
+            return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)
         except Exception as exc:  # unreachable, timed out, a 4XX: try again later
             error = f"{type(exc).__name__}: {exc}"
             delay = next_retry_delay(self._schedule, attempts, random.random())
             log.info("mail attempt failed", message=message.id, error=error, attempt=attempts)
             if delay is None:
-                return Outcome(message.id, FAILED, attempts, error, None, None)
-            return Outcome(
-                message.id, PENDING, attempts, error, self._clock() + timedelta(seconds=delay), None
-            )
+                return Outcome(message.id, FAILED, attempts, error, None, None, fresh)
+            retry_at = self._clock() + timedelta(seconds=delay)
+            return Outcome(message.id, PENDING, attempts, error, retry_at, None, fresh)
         log.info("mail sent", message=message.id, kind=message.kind, attempt=attempts)
-        return Outcome(message.id, SENT, attempts, None, None, self._clock())
+        return Outcome(message.id, SENT, attempts, None, None, self._clock(), fresh)
 
     async def _send(self, server: SmtpServer, email: EmailMessage) -> None:
         try:

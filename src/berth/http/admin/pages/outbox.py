@@ -72,7 +72,9 @@ async def message(message_id: str, request: Request, me: Staff = Depends(staff))
 @router.get("/outbox/{message_id}/html")
 async def message_html(message_id: str, me: Staff = Depends(staff)) -> Response:
     found = await me.services.mail.message(message_id)
-    return HTMLResponse(found.html_body, headers=MESSAGE_HTML_HEADERS)
+    if found.written is None:
+        raise NotFound(f"Message {message_id!r} is not written out yet")
+    return HTMLResponse(found.written.html_body, headers=MESSAGE_HTML_HEADERS)
 
 
 @router.post("/bookings/{booking_id}/receipt")
