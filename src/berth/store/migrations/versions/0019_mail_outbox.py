@@ -1,7 +1,7 @@
 """Guests' emails: the mail outbox, which is also the demo's mailbox.
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 """
 
 import sqlalchemy as sa
@@ -10,7 +10,7 @@ from alembic import op
 from berth.store.types import JSONDocument, UTCDateTime
 
 revision = "0019"
-down_revision = "0017"
+down_revision = "0018"
 
 
 def upgrade() -> None:
