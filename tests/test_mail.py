@@ -4,9 +4,11 @@ would read them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from email.utils import parseaddr
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -20,9 +22,11 @@ from berth.settings import Settings
 from berth.store import mail_repo
 from berth.store.tables import mail_messages
 from tests.bookings_helpers import GUEST, SLOT, reservation, reserve
+from tests.builders import load
 from tests.conftest import START, auth
 from tests.departures_helpers import cancel_departure
 from tests.mail_helpers import Sink, parts, smtp_sink
+from tests.tickets_helpers import cruise_booking, decoded_codes, pdf_text, tickets_catalog
 
 
 @pytest.fixture
@@ -268,3 +272,63 @@ async def test_order_receipt_lists_its_bookings(
     async with bookable.database.transaction(write=False) as conn:
         rows = (await conn.execute(select(mail_messages.c.order_id))).all()
     assert [row.order_id for row in rows] == [order_id]
+
+
+async def test_a_receipt_attaches_and_links_the_tickets(
+    services: Services, client: httpx.AsyncClient, sink: Sink
+) -> None:
+    await load(services, tickets_catalog())
+    body = cruise_booking({"unitId": "adult"}, {"unitId": "child"})
+    assert (await client.post("/octo/bookings", json=body, headers=auth())).status_code == 200
+    contact = {**GUEST, "locales": ["de"]}
+    confirmed = await client.post(
+        f"/octo/bookings/{body['uuid']}/confirm",
+        json={"contact": contact, "emailReceipt": True},
+        headers=auth(),
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    reference = confirmed.json()["supplierReference"]
+    assert await services.mailer.send_due() == 1
+    [email] = sink.received
+    assert email.get_content_type() == "multipart/mixed"
+    [attachment] = list(email.iter_attachments())
+    assert attachment.get_filename() == f"{reference}.pdf"
+    assert attachment.get_content_type() == "application/pdf"
+    attached = attachment.get_content()
+    assert isinstance(attached, bytes)
+    assert len(pdf_text(attached)) == 3  # the voucher, then one page a guest
+    assert "Hafenrundfahrt" in pdf_text(attached)[0]
+    text, html = parts(email)
+    assert "Ihre Tickets hängen als PDF an" in text
+    links = re.findall(r"^(Voucher \(PDF, alle Teilnehmer\)|Ticket \d von 2 \(PDF\)): (\S+)\r?$", text, re.M)
+    assert [label for label, _ in links] == [
+        "Voucher (PDF, alle Teilnehmer)",
+        "Ticket 1 von 2 (PDF)",
+        "Ticket 2 von 2 (PDF)",
+    ]
+    for _, url in links:
+        assert f'href="{url}"' in html
+    voucher = await client.get(urlsplit(links[0][1]).path)  # opened as the guest would: no login
+    assert voucher.status_code == 200 and voucher.headers["content-type"] == "application/pdf"
+    assert pdf_text(voucher.content) == pdf_text(attached)
+    assert decoded_codes(voucher.content)["QRCode"] == decoded_codes(attached)["QRCode"]
+
+
+async def test_a_cancellation_carries_no_tickets(
+    services: Services, client: httpx.AsyncClient, sink: Sink
+) -> None:
+    await load(services, tickets_catalog())
+    body = cruise_booking()
+    await client.post("/octo/bookings", json=body, headers=auth())
+    await client.post(
+        f"/octo/bookings/{body['uuid']}/confirm",
+        json={"contact": GUEST, "emailReceipt": True},
+        headers=auth(),
+    )
+    await client.post(f"/octo/bookings/{body['uuid']}/cancel", json={"reason": "rain"}, headers=auth())
+    await services.mailer.send_due()
+    receipt, cancelled = sink.received
+    assert receipt["Subject"].startswith("Your booking ")
+    assert list(receipt.iter_attachments()) == []  # cancelled before it was sent: its tickets are void
+    assert "/tickets/" not in parts(receipt)[0] and "/tickets/" not in parts(cancelled)[0]
+    assert list(cancelled.iter_attachments()) == []

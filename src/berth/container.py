@@ -105,6 +105,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     steps.orders = orders
     mail = GuestMail(database, clock, catalog, loader)
     steps.notices = mail
+    tickets = TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper)
     # Groupings in the order they claim reservations: a package, else an order.
     packages = PackageBookings(database, steps, bookings)
     bookings.add_grouping(packages)
@@ -132,6 +133,6 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         staff=StaffService(database, clock),
         audit=AuditService(database),
         mail=mail,
-        mailer=MailWorker(database, settings, clock, mail, catalog),
-        tickets=TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper),
+        mailer=MailWorker(database, settings, clock, mail, catalog, tickets),
+        tickets=tickets,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +47,8 @@ class Written:
     text_body: str
     html_body: str
     error: str | None = None  # set: it cannot be sent (no valid address)
+    # The PDFs it attaches, rendered when it is sent: [{"bookingId": ..., "filename": ...}]
+    attachments: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,13 @@ def _message(row: Any) -> Message:
     written = None
     if row.subject is not None:
         written = Written(
-            row.recipient, row.recipient_name, row.language, row.subject, row.text_body, row.html_body
+            row.recipient,
+            row.recipient_name,
+            row.language,
+            row.subject,
+            row.text_body,
+            row.html_body,
+            attachments=list(row.attachments),
         )
     return Message(
         id=row.id, sequence=row.sequence, kind=row.kind, booking_id=row.booking_id, order_id=row.order_id,
@@ -114,6 +122,7 @@ async def record_written(conn: DbConnection, message_id: str, written: Written) 
     values: dict[str, Any] = {
         "recipient": written.recipient, "recipient_name": written.recipient_name, "language": written.language,
         "subject": written.subject, "text_body": written.text_body, "html_body": written.html_body,
+        "attachments": written.attachments,
     }  # fmt: skip
     if written.error is not None:
         values.update(status=UNDELIVERABLE, error=written.error[:500], next_attempt_at=None)
@@ -183,6 +192,7 @@ _WRITE = (
         subject=bindparam("b_subject"),
         text_body=bindparam("b_text"),
         html_body=bindparam("b_html"),
+        attachments=bindparam("b_attachments"),
     )
 )
 _RECORD = (
@@ -213,6 +223,7 @@ async def record(conn: DbConnection, outcomes: Sequence[Outcome]) -> None:
                     "b_subject": w.subject,
                     "b_text": w.text_body,
                     "b_html": w.html_body,
+                    "b_attachments": w.attachments,
                 }
                 for message_id, w in written
             ],

@@ -18,9 +18,10 @@ from berth.capabilities.content.fields import pick_language
 from berth.capabilities.pricing.fields import PricingCapability
 from berth.delivery.mail.texts import TEXTS, date_formats, words
 from berth.domain.bookings import Booking, BookingStatus, Contact
-from berth.domain.catalog import Catalog, Location, LocationType
+from berth.domain.catalog import Catalog, DeliveryFormat, Location, LocationType
 from berth.domain.languages import choose_language
 from berth.domain.slots import cancellation_cutoff
+from berth.domain.tickets import VOUCHER, ticket_keys
 from berth.read_models.bookings import BookingDetails
 
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
@@ -157,6 +158,14 @@ def booking_line(details: BookingDetails, language: str, previously: datetime | 
         )
     else:
         cancellation = texts["not_cancellable"]
+    tickets = []
+    items = [item.uuid for item in booking.unit_items]
+    for key in ticket_keys(product, booking):  # none once cancelled
+        url = details.tickets.url(key, DeliveryFormat.PDF_URL)
+        if url is not None:
+            number = items.index(key) + 1 if key != VOUCHER else 0
+            label = texts["voucher"] if key == VOUCHER else texts["ticket_of"].format(n=number, of=len(items))
+            tickets.append((label, url))
     title = (product_content.title if product_content else None) or product.internal_name
     option_title = (option_content.title if option_content else None) or None
     return Line(
@@ -170,6 +179,7 @@ def booking_line(details: BookingDetails, language: str, previously: datetime | 
         guests=guests,
         price=_money(priced["pricing"]) if "pricing" in priced else None,
         cancellation=cancellation,
+        tickets=tickets,
     )  # fmt: skip
 
 

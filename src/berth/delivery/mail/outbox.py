@@ -198,7 +198,12 @@ class GuestMail:
         subject, text, html = render(letter)
         recipient, problem = mail_address(contact.get("emailAddress"))
         name = one_line(contact.full_name, NAME_LIMIT) or None
-        return Written(recipient, name, language, subject, text, html, problem)
+        attachments = [
+            {"bookingId": details.booking.id, "filename": f"{details.booking.supplier_reference}.pdf"}
+            for details, line in zip(described, letter.lines, strict=True)
+            if line.tickets and message.kind != "cancelled"
+        ]
+        return Written(recipient, name, language, subject, text, html, problem, attachments)
 
     # --- read by the back office and the admin API ----------------------------------------------
 

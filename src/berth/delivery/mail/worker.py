@@ -30,6 +30,7 @@ from berth.settings import Settings
 from berth.store import mail_repo
 from berth.store.database import Database
 from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, UNDELIVERABLE, Message, Outcome, Written
+from berth.tickets.documents import TicketDocuments
 
 log = structlog.get_logger("berth.mail")
 
@@ -43,13 +44,20 @@ class Rejected(Exception):
 
 class MailWorker:
     def __init__(
-        self, database: Database, settings: Settings, clock: Clock, mail: GuestMail, catalogs: CatalogService
+        self,
+        database: Database,
+        settings: Settings,
+        clock: Clock,
+        mail: GuestMail,
+        catalogs: CatalogService,
+        tickets: TicketDocuments,
     ) -> None:
         self._db = database
         self._settings = settings
         self._clock = clock
         self._mail = mail
         self._catalogs = catalogs
+        self._tickets = tickets
         self._schedule = parse_schedule(settings.retry_schedule)
         self._server: SmtpServer | None = (
             parse_smtp_url(settings.smtp_url.get_secret_value()) if settings.smtp_url else None
@@ -133,7 +141,8 @@ class MailWorker:
         if self._server is None:
             return Outcome(message.id, MAILBOX, attempts, None, None, self._clock(), fresh)
         try:
-            email = build_email(message, written, self._settings.mail_from, reply_to)
+            attachments = await self._attachments(written)
+            email = build_email(message, written, self._settings.mail_from, reply_to, attachments)
             await self._send(self._server, email)
         except Rejected as exc:
             log.warning("mail refused", message=message.id, error=str(exc))
@@ -148,6 +157,15 @@ class MailWorker:
             return Outcome(message.id, PENDING, attempts, error, retry_at, None, fresh)
         log.info("mail sent", message=message.id, kind=message.kind, attempt=attempts)
         return Outcome(message.id, SENT, attempts, None, None, self._clock(), fresh)
+
+    async def _attachments(self, written: Written) -> list[tuple[str, bytes]]:
+        """The tickets' PDFs, rendered now; a booking no longer issued (cancelled since) has none."""
+        found = []
+        for attachment in written.attachments:
+            tickets = await self._tickets.for_booking(attachment["bookingId"])
+            if tickets is not None:
+                found.append((attachment["filename"], tickets.pdf.content))
+        return found
 
     async def _send(self, server: SmtpServer, email: EmailMessage) -> None:
         try:
