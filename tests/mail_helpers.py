@@ -67,7 +67,11 @@ def password_check(user: str, password: str) -> Any:
 
 @contextlib.asynccontextmanager
 async def smtp_sink(
-    tls: ssl.SSLContext | None = None, *, implicit: bool = False, auth: tuple[str, str] | None = None
+    tls: ssl.SSLContext | None = None,
+    *,
+    implicit: bool = False,
+    auth: tuple[str, str] | None = None,
+    idle_timeout: float = 300,
 ) -> AsyncIterator[Sink]:
     """An SMTP server on 127.0.0.1 at a free port: plain, with STARTTLS (`tls`), or TLS from
     the first byte (`implicit`); with `auth`, it requires that login over TLS."""
@@ -83,6 +87,7 @@ async def smtp_sink(
         return SMTP(
             sink,
             hostname="sink.test",
+            timeout=idle_timeout,  # a client idle this long is disconnected
             tls_context=None if implicit else tls,
             require_starttls=tls is not None and not implicit,
             auth_required=auth is not None,

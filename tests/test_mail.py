@@ -4,6 +4,7 @@ would read them."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from email.utils import parseaddr
@@ -15,7 +16,7 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import select
 
-from berth.container import Services
+from berth.container import Services, build_services
 from berth.delivery.mail.compose import NAME_LIMIT, Letter, Line, one_line, render
 from berth.delivery.mail.smtp import build_email
 from berth.settings import Settings
@@ -332,3 +333,22 @@ async def test_a_cancellation_carries_no_tickets(
     assert list(receipt.iter_attachments()) == []  # cancelled before it was sent: its tickets are void
     assert "/tickets/" not in parts(receipt)[0] and "/tickets/" not in parts(cancelled)[0]
     assert list(cancelled.iter_attachments()) == []
+
+
+async def test_a_dropped_kept_connection_is_replaced(client: httpx.AsyncClient, bookable: Services) -> None:
+    """The worker keeps its SMTP connections between emails; one the server has closed since
+    is replaced at once, and the email goes out on its first attempt."""
+    async with smtp_sink(idle_timeout=0.3) as short:
+        services = build_services(
+            bookable.settings.model_copy(update={"smtp_url": SecretStr(f"smtp://127.0.0.1:{short.port}")}),
+            bookable.clock,
+        )
+        try:
+            for _ in range(2):
+                await confirm_with_receipt(client)
+                assert await services.mailer.send_due() == 1
+                await asyncio.sleep(0.6)  # the server drops the idle connection
+        finally:
+            await services.close()
+        assert len(short.received) == 2
+        assert [m.attempts for m in await messages(bookable)] == [1, 1]

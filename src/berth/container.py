@@ -77,6 +77,7 @@ class Services:
         if self.unwinding:
             await asyncio.wait(set(self.unwinding), timeout=40)
         await self.delivery.close()
+        self.mailer.close()
         await self.database.dispose()
 
 

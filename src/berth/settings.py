@@ -143,7 +143,9 @@ class Settings(BaseSettings):
         default="Berth <bookings@berth.invalid>",
         description="The sender of guests' emails (`Name <address>`); replies go to the supplier's email",
     )
-    mail_concurrency: int = Field(default=8, ge=1, description="Emails sent at once per worker")
+    mail_concurrency: int = Field(
+        default=16, ge=1, description="Emails sent at once per worker (and SMTP connections kept open)"
+    )
     mail_timeout_seconds: float = Field(
         default=30.0, gt=0, description="How long one email's SMTP conversation may take"
     )

@@ -66,6 +66,8 @@ class MailWorker:
         if self._server is not None and self._server.cafile:
             self._tls = ssl.create_default_context(cafile=self._server.cafile)
         self._held: set[str] = set()
+        # Connections to the SMTP server, open and free (at most one per message sent at once).
+        self._open: list[aiosmtplib.SMTP] = []
 
     async def run(self, stop: asyncio.Event) -> None:
         """Send until `stop` is set; sleep when idle until woken or polled. The batch in
@@ -85,6 +87,12 @@ class MailWorker:
             renewal.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
+            self.close()
+
+    def close(self) -> None:
+        """Close the SMTP connections kept open."""
+        while self._open:
+            self._open.pop().close()
 
     async def send_due(self) -> int:
         """One batch: claim what is due, send it all at once, record every outcome in one
@@ -168,23 +176,45 @@ class MailWorker:
         return found
 
     async def _send(self, server: SmtpServer, email: EmailMessage) -> None:
+        """Send over a connection kept from an earlier send (no new TLS handshake and login
+        for each email), or a new one; a kept connection the server has dropped meanwhile is
+        replaced once, at once."""
+        reused = bool(self._open)
+        client = self._open.pop() if reused else await self._connect(server)
         try:
-            await aiosmtplib.send(
-                email,
-                hostname=server.host,
-                port=server.port,
-                username=server.username,
-                password=server.password,
-                use_tls=server.implicit_tls,
-                start_tls=True if server.require_starttls else None,
-                tls_context=self._tls,
-                timeout=self._settings.mail_timeout_seconds,
-            )
+            await client.send_message(email)
         except aiosmtplib.SMTPRecipientsRefused as exc:
+            client.close()
             if all(500 <= refused.code < 600 for refused in exc.recipients):
                 raise Rejected(str(exc)) from exc
             raise
         except aiosmtplib.SMTPResponseException as exc:
-            if 500 <= exc.code < 600 and not isinstance(exc, aiosmtplib.SMTPAuthenticationError):
+            client.close()
+            if 500 <= exc.code < 600:
                 raise Rejected(f"{exc.code} {exc.message}") from exc
             raise
+        except (aiosmtplib.SMTPServerDisconnected, ConnectionError) as exc:
+            client.close()
+            if not reused:
+                raise
+            log.info("kept SMTP connection dropped; sending over a new one", error=str(exc))
+            client = await self._connect(server)
+            await client.send_message(email)
+        except BaseException:
+            client.close()
+            raise
+        self._open.append(client)
+
+    async def _connect(self, server: SmtpServer) -> aiosmtplib.SMTP:
+        client = aiosmtplib.SMTP(
+            hostname=server.host,
+            port=server.port,
+            username=server.username,
+            password=server.password,
+            use_tls=server.implicit_tls,
+            start_tls=True if server.require_starttls else None,
+            tls_context=self._tls,
+            timeout=self._settings.mail_timeout_seconds,
+        )
+        await client.connect()
+        return client
