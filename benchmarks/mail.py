@@ -1,17 +1,19 @@
 """Guests' emails: what `emailReceipt: true` costs a booking flow, and the mail worker's
 throughput to an SMTP server on loopback.
 
-Confirm: `berth serve --demo` with BERTH_SMTP_URL naming an SMTP sink on loopback (aiosmtpd in
-this process), so its in-process mail worker sends while the bookings come. Rounds alternate:
+`berth serve --demo` with BERTH_SMTP_URL naming an SMTP sink on loopback (aiosmtpd in this
+process). Rounds alternate:
 N booking flows (reserve, then confirm: `booking-flow`) without `emailReceipt`, then N with it,
 C flows at a time; each round's flows/s is counted from the first reservation to the last
 confirmation. The ratio is the median of the receipt rounds over the median of the plain ones.
 
-Backlog: on the same database, a server that runs no worker confirms M bookings with
-`emailReceipt: true`; then one `berth worker` starts and sends them all to the sink. Its rate
-(first email received to last) is the mail worker's own throughput.
+Each mode runs twice. "queued": the server runs no worker (BERTH_RUN_WORKER=false), so the
+rounds measure the booking's own cost of `emailReceipt` (the outbox row); the receipts wait, and
+then one `berth worker` sends that backlog to the sink: its rate (first email received to last)
+is the mail worker's throughput. "live": the server's own worker sends while the bookings come,
+as `berth serve` runs by default, on the same CPUs.
 
-    .venv/bin/python benchmarks/mail.py [--flows 300] [--rounds 3] [--backlog 2000] [--workers 2]
+    .venv/bin/python benchmarks/mail.py [--flows 300] [--rounds 3] [--at-once 16] [--workers 2]
     BERTH_BENCH_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/test ... (adds PostgreSQL mode)
 """
 
@@ -104,17 +106,24 @@ async def flows(session: aiohttp.ClientSession, slots: list[str], receipt: bool,
     return len(slots) / (time.monotonic() - started)
 
 
-async def measure_confirm(
-    mode: str, database_url: str, count: int, rounds: int, at_once: int, workers: int, workdir: Path
+async def measure(
+    mode: str, database_url: str, count: int, rounds: int, at_once: int, workers: int, live: bool, workdir: Path
 ) -> dict[str, Any]:
+    """Alternating rounds of flows without and with `emailReceipt`. `live`: the server's own
+    worker sends the emails meanwhile (as `berth serve` runs by default); otherwise they wait
+    in the outbox, and one `berth worker` then sends that backlog: its throughput."""
     sink = Sink()
     port = free_port()
     async with smtp_sink(sink) as smtp_port:
-        env = berth_env(database_url, port, BERTH_SMTP_URL=f"smtp://127.0.0.1:{smtp_port}")
+        extra = {"BERTH_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}"}
+        if not live:
+            extra["BERTH_RUN_WORKER"] = "false"
+        env = berth_env(database_url, port, **extra)
+        label = "live" if live else "queued"
         berth = ServerProcess(
-            f"berth ({mode})",
+            f"berth ({mode}, {label})",
             [str(BIN / "berth"), "serve", "--demo", "--workers", str(workers), "--port", str(port)],
-            env, port, workdir / f"mail-{mode}.log",
+            env, port, workdir / f"mail-{mode}-{label}.log",
         )  # fmt: skip
         berth.start()
         try:
@@ -123,64 +132,43 @@ async def measure_confirm(
                 httpx.AsyncClient(base_url=berth.base_url, timeout=30, headers=RESELLER) as client,
                 aiohttp.ClientSession(base_url=berth.base_url, headers=RESELLER) as session,
             ):
-                slots = Slots(client, first_day=3)
+                slots = Slots(client, first_day=3 if live else 400)
                 await flows(session, await slots.take(count // 3), False, at_once)  # warm-up
                 plain: list[float] = []
                 receipt: list[float] = []
                 for _ in range(rounds):
                     plain.append(await flows(session, await slots.take(count), False, at_once))
                     receipt.append(await flows(session, await slots.take(count), True, at_once))
-            sink.expected = count * rounds
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(sink.all_in.wait(), timeout=120)
         finally:
             berth.stop()
-    ratio = statistics.median(receipt) / statistics.median(plain)
+        sink.expected = count * rounds
+        throughput = None
+        if not live:
+            worker = ServerProcess(
+                f"berth worker ({mode})", [str(BIN / "berth"), "worker"], env, 0, workdir / f"mail-worker-{mode}.log"
+            )
+            worker.start()
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(sink.all_in.wait(), timeout=300)
+            finally:
+                worker.stop()
+            times = sorted(sink.arrivals)
+            span = times[-1] - times[0] if len(times) > 1 else 0.0
+            throughput = round((len(times) - 1) / span, 1) if span else None
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(sink.all_in.wait(), timeout=120)
     return {
         "mode": mode,
+        "sending": "live, by the server's own worker" if live else "afterwards, by one berth worker",
         "flows_per_round": count,
         "plain_flows_per_s": [round(r, 1) for r in plain],
         "receipt_flows_per_s": [round(r, 1) for r in receipt],
-        "ratio": round(ratio, 3),
+        "ratio": round(statistics.median(receipt) / statistics.median(plain), 3),
         "emails_received": len(sink.arrivals),
         "emails_expected": count * rounds,
-    }
-
-
-async def measure_backlog(mode: str, database_url: str, count: int, workdir: Path) -> dict[str, Any]:
-    sink = Sink()
-    port = free_port()
-    async with smtp_sink(sink) as smtp_port:
-        env = berth_env(database_url, port, BERTH_RUN_WORKER="false", BERTH_SMTP_URL=f"smtp://127.0.0.1:{smtp_port}")
-        berth = ServerProcess(
-            f"berth ({mode}, no worker)", [str(BIN / "berth"), "serve", "--demo", "--port", str(port)],
-            env, port, workdir / f"mail-backlog-{mode}.log",
-        )  # fmt: skip
-        worker = ServerProcess(
-            f"berth worker ({mode})", [str(BIN / "berth"), "worker"], env, 0, workdir / f"mail-worker-{mode}.log"
-        )
-        berth.start()
-        try:
-            await berth.wait_healthy("/healthz")
-            async with (
-                httpx.AsyncClient(base_url=berth.base_url, timeout=30, headers=RESELLER) as client,
-                aiohttp.ClientSession(base_url=berth.base_url, headers=RESELLER) as session,
-            ):
-                await flows(session, await Slots(client, first_day=200).take(count), True, 16)
-            sink.expected = count
-            worker.start()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(sink.all_in.wait(), timeout=300)
-        finally:
-            worker.stop()
-            berth.stop()
-    times = sorted(sink.arrivals)
-    span = times[-1] - times[0] if len(times) > 1 else 0.0
-    return {
-        "mode": mode,
-        "backlog": count,
-        "sent": len(times),
-        "messages_per_s": round((len(times) - 1) / span, 1) if span else None,
+        "worker_messages_per_s": throughput,
     }
 
 
@@ -189,11 +177,9 @@ async def main() -> None:
     parser.add_argument("--flows", type=int, default=300, help="booking flows per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--at-once", type=int, default=16, help="flows in flight at a time")
-    parser.add_argument("--backlog", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2)
     options = parser.parse_args()
-    confirms: list[dict[str, Any]] = []
-    backlogs: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as directory:
         workdir = Path(directory)
         async with AsyncExitStack() as stack:
@@ -204,24 +190,19 @@ async def main() -> None:
             else:
                 print("PostgreSQL mode skipped: set BERTH_BENCH_POSTGRES_URL")
             for mode, url in modes:
-                confirms.append(
-                    await measure_confirm(
-                        mode, url, options.flows, options.rounds, options.at_once, options.workers, workdir
+                for live in (False, True):
+                    results.append(
+                        await measure(
+                            mode, url, options.flows, options.rounds, options.at_once, options.workers, live, workdir
+                        )
                     )
-                )
-                if options.backlog:
-                    backlogs.append(await measure_backlog(mode, url, options.backlog, workdir))
-    print(f"confirm: {'mode':10} {'plain flows/s':>22} {'receipt flows/s':>22} {'ratio':>6} {'emails':>12}")
-    for r in confirms:
+    print(f"{'mode':9} {'emails sent':32} {'plain flows/s':>20} {'receipt flows/s':>20} {'ratio':>6} "
+          f"{'received':>10} {'worker emails/s':>16}")  # fmt: skip
+    for r in results:
         plain = ", ".join(map(str, r["plain_flows_per_s"]))
         receipt = ", ".join(map(str, r["receipt_flows_per_s"]))
-        print(f"         {r['mode']:10} {plain:>22} {receipt:>22} {r['ratio']:>6} "
-              f"{r['emails_received']:>5}/{r['emails_expected']:<6}")  # fmt: skip
-    if backlogs:
-        print(f"backlog, one berth worker: {'mode':10} {'sent':>12} {'messages/s':>11}")
-        for r in backlogs:
-            print(f"                           {r['mode']:10} {r['sent']:>5}/{r['backlog']:<6} {r['messages_per_s']:>11}")
-    results = [{"kind": "confirm", **r} for r in confirms] + [{"kind": "backlog", **r} for r in backlogs]
+        print(f"{r['mode']:9} {r['sending']:32} {plain:>20} {receipt:>20} {r['ratio']:>6} "
+              f"{r['emails_received']:>5}/{r['emails_expected']:<4} {r['worker_messages_per_s'] or '—':>16}")  # fmt: skip
     out = ROOT / "benchmarks" / "results" / f"mail-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=2))

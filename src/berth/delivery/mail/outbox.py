@@ -138,9 +138,25 @@ class GuestMail:
             return {}
         done: dict[str, Written | str] = {}
         async with self._db.transaction(write=False) as conn:
+            catalog = (await self._catalogs.snapshot_in(conn)).catalog
+            about: dict[str, Booking] = {}  # the bookings of one-booking messages, described at once
+            for message in todo:
+                booking = (
+                    await bookings_repo.get_by_id(conn, message.booking_id) if message.booking_id else None
+                )
+                if booking is not None:
+                    about[message.id] = booking
+            described = await self._loader.describe(conn, catalog, list(about.values()), exact=True)
+            details = dict(zip(about, described, strict=True))
             for message in todo:
                 try:
-                    done[message.id] = await self.write(conn, message)
+                    if message.id in details:
+                        found = details[message.id]
+                        done[message.id] = self._letter(
+                            message, [found], found.booking.contact, None, catalog
+                        )
+                    else:
+                        done[message.id] = await self.write(conn, message)
                 except Unwritable as exc:
                     done[message.id] = str(exc)
         return done

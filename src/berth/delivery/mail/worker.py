@@ -14,7 +14,6 @@ import contextlib
 import random
 import ssl
 from datetime import timedelta
-from email.message import EmailMessage
 
 import aiosmtplib
 import structlog
@@ -24,6 +23,7 @@ from berth.delivery.mail.outbox import GuestMail
 from berth.delivery.mail.smtp import build_email
 from berth.domain.smtp import SmtpServer, parse_smtp_url
 from berth.domain.webhooks import next_retry_delay, parse_schedule
+from berth.logs import info_logged
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.settings import Settings
@@ -151,19 +151,25 @@ class MailWorker:
         try:
             attachments = await self._attachments(written)
             email = build_email(message, written, self._settings.mail_from, reply_to, attachments)
-            await self._send(self._server, email)
+            # Flattened once, and sent as bytes: the email package's own send path would copy
+            # and flatten it again.
+            sender, recipient = email["From"].addresses[0].addr_spec, written.recipient
+            assert recipient is not None  # a message without one is undeliverable
+            await self._send(self._server, sender, recipient, email.as_bytes())
         except Rejected as exc:
             log.warning("mail refused", message=message.id, error=str(exc))
             return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)
         except Exception as exc:  # unreachable, timed out, a 4XX: try again later
             error = f"{type(exc).__name__}: {exc}"
             delay = next_retry_delay(self._schedule, attempts, random.random())
-            log.info("mail attempt failed", message=message.id, error=error, attempt=attempts)
+            if info_logged():
+                log.info("mail attempt failed", message=message.id, error=error, attempt=attempts)
             if delay is None:
                 return Outcome(message.id, FAILED, attempts, error, None, None, fresh)
             retry_at = self._clock() + timedelta(seconds=delay)
             return Outcome(message.id, PENDING, attempts, error, retry_at, None, fresh)
-        log.info("mail sent", message=message.id, kind=message.kind, attempt=attempts)
+        if info_logged():
+            log.info("mail sent", message=message.id, kind=message.kind, attempt=attempts)
         return Outcome(message.id, SENT, attempts, None, None, self._clock(), fresh)
 
     async def _attachments(self, written: Written) -> list[tuple[str, bytes]]:
@@ -175,14 +181,14 @@ class MailWorker:
                 found.append((attachment["filename"], tickets.pdf.content))
         return found
 
-    async def _send(self, server: SmtpServer, email: EmailMessage) -> None:
+    async def _send(self, server: SmtpServer, sender: str, recipient: str, data: bytes) -> None:
         """Send over a connection kept from an earlier send (no new TLS handshake and login
         for each email), or a new one; a kept connection the server has dropped meanwhile is
         replaced once, at once."""
         reused = bool(self._open)
         client = self._open.pop() if reused else await self._connect(server)
         try:
-            await client.send_message(email)
+            await client.sendmail(sender, [recipient], data)
         except aiosmtplib.SMTPRecipientsRefused as exc:
             client.close()
             if all(500 <= refused.code < 600 for refused in exc.recipients):
@@ -199,7 +205,7 @@ class MailWorker:
                 raise
             log.info("kept SMTP connection dropped; sending over a new one", error=str(exc))
             client = await self._connect(server)
-            await client.send_message(email)
+            await client.sendmail(sender, [recipient], data)
         except BaseException:
             client.close()
             raise
