@@ -19,14 +19,16 @@ from sqlalchemy import select
 from berth.container import Services, build_services
 from berth.delivery.mail.compose import NAME_LIMIT, Letter, Line, one_line, render
 from berth.delivery.mail.smtp import build_email
+from berth.domain.staff import Role
 from berth.settings import Settings
 from berth.store import mail_repo
 from berth.store.tables import mail_messages
 from tests.bookings_helpers import GUEST, SLOT, reservation, reserve
 from tests.builders import load
-from tests.conftest import START, auth
+from tests.conftest import ADMIN, START, auth
 from tests.departures_helpers import cancel_departure
 from tests.mail_helpers import Sink, parts, smtp_sink
+from tests.test_staff_roles import refused, staff_token
 from tests.tickets_helpers import cruise_booking, decoded_codes, pdf_text, tickets_catalog
 
 
@@ -352,3 +354,31 @@ async def test_a_dropped_kept_connection_is_replaced(client: httpx.AsyncClient, 
             await services.close()
         assert len(short.received) == 2
         assert [m.attempts for m in await messages(bookable)] == [1, 1]
+
+
+async def test_the_box_office_sends_a_receipt(
+    client: httpx.AsyncClient, bookable: Services, sink: Sink
+) -> None:
+    booking = await reserve(client)
+    await client.post(f"/octo/bookings/{booking['uuid']}/confirm", json={"contact": GUEST}, headers=auth())
+    viewer = await staff_token(bookable, "viewer@example.com", Role.VIEWER)
+    refused(await client.post(f"/admin/api/bookings/{booking['id']}/receipt", headers=viewer), "operator")
+    operator = await staff_token(bookable, "operator@example.com", Role.OPERATOR)
+    sent = await client.post(f"/admin/api/bookings/{booking['id']}/receipt", headers=operator)
+    assert sent.status_code == 200, sent.text
+    assert sent.json()["to"] == "ada@example.com" and sent.json()["requestedBy"] == "operator@example.com"
+    assert sent.json()["subject"].startswith("Your booking ")
+    await bookable.mailer.send_due()
+    assert len(sink.received) == 1
+    listed = await client.get(f"/admin/api/bookings/{booking['id']}/mail", headers=ADMIN)
+    assert [m["status"] for m in listed.json()["messages"]] == ["sent"]
+    audit = await client.get("/admin/api/audit", headers=ADMIN)
+    assert any(e["action"] == "booking.receipt" for e in audit.json()["entries"])
+    missing = await client.post("/admin/api/bookings/nope/receipt", headers=ADMIN)
+    assert missing.status_code == 404
+    held = await reserve(client)
+    on_hold = await client.post(f"/admin/api/bookings/{held['id']}/receipt", headers=ADMIN)
+    assert on_hold.status_code == 400 and on_hold.json()["error"] == "UNPROCESSABLE_ENTITY"
+    assert "is ON_HOLD: only a confirmed" in on_hold.json()["errorMessage"]
+    assert (await client.get("/admin/api/mail?status=bogus", headers=ADMIN)).status_code == 400
+    assert (await client.get("/admin/api/mail/nope", headers=ADMIN)).status_code == 404
