@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
+from sqlalchemy.orm import aliased
 
 from berth.store.database import DbConnection
 from berth.store.tables import mail_messages
@@ -105,6 +106,7 @@ async def add_message(conn: DbConnection, new: NewMessage, now: datetime) -> Non
             kind=new.kind,
             booking_id=new.booking_id,
             order_id=new.order_id,
+            subject_key=f"booking:{new.booking_id}" if new.booking_id else f"order:{new.order_id}",
             requested_by=new.requested_by[:254],
             facts=new.facts,
             attachments=[],
@@ -143,12 +145,24 @@ async def asked_for_mail(conn: DbConnection, booking_id: str, order_id: str | No
 
 async def claim_due(conn: DbConnection, now: datetime, lease_until: datetime, limit: int) -> list[Message]:
     """Due messages leased to this worker until `lease_until` (a dead worker's lease runs out
-    and another sends them again, with the same Message-ID)."""
+    and another sends them again, with the same Message-ID). A guest gets a booking's emails in
+    the order they were queued: none is claimed while an earlier one about the same booking
+    (or order) is still to be sent."""
     due = or_(
         and_(mail_messages.c.status == PENDING, mail_messages.c.next_attempt_at <= now),
         and_(mail_messages.c.status == SENDING, mail_messages.c.lease_until <= now),
     )
-    query = select(mail_messages).where(due).order_by(mail_messages.c.sequence).limit(limit)
+    earlier = aliased(mail_messages)
+    blocked = (
+        select(earlier.c.sequence)
+        .where(
+            earlier.c.subject_key == mail_messages.c.subject_key,
+            earlier.c.sequence < mail_messages.c.sequence,
+            earlier.c.status.in_((PENDING, SENDING)),
+        )
+        .exists()
+    )
+    query = select(mail_messages).where(due, ~blocked).order_by(mail_messages.c.sequence).limit(limit)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
     claimed = [_message(row) for row in await conn.execute(query)]

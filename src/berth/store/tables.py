@@ -430,6 +430,7 @@ mail_messages = Table(
     Column("kind", String(16), nullable=False),
     Column("booking_id", String(36), nullable=True),
     Column("order_id", String(36), nullable=True),
+    Column("subject_key", String(60), nullable=False),  # booking:ID or order:ID: sent in order
     Column("recipient", String(320), nullable=True),
     Column("recipient_name", String(200), nullable=True),
     Column("language", String(35), nullable=True),
@@ -449,4 +450,5 @@ mail_messages = Table(
     Index("ix_mail_messages_due", "status", "next_attempt_at"),
     Index("ix_mail_messages_booking_id", "booking_id"),
     Index("ix_mail_messages_order_id", "order_id"),
+    Index("ix_mail_messages_subject", "subject_key", "sequence"),
 )

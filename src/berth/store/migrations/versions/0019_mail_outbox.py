@@ -21,6 +21,7 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("booking_id", sa.String(36), nullable=True),
         sa.Column("order_id", sa.String(36), nullable=True),
+        sa.Column("subject_key", sa.String(60), nullable=False),
         sa.Column("recipient", sa.String(320), nullable=True),
         sa.Column("recipient_name", sa.String(200), nullable=True),
         sa.Column("language", sa.String(35), nullable=True),
@@ -43,6 +44,7 @@ def upgrade() -> None:
     op.create_index("ix_mail_messages_due", "mail_messages", ["status", "next_attempt_at"])
     op.create_index("ix_mail_messages_booking_id", "mail_messages", ["booking_id"])
     op.create_index("ix_mail_messages_order_id", "mail_messages", ["order_id"])
+    op.create_index("ix_mail_messages_subject", "mail_messages", ["subject_key", "sequence"])
 
 
 def downgrade() -> None:
