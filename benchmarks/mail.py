@@ -2,7 +2,8 @@
 throughput to an SMTP server on loopback.
 
 `berth serve --demo` with BERTH_SMTP_URL naming an SMTP sink on loopback (aiosmtpd in this
-process). Rounds alternate:
+process). The flows book the bench cruise (codes only), or with --tickets the demo museum, whose
+receipts attach its PDF ticket. Rounds alternate:
 N booking flows (reserve, then confirm: `booking-flow`) without `emailReceipt`, then N with it,
 C flows at a time; each round's flows/s is counted from the first reservation to the last
 confirmation. The ratio is the median of the receipt rounds over the median of the plain ones.
@@ -13,7 +14,7 @@ then one `berth worker` sends that backlog to the sink: its rate (first email re
 is the mail worker's throughput. "live": the server's own worker sends while the bookings come,
 as `berth serve` runs by default, on the same CPUs.
 
-    .venv/bin/python benchmarks/mail.py [--flows 300] [--rounds 3] [--at-once 16] [--workers 2]
+    .venv/bin/python benchmarks/mail.py [--flows 300] [--rounds 3] [--at-once 16] [--workers 2] [--tickets]
     BERTH_BENCH_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/test ... (adds PostgreSQL mode)
 """
 
@@ -37,9 +38,11 @@ import aiohttp
 import httpx
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from deliveries import BIN, GUEST, RESELLER, ROOT, berth_env, museum_visit, open_slots
+from routes import BenchContext, _cruise_departures
 from servers import BenchError, ServerProcess, free_port, postgres_database, sqlite_database
 
 PER_DAY = 250  # museum visits booked per open day
+CRUISE_PREFIX = "cruise:"  # marks the bench cruise's slots in a round's list
 
 
 class Sink:
@@ -86,13 +89,32 @@ class Slots:
         return taken
 
 
+def cruise_trip(availability_id: str) -> dict[str, Any]:
+    """A reservation of one adult on the bench cruise (codes only: no PDF tickets)."""
+    return {**museum_visit(availability_id), "productId": "bench-cruise"}
+
+
+class CruiseSlots:
+    """The bench cruise's departure in three days (a million places): every flow books it."""
+
+    def __init__(self, departure: str) -> None:
+        self._departure = departure
+
+    async def take(self, count: int) -> list[str]:
+        return [self._departure] * count
+
+
 async def flows(session: aiohttp.ClientSession, slots: list[str], receipt: bool, at_once: int) -> float:
     """Reserve and confirm one booking per slot, `at_once` flows at a time; flows/s."""
     gate = asyncio.Semaphore(at_once)
     confirm = {"contact": GUEST, **({"emailReceipt": True} if receipt else {})}
 
     async def one(slot: str) -> None:
-        body = museum_visit(slot)
+        body = (
+            cruise_trip(slot.removeprefix(CRUISE_PREFIX))
+            if slot.startswith(CRUISE_PREFIX)
+            else museum_visit(slot)
+        )
         async with gate:
             async with session.post("/octo/bookings", json=body) as held:
                 held.raise_for_status()
@@ -107,7 +129,15 @@ async def flows(session: aiohttp.ClientSession, slots: list[str], receipt: bool,
 
 
 async def measure(
-    mode: str, database_url: str, count: int, rounds: int, at_once: int, workers: int, live: bool, workdir: Path
+    mode: str,
+    database_url: str,
+    count: int,
+    rounds: int,
+    at_once: int,
+    workers: int,
+    live: bool,
+    workdir: Path,
+    tickets: bool,
 ) -> dict[str, Any]:
     """Alternating rounds of flows without and with `emailReceipt`. `live`: the server's own
     worker sends the emails meanwhile (as `berth serve` runs by default); otherwise they wait
@@ -132,7 +162,13 @@ async def measure(
                 httpx.AsyncClient(base_url=berth.base_url, timeout=30, headers=RESELLER) as client,
                 aiohttp.ClientSession(base_url=berth.base_url, headers=RESELLER) as session,
             ):
-                slots = Slots(client, first_day=3 if live else 400)
+                slots: Slots | CruiseSlots
+                if tickets:  # the demo museum: each receipt attaches its PDF ticket
+                    slots = Slots(client, first_day=3 if live else 400)
+                else:
+                    ctx = BenchContext(mode, berth.base_url, database_url, workdir, client)
+                    (departure,) = await _cruise_departures(ctx, 3, 3)
+                    slots = CruiseSlots(CRUISE_PREFIX + departure)
                 await flows(session, await slots.take(count // 3), False, at_once)  # warm-up
                 plain: list[float] = []
                 receipt: list[float] = []
@@ -145,7 +181,11 @@ async def measure(
         throughput = None
         if not live:
             worker = ServerProcess(
-                f"berth worker ({mode})", [str(BIN / "berth"), "worker"], env, 0, workdir / f"mail-worker-{mode}.log"
+                f"berth worker ({mode})",
+                [str(BIN / "berth"), "worker"],
+                env,
+                0,
+                workdir / f"mail-worker-{mode}.log",
             )
             worker.start()
             try:
@@ -162,6 +202,7 @@ async def measure(
     return {
         "mode": mode,
         "sending": "live, by the server's own worker" if live else "afterwards, by one berth worker",
+        "product": "museum (PDF tickets attached)" if tickets else "bench-cruise (codes only)",
         "flows_per_round": count,
         "plain_flows_per_s": [round(r, 1) for r in plain],
         "receipt_flows_per_s": [round(r, 1) for r in receipt],
@@ -173,11 +214,18 @@ async def measure(
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--flows", type=int, default=300, help="booking flows per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--at-once", type=int, default=16, help="flows in flight at a time")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--tickets",
+        action="store_true",
+        help="book the demo museum (PDF tickets attached) instead of the bench cruise",
+    )
     options = parser.parse_args()
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as directory:
@@ -193,9 +241,18 @@ async def main() -> None:
                 for live in (False, True):
                     results.append(
                         await measure(
-                            mode, url, options.flows, options.rounds, options.at_once, options.workers, live, workdir
+                            mode,
+                            url,
+                            options.flows,
+                            options.rounds,
+                            options.at_once,
+                            options.workers,
+                            live,
+                            workdir,
+                            options.tickets,
                         )
                     )
+    print(results[0]["product"] if results else "")
     print(f"{'mode':9} {'emails sent':32} {'plain flows/s':>20} {'receipt flows/s':>20} {'ratio':>6} "
           f"{'received':>10} {'worker emails/s':>16}")  # fmt: skip
     for r in results:
