@@ -20,7 +20,7 @@ from berth.store.tables import tickets
 from berth.tickets.pdf import render_pdf
 from berth.tickets.sheet import TicketPage
 from tests.builders import load
-from tests.conftest import auth
+from tests.conftest import ADMIN, auth
 from tests.tickets_helpers import (
     TICKET_URL,
     cruise_booking,
@@ -116,9 +116,12 @@ async def test_the_voucher_pdf_has_a_page_per_ticket_with_everything_in_the_book
             "Zeigen Sie Ihren Code am Tor", booking["supplierReference"],
         ):  # fmt: skip
             assert expected in text, (expected, text)
-    assert "Voucher" in voucher and "1 x Erwachsene, 1 x Kind" in voucher
+    assert (
+        "Voucher" in voucher
+        and "1 \N{MULTIPLICATION SIGN} Erwachsene, 1 \N{MULTIPLICATION SIGN} Kind" in voucher
+    )
     assert "Ada Lovelace, Byron King" in voucher
-    assert "1 x Photo package, 1 x Two-course lunch" in voucher
+    assert "1 \N{MULTIPLICATION SIGN} Photo package, 1 \N{MULTIPLICATION SIGN} Two-course lunch" in voucher
     assert "Ticket 1 of 2" in first and "Erwachsene" in first and "Ada Lovelace" in first
     assert "Two-course lunch" in first and "Two-course lunch" not in second
     assert "Ticket 2 of 2" in second and "Kind" in second and "Byron King" in second
@@ -154,7 +157,9 @@ async def test_english_when_the_guest_asks_for_no_language(
         client, cruise_booking(), contact={"fullName": "Grace Hopper", "emailAddress": "grace@example.com"}
     )
     text = pdf_text((await client.get(path_of(options(booking["voucher"])["PDF_URL"]))).content)[0]
-    assert "Harbour Cruise" in text and "Morning sailing" in text and "1 x Adult" in text
+    assert (
+        "Harbour Cruise" in text and "Morning sailing" in text and "1 \N{MULTIPLICATION SIGN} Adult" in text
+    )
     assert "Show your code at the pier gate" in text and "Hafenrundfahrt" not in text
 
 
@@ -356,3 +361,17 @@ def test_any_text_renders_cut_and_escaped() -> None:
     assert "Guest: " + "N" * 30 in text and "…" in text
     assert 0 < text.count("<para>") <= 20  # the title is cut at 120 characters
     assert decoded_codes(content) == {"QRCode": "ABCDEFGH", "Aztec": "ABCDEFGH", "Code128": "ABCDEFGH"}
+
+
+async def test_a_booking_the_supplier_accepts_gets_its_tickets_then(
+    services: Services, client: httpx.AsyncClient
+) -> None:
+    await load(services, tickets_catalog(instantConfirmation=False))
+    booking = await booked(client, cruise_booking(*guests()))
+    assert booking["status"] == "PENDING" and booking["voucher"]["deliveryOptions"] == []
+    accepted = await client.post(f"/admin/api/bookings/{booking['id']}/accept", headers=ADMIN)
+    assert accepted.status_code == 200, accepted.text
+    again = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    assert again["status"] == "CONFIRMED"
+    content = (await client.get(path_of(options(again["voucher"])["PDF_URL"]))).content
+    assert decoded_codes(content)["QRCode"] == booking["supplierReference"]

@@ -14,8 +14,22 @@ import pypdf
 import pypdfium2
 import zxingcpp
 
+from berth.capabilities.registry import CATALOG_RULES
 from berth.domain.catalog import Catalog
-from tests.builders import Document, catalog, extra, option, pickup_point, price, product, schedule, unit
+from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
+from berth.domain.tickets import WalletPasses
+from tests.builders import (
+    Document,
+    catalog,
+    extra,
+    option,
+    pickup_point,
+    price,
+    product,
+    schedule,
+    supplier,
+    unit,
+)
 
 CRUISE = {"productId": "ticketed-cruise", "optionId": "DEFAULT"}
 DEPARTURE = "2026-06-02T10:00:00+01:00"
@@ -69,6 +83,20 @@ def ticketed_cruise(**changes: Any) -> Document:
 
 def tickets_catalog(**changes: Any) -> Catalog:
     return catalog(ticketed_cruise(**changes))
+
+
+WALLET_FORMATS = ["QRCODE", "PDF_URL", "PKPASS_URL"]
+
+
+def wallet_catalog_text() -> str:
+    """The catalogue file of the cruise delivering Apple Wallet passes too."""
+    document = {"supplier": supplier(), "products": [ticketed_cruise(formats=WALLET_FORMATS)]}
+    return catalog_to_yaml(Catalog.model_validate(document))
+
+
+def wallet_catalog() -> Catalog:
+    """That catalogue, read as Berth reads it once passes are configured."""
+    return parse_catalog(wallet_catalog_text(), (*CATALOG_RULES, WalletPasses()))
 
 
 def cruise_booking(*guests: dict[str, Any], **extra_fields: Any) -> dict[str, Any]:

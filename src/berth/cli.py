@@ -38,6 +38,7 @@ from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.backup import BackupError, backup_sqlite, is_postgres, pg_dump_commands
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
 from berth.store.migrate import UnknownRevision, Upgrade, upgrade
+from berth.tickets.pkpass import PassSettingsError
 from berth.views.catalog_changes import changes_lines, conflict_lines
 from berth.views.connections import connection_json
 from berth.views.staff import staff_json
@@ -105,7 +106,7 @@ def _errors_reported() -> Iterator[None]:
         _fail(exc.message)
     except DatabaseUnavailable as exc:
         _fail(f"{exc}: {exc.reason()}")
-    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError) as exc:
+    except (UnsupportedDatabaseUrl, UnknownRevision, BackupError, PassSettingsError) as exc:
         _fail(str(exc))
     except ValidationError as exc:
         _fail(f"invalid settings: {_settings_problems(exc)}")

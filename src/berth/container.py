@@ -20,6 +20,7 @@ from berth.delivery.fanout import WebhookFanout
 from berth.delivery.mail.outbox import GuestMail
 from berth.delivery.mail.worker import MailWorker
 from berth.delivery.worker import DeliveryWorker
+from berth.domain.tickets import WalletPasses
 from berth.services.answers import AnswerCache
 from berth.services.audit import AuditService
 from berth.services.availability import AvailabilityService
@@ -42,6 +43,7 @@ from berth.services.tickets import TicketService
 from berth.settings import Settings
 from berth.store.database import Database
 from berth.tickets.documents import TicketDocuments
+from berth.tickets.pkpass import PassSigner
 
 
 @dataclass
@@ -89,7 +91,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         max_overflow=settings.database_max_overflow,
     )
     box = settings.secret_box()
-    catalog = CatalogService(database, clock, CATALOG_RULES)
+    passes = PassSigner.from_settings(settings)
+    catalog = CatalogService(database, clock, (*CATALOG_RULES, *((WalletPasses(),) if passes else ())))
     # Capacity policies in registry order: an option is a rental, or has resources, or is plain.
     policies = CapacityPolicies((RentalPolicy(), ResourcePolicy(clock)))
     availability = AvailabilityService(database, settings, clock, policies)
@@ -106,7 +109,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     steps.orders = orders
     mail = GuestMail(database, clock, catalog, loader)
     steps.notices = mail
-    tickets = TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper)
+    tickets = TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes)
     # Groupings in the order they claim reservations: a package, else an order.
     packages = PackageBookings(database, steps, bookings)
     bookings.add_grouping(packages)

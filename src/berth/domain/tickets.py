@@ -13,6 +13,7 @@ from datetime import datetime
 
 from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.catalog import DeliveryFormat, DeliveryMethod, Product
+from berth.domain.catalog.rules import CatalogRule
 
 # The key of the voucher's token among a booking's tokens (a unit item's is its uuid).
 VOUCHER = ""
@@ -84,3 +85,10 @@ def local_date_time(moment: datetime) -> str:
 
 
 NO_TICKETS = IssuedTickets()
+
+
+class WalletPasses(CatalogRule):
+    """Added to the catalogue's rules once Apple Wallet passes can be signed: PKPASS_URL is
+    deliverable then."""
+
+    delivery_formats = frozenset({DeliveryFormat.PKPASS_URL})

@@ -11,6 +11,7 @@ from berth.domain.catalog import DeliveryFormat
 from berth.domain.tickets import SUFFIXES, VOUCHER
 from berth.services.tickets import EndedTicket, IssuedTicket, TicketService
 from berth.tickets.pdf import Paper, render_pdf
+from berth.tickets.pkpass import PassSigner
 from berth.tickets.sheet import ticket_pages
 
 MEDIA_TYPES = {
@@ -50,9 +51,10 @@ def _filename(ticket: IssuedTicket, suffix: str) -> str:
 
 
 class TicketDocuments:
-    def __init__(self, service: TicketService, paper: Paper = "A4") -> None:
+    def __init__(self, service: TicketService, paper: Paper = "A4", passes: PassSigner | None = None) -> None:
         self._service = service
         self._paper = paper
+        self._passes = passes  # None: Apple Wallet passes are not configured
 
     async def by_url(self, token: str, suffix: str) -> Document | EndedTicket | None:
         """What `/tickets/{token}.{suffix}` answers: the document, the ended ticket (410), or
@@ -65,7 +67,19 @@ class TicketDocuments:
             return found
         if delivery_format not in found.details.product.delivery_formats:
             return None
+        if delivery_format is DeliveryFormat.PKPASS_URL:
+            return await self.wallet_pass(found, token)
         return await self.pdf(found)
+
+    async def wallet_pass(self, ticket: IssuedTicket, token: str) -> Document | None:
+        """The ticket's Apple Wallet pass: the voucher's, or the unit item's (None: passes are
+        not configured any more)."""
+        if self._passes is None:
+            return None
+        only = None if ticket.key == VOUCHER else ticket.key
+        page = ticket_pages(ticket.details, ticket.supplier, only)[0]
+        content = await asyncio.to_thread(self._passes.build, page, token)
+        return Document(content, MEDIA_TYPES[DeliveryFormat.PKPASS_URL], _filename(ticket, "pkpass"))
 
     async def pdf(self, ticket: IssuedTicket) -> Document:
         """The PDF of the ticket: every page of the booking for its voucher, else the unit

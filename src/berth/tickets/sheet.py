@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from berth.capabilities.registry import CAPABILITIES
 from berth.domain.bookings import BookingStatus, UnitItem
@@ -45,6 +46,7 @@ class TicketPage:
     code: str
     formats: tuple[DeliveryFormat, ...]
     language: str
+    start: datetime | None = None  # the departure, local (an Apple Wallet pass's relevant date)
 
 
 def booking_language(details: BookingDetails) -> str:
@@ -75,8 +77,7 @@ def _place(location: Location) -> str:
     parts = (
         location.title,
         address.street_address,
-        address.postal_code,
-        address.address_locality,
+        " ".join(p for p in (address.address_locality, address.postal_code) if p),
         address.address_country,
     )
     return ", ".join(p for p in parts if p)
@@ -138,7 +139,8 @@ def _lines(details: BookingDetails, item: UnitItem | None, language: str) -> lis
     if item is None:
         counts = Counter(i.unit_id for i in booking.unit_items)
         units = ", ".join(
-            f"{n} x {_unit_title(product, option, unit_id, language)}" for unit_id, n in counts.items()
+            f"{n} \N{MULTIPLICATION SIGN} {_unit_title(product, option, unit_id, language)}"
+            for unit_id, n in counts.items()
         )
         lines.append(TicketLine("Units", units))
         names = [booking.contact.full_name, *(i.contact.full_name for i in booking.unit_items)]
@@ -194,6 +196,7 @@ def ticket_pages(details: BookingDetails, supplier: Supplier, only: str | None =
             code=item.supplier_reference if item is not None else booking.supplier_reference,
             formats=formats,
             language=language,
+            start=details.slot.start if details.slot is not None else None,
         )
         for heading, item in targets
     ]

@@ -110,5 +110,5 @@ class ExtrasCapability(Capability):
         for extra_id, count in counts.items():
             extra = details.option.extra(extra_id)
             if extra is not None:
-                taken.append(f"{count} x {extra.title or extra.internal_name}")
+                taken.append(f"{count} \N{MULTIPLICATION SIGN} {extra.title or extra.internal_name}")
         return [TicketLine("Extras", ", ".join(taken))] if taken else []

@@ -360,8 +360,10 @@ class BookingSteps:
         given since (before the change is announced, so that its payload has the URLs)."""
         if after.status not in ISSUED:
             return
-        if before is not None and before.status in ISSUED and before.unit_items == after.unit_items:
-            return
+        if before is not None and before.status in ISSUED:
+            kept = {item.uuid for item in before.unit_items}
+            if all(item.uuid in kept for item in after.unit_items):
+                return
         product = await self.loader.product(conn, catalog, after.product_id)
         await tickets_repo.issue(conn, after.id, ticket_keys(product, after))
 
