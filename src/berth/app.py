@@ -18,6 +18,7 @@ from berth.container import Services, build_services
 from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
 from berth.http.admin.departures import router as admin_departures_router
+from berth.http.admin.mail import router as admin_mail_router
 from berth.http.admin.mappings import router as admin_mappings_router
 from berth.http.admin.pages import router as backoffice_router
 from berth.http.admin.pickups import router as admin_pickups_router
@@ -113,7 +114,7 @@ def create_app(
         app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])
     admin_routers = (
         admin_router, admin_bookings_router, admin_departures_router, admin_webhooks_router, admin_mappings_router,
-        admin_resources_router, admin_staff_router, admin_pickups_router,
+        admin_resources_router, admin_staff_router, admin_pickups_router, admin_mail_router,
     )  # fmt: skip
     for router in admin_routers:
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])

@@ -1,5 +1,5 @@
 """Background work, run by `berth worker` and (unless switched off) inside `berth serve`:
-sweeping expired holds, fanning out changes and delivering webhooks."""
+sweeping expired holds, fanning out changes, delivering webhooks and sending guests' emails."""
 
 from __future__ import annotations
 
@@ -58,7 +58,9 @@ async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
 
 async def run_background(services: Services, stop: asyncio.Event) -> None:
     """Every background loop, until `stop` is set."""
-    await asyncio.gather(sweep_expired_holds(services, stop), services.delivery.run(stop))
+    await asyncio.gather(
+        sweep_expired_holds(services, stop), services.delivery.run(stop), services.mailer.run(stop)
+    )
 
 
 def heap_trimmer() -> Callable[[int], int] | None:

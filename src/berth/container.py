@@ -17,6 +17,8 @@ from berth.capabilities.resources.policy import ResourcePolicy
 from berth.capabilities.resources.service import ResourceService
 from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
+from berth.delivery.mail.outbox import GuestMail
+from berth.delivery.mail.worker import MailWorker
 from berth.delivery.worker import DeliveryWorker
 from berth.domain.tickets import WalletPasses
 from berth.services.answers import AnswerCache
@@ -68,6 +70,8 @@ class Services:
     staff: StaffService
     audit: AuditService
     guessing: GuessingGuard
+    mail: GuestMail
+    mailer: MailWorker
     tickets: TicketDocuments
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
@@ -77,6 +81,7 @@ class Services:
         if self.unwinding:
             await asyncio.wait(set(self.unwinding), timeout=40)
         await self.delivery.close()
+        self.mailer.close()
         await self.database.dispose()
 
 
@@ -104,6 +109,9 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
     steps.orders = orders
+    mail = GuestMail(database, clock, catalog, loader)
+    steps.notices = mail
+    tickets = TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes)
     # Groupings in the order they claim reservations: a package, else an order.
     packages = PackageBookings(database, steps, bookings)
     bookings.add_grouping(packages)
@@ -131,5 +139,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         staff=StaffService(database, clock),
         audit=AuditService(database),
         guessing=GuessingGuard(database, settings, clock),
-        tickets=TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes),
+        mail=mail,
+        mailer=MailWorker(database, settings, clock, mail, catalog, tickets),
+        tickets=tickets,
     )

@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from berth.domain.proxies import proxy_networks
 from berth.domain.sealing import SecretBox
+from berth.domain.smtp import parse_smtp_url
 from berth.domain.webhooks import parse_schedule
 
 # Used when BERTH_SECRET_KEY is unset, so the embedded demo needs no set-up. Anyone can read it
@@ -174,6 +175,22 @@ class Settings(BaseSettings):
             )
         return self
 
+    smtp_url: SecretStr | None = Field(
+        default=None,
+        description="Where guests' emails go: `smtp://user:password@host:587` (STARTTLS), "
+        "`smtps://user:password@host:465` (implicit TLS) or `smtp://host:25` (a plain relay); "
+        "unset: they stay in the database's mailbox, shown in the back office under Outbox",
+    )
+    mail_from: str = Field(
+        default="Berth <bookings@berth.invalid>",
+        description="The sender of guests' emails (`Name <address>`); replies go to the supplier's email",
+    )
+    mail_concurrency: int = Field(
+        default=16, ge=1, description="Emails sent at once per worker (and SMTP connections kept open)"
+    )
+    mail_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="How long one email's SMTP conversation may take"
+    )
     ticket_paper: Literal["A4", "LETTER"] = Field(
         default="A4", description="Paper size of PDF tickets: `A4` or `LETTER`"
     )
@@ -202,6 +219,13 @@ class Settings(BaseSettings):
     @classmethod
     def _schedule(cls, value: str) -> str:
         parse_schedule(value)
+        return value
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            parse_smtp_url(value.get_secret_value())
         return value
 
     @field_validator("secret_key")

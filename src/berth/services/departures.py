@@ -288,7 +288,7 @@ class DepartureService:
             return
 
         def step(c: DbConnection, b: Booking) -> Awaitable[Booking]:
-            return self._steps.cancel_in(c, catalog, b, reason, force=True, actor=SUPPLIER)
+            return self._steps.cancel_in(c, catalog, b, reason, force=True, actor=SUPPLIER, cause="departure")
 
         await self._steps.with_companions(
             conn, catalog, locked, "cancel", step, lambda c, b, _: step(c, b), staff=True, skip=ENDED

@@ -4,7 +4,7 @@ told of. The webhook fan-out implements it; services only call it, inside their 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
@@ -32,6 +32,20 @@ class ChangeObserver(Protocol):
     async def slots_changed(self, conn: DbConnection, slots: Sequence[tuple[str, str, str]]) -> None: ...
 
     async def catalog_changed(self, conn: DbConnection, before: Catalog, after: Catalog) -> None: ...
+
+
+class GuestNotices(Protocol):
+    """Told of each step of a booking (and of an order's own steps) inside its transaction;
+    queues the guest's emails (receipts, cancellations, moves) for the mail worker."""
+
+    async def booking_step(
+        self, conn: DbConnection, describe: Describe, before: Booking | None, after: Booking,
+        kind: str, actor: str, detail: dict[str, Any],
+    ) -> None: ...  # fmt: skip
+
+    async def order_step(
+        self, conn: DbConnection, describe: DescribeOrder, before: Order, after: Order
+    ) -> None: ...
 
 
 class MappingObserver(Protocol):

@@ -443,3 +443,38 @@ catalog_versions = Table(
     Column("summary", String(300), nullable=False),
     Column("document", Text, nullable=False),
 )
+
+# Guests' emails (receipts and notices), written in the transaction of the change they tell
+# of (what happened: `kind` and `facts`) and written out and sent by the mail worker (the
+# language, subject, bodies and recipient are filled in then); without SMTP they stay here as
+# the demo's mailbox.
+mail_messages = Table(
+    "mail_messages",
+    metadata,
+    Column("sequence", Integer, primary_key=True, autoincrement=True),
+    Column("id", String(40), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("booking_id", String(36), nullable=True),
+    Column("order_id", String(36), nullable=True),
+    Column("subject_key", String(60), nullable=False),  # booking:ID or order:ID: sent in order
+    Column("recipient", String(320), nullable=True),
+    Column("recipient_name", String(200), nullable=True),
+    Column("language", String(35), nullable=True),
+    Column("subject", Text, nullable=True),
+    Column("text_body", Text, nullable=True),
+    Column("html_body", Text, nullable=True),
+    Column("facts", JSONDocument, nullable=False),
+    Column("attachments", JSONDocument, nullable=False),
+    Column("requested_by", String(254), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("error", String(500), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("sent_at", UTCDateTime, nullable=True),
+    Index("ix_mail_messages_due", "status", "next_attempt_at"),
+    Index("ix_mail_messages_booking_id", "booking_id"),
+    Index("ix_mail_messages_order_id", "order_id"),
+    Index("ix_mail_messages_subject", "subject_key", "sequence"),
+)

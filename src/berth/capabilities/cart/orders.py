@@ -136,6 +136,10 @@ class OrderService:
         await self._observer.order_changed(
             conn, lambda o: self._details(conn, catalog, o, exact=True), before, after
         )
+        if self._steps.notices is not None:
+            await self._steps.notices.order_step(
+                conn, lambda o: self._details(conn, catalog, o, exact=True), before, after
+            )
 
     def _prepare_one(
         self, catalog: Catalog, connection_id: str, request: ReserveInput, index: int | None, **options: Any

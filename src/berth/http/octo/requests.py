@@ -330,6 +330,7 @@ class ConfirmBody(_ExtensionFields):
             rental_duration_id=rental_duration(self.rentalDurationId, rentals),
             resource_ids=resource_selection(self.resourceAllocations, resources),
             extensions=extension_fields(self, self.unitItems, capabilities),
+            email_receipt=bool(self.emailReceipt),
         )
 
 

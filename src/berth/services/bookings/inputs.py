@@ -87,6 +87,7 @@ class ConfirmInput:
     rental_duration_id: str | None = None
     resource_ids: tuple[str, ...] | None = None  # octo/resources
     extensions: ExtensionFields = field(default_factory=dict)
+    email_receipt: bool = False  # the guest is emailed a receipt (and told of later changes)
 
 
 def fingerprint(data: ReserveInput) -> str:

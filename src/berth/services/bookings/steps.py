@@ -59,7 +59,7 @@ from berth.services.bookings.inputs import (
 from berth.services.bookings.loader import BookingLoader, booked_slot
 from berth.services.bookings.locks import SlotKey, SlotLocks
 from berth.services.clock import Clock
-from berth.services.events import ChangeObserver
+from berth.services.events import ChangeObserver, GuestNotices
 from berth.settings import Settings
 from berth.store import bookings_repo, orders_repo, tickets_repo
 from berth.store.database import DbConnection
@@ -138,6 +138,8 @@ class BookingSteps:
         self.extensions = extensions or BookingExtensions()
         # The order service, once built (it is built on these steps).
         self.orders: OrderFollower | None = None
+        # The guests' emails, once built (receipts and notices, queued in each step's transaction).
+        self.notices: GuestNotices | None = None
         self._companions: tuple[Companions, ...] = ()
 
     def add_companions(self, companions: Companions) -> None:
@@ -336,6 +338,16 @@ class BookingSteps:
         if before is not None:
             await self._observer.booking_changed(
                 conn, lambda b: self.loader.exactly(conn, catalog, b), before, after
+            )
+        if self.notices is not None:
+            await self.notices.booking_step(
+                conn,
+                lambda b: self.loader.exactly(conn, catalog, b),
+                before,
+                after,
+                kind,
+                actor,
+                detail or {},
             )
         moved = self._moved_slots(catalog, before, after, now) if slots is None else slots
         if moved:
@@ -581,7 +593,8 @@ class BookingSteps:
         await self.extensions.hold(
             conn, self.locks, self._holding(product, option, slot, booking, confirmed, now)
         )
-        await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER)
+        receipt = {"emailReceipt": True} if data.email_receipt else None
+        await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER, receipt)
         return confirmed
 
     # --- change ------------------------------------------------------------------------------
@@ -720,8 +733,10 @@ class BookingSteps:
         *,
         force: bool,
         actor: str,
+        cause: str | None = None,
     ) -> Booking:
-        """Cancel one (locked, as-of-now) booking inside the caller's transaction."""
+        """Cancel one (locked, as-of-now) booking inside the caller's transaction; `cause`
+        names what cancelled it when that is not its actor alone (`departure`)."""
         if booking.status is BookingStatus.CANCELLED:
             return booking
         now = self._clock()
@@ -737,7 +752,8 @@ class BookingSteps:
             updated_at=now,
         )
         await bookings_repo.save_booking(conn, cancelled, booking)
-        await self.changed(conn, catalog, booking, cancelled, "cancelled", actor, {"reason": reason})
+        detail = {"reason": reason} if cause is None else {"reason": reason, "cause": cause}
+        await self.changed(conn, catalog, booking, cancelled, "cancelled", actor, detail)
         return cancelled
 
     async def expire_in(self, conn: DbConnection, catalog: Catalog, stored: Booking) -> Booking:

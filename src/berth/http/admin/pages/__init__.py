@@ -15,6 +15,7 @@ from berth.http.admin.pages import (
     departures,
     manifest,
     mappings,
+    outbox,
     sign_in,
     staff,
     static,
@@ -24,6 +25,6 @@ from berth.http.admin.pages import (
 router = APIRouter(include_in_schema=False)
 for module in (
     static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, audit,
-    staff, departure_list,
+    staff, departure_list, outbox,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import Response
 
+from berth.delivery.mail.outbox import RECEIPTED
 from berth.domain.bookings import CHANGEABLE, BookingStatus
 from berth.domain.calendar import out_of_range, supported
 from berth.domain.errors import NotFound, OctoError
@@ -158,6 +159,8 @@ async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) 
         connection=connections.get(details.booking.connection_id),
         actions=[action.value for action in ACTIONS[details.booking.status]],
         local=of_product(details.product),
+        messages=await me.services.mail.messages_of(details.booking),
+        receipted=details.booking.status in RECEIPTED,
     )
 
 

@@ -26,4 +26,5 @@ NAVIGATION = (
     Section("connections", "Connections", "/admin/connections"),
     Section("audit", "Audit", "/admin/audit"),
     Section("staff", "Staff", "/admin/staff", Role.ADMIN),
+    Section("outbox", "Outbox", "/admin/outbox"),
 )

@@ -1,0 +1,223 @@
+"""What a guest's email says: the facts of its bookings in the guest's language, rendered as
+text and HTML (Jinja2, the HTML autoescaped), frozen when the message is queued."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from email.headerregistry import Address
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from berth.capabilities.base import View
+from berth.capabilities.content.fields import pick_language
+from berth.capabilities.pricing.fields import PricingCapability
+from berth.delivery.mail.texts import TEXTS, date_formats, words
+from berth.domain.bookings import Booking, BookingStatus, Contact
+from berth.domain.catalog import Catalog, DeliveryFormat, Location, LocationType
+from berth.domain.languages import choose_language
+from berth.domain.slots import cancellation_cutoff
+from berth.domain.tickets import VOUCHER, ticket_keys
+from berth.read_models.bookings import BookingDetails
+
+NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
+FIELD_LIMIT = 500
+_SPACES = re.compile(r"\s+")
+_PRICING = PricingCapability()
+_HTML = Environment(
+    loader=PackageLoader("berth.delivery.mail", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_TEXT = Environment(
+    loader=PackageLoader("berth.delivery.mail", "templates"),
+    autoescape=False,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+
+
+def one_line(value: str | None, limit: int = FIELD_LIMIT) -> str:
+    """A guest's or catalogue's text for one line: whitespace (newlines too) made single
+    spaces, cut at `limit` characters."""
+    text = _SPACES.sub(" ", value or "").strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def mail_address(value: str | None) -> tuple[str | None, str | None]:
+    """The contact's emailAddress as an address to send to, or None and why not."""
+    if not value or not value.strip():
+        return None, "the contact has no emailAddress"
+    value = value.strip()
+    try:
+        address = Address(addr_spec=value)
+    except Exception:  # the email package raises several kinds for a malformed address
+        address = None
+    if address is None or len(value) > 254 or "." not in address.domain or "[" in address.domain:
+        return None, f"the contact's emailAddress {one_line(value, 80)!r} is not an email address"
+    return address.addr_spec, None
+
+
+def mail_language(contact: Contact, catalog: Catalog, fallback: str) -> str:
+    """The booking's language: the contact's locales against the catalogue's languages, else
+    against the languages Berth's own texts are written in, else the product's own."""
+    locales = ", ".join(contact.locales)
+    return choose_language(locales, catalog.languages) or choose_language(locales, list(TEXTS)) or fallback
+
+
+@dataclass(frozen=True)
+class Line:
+    """One booking, as the email shows it."""
+
+    title: str
+    option: str | None
+    reference: str
+    when: str
+    previously: str | None
+    where: list[str]
+    guests: list[str]
+    price: str | None
+    cancellation: str
+    tickets: list[tuple[str, str]] = field(default_factory=list)  # (label, URL)
+
+
+@dataclass(frozen=True)
+class Letter:
+    kind: str  # receipt, cancelled, changed
+    language: str
+    name: str | None
+    lines: list[Line]
+    supplier: dict[str, str | None]
+    why: list[str] = field(default_factory=list)
+    pending: bool = False
+    order_reference: str | None = None
+
+
+def _local(moment: datetime, zone: Any, language: str, all_day: bool = False) -> str:
+    with_time, date_only = date_formats(language)
+    local = moment.astimezone(zone)
+    if all_day:
+        return f"{local.strftime(date_only)} ({words(language)['all_day']})"
+    return f"{local.strftime(with_time)} {local.tzname()} ({zone})"
+
+
+def _money(total: dict[str, Any]) -> str:
+    precision = int(total["currencyPrecision"])
+    amount = int(total["retail"]) / (10**precision)
+    return f"{total['currency']} {amount:,.{precision}f}"
+
+
+def _where(locations: Sequence[Location]) -> list[str]:
+    wanted = (LocationType.START, LocationType.REDEMPTION)
+    found = [loc for loc in locations if any(t in wanted for t in loc.types)] or list(locations[:1])
+    lines = []
+    for location in found:
+        address = location.place.postal_address
+        parts = [
+            address.street_address,
+            address.postal_code,
+            address.address_locality,
+            address.address_country,
+        ]
+        lines.append(one_line(", ".join(p for p in [location.title, *parts] if p)))
+    return lines
+
+
+def booking_line(details: BookingDetails, language: str, previously: datetime | None = None) -> Line:
+    booking, product, option, slot = details.booking, details.product, details.option, details.slot
+    view = View(language=language)
+    product_content = product.content.get(pick_language(product.content, view, product.locale) or "")
+    option_content = option.content.get(pick_language(option.content, view, product.locale) or "")
+    zone = slot.start.tzinfo if slot is not None else None
+    when = "" if slot is None else _local(slot.start, zone, language, slot.all_day)
+    before = None
+    if previously is not None and zone is not None:
+        before = _local(previously, zone, language, slot is not None and slot.all_day)
+    units: Counter[str] = Counter()
+    for item in booking.unit_items:
+        unit = option.unit(item.unit_id)
+        content = unit.content.get(pick_language(unit.content, view, product.locale) or "") if unit else None
+        units[
+            one_line((content.title if content else None) or (unit.internal_name if unit else item.unit_id))
+        ] += 1
+    guests = [f"{count} × {title}" for title, count in units.items()]  # noqa: RUF001
+    priced: dict[str, Any] = {}
+    _PRICING.booking_fields(details, priced, view, lambda d, v: {})
+    texts = words(language)
+    if slot is not None and option.cancellation_cutoff_amount >= 0 and details.cancellable:
+        cancellation = texts["free_until"].format(
+            when=_local(cancellation_cutoff(option, slot), zone, language)
+        )
+    else:
+        cancellation = texts["not_cancellable"]
+    tickets = []
+    items = [item.uuid for item in booking.unit_items]
+    for key in ticket_keys(product, booking):  # none once cancelled
+        url = details.tickets.url(key, DeliveryFormat.PDF_URL)
+        if url is not None:
+            number = items.index(key) + 1 if key != VOUCHER else 0
+            label = texts["voucher"] if key == VOUCHER else texts["ticket_of"].format(n=number, of=len(items))
+            tickets.append((label, url))
+    title = (product_content.title if product_content else None) or product.internal_name
+    option_title = (option_content.title if option_content else None) or None
+    return Line(
+        title=one_line(title),
+        option=one_line(option_title) if option_title and not option.default else None,
+        reference=booking.supplier_reference,
+        when=when,
+        previously=before,
+        where=_where((option_content.locations if option_content else ()) or
+                     (product_content.locations if product_content else ())),
+        guests=guests,
+        price=_money(priced["pricing"]) if "pricing" in priced else None,
+        cancellation=cancellation,
+        tickets=tickets,
+    )  # fmt: skip
+
+
+def supplier_of(catalog: Catalog) -> dict[str, str | None]:
+    contact = catalog.supplier.contact
+    return {
+        "name": one_line(catalog.supplier.name),
+        "email": one_line(contact.email) or None,
+        "telephone": one_line(contact.telephone) or None,
+        "website": one_line(contact.website) or None,
+        "address": one_line(contact.address) or None,
+    }
+
+
+def why_cancelled(language: str, actor: str, cause: object, reason: object, supplier: str) -> list[str]:
+    texts = words(language)
+    key = (
+        "why_departure" if cause == "departure" else "why_reseller" if actor == "reseller" else "why_supplier"
+    )
+    why = [texts[key].format(supplier=supplier)]
+    if isinstance(reason, str) and reason.strip():
+        why.append(texts["reason"].format(reason=one_line(reason)))
+    why.append(texts["refund"])
+    return why
+
+
+def is_pending(bookings: Sequence[Booking]) -> bool:
+    return any(b.status is BookingStatus.PENDING for b in bookings)
+
+
+def render(letter: Letter) -> tuple[str, str, str]:
+    """The subject, the text and the HTML of a letter."""
+    texts = words(letter.language)
+    first = letter.lines[0]
+    reference = letter.order_reference or first.reference
+    subject = one_line(texts[f"subject_{letter.kind}"].format(reference=reference, title=first.title), 250)
+    name = one_line(letter.name, NAME_LIMIT) if letter.name else None
+    context = {"letter": letter, "t": texts, "name": name, "subject": subject}
+    text = _TEXT.get_template("message.txt").render(context)
+    html = _HTML.get_template("message.html").render(context)
+    return subject, text, html

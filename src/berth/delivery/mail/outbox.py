@@ -1,0 +1,239 @@
+"""Guests' emails. Inside the transaction of a change, only what happened is queued (one small
+row): a receipt when a booking or order is confirmed with `emailReceipt`, a notice when such a
+booking is later cancelled (who did, and why) or moved in time. The mail worker writes each
+email out later, from the booking as it then stands, in the guest's language: the booking's
+transaction pays for one INSERT, nothing more."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import datetime
+from typing import Any
+
+from berth.delivery.mail.compose import (
+    NAME_LIMIT,
+    Letter,
+    booking_line,
+    is_pending,
+    mail_address,
+    mail_language,
+    one_line,
+    render,
+    supplier_of,
+    why_cancelled,
+)
+from berth.domain.bookings import Booking, BookingStatus, Contact
+from berth.domain.catalog import Catalog
+from berth.domain.errors import NotFound, UnprocessableEntity
+from berth.domain.orders import Order, OrderStatus
+from berth.domain.staff import Actor
+from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.loader import BookingLoader
+from berth.services.bookings.supplier import booking_target
+from berth.services.catalog import CatalogService
+from berth.services.clock import Clock
+from berth.services.events import Describe, DescribeOrder
+from berth.store import audit_repo, bookings_repo, mail_repo, orders_repo
+from berth.store.database import Database, DbConnection, after_commit
+from berth.store.mail_repo import RECEIPT, Message, NewMessage, Written
+
+CONFIRMED = (BookingStatus.CONFIRMED, BookingStatus.PENDING)
+ORDER_CONFIRMED = (OrderStatus.CONFIRMED, OrderStatus.PENDING)
+RECEIPTED = (*CONFIRMED, BookingStatus.REDEEMED)  # what staff may send a receipt for
+
+
+def new_message_id() -> str:
+    return "mail_" + uuid.uuid4().hex
+
+
+class Unwritable(Exception):
+    """What a message is about is gone (a booking or order no longer stored)."""
+
+
+class GuestMail:
+    def __init__(
+        self, database: Database, clock: Clock, catalogs: CatalogService, loader: BookingLoader
+    ) -> None:
+        self._db = database
+        self._clock = clock
+        self._catalogs = catalogs
+        self._loader = loader
+        self.wakeup = asyncio.Event()
+
+    # --- called inside the changing transaction ---------------------------------------------
+
+    async def booking_step(
+        self, conn: DbConnection, describe: Describe, before: Booking | None, after: Booking,
+        kind: str, actor: str, detail: dict[str, Any],
+    ) -> None:  # fmt: skip
+        if kind == "confirmed" and detail.get("emailReceipt") and after.status in CONFIRMED:
+            await self._queue(conn, RECEIPT, after.id, None, actor, {})
+            return
+        if before is None or before.status not in CONFIRMED:
+            return
+        cancelled = kind == "cancelled" and after.status is BookingStatus.CANCELLED
+        moved = after.status in CONFIRMED and after.slot_start != before.slot_start
+        if not (cancelled or moved) or not await mail_repo.asked_for_mail(conn, after.id, after.order_id):
+            return
+        if cancelled:
+            facts = {"actor": actor, "cause": detail.get("cause"), "reason": detail.get("reason")}
+            await self._queue(conn, "cancelled", after.id, None, actor, facts)
+        elif before.slot_start is not None:
+            await self._queue(
+                conn, "changed", after.id, None, actor, {"previously": before.slot_start.isoformat()}
+            )
+
+    async def order_step(
+        self, conn: DbConnection, describe: DescribeOrder, before: Order, after: Order
+    ) -> None:
+        """An order confirmed with `emailReceipt`: one receipt for all its bookings."""
+        if after.email_receipt and after.status in ORDER_CONFIRMED and before.status not in ORDER_CONFIRMED:
+            await self._queue(conn, RECEIPT, None, after.id, "reseller", {})
+
+    async def _queue(
+        self, conn: DbConnection, kind: str, booking_id: str | None, order_id: str | None, actor: str,
+        facts: dict[str, Any],
+    ) -> str:  # fmt: skip
+        message_id = new_message_id()
+        new = NewMessage(message_id, kind, booking_id, order_id, actor, facts)
+        await mail_repo.add_message(conn, new, self._clock())
+        after_commit(conn, self.wakeup.set)
+        return message_id
+
+    # --- asked for by staff or the box office ---------------------------------------------------
+
+    async def send_receipt(self, booking_id: str, actor: Actor) -> Message:
+        """Queue the booking's receipt again (or for the first time), written out at once so
+        that staff see to whom it goes; the audit trail records who asked."""
+        async with self._db.transaction(write=True) as conn:
+            booking = await bookings_repo.get_by_id(conn, booking_id)
+            if booking is None:
+                raise NotFound(f"Booking {booking_id!r} not found")
+            booking = await bookings_repo.lock_booking(conn, booking)
+            if booking.status not in RECEIPTED:
+                raise UnprocessableEntity(
+                    f"Booking {booking.supplier_reference} is {booking.status.value}: "
+                    "only a confirmed, pending or redeemed booking has a receipt"
+                )
+            message_id = await self._queue(conn, RECEIPT, booking.id, None, actor.name, {})
+            queued = await mail_repo.get_message(conn, message_id)
+            assert queued is not None
+            written = await self.write(conn, queued)
+            await mail_repo.record_written(conn, message_id, written)
+            await audit_repo.record(
+                conn, actor, "booking.receipt", booking_target(booking),
+                {"message": message_id, "to": written.recipient}, at=self._clock(),
+            )  # fmt: skip
+            message = await mail_repo.get_message(conn, message_id)
+        assert message is not None
+        return message
+
+    # --- written out by the worker ------------------------------------------------------------
+
+    async def write_all(self, messages: list[Message]) -> dict[str, Written | str]:
+        """Each message not yet written out, written (or why it cannot be), in one read."""
+        todo = [m for m in messages if m.written is None]
+        if not todo:
+            return {}
+        done: dict[str, Written | str] = {}
+        async with self._db.transaction(write=False) as conn:
+            catalog = (await self._catalogs.snapshot_in(conn)).catalog
+            about: dict[str, Booking] = {}  # the bookings of one-booking messages, described at once
+            for message in todo:
+                booking = (
+                    await bookings_repo.get_by_id(conn, message.booking_id) if message.booking_id else None
+                )
+                if booking is not None:
+                    about[message.id] = booking
+            described = await self._loader.describe(conn, catalog, list(about.values()), exact=True)
+            details = dict(zip(about, described, strict=True))
+            for message in todo:
+                try:
+                    if message.id in details:
+                        found = details[message.id]
+                        done[message.id] = self._letter(
+                            message, [found], found.booking.contact, None, catalog
+                        )
+                    else:
+                        done[message.id] = await self.write(conn, message)
+                except Unwritable as exc:
+                    done[message.id] = str(exc)
+        return done
+
+    async def write(self, conn: DbConnection, message: Message) -> Written:
+        catalog = (await self._catalogs.snapshot_in(conn)).catalog
+        order: Order | None = None
+        if message.booking_id is not None:
+            booking = await bookings_repo.get_by_id(conn, message.booking_id)
+            if booking is None:
+                raise Unwritable(f"booking {message.booking_id} is no longer stored")
+            described = await self._loader.describe(conn, catalog, [booking], exact=True)
+            contact = booking.contact
+        else:
+            assert message.order_id is not None
+            order = await orders_repo.get_order(conn, message.order_id)
+            if order is None:
+                raise Unwritable(f"order {message.order_id} is no longer stored")
+            members = await orders_repo.bookings_of(conn, order.id)
+            described = await self._loader.describe(conn, catalog, members, exact=True)
+            contact = order.contact
+        return self._letter(message, described, contact, order, catalog)
+
+    def _letter(
+        self,
+        message: Message,
+        described: list[BookingDetails],
+        contact: Contact,
+        order: Order | None,
+        catalog: Catalog,
+    ) -> Written:
+        language = mail_language(contact, catalog, described[0].product.locale)
+        supplier = supplier_of(catalog)
+        facts = message.facts
+        why: list[str] = []
+        if message.kind == "cancelled":
+            why = why_cancelled(
+                language,
+                str(facts.get("actor")),
+                facts.get("cause"),
+                facts.get("reason"),
+                supplier["name"] or "",
+            )
+        previously = datetime.fromisoformat(facts["previously"]) if facts.get("previously") else None
+        letter = Letter(
+            kind=message.kind,
+            language=language,
+            name=contact.full_name,
+            lines=[booking_line(d, language, previously) for d in described],
+            supplier=supplier,
+            why=why,
+            pending=is_pending([d.booking for d in described]),
+            order_reference=order.supplier_reference if order is not None else None,
+        )
+        subject, text, html = render(letter)
+        recipient, problem = mail_address(contact.get("emailAddress"))
+        name = one_line(contact.full_name, NAME_LIMIT) or None
+        attachments = [
+            {"bookingId": details.booking.id, "filename": f"{details.booking.supplier_reference}.pdf"}
+            for details, line in zip(described, letter.lines, strict=True)
+            if line.tickets and message.kind != "cancelled"
+        ]
+        return Written(recipient, name, language, subject, text, html, problem, attachments)
+
+    # --- read by the back office and the admin API ----------------------------------------------
+
+    async def messages_of(self, booking: Booking) -> list[Message]:
+        async with self._db.transaction(write=False) as conn:
+            return await mail_repo.messages_of(conn, booking.id, booking.order_id)
+
+    async def message(self, message_id: str) -> Message:
+        async with self._db.transaction(write=False) as conn:
+            found = await mail_repo.get_message(conn, message_id)
+        if found is None:
+            raise NotFound(f"Message {message_id!r} not found")
+        return found
+
+    async def outbox(self, status: str | None, limit: int, offset: int) -> tuple[list[Message], int]:
+        async with self._db.transaction(write=False) as conn:
+            return await mail_repo.list_messages(conn, status=status, limit=limit, offset=offset)

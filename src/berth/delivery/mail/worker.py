@@ -1,0 +1,226 @@
+"""The mail worker: claims due messages, sends them over SMTP (or files them in the
+database's mailbox when no SMTP server is configured), records each outcome, retries later.
+
+At least once, like webhooks: a message is marked sent only after the SMTP server accepted it.
+A claimed batch is leased and the lease renewed while it is being sent; a worker that dies
+mid-send stops renewing, the lease runs out, and another worker sends that batch again with
+the same Message-ID. A batch is at most `mail_concurrency` messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import ssl
+from datetime import timedelta
+
+import aiosmtplib
+import structlog
+
+from berth.delivery.mail.compose import mail_address
+from berth.delivery.mail.outbox import GuestMail
+from berth.delivery.mail.smtp import build_email
+from berth.domain.smtp import SmtpServer, parse_smtp_url
+from berth.domain.webhooks import next_retry_delay, parse_schedule
+from berth.logs import info_logged
+from berth.services.catalog import CatalogService
+from berth.services.clock import Clock
+from berth.settings import Settings
+from berth.store import mail_repo
+from berth.store.database import Database
+from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, UNDELIVERABLE, Message, Outcome, Written
+from berth.tickets.documents import TicketDocuments
+
+log = structlog.get_logger("berth.mail")
+
+LEASE = timedelta(seconds=6)
+RENEW_EVERY_SECONDS = 2.0
+
+
+class Rejected(Exception):
+    """The SMTP server refused the message for good (a 5XX answer): not retried."""
+
+
+class MailWorker:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        clock: Clock,
+        mail: GuestMail,
+        catalogs: CatalogService,
+        tickets: TicketDocuments,
+    ) -> None:
+        self._db = database
+        self._settings = settings
+        self._clock = clock
+        self._mail = mail
+        self._catalogs = catalogs
+        self._tickets = tickets
+        self._schedule = parse_schedule(settings.retry_schedule)
+        self._server: SmtpServer | None = (
+            parse_smtp_url(settings.smtp_url.get_secret_value()) if settings.smtp_url else None
+        )
+        self._tls: ssl.SSLContext | None = None
+        if self._server is not None and self._server.cafile:
+            self._tls = ssl.create_default_context(cafile=self._server.cafile)
+        self._held: set[str] = set()
+        # Connections to the SMTP server, open and free (at most one per message sent at once).
+        self._open: list[aiosmtplib.SMTP] = []
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Send until `stop` is set; sleep when idle until woken or polled. The batch in
+        flight when stopped is finished and recorded, not dropped."""
+        renewal = asyncio.create_task(self._renew_held())
+        try:
+            while not stop.is_set():
+                self._mail.wakeup.clear()
+                try:
+                    sent = await self.send_due()
+                except Exception:  # the loop must not die; what failed is retried on the next tick
+                    log.exception("mail loop failed")
+                    sent = 0
+                if sent < self._settings.mail_concurrency:
+                    await self._idle(stop)
+        finally:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
+            self.close()
+
+    def close(self) -> None:
+        """Close the SMTP connections kept open."""
+        while self._open:
+            self._open.pop().close()
+
+    async def send_due(self) -> int:
+        """One batch: claim what is due, send it all at once, record every outcome in one
+        transaction. Returns how many messages were claimed."""
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            claimed = await mail_repo.claim_due(conn, now, now + LEASE, self._settings.mail_concurrency)
+        if not claimed:
+            return 0
+        self._held.update(m.id for m in claimed)
+        try:
+            reply_to = await self._reply_to()
+            written = await self._mail.write_all(claimed)
+            outcomes = await asyncio.gather(*(self._attempt(m, written.get(m.id), reply_to) for m in claimed))
+            async with self._db.transaction(write=True) as conn:
+                await mail_repo.record(conn, outcomes)
+        finally:
+            self._held.difference_update(m.id for m in claimed)
+        return len(claimed)
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        waiters = [asyncio.create_task(event.wait()) for event in (stop, self._mail.wakeup)]
+        await asyncio.wait(
+            waiters, timeout=self._settings.delivery_poll_seconds, return_when=asyncio.FIRST_COMPLETED
+        )
+        for waiter in waiters:
+            waiter.cancel()
+
+    async def _renew_held(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_EVERY_SECONDS)
+            if not self._held:
+                continue
+            try:
+                async with self._db.transaction(write=True) as conn:
+                    await mail_repo.renew_leases(conn, list(self._held), self._clock() + LEASE)
+            except Exception:
+                log.exception("mail lease renewal failed")
+
+    async def _reply_to(self) -> str | None:
+        """Replies go to the supplier (the catalogue's contact email), when it has a valid one."""
+        catalog = (await self._catalogs.snapshot()).catalog
+        return mail_address(catalog.supplier.contact.email)[0]
+
+    async def _attempt(self, message: Message, fresh: Written | str | None, reply_to: str | None) -> Outcome:
+        """Send a message, written out now (`fresh`) or on an earlier attempt."""
+        attempts = message.attempts + 1
+        if isinstance(fresh, str):  # what it is about is gone
+            return Outcome(message.id, FAILED, attempts, fresh, None, None)
+        written = fresh or message.written
+        assert written is not None
+        if written.error is not None:
+            return Outcome(message.id, UNDELIVERABLE, attempts, written.error, None, None, fresh)
+        if self._server is None:
+            return Outcome(message.id, MAILBOX, attempts, None, None, self._clock(), fresh)
+        try:
+            attachments = await self._attachments(written)
+            email = build_email(message, written, self._settings.mail_from, reply_to, attachments)
+            # Flattened once, and sent as bytes: the email package's own send path would copy
+            # and flatten it again.
+            sender, recipient = email["From"].addresses[0].addr_spec, written.recipient
+            assert recipient is not None  # a message without one is undeliverable
+            await self._send(self._server, sender, recipient, email.as_bytes())
+        except Rejected as exc:
+            log.warning("mail refused", message=message.id, error=str(exc))
+            return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)
+        except Exception as exc:  # unreachable, timed out, a 4XX: try again later
+            error = f"{type(exc).__name__}: {exc}"
+            delay = next_retry_delay(self._schedule, attempts, random.random())
+            if info_logged():
+                log.info("mail attempt failed", message=message.id, error=error, attempt=attempts)
+            if delay is None:
+                return Outcome(message.id, FAILED, attempts, error, None, None, fresh)
+            retry_at = self._clock() + timedelta(seconds=delay)
+            return Outcome(message.id, PENDING, attempts, error, retry_at, None, fresh)
+        if info_logged():
+            log.info("mail sent", message=message.id, kind=message.kind, attempt=attempts)
+        return Outcome(message.id, SENT, attempts, None, None, self._clock(), fresh)
+
+    async def _attachments(self, written: Written) -> list[tuple[str, bytes]]:
+        """The tickets' PDFs, rendered now; a booking no longer issued (cancelled since) has none."""
+        found = []
+        for attachment in written.attachments:
+            tickets = await self._tickets.for_booking(attachment["bookingId"])
+            if tickets is not None:
+                found.append((attachment["filename"], tickets.pdf.content))
+        return found
+
+    async def _send(self, server: SmtpServer, sender: str, recipient: str, data: bytes) -> None:
+        """Send over a connection kept from an earlier send (no new TLS handshake and login
+        for each email), or a new one; a kept connection the server has dropped meanwhile is
+        replaced once, at once."""
+        reused = bool(self._open)
+        client = self._open.pop() if reused else await self._connect(server)
+        try:
+            await client.sendmail(sender, [recipient], data)
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            client.close()
+            if all(500 <= refused.code < 600 for refused in exc.recipients):
+                raise Rejected(str(exc)) from exc
+            raise
+        except aiosmtplib.SMTPResponseException as exc:
+            client.close()
+            if 500 <= exc.code < 600:
+                raise Rejected(f"{exc.code} {exc.message}") from exc
+            raise
+        except (aiosmtplib.SMTPServerDisconnected, ConnectionError) as exc:
+            client.close()
+            if not reused:
+                raise
+            log.info("kept SMTP connection dropped; sending over a new one", error=str(exc))
+            client = await self._connect(server)
+            await client.sendmail(sender, [recipient], data)
+        except BaseException:
+            client.close()
+            raise
+        self._open.append(client)
+
+    async def _connect(self, server: SmtpServer) -> aiosmtplib.SMTP:
+        client = aiosmtplib.SMTP(
+            hostname=server.host,
+            port=server.port,
+            username=server.username,
+            password=server.password,
+            use_tls=server.implicit_tls,
+            start_tls=True if server.require_starttls else None,
+            tls_context=self._tls,
+            timeout=self._settings.mail_timeout_seconds,
+        )
+        await client.connect()
+        return client
