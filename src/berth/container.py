@@ -30,6 +30,7 @@ from berth.services.bookings.reseller import ResellerBookings
 from berth.services.bookings.steps import BookingSteps
 from berth.services.bookings.supplier import SupplierBookings
 from berth.services.catalog import CatalogService
+from berth.services.checkin import CheckIn
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.departures import DepartureService
@@ -62,6 +63,7 @@ class Services:
     answers: AnswerCache
     staff: StaffService
     audit: AuditService
+    checkin: CheckIn
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -122,4 +124,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         answers=AnswerCache(database, clock, settings.answer_cache_seconds),
         staff=StaffService(database, clock),
         audit=AuditService(database),
+        checkin=CheckIn(database, clock, steps),
     )

@@ -1,0 +1,117 @@
+"""Check-in: the bookings a scanned code names, the tickets admitted at the gate, and the scans
+kept by nonce."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import String, cast, delete, insert, or_, select
+
+from berth.domain.bookings import Booking
+from berth.domain.checkin import Admission, Departure, Scanned
+from berth.store.bookings_repo import booking_from_row
+from berth.store.database import DbConnection
+from berth.store.tables import admissions, bookings, checkin_scans
+
+
+def _ticket_of(booking: Booking, code: str) -> Scanned | None:
+    folded = code.upper()
+    for item in booking.unit_items:
+        if item.supplier_reference.upper() == folded:
+            return Scanned(booking, item)
+    return None
+
+
+async def find_code(
+    conn: DbConnection, code: str, departure: Departure | None, slot_start: datetime | None
+) -> list[Scanned]:
+    """What `code` names: a booking by its supplier reference (any case), reseller reference
+    or uuid (exactly), or a ticket by its supplier reference (any case). A ticket's reference
+    lives in the booking's document: with the gate's departure (`slot_start`) only that
+    departure's bookings are searched for it, without one every booking is."""
+    found = await conn.execute(
+        select(bookings).where(
+            or_(
+                bookings.c.supplier_reference == code.upper(),
+                bookings.c.reseller_reference == code,
+                bookings.c.uuid == code,
+            )
+        )
+    )
+    named = [Scanned(booking_from_row(row), None) for row in found]
+    if named:
+        return named
+    pattern = f"%{code.upper().replace('%', '').replace('_', '')}%"
+    query = select(bookings).where(cast(bookings.c.unit_items, String).ilike(pattern))
+    if departure is not None:
+        query = query.where(
+            bookings.c.product_id == departure.product_id, bookings.c.option_id == departure.option_id
+        )
+        if slot_start is not None:
+            query = query.where(or_(bookings.c.slot_start == slot_start, bookings.c.slot_start.is_(None)))
+    tickets = (_ticket_of(booking_from_row(row), code) for row in await conn.execute(query))
+    return [t for t in tickets if t is not None]
+
+
+def _admission(row: Any) -> Admission:
+    return Admission(row.unit_uuid, row.admitted_at, row.admitted_by, row.device, row.nonce)
+
+
+async def admissions_of(conn: DbConnection, booking_ids: Sequence[str]) -> dict[str, dict[str, Admission]]:
+    """The tickets admitted per booking: {booking id: {unit uuid: admission}}."""
+    found: dict[str, dict[str, Admission]] = {}
+    if not booking_ids:
+        return found
+    rows = await conn.execute(select(admissions).where(admissions.c.booking_id.in_(list(booking_ids))))
+    for row in rows:
+        found.setdefault(row.booking_id, {})[row.unit_uuid] = _admission(row)
+    return found
+
+
+async def admit(conn: DbConnection, booking_id: str, admitted: Sequence[Admission]) -> None:
+    await conn.execute(
+        insert(admissions),
+        [
+            {
+                "booking_id": booking_id,
+                "unit_uuid": a.unit_uuid,
+                "admitted_at": a.at,
+                "admitted_by": a.by,
+                "device": a.device,
+                "nonce": a.nonce,
+            }
+            for a in admitted
+        ],
+    )
+
+
+async def admitted_by_scan(conn: DbConnection, nonce: str) -> tuple[str, list[Admission]] | None:
+    """The booking and the tickets that the scan `nonce` admitted and that are still admitted."""
+    rows = (await conn.execute(select(admissions).where(admissions.c.nonce == nonce))).all()
+    if not rows:
+        return None
+    return rows[0].booking_id, [_admission(row) for row in rows]
+
+
+async def take_back(conn: DbConnection, booking_id: str, unit_uuids: Sequence[str]) -> None:
+    await conn.execute(
+        delete(admissions).where(
+            admissions.c.booking_id == booking_id, admissions.c.unit_uuid.in_(list(unit_uuids))
+        )
+    )
+
+
+async def scan(conn: DbConnection, nonce: str) -> dict[str, Any] | None:
+    """The outcome kept of the scan `nonce`, if it reached a booking before."""
+    outcome = await conn.scalar(select(checkin_scans.c.outcome).where(checkin_scans.c.nonce == nonce))
+    return dict(outcome) if outcome is not None else None
+
+
+async def keep_scan(
+    conn: DbConnection, nonce: str, at: datetime, booking_id: str, outcome: dict[str, Any]
+) -> None:
+    await conn.execute(
+        insert(checkin_scans).values(nonce=nonce, at=at, booking_id=booking_id, outcome=outcome)
+    )
