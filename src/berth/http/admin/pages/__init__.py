@@ -8,6 +8,7 @@ from berth.http.admin.pages import (
     audit,
     bookings,
     catalog,
+    checkin,
     connections,
     dashboard,
     departures,
@@ -22,6 +23,7 @@ from berth.http.admin.pages import (
 router = APIRouter(include_in_schema=False)
 for module in (
     static, sign_in, dashboard, bookings, manifest, departures, catalog, mappings, webhooks, connections, audit,
-    staff,
+    staff, checkin,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
+router.include_router(checkin.api, prefix="/admin")

@@ -25,4 +25,5 @@ NAVIGATION = (
     Section("connections", "Connections", "/admin/connections"),
     Section("audit", "Audit", "/admin/audit"),
     Section("staff", "Staff", "/admin/staff", Role.ADMIN),
+    Section("checkin", "Check-in", "/admin/checkin"),
 )
