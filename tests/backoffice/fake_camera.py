@@ -13,7 +13,7 @@ WHITE, BLACK, NEUTRAL = 235, 16, 128  # studio-range luma; chroma with no colour
 def qr_video(text: str, path: Path, *, width: int = 640, height: int = 480, frames: int = 10) -> Path:
     """Write `frames` frames showing `text` as a QR code to `path` (Chromium loops the file)."""
     code = segno.make_qr(text, error="m")
-    modules, _ = code.symbol_size(scale=1, border=4)
+    modules = int(code.symbol_size(scale=1, border=4)[0])
     scale = int(min(width, height) * 0.85) // modules
     side = modules * scale
     left, top = (width - side) // 2, (height - side) // 2

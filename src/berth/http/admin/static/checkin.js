@@ -87,10 +87,6 @@
     } catch {
       throw new Offline();
     }
-    if (response.status === 401) {
-      forgetAll();
-      throw new SignedOut();
-    }
     if (response.status >= 500) {
       throw new Offline();
     }
@@ -99,6 +95,10 @@
       answer = await response.json();
     } catch {
       throw new Offline();
+    }
+    if (!response.ok && answer.error === "UNAUTHORIZED") {
+      forgetAll(); // the session is over: what was kept goes with it
+      throw new SignedOut();
     }
     return { ok: response.ok, answer };
   }
