@@ -88,6 +88,23 @@ class CheckIn:
         self._steps = steps
         self._loader = steps.loader
 
+    async def _details(
+        self, conn: DbConnection, catalog: Catalog, bookings: Sequence[Booking]
+    ) -> list[BookingDetails]:
+        """The bookings with what the gate is shown of them, from the catalogue: the slot's
+        state and prices, which the gate does not show, are not read (the loader reads them
+        for a booking whose product or option left the catalogue)."""
+        found: list[BookingDetails] = []
+        for booking in bookings:
+            product = catalog.product(booking.product_id)
+            option = product.option(booking.option_id) if product is not None else None
+            if product is None or option is None:
+                found.append(await self._loader.one(conn, catalog, booking))
+                continue
+            slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
+            found.append(BookingDetails(booking, product, option, slot, None, cancellable=False))
+        return found
+
     def slot(self, catalog: Catalog, departure: Departure) -> Slot:
         """The departure's slot (NOT_FOUND product or option, INVALID_AVAILABILITY_ID)."""
         product = find_product(catalog, departure.product_id)
@@ -102,53 +119,82 @@ class CheckIn:
         start = self.slot(catalog, gate).start if gate is not None else None
         return await checkin_repo.find_code(conn, request.code, gate, start)
 
+    @staticmethod
+    def _decide(
+        scanned: Scanned, admissions: dict[str, Admission], request: ScanRequest
+    ) -> tuple[ScanResult, list[str]]:
+        """The scan's result and the tickets it admits, as the booking stands."""
+        result = refusal(scanned.booking, request.departure)
+        if result is not None:
+            return result, []
+        earlier = admitted_earlier(scanned.booking, admissions)
+        left = [item.uuid for item in wanted(scanned, request.unit_item_uuids) if item.uuid not in earlier]
+        return (ScanResult.ADMITTED if left else ScanResult.ALREADY_ADMITTED), left
+
+    async def _read(
+        self, conn: DbConnection, catalog: Catalog, request: ScanRequest
+    ) -> tuple[Scanned | None, int, dict[str, Admission]]:
+        scanned, ambiguous = _pick(await self._find(conn, catalog, request), request.departure)
+        if scanned is None:
+            return None, ambiguous, {}
+        booking_id = scanned.booking.id
+        return scanned, 0, (await checkin_repo.admissions_of(conn, [booking_id])).get(booking_id, {})
+
     async def lookup(self, catalog: Catalog, request: ScanRequest) -> ScanOutcome:
         """What a scan would answer, admitting nothing (the viewer role's look-up): ADMITTED
         here means the tickets asked for may go through."""
         async with self._db.transaction(write=False) as conn:
-            scanned, ambiguous = _pick(await self._find(conn, catalog, request), request.departure)
+            scanned, ambiguous, admissions = await self._read(conn, catalog, request)
             if scanned is None:
                 return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
-            booking = scanned.booking
-            admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-            result = refusal(booking, request.departure)
-            if result is None:
-                asked = wanted(scanned, request.unit_item_uuids)
-                earlier = admitted_earlier(booking, admissions)
-                left = [item for item in asked if item.uuid not in earlier]
-                result = ScanResult.ADMITTED if left else ScanResult.ALREADY_ADMITTED
-            details = await self._loader.one(conn, catalog, booking)
+            result, _ = self._decide(scanned, admissions, request)
+            [details] = await self._details(conn, catalog, [scanned.booking])
             unit = scanned.unit.uuid if scanned.unit else None
             return ScanOutcome(result, request.code, details, (), admissions, unit)
 
     async def scan(self, catalog: Catalog, request: ScanRequest, *, actor: Actor) -> ScanOutcome:
-        """Admit the tickets the code names that are not through yet. The scan's nonce is kept
-        with its outcome: sent again, it is answered the same and admits nothing more."""
-        now = self._clock()
-        async with self._db.transaction(write=True) as conn:
-            scanned, ambiguous = _pick(await self._find(conn, catalog, request), request.departure)
-            if scanned is None:
-                return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
-            booking = await self._steps.lock_in(conn, scanned.booking)
-            unit = scanned.unit.uuid if scanned.unit else None
+        """Admit the tickets the code names that are not through yet. A scan that admits is
+        kept by its nonce with its outcome: sent again, it is answered the same and admits
+        nothing more. A scan that admits nothing is decided without taking the write lock (sent
+        again, it is decided again: it changed nothing)."""
+        async with self._db.transaction(write=False) as conn:
             kept = await checkin_repo.scan(conn, request.nonce)
             if kept is not None:
-                return await self._replay(conn, catalog, request.code, booking, kept)
+                return await self._replay(conn, catalog, request.code, kept)
+            scanned, ambiguous, admissions = await self._read(conn, catalog, request)
+            if scanned is None:
+                return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
+            result, admitting = self._decide(scanned, admissions, request)
+            unit = scanned.unit.uuid if scanned.unit else None
+            if not admitting:
+                [details] = await self._details(conn, catalog, [scanned.booking])
+                return ScanOutcome(result, request.code, details, (), admissions, unit)
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            # Decided again under the booking's lock: another phone may have been first.
+            found = await bookings_repo.get_by_id(conn, scanned.booking.id)
+            assert found is not None  # bookings are never deleted
+            booking = await self._steps.lock_in(conn, found)
+            kept = await checkin_repo.scan(conn, request.nonce)
+            if kept is not None:  # the same scan, sent again at once, was first
+                return await self._replay(conn, catalog, request.code, kept)
             admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-            result = refusal(booking, request.departure)
-            admitted: list[str] = []
-            if result is None:
-                asked = wanted(Scanned(booking, scanned.unit), request.unit_item_uuids)
-                earlier = admitted_earlier(booking, admissions)
-                admitted = [item.uuid for item in asked if item.uuid not in earlier]
-                result = ScanResult.ADMITTED if admitted else ScanResult.ALREADY_ADMITTED
-            if admitted:
-                booking = await self._admit(conn, catalog, booking, admitted, request, actor, now)
-                admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-            outcome = {"result": result.value, "bookingId": booking.id, "admitted": admitted, "unit": unit}
-            await checkin_repo.keep_scan(conn, request.nonce, now, booking.id, outcome)
-            details = await self._loader.one(conn, catalog, booking)
-            return ScanOutcome(result, request.code, details, tuple(admitted), admissions, unit)
+            scanned = Scanned(booking, scanned.unit)
+            result, admitting = self._decide(scanned, admissions, request)
+            if admitting:
+                booking = await self._admit(conn, catalog, booking, admitting, request, actor, now)
+                admissions |= {
+                    u: Admission(u, now, actor.name, request.device, request.nonce) for u in admitting
+                }
+                outcome = {
+                    "result": result.value,
+                    "bookingId": booking.id,
+                    "admitted": admitting,
+                    "unit": unit,
+                }
+                await checkin_repo.keep_scan(conn, request.nonce, now, booking.id, outcome)
+            [details] = await self._details(conn, catalog, [booking])
+        return ScanOutcome(result, request.code, details, tuple(admitting), admissions, unit)
 
     async def _admit(
         self,
@@ -206,14 +252,14 @@ class CheckIn:
         return [item.supplier_reference for item in booking.unit_items if item.uuid in chosen]
 
     async def _replay(
-        self, conn: DbConnection, catalog: Catalog, code: str, booking: Booking, kept: dict[str, Any]
+        self, conn: DbConnection, catalog: Catalog, code: str, kept: dict[str, Any]
     ) -> ScanOutcome:
         """The answer to a scan sent again: its result and the tickets it admitted then, with
         the party as it stands now."""
-        if kept["bookingId"] != booking.id:  # the nonce came back with another code
-            booking = await bookings_repo.get_by_id(conn, kept["bookingId"]) or booking
+        booking = await bookings_repo.get_by_id(conn, kept["bookingId"])
+        assert booking is not None  # bookings are never deleted
         admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-        details = await self._loader.one(conn, catalog, booking)
+        [details] = await self._details(conn, catalog, [booking])
         result = ScanResult(kept["result"])
         return ScanOutcome(result, code, details, tuple(kept["admitted"]), admissions, kept["unit"], True)
 
@@ -252,7 +298,7 @@ class CheckIn:
                 at=now,
             )
             admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-            details = await self._loader.one(conn, catalog, changed)
+            [details] = await self._details(conn, catalog, [changed])
             return ScanOutcome(ScanResult.ADMITTED, booking.supplier_reference, details, (), admissions)
 
     async def parties(self, catalog: Catalog, departure: Departure) -> tuple[Slot, list[Party]]:
@@ -269,5 +315,5 @@ class CheckIn:
             found, _ = await bookings_repo.find_bookings(conn, where)
             on_slot = [b for b in found if b.availability_id == slot.id and not b.test_mode]
             admissions = await checkin_repo.admissions_of(conn, [b.id for b in on_slot])
-            described = await self._loader.describe(conn, catalog, on_slot)
+            described = await self._details(conn, catalog, on_slot)
         return slot, [Party(d, admissions.get(d.booking.id, {})) for d in described]

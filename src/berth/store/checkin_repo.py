@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, cast, delete, insert, or_, select
+from sqlalchemy import String, bindparam, cast, delete, insert, or_, select
 
 from berth.domain.bookings import Booking
 from berth.domain.checkin import Admission, Departure, Scanned
@@ -24,6 +24,24 @@ def _ticket_of(booking: Booking, code: str) -> Scanned | None:
     return None
 
 
+# Built once: a scan runs them with its own values.
+_NAMED = select(bookings).where(
+    or_(
+        bookings.c.supplier_reference == bindparam("upper"),
+        bookings.c.reseller_reference == bindparam("code"),
+        bookings.c.uuid == bindparam("code"),
+    )
+)
+_TICKET_TEXT = cast(bookings.c.unit_items, String).ilike(bindparam("pattern"))
+_TICKETS = select(bookings).where(_TICKET_TEXT)
+_TICKETS_ON = select(bookings).where(
+    bookings.c.product_id == bindparam("product_id"),
+    bookings.c.option_id == bindparam("option_id"),
+    or_(bookings.c.slot_start == bindparam("slot_start"), bookings.c.slot_start.is_(None)),
+    _TICKET_TEXT,
+)
+
+
 async def find_code(
     conn: DbConnection, code: str, departure: Departure | None, slot_start: datetime | None
 ) -> list[Scanned]:
@@ -31,27 +49,21 @@ async def find_code(
     or uuid (exactly), or a ticket by its supplier reference (any case). A ticket's reference
     lives in the booking's document: with the gate's departure (`slot_start`) only that
     departure's bookings are searched for it, without one every booking is."""
-    found = await conn.execute(
-        select(bookings).where(
-            or_(
-                bookings.c.supplier_reference == code.upper(),
-                bookings.c.reseller_reference == code,
-                bookings.c.uuid == code,
-            )
-        )
-    )
+    found = await conn.execute(_NAMED, {"upper": code.upper(), "code": code})
     named = [Scanned(booking_from_row(row), None) for row in found]
     if named:
         return named
     pattern = f"%{code.upper().replace('%', '').replace('_', '')}%"
-    query = select(bookings).where(cast(bookings.c.unit_items, String).ilike(pattern))
     if departure is not None:
-        query = query.where(
-            bookings.c.product_id == departure.product_id, bookings.c.option_id == departure.option_id
-        )
-        if slot_start is not None:
-            query = query.where(or_(bookings.c.slot_start == slot_start, bookings.c.slot_start.is_(None)))
-    tickets = (_ticket_of(booking_from_row(row), code) for row in await conn.execute(query))
+        where = {
+            "product_id": departure.product_id,
+            "option_id": departure.option_id,
+            "slot_start": slot_start,
+        }
+        rows = await conn.execute(_TICKETS_ON, {**where, "pattern": pattern})
+    else:
+        rows = await conn.execute(_TICKETS, {"pattern": pattern})
+    tickets = (_ticket_of(booking_from_row(row), code) for row in rows)
     return [t for t in tickets if t is not None]
 
 
@@ -59,12 +71,18 @@ def _admission(row: Any) -> Admission:
     return Admission(row.unit_uuid, row.admitted_at, row.admitted_by, row.device, row.nonce)
 
 
+_OF_ONE = select(admissions).where(admissions.c.booking_id == bindparam("booking_id"))
+
+
 async def admissions_of(conn: DbConnection, booking_ids: Sequence[str]) -> dict[str, dict[str, Admission]]:
     """The tickets admitted per booking: {booking id: {unit uuid: admission}}."""
     found: dict[str, dict[str, Admission]] = {}
     if not booking_ids:
         return found
-    rows = await conn.execute(select(admissions).where(admissions.c.booking_id.in_(list(booking_ids))))
+    if len(booking_ids) == 1:
+        rows = await conn.execute(_OF_ONE, {"booking_id": booking_ids[0]})
+    else:
+        rows = await conn.execute(select(admissions).where(admissions.c.booking_id.in_(list(booking_ids))))
     for row in rows:
         found.setdefault(row.booking_id, {})[row.unit_uuid] = _admission(row)
     return found
@@ -103,9 +121,12 @@ async def take_back(conn: DbConnection, booking_id: str, unit_uuids: Sequence[st
     )
 
 
+_KEPT = select(checkin_scans.c.outcome).where(checkin_scans.c.nonce == bindparam("nonce"))
+
+
 async def scan(conn: DbConnection, nonce: str) -> dict[str, Any] | None:
-    """The outcome kept of the scan `nonce`, if it reached a booking before."""
-    outcome = await conn.scalar(select(checkin_scans.c.outcome).where(checkin_scans.c.nonce == nonce))
+    """The outcome kept of the scan `nonce`, if it admitted before."""
+    outcome = await conn.scalar(_KEPT, {"nonce": nonce})
     return dict(outcome) if outcome is not None else None
 
 
