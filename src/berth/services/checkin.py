@@ -155,45 +155,54 @@ class CheckIn:
     async def scan(self, catalog: Catalog, request: ScanRequest, *, actor: Actor) -> ScanOutcome:
         """Admit the tickets the code names that are not through yet. A scan that admits is
         kept by its nonce with its outcome: sent again, it is answered the same and admits
-        nothing more. A scan that admits nothing is decided without taking the write lock (sent
-        again, it is decided again: it changed nothing)."""
-        async with self._db.transaction(write=False) as conn:
-            kept = await checkin_repo.scan(conn, request.nonce)
-            if kept is not None:
-                return await self._replay(conn, catalog, request.code, kept)
-            scanned, ambiguous, admissions = await self._read(conn, catalog, request)
-            if scanned is None:
-                return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
-            result, admitting = self._decide(scanned, admissions, request)
-            unit = scanned.unit.uuid if scanned.unit else None
-            if not admitting:
-                [details] = await self._details(conn, catalog, [scanned.booking])
-                return ScanOutcome(result, request.code, details, (), admissions, unit)
-        now = self._clock()
+        nothing more (a scan that admits nothing is not kept: sent again, it is decided again).
+        On SQLite, whose one writer at a time is the bottleneck, a scan is decided in a read
+        first and takes the write lock only to admit; on PostgreSQL it is one transaction."""
+        scanned: Scanned | None = None
+        if self._db.is_sqlite:
+            async with self._db.transaction(write=False) as conn:
+                kept = await checkin_repo.scan(conn, request.nonce)
+                if kept is not None:
+                    return await self._replay(conn, catalog, request.code, kept)
+                scanned, ambiguous, admissions = await self._read(conn, catalog, request)
+                if scanned is None:
+                    return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
+                result, admitting = self._decide(scanned, admissions, request)
+                if not admitting:
+                    [details] = await self._details(conn, catalog, [scanned.booking])
+                    unit = scanned.unit.uuid if scanned.unit else None
+                    return ScanOutcome(result, request.code, details, (), admissions, unit)
         async with self._db.transaction(write=True) as conn:
-            # Decided again under the booking's lock: another phone may have been first.
-            found = await bookings_repo.get_by_id(conn, scanned.booking.id)
-            assert found is not None  # bookings are never deleted
-            booking = await self._steps.lock_in(conn, found)
+            if scanned is None:
+                scanned, ambiguous = _pick(await self._find(conn, catalog, request), request.departure)
+                if scanned is None:
+                    return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
+                booking = scanned.booking
+            else:  # read in the transaction before: read again
+                found = await bookings_repo.get_by_id(conn, scanned.booking.id)
+                assert found is not None  # bookings are never deleted
+                booking = found
+            # Decided under the booking's lock: another phone may have been first.
+            booking = await self._steps.lock_in(conn, booking)
             kept = await checkin_repo.scan(conn, request.nonce)
-            if kept is not None:  # the same scan, sent again at once, was first
+            if kept is not None:  # the same scan, sent again, was first
                 return await self._replay(conn, catalog, request.code, kept)
-            admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-            scanned = Scanned(booking, scanned.unit)
-            result, admitting = self._decide(scanned, admissions, request)
-            if admitting:
-                booking = await self._admit(conn, catalog, booking, admitting, request, actor, now)
-                admissions |= {
-                    u: Admission(u, now, actor.name, request.device, request.nonce) for u in admitting
-                }
-                outcome = {
-                    "result": result.value,
-                    "bookingId": booking.id,
-                    "admitted": admitting,
-                    "unit": unit,
-                }
-                await checkin_repo.keep_scan(conn, request.nonce, now, booking.id, outcome)
-            [details] = await self._details(conn, catalog, [booking])
+            return await self._admit_locked(conn, catalog, Scanned(booking, scanned.unit), request, actor)
+
+    async def _admit_locked(
+        self, conn: DbConnection, catalog: Catalog, scanned: Scanned, request: ScanRequest, actor: Actor
+    ) -> ScanOutcome:
+        now = self._clock()
+        booking = scanned.booking
+        unit = scanned.unit.uuid if scanned.unit else None
+        admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
+        result, admitting = self._decide(scanned, admissions, request)
+        if admitting:
+            booking = await self._admit(conn, catalog, booking, admitting, request, actor, now)
+            admissions |= {u: Admission(u, now, actor.name, request.device, request.nonce) for u in admitting}
+            outcome = {"result": result.value, "bookingId": booking.id, "admitted": admitting, "unit": unit}
+            await checkin_repo.keep_scan(conn, request.nonce, now, booking.id, outcome)
+        [details] = await self._details(conn, catalog, [booking])
         return ScanOutcome(result, request.code, details, tuple(admitting), admissions, unit)
 
     async def _admit(
