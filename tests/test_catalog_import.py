@@ -83,12 +83,16 @@ def test_unknown_keys_and_cross_field_rules() -> None:
     assert problems_of(twice) == ["line 21: products[1].id: duplicate product id 'walk'"]
 
 
-def test_url_delivery_formats_are_refused() -> None:
+def test_pdf_url_is_accepted_and_pkpass_url_needs_a_pass_certificate() -> None:
+    parse_catalog(
+        MINIMAL.replace("deliveryFormats: [QRCODE]", "deliveryFormats: [QRCODE, PDF_URL]"), CATALOG_RULES
+    )
     assert problems_of(
-        MINIMAL.replace("deliveryFormats: [QRCODE]", "deliveryFormats: [QRCODE, PDF_URL]")
+        MINIMAL.replace("deliveryFormats: [QRCODE]", "deliveryFormats: [QRCODE, PKPASS_URL]")
     ) == [
-        "line 9: products[0].deliveryFormats[1]: PDF_URL is not supported yet: Berth issues codes "
-        "(QRCODE, CODE128, AZTECCODE)"
+        "line 9: products[0].deliveryFormats[1]: PKPASS_URL needs an Apple Wallet pass certificate: set "
+        "BERTH_PKPASS_CERTIFICATE, BERTH_PKPASS_KEY, BERTH_PKPASS_TEAM_ID and BERTH_PKPASS_PASS_TYPE_ID "
+        "(docs/operations.md), or leave it out"
     ]
 
 

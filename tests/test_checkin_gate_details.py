@@ -1,5 +1,6 @@
 """What a scan shows the gate of a party: its extras (the party's and each ticket's), its
-pickup and its answers, from the capabilities that keep them."""
+pickup and its answers, from the capabilities that keep them; and ticket documents' URLs as
+codes."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from tests.pickups_helpers import DEPARTURE as COACH_DEPARTURE
 from tests.questions_helpers import DEPARTURE as KAYAK_DEPARTURE
 from tests.questions_helpers import sea_kayak
 from tests.test_questions import answers
+from tests.tickets_helpers import CRUISE as TICKETED
+from tests.tickets_helpers import DEPARTURE as TICKETED_DEPARTURE
+from tests.tickets_helpers import cruise_booking, tickets_catalog
 
 EVERYTHING = "octo/extras, octo/pickups, octo/questions"
 
@@ -77,3 +81,30 @@ async def test_the_gate_sees_extras_pickup_and_answers(client: httpx.AsyncClient
     assert swim in given
     ticket = kayak["unitItems"][0]["supplierReference"]
     assert any(a["ticket"] == ticket and a["answer"] == "1990-04-01" for a in given)
+
+
+async def test_ticket_urls_are_codes(client: httpx.AsyncClient, services: Services) -> None:
+    await load(services, tickets_catalog())
+    held = await client.post(
+        "/octo/bookings", json=cruise_booking({"unitId": "adult"}, {"unitId": "adult"}), headers=auth()
+    )
+    assert held.status_code == 200, held.text
+    booking = (
+        await client.post(
+            f"/octo/bookings/{held.json()['uuid']}/confirm", json={"contact": GUEST}, headers=auth()
+        )
+    ).json()
+
+    def pdf_url(ticket: dict[str, Any]) -> str:
+        found = [o["deliveryValue"] for o in ticket["deliveryOptions"] if o["deliveryFormat"] == "PDF_URL"]
+        return str(found[0])
+
+    gate = {**TICKETED, "availabilityId": TICKETED_DEPARTURE}
+    second = booking["unitItems"][1]
+    one = await scan(client, f" {pdf_url(second['ticket'])} ", gate=gate)
+    assert one["result"] == "ADMITTED" and one["admitted"] == [second["uuid"]]
+    rest = await scan(client, pdf_url(booking["voucher"]) + "?download=1", gate=gate)
+    assert rest["admitted"] == [booking["unitItems"][0]["uuid"]] and rest["booking"]["status"] == "REDEEMED"
+    base = pdf_url(booking["voucher"]).rsplit("/tickets/", 1)[0]
+    unknown = await scan(client, f"{base}/tickets/{'x' * 43}.pdf", gate=gate)
+    assert unknown["result"] == "UNKNOWN_CODE"

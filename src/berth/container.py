@@ -37,8 +37,10 @@ from berth.services.departures import DepartureService
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.staff import StaffService
+from berth.services.tickets import TicketService
 from berth.settings import Settings
 from berth.store.database import Database
+from berth.tickets.documents import TicketDocuments
 
 
 @dataclass
@@ -64,6 +66,7 @@ class Services:
     staff: StaffService
     audit: AuditService
     checkin: CheckIn
+    tickets: TicketDocuments
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -93,7 +96,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
     extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
-    loader = BookingLoader(clock, policies, extensions)
+    loader = BookingLoader(clock, policies, extensions, settings.tickets_url)
     steps = BookingSteps(settings, clock, fanout, policies, locks, loader, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
@@ -125,4 +128,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         staff=StaffService(database, clock),
         audit=AuditService(database),
         checkin=CheckIn(database, clock, steps),
+        tickets=TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper),
     )

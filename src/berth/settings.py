@@ -132,6 +132,29 @@ class Settings(BaseSettings):
         default="json",
         description="Logs on stderr: `json` (one object per line, for collectors) or `console` (for people)",
     )
+    ticket_paper: Literal["A4", "LETTER"] = Field(
+        default="A4", description="Paper size of PDF tickets: `A4` or `LETTER`"
+    )
+    pkpass_certificate: str | None = Field(
+        default=None,
+        description="Apple Wallet: path of the pass type certificate (PEM). With the key, team id and "
+        "pass type id, products may deliver PKPASS_URL",
+    )
+    pkpass_key: str | None = Field(
+        default=None, description="Apple Wallet: path of the certificate's private key (PEM)"
+    )
+    pkpass_key_password: SecretStr | None = Field(
+        default=None, description="Apple Wallet: the private key's password, if it has one"
+    )
+    pkpass_wwdr_certificate: str | None = Field(
+        default=None,
+        description="Apple Wallet: path of Apple's WWDR intermediate certificate (PEM), sent with each "
+        "pass's signature (Wallet requires it)",
+    )
+    pkpass_team_id: str | None = Field(default=None, description="Apple Wallet: the developer team id")
+    pkpass_pass_type_id: str | None = Field(
+        default=None, description="Apple Wallet: the pass type id, e.g. pass.com.example.tickets"
+    )
 
     @field_validator("retry_schedule")
     @classmethod
@@ -153,6 +176,17 @@ class Settings(BaseSettings):
         key = self.secret_key.get_secret_value() if self.secret_key else DEVELOPMENT_SECRET_KEY
         previous = self.secret_key_previous.get_secret_value().split(",") if self.secret_key_previous else []
         return SecretBox(key, [k.strip() for k in previous if k.strip()])
+
+    @property
+    def issues_passes(self) -> bool:
+        """Whether Apple Wallet passes can be signed: certificate, key, team and pass type set."""
+        return all((self.pkpass_certificate, self.pkpass_key, self.pkpass_team_id, self.pkpass_pass_type_id))
+
+    @property
+    def tickets_url(self) -> str:
+        """The base URL of ticket documents: BERTH_PUBLIC_URL, else the address `berth serve`
+        listens on. Not the address a request came in on: a ticket's URL stays the same."""
+        return (self.public_url or self.listen_url).rstrip("/")
 
     def octo_endpoint(self, arrived_at: str | None = None) -> str:
         """Where resellers reach the OCTO API: BERTH_PUBLIC_URL when set; else the base URL the

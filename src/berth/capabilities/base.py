@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product, Supplier, Unit
 from berth.domain.mappings import MappedRows
+from berth.domain.tickets import TicketLine
 
 if TYPE_CHECKING:
     from berth.read_models.availability import CalendarDay, SlotAvailability
@@ -83,6 +84,11 @@ class Capability:
 
     def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
         return None
+
+    def ticket_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
+        """What a printed ticket shows of the capability's part of the booking: of the unit
+        item `item` on its ticket, of the whole booking on its voucher (None)."""
+        return []
 
     def describe(self) -> JSON:
         return {

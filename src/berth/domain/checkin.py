@@ -65,6 +65,16 @@ def clean_code(raw: str) -> str:
     return code
 
 
+_TICKET_URL = re.compile(r"/tickets/([A-Za-z0-9_-]+)\.(?:pdf|pkpass)(?:[?#].*)?$")
+
+
+def ticket_token(code: str) -> str | None:
+    """The token of a ticket document's URL (`.../tickets/{token}.pdf`), or None: a code
+    that is not such a URL."""
+    found = _TICKET_URL.search(code)
+    return found.group(1) if found else None
+
+
 def check_nonce(nonce: str) -> str:
     if not NONCE.match(nonce):
         raise BadRequest("nonce must be 8 to 64 letters, digits or the characters _ . : -")

@@ -8,6 +8,7 @@ from berth.domain.availability import SlotState
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Option, Price, Product, RentalDuration
 from berth.domain.slots import Slot
+from berth.domain.tickets import NO_TICKETS, IssuedTickets
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,5 @@ class BookingDetails:
     # What booking extensions add to the booking's price, in its currency (octo/extras: its
     # extras' pieces).
     charges: tuple[Price, ...] = ()
+    # The tokens of its ticket documents (PDF_URL, PKPASS_URL) once issued.
+    tickets: IssuedTickets = NO_TICKETS

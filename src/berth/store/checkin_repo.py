@@ -10,7 +10,9 @@ from typing import Any
 from sqlalchemy import String, bindparam, cast, delete, insert, or_, select
 
 from berth.domain.bookings import Booking
-from berth.domain.checkin import Admission, Departure, Scanned
+from berth.domain.checkin import Admission, Departure, Scanned, ticket_token
+from berth.domain.tickets import VOUCHER
+from berth.store import tickets_repo
 from berth.store.bookings_repo import booking_from_row
 from berth.store.database import DbConnection
 from berth.store.tables import admissions, bookings, checkin_scans
@@ -45,10 +47,21 @@ _TICKETS_ON = select(bookings).where(
 async def find_code(
     conn: DbConnection, code: str, departure: Departure | None, slot_start: datetime | None
 ) -> list[Scanned]:
-    """What `code` names: a booking by its supplier reference (any case), reseller reference
-    or uuid (exactly), or a ticket by its supplier reference (any case). A ticket's reference
+    """What `code` names: a ticket document's URL (the voucher's or a ticket's, by its token),
+    a booking by its supplier reference (any case), reseller reference or uuid (exactly), or a
+    ticket by its supplier reference (any case). A ticket's reference
     lives in the booking's document: with the gate's departure (`slot_start`) only that
     departure's bookings are searched for it, without one every booking is."""
+    token = ticket_token(code)
+    if token is not None:
+        issued = await tickets_repo.find(conn, token)
+        if issued is None:
+            return []
+        booking, key = issued
+        if key == VOUCHER:
+            return [Scanned(booking, None)]
+        item = next((i for i in booking.unit_items if i.uuid == key), None)
+        return [Scanned(booking, item)] if item is not None else []
     found = await conn.execute(_NAMED, {"upper": code.upper(), "code": code})
     named = [Scanned(booking_from_row(row), None) for row in found]
     if named:

@@ -210,6 +210,18 @@ slot_holds = Table(
     Index("ix_slot_holds_start", "product_id", "option_id", "slot_start"),
 )
 
+# The tokens of a booking's ticket documents (PDF_URL, PKPASS_URL): one for its voucher
+# (item_key "") and one per unit item (its uuid), written when the booking is issued. A ticket
+# URL is answered from one lookup of this primary key.
+tickets = Table(
+    "tickets",
+    metadata,
+    Column("token", String(64), primary_key=True),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False),
+    Column("item_key", String(64), nullable=False),
+    UniqueConstraint("booking_id", "item_key", name="uq_tickets_booking_item"),
+)
+
 # What happened to each booking, in order: the back office shows it as the booking's history.
 booking_events = Table(
     "booking_events",

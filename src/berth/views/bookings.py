@@ -7,15 +7,14 @@ from datetime import datetime
 
 from berth.capabilities.base import JSON, View
 from berth.capabilities.registry import active
-from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
+from berth.domain.bookings import Booking, Contact, UnitItem
 from berth.domain.catalog import DeliveryMethod, Product
+from berth.domain.tickets import ISSUED, NO_TICKETS, SUFFIXES, VOUCHER, IssuedTickets
 from berth.domain.times import format_utc, format_utc_or_none
 from berth.read_models.availability import SlotAvailability
 from berth.read_models.bookings import BookingDetails
 from berth.views.availability import availability_view
 from berth.views.catalog import option_view, product_view, unit_view
-
-ISSUED = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED)
 
 
 def contact_view(contact: Contact) -> JSON:
@@ -34,14 +33,23 @@ def contact_view(contact: Contact) -> JSON:
     }
 
 
-def ticket_view(product: Product, booking: Booking, code: str, redeemed_at: datetime | None) -> JSON:
-    """A voucher or ticket; its codes exist once the booking is confirmed. Every supported
-    format (QRCODE, CODE128, AZTECCODE) carries the code itself."""
-    options = (
-        [{"deliveryFormat": str(f), "deliveryValue": code} for f in product.delivery_formats]
-        if booking.status in ISSUED
-        else []
-    )
+def ticket_view(
+    product: Product,
+    booking: Booking,
+    code: str,
+    redeemed_at: datetime | None,
+    tickets: IssuedTickets = NO_TICKETS,
+    key: str = VOUCHER,
+) -> JSON:
+    """A voucher or ticket; its codes exist once the booking is confirmed. A code format
+    (QRCODE, CODE128, AZTECCODE) carries the code itself, a document format (PDF_URL,
+    PKPASS_URL) the URL of the document issued for it."""
+    options: list[JSON] = []
+    if booking.status in ISSUED:
+        for f in product.delivery_formats:
+            value = tickets.url(key, f) if f in SUFFIXES else code
+            if value is not None:
+                options.append({"deliveryFormat": str(f), "deliveryValue": value})
     return {
         "redemptionMethod": str(product.redemption_method),
         "utcRedeemedAt": format_utc_or_none(redeemed_at),
@@ -60,7 +68,14 @@ def _unit_item_view(details: BookingDetails, item: UnitItem, view: View) -> JSON
         "utcRedeemedAt": format_utc_or_none(item.redeemed_at or booking.redeemed_at),
         "contact": contact_view(item.contact),
         "ticket": (
-            ticket_view(product, booking, item.supplier_reference, item.redeemed_at or booking.redeemed_at)
+            ticket_view(
+                product,
+                booking,
+                item.supplier_reference,
+                item.redeemed_at or booking.redeemed_at,
+                details.tickets,
+                item.uuid,
+            )
             if DeliveryMethod.TICKET in product.delivery_methods
             else None
         ),
@@ -115,7 +130,7 @@ def booking_view(details: BookingDetails, view: View, product_json: JSON | None 
         "notes": booking.notes,
         "deliveryMethods": [str(m) for m in product.delivery_methods],
         "voucher": (
-            ticket_view(product, booking, booking.supplier_reference, booking.redeemed_at)
+            ticket_view(product, booking, booking.supplier_reference, booking.redeemed_at, details.tickets)
             if DeliveryMethod.VOUCHER in product.delivery_methods
             else None
         ),

@@ -4,6 +4,7 @@ octo/pricing the booking's `extraPricing` per extra."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Price, Product, Unit
 from berth.domain.catalog.model import Extra
 from berth.domain.pricing import lowest_prices, pricing_json, total_json
+from berth.domain.tickets import TicketLine
 
 if TYPE_CHECKING:
     from berth.read_models.bookings import BookingDetails
@@ -98,3 +100,15 @@ class ExtrasCapability(Capability):
 
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
         out[ITEMS] = _items_view(details, of_booking(details.booking).of_item(item.uuid), view)
+
+    def ticket_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
+        """The voucher lists every piece of the booking; a ticket its own and the booking's."""
+        booked = of_booking(details.booking)
+        pieces = booked.all if item is None else [*booked.of_item(item.uuid), *booked.booking]
+        counts = Counter(p.extra_id for p in pieces)
+        taken = []
+        for extra_id, count in counts.items():
+            extra = details.option.extra(extra_id)
+            if extra is not None:
+                taken.append(f"{count} x {extra.title or extra.internal_name}")
+        return [TicketLine("Extras", ", ".join(taken))] if taken else []

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import PICKUPS
 from berth.capabilities.pickups.extension import REQUEST_FIELDS, Pickup
-from berth.capabilities.pickups.points import point_view
+from berth.capabilities.pickups.points import address_of, pickup_window, point_view
+from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product
 from berth.domain.slots import Slot
+from berth.domain.tickets import TicketLine, local_time
 
 if TYPE_CHECKING:
     from berth.read_models.availability import SlotAvailability
@@ -52,3 +54,27 @@ class PickupsCapability(Capability):
         out["pickupNotes"] = None
         out["pickupDispatch"] = None
         out["dropoffDispatch"] = None
+
+    def ticket_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
+        pickup = Pickup.from_document(details.booking.extensions.get(PICKUPS))
+        if not pickup.requested:
+            return []
+        point = details.option.pickup_point(pickup.point_id) if pickup.point_id is not None else None
+        lines = []
+        if point is not None:
+            where = ", ".join(p for p in (point.name, address_of(point)) if p)
+            if details.slot is not None:
+                opens, closes = pickup_window(point, details.slot)
+                when = (
+                    local_time(opens) if opens == closes else f"{local_time(opens)} to {local_time(closes)}"
+                )
+                where = f"{where}, {when}"
+            lines.append(TicketLine("Pickup", where))
+            if point.directions:
+                lines.append(TicketLine("Directions", point.directions))
+        hotel = ", ".join(p for p in (pickup.hotel, pickup.hotel_room and f"room {pickup.hotel_room}") if p)
+        if hotel:
+            lines.append(TicketLine("Pickup at", hotel))
+        if not lines:
+            lines.append(TicketLine("Pickup", "requested"))
+        return lines

@@ -4,8 +4,8 @@ The model's types are exported here: nearly every module names them."""
 
 from berth.domain.catalog.model import (
     CATEGORY_LABELS,
+    CORE_FORMATS,
     MAX_RENTAL_MINUTES,
-    URL_FORMATS,
     Amount,
     AvailabilityType,
     CapacityOverride,
@@ -71,8 +71,8 @@ from berth.domain.catalog.model import (
 
 __all__ = [
     "CATEGORY_LABELS",
+    "CORE_FORMATS",
     "MAX_RENTAL_MINUTES",
-    "URL_FORMATS",
     "Amount",
     "AvailabilityType",
     "CapacityOverride",

@@ -53,8 +53,11 @@ class DeliveryFormat(StrEnum):
     AZTECCODE = "AZTECCODE"
 
 
-# Formats whose value is a URL to a document Berth would have to serve (PDF, Apple Wallet pass).
-URL_FORMATS = frozenset({DeliveryFormat.PDF_URL, DeliveryFormat.PKPASS_URL})
+# Formats Berth delivers with no set-up: the code itself, or the URL of a PDF ticket it renders.
+# An Apple Wallet pass (PKPASS_URL) needs a pass certificate (a CatalogRule adds it then).
+CORE_FORMATS = frozenset(
+    {DeliveryFormat.PDF_URL, DeliveryFormat.QRCODE, DeliveryFormat.CODE128, DeliveryFormat.AZTECCODE}
+)
 
 
 class DeliveryMethod(StrEnum):

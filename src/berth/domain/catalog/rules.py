@@ -12,9 +12,10 @@ import re
 from collections.abc import Sequence
 
 from berth.domain.catalog.model import (
-    URL_FORMATS,
+    CORE_FORMATS,
     AvailabilityType,
     Catalog,
+    DeliveryFormat,
     Option,
     Price,
     PricingPer,
@@ -25,6 +26,12 @@ from berth.domain.catalog.model import (
 # Where a problem is: the keys and indexes of the catalogue file.
 Path = tuple[str | int, ...]
 Problem = tuple[Path, str]
+
+# Why a format outside the core's cannot be delivered as Berth is set up.
+UNDELIVERABLE = {
+    DeliveryFormat.PKPASS_URL: "PKPASS_URL needs an Apple Wallet pass certificate: set BERTH_PKPASS_CERTIFICATE, "
+    "BERTH_PKPASS_KEY, BERTH_PKPASS_TEAM_ID and BERTH_PKPASS_PASS_TYPE_ID (docs/operations.md), or leave it out",
+}
 
 
 class CatalogRule:
@@ -38,6 +45,10 @@ class CatalogRule:
 
     def catalog_problems(self, catalog: Catalog) -> list[Problem]:
         return []
+
+    # Delivery formats this rule makes deliverable beyond the core's (PKPASS_URL once Apple
+    # Wallet passes can be signed).
+    delivery_formats: frozenset[DeliveryFormat] = frozenset()
 
 
 _TIME = re.compile(r"^(\d\d):(\d\d)$")
@@ -65,18 +76,14 @@ def catalog_problems(catalog: Catalog, rules: Sequence[CatalogRule]) -> list[tup
     product's availability type, prices that cover every unit; then each capability's rules
     (`rules`) for the declarations it adds. Paths use the file's keys."""
     problems = duplicate_ids([p.id for p in catalog.products], ("products",), "product")
+    deliverable = CORE_FORMATS.union(*(rule.delivery_formats for rule in rules))
     for p_index, product in enumerate(catalog.products):
         p_path: Path = ("products", p_index)
         if sum(1 for o in product.options if o.default) > 1:
             problems.append(((*p_path, "options"), "more than one option is marked default"))
         for f_index, delivery_format in enumerate(product.delivery_formats):
-            if delivery_format in URL_FORMATS:
-                problems.append(
-                    (
-                        (*p_path, "deliveryFormats", f_index),
-                        f"{delivery_format.value} is not supported yet: Berth issues codes (QRCODE, CODE128, AZTECCODE)",
-                    )
-                )
+            if delivery_format not in deliverable:
+                problems.append(((*p_path, "deliveryFormats", f_index), UNDELIVERABLE[delivery_format]))
         for rule in rules:
             problems.extend(rule.product_problems(product, p_path))
         if product.content and product.locale not in product.content:

@@ -13,11 +13,12 @@ from berth.domain.bookings import Booking, as_of, is_cancellable
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.errors import NotFound
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
+from berth.domain.tickets import ISSUED, NO_TICKETS, IssuedTickets, issues_documents
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.capacity import CapacityPolicies
 from berth.services.bookings.extensions import BookingExtensions
 from berth.services.clock import Clock
-from berth.store import bookings_repo, catalog_repo, orders_repo
+from berth.store import bookings_repo, catalog_repo, orders_repo, tickets_repo
 from berth.store.database import DbConnection
 
 
@@ -34,11 +35,16 @@ def booked_slot(product: Product, option: Option, booking: Booking) -> Slot | No
 
 class BookingLoader:
     def __init__(
-        self, clock: Clock, policies: CapacityPolicies, extensions: BookingExtensions | None = None
+        self,
+        clock: Clock,
+        policies: CapacityPolicies,
+        extensions: BookingExtensions | None = None,
+        tickets_url: str = "",
     ) -> None:
         self._clock = clock
         self._policies = policies
         self._extensions = extensions or BookingExtensions()
+        self._tickets_url = tickets_url  # the base URL of ticket documents
 
     async def product(self, conn: DbConnection, catalog: Catalog, product_id: str) -> Product:
         """A booking's product: from the catalogue, or archived once the catalogue dropped it."""
@@ -72,6 +78,9 @@ class BookingLoader:
         order_references = await orders_repo.references(
             conn, (b.order_id for b, *_ in resolved if b.order_id)
         )
+        tokens = await tickets_repo.tokens_of(
+            conn, [b.id for b, p, *_ in resolved if b.status in ISSUED and issues_documents(p)]
+        )
         details = []
         for index, (booking, product, option, slot) in enumerate(resolved):
             cutoff = cancellation_cutoff(option, slot) if slot is not None else None
@@ -88,6 +97,9 @@ class BookingLoader:
                     if booking.rental_duration_id
                     else None,
                     charges=self._extensions.charges(booking, product, option),
+                    tickets=IssuedTickets(self._tickets_url, tokens[booking.id])
+                    if booking.id in tokens
+                    else NO_TICKETS,
                 )
             )
         return await self._with_package_bookings(conn, catalog, details, exact)

@@ -42,6 +42,7 @@ from berth.domain.errors import (
     UnprocessableEntity,
 )
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
+from berth.domain.tickets import ISSUED, ticket_keys
 from berth.domain.times import format_utc
 from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy, slots_as_run
 from berth.services.bookings.extensions import BookingExtensions, Holding, Stage
@@ -60,7 +61,7 @@ from berth.services.bookings.locks import SlotKey, SlotLocks
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.settings import Settings
-from berth.store import bookings_repo, orders_repo
+from berth.store import bookings_repo, orders_repo, tickets_repo
 from berth.store.database import DbConnection
 
 
@@ -328,6 +329,7 @@ class BookingSteps:
         changed."""
         now = self._clock()
         await self.policies.booking_changed(conn, before, after, now)
+        await self._issue_tickets(conn, catalog, before, after)
         await bookings_repo.add_event(
             conn, after.id, now, kind, actor, {"status": after.status.value, **(detail or {})}
         )
@@ -338,6 +340,18 @@ class BookingSteps:
         moved = self._moved_slots(catalog, before, after, now) if slots is None else slots
         if moved:
             await self._observer.slots_changed(conn, moved)
+
+    async def _issue_tickets(
+        self, conn: DbConnection, catalog: Catalog, before: Booking | None, after: Booking
+    ) -> None:
+        """Tokens for the ticket documents of a booking just issued, or of unit items it was
+        given since (before the change is announced, so that its payload has the URLs)."""
+        if after.status not in ISSUED:
+            return
+        if before is not None and before.status in ISSUED and before.unit_items == after.unit_items:
+            return
+        product = await self.loader.product(conn, catalog, after.product_id)
+        await tickets_repo.issue(conn, after.id, ticket_keys(product, after))
 
     def _moved_slots(
         self, catalog: Catalog, before: Booking | None, after: Booking, now: datetime

@@ -1,7 +1,7 @@
 """Check-in at the gate: admitted tickets and the scans that admitted them (issue 29).
 
 Revision ID: 0020
-Revises: 0017
+Revises: 0018
 """
 
 import sqlalchemy as sa
@@ -10,7 +10,7 @@ from alembic import op
 from berth.store.types import JSONDocument, UTCDateTime
 
 revision = "0020"
-down_revision = "0017"
+down_revision = "0018"
 
 
 def upgrade() -> None:

@@ -1,0 +1,97 @@
+"""A booking's ticket documents, rendered: what a ticket URL answers, and what an email
+attaches and links (`for_booking`). Rendering runs in a thread: the event loop goes on
+answering meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from berth.domain.catalog import DeliveryFormat
+from berth.domain.tickets import SUFFIXES, VOUCHER
+from berth.services.tickets import EndedTicket, IssuedTicket, TicketService
+from berth.tickets.pdf import Paper, render_pdf
+from berth.tickets.sheet import ticket_pages
+
+MEDIA_TYPES = {
+    DeliveryFormat.PDF_URL: "application/pdf",
+    DeliveryFormat.PKPASS_URL: "application/vnd.apple.pkpass",
+}
+FORMAT_OF_SUFFIX = {suffix: delivery_format for delivery_format, suffix in SUFFIXES.items()}
+
+
+@dataclass(frozen=True)
+class Document:
+    content: bytes
+    media_type: str
+    filename: str
+
+
+@dataclass(frozen=True)
+class TicketLink:
+    """A document's URL, and what it covers: `Voucher` or `Ticket 2 of 3`."""
+
+    label: str
+    delivery_format: DeliveryFormat
+    url: str
+
+
+@dataclass(frozen=True)
+class BookingTickets:
+    """What an email carries of an issued booking: the PDF of all its tickets (voucher first,
+    then one page per unit item) and the URLs of its documents, as the booking shows them."""
+
+    pdf: Document
+    links: tuple[TicketLink, ...]
+
+
+def _filename(ticket: IssuedTicket, suffix: str) -> str:
+    return f"{ticket.details.booking.supplier_reference}.{suffix}"
+
+
+class TicketDocuments:
+    def __init__(self, service: TicketService, paper: Paper = "A4") -> None:
+        self._service = service
+        self._paper = paper
+
+    async def by_url(self, token: str, suffix: str) -> Document | EndedTicket | None:
+        """What `/tickets/{token}.{suffix}` answers: the document, the ended ticket (410), or
+        None (404) when it names nothing, or a format the booking's product does not deliver."""
+        delivery_format = FORMAT_OF_SUFFIX.get(suffix)
+        if delivery_format is None:
+            return None
+        found = await self._service.by_token(token)
+        if not isinstance(found, IssuedTicket):
+            return found
+        if delivery_format not in found.details.product.delivery_formats:
+            return None
+        return await self.pdf(found)
+
+    async def pdf(self, ticket: IssuedTicket) -> Document:
+        """The PDF of the ticket: every page of the booking for its voucher, else the unit
+        item's page."""
+        only = None if ticket.key == VOUCHER else ticket.key
+        pages = ticket_pages(ticket.details, ticket.supplier, only)
+        title = f"{ticket.supplier.name}: {ticket.details.booking.supplier_reference}"
+        content = await asyncio.to_thread(render_pdf, pages, self._paper, title)
+        return Document(content, MEDIA_TYPES[DeliveryFormat.PDF_URL], _filename(ticket, "pdf"))
+
+    async def for_booking(self, booking_id: str) -> BookingTickets | None:
+        """An issued booking's PDF and ticket links (None: no such booking, or not issued).
+        The links are those its product delivers (none without PDF_URL or PKPASS_URL)."""
+        ticket = await self._service.by_booking(booking_id)
+        if ticket is None:
+            return None
+        details = ticket.details
+        links = []
+        for delivery_format in details.product.delivery_formats:
+            if delivery_format not in SUFFIXES:
+                continue
+            keys = [VOUCHER, *(item.uuid for item in details.booking.unit_items)]
+            count = len(details.booking.unit_items)
+            for key in keys:
+                url = details.tickets.url(key, delivery_format)
+                if url is not None:
+                    label = "Voucher" if key == VOUCHER else f"Ticket {keys.index(key)} of {count}"
+                    links.append(TicketLink(label, delivery_format, url))
+        return BookingTickets(await self.pdf(ticket), tuple(links))
