@@ -254,3 +254,32 @@ def test_offline_scans_are_queued_and_synced_once(
     assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('berth-gate:')).length") == 0
     page.context.close()
     assert problems == []
+
+
+def test_the_installed_scanner_opens_offline(
+    camera: tuple[Browser, dict[str, Any], str], server: str
+) -> None:
+    browser = camera[0]
+    slot = departures(server, 4)[3]
+    guest = book(server, slot, 1, "Ada Byron")
+    page, problems = open_scanner(browser, server, slot)
+    assert page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    page.reload()  # now under the service worker, which keeps the page and its files
+    expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
+    assert page.evaluate("navigator.serviceWorker.controller !== null")
+
+    page.context.set_offline(True)
+    page.reload()
+    expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#gate-expected")).to_have_text("1")  # the kept guest list
+    page.fill("#gate-code", guest["supplierReference"])
+    page.get_by_role("button", name="Check").click()
+    expect(page.locator("#gate-result")).to_have_class("gate-result ok")
+    expect(page.locator("#gate-detail")).to_contain_text("Offline")
+
+    page.context.set_offline(False)
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(page.locator("#gate-sync-list li.synced")).to_have_count(1, timeout=15_000)
+    assert len(admissions(server, guest)) == 1
+    page.context.close()
+    assert problems == []
