@@ -59,7 +59,12 @@ async def test_the_scanner_scans_with_its_session(
 async def test_the_scanner_installs_and_works_offline(client: httpx.AsyncClient, csrf: str) -> None:
     manifest = (await client.get("/admin/checkin/app.webmanifest")).json()
     assert manifest["start_url"] == manifest["scope"] == "/admin/checkin" and manifest["icons"]
-    assert (await client.get(manifest["icons"][0]["src"])).headers["content-type"] == "image/svg+xml"
+    assert [i["sizes"] for i in manifest["icons"]] == ["192x192", "512x512", "any"]
+    png = await client.get(manifest["icons"][0]["src"])
+    assert png.headers["content-type"] == "image/png" and png.content.startswith(b"\x89PNG\r\n\x1a\n")
+    assert (await client.get(manifest["icons"][2]["src"])).headers["content-type"] == "image/svg+xml"
+    missing = await client.get("/admin/checkin/icon-100.png")
+    assert missing.status_code == 404 and missing.json()["error"] == "NOT_FOUND"
     worker = await client.get("/admin/checkin/sw.js")
     assert worker.headers["service-worker-allowed"] == "/admin/checkin"
     assert worker.text.startswith('const SHELL = ["/admin/static/backoffice.css?v=')
