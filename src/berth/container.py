@@ -33,6 +33,7 @@ from berth.services.bookings.reseller import ResellerBookings
 from berth.services.bookings.steps import BookingSteps
 from berth.services.bookings.supplier import SupplierBookings
 from berth.services.catalog import CatalogService
+from berth.services.checkin import CheckIn
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.departures import DepartureService
@@ -72,6 +73,7 @@ class Services:
     guessing: GuessingGuard
     mail: GuestMail
     mailer: MailWorker
+    checkin: CheckIn
     tickets: TicketDocuments
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
@@ -141,5 +143,6 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         guessing=GuessingGuard(database, settings, clock),
         mail=mail,
         mailer=MailWorker(database, settings, clock, mail, catalog, tickets),
+        checkin=CheckIn(database, clock, steps),
         tickets=tickets,
     )

@@ -83,15 +83,20 @@ class UnitItem:
     supplier_reference: str
     reseller_reference: str | None = None
     contact: Contact = Contact()
+    # When the ticket's holder was admitted at the gate (OCTO's unit-level redemption).
+    redeemed_at: datetime | None = None
 
     def to_document(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "uuid": self.uuid,
             "unitId": self.unit_id,
             "supplierReference": self.supplier_reference,
             "resellerReference": self.reseller_reference,
             "contact": self.contact.to_document(),
         }
+        if self.redeemed_at is not None:
+            document["redeemedAt"] = self.redeemed_at.astimezone(UTC).isoformat()
+        return document
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> UnitItem:
@@ -101,6 +106,9 @@ class UnitItem:
             supplier_reference=document["supplierReference"],
             reseller_reference=document.get("resellerReference"),
             contact=Contact.from_document(document.get("contact", {})),
+            redeemed_at=datetime.fromisoformat(document["redeemedAt"])
+            if document.get("redeemedAt")
+            else None,
         )
 
 

@@ -478,3 +478,28 @@ mail_messages = Table(
     Index("ix_mail_messages_order_id", "order_id"),
     Index("ix_mail_messages_subject", "subject_key", "sequence"),
 )
+
+# Check-in at the gate: one row per ticket (unit item) admitted and not taken back. The primary
+# key is what makes two phones scanning one ticket at once admit it once.
+admissions = Table(
+    "admissions",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("unit_uuid", String(64), primary_key=True),
+    Column("admitted_at", UTCDateTime, nullable=False),
+    Column("admitted_by", String(254), nullable=False),
+    Column("device", String(100), nullable=True),
+    Column("nonce", String(64), nullable=False),
+    Index("ix_admissions_nonce", "nonce"),
+)
+
+# Each scan that reached a booking, by the nonce the scanner made for it: the same scan sent
+# again (a retry on a bad connection) is answered from here and admits nothing more.
+checkin_scans = Table(
+    "checkin_scans",
+    metadata,
+    Column("nonce", String(64), primary_key=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False),
+    Column("outcome", JSONDocument, nullable=False),
+)

@@ -65,11 +65,16 @@ def _unit_item_view(details: BookingDetails, item: UnitItem, view: View) -> JSON
         "supplierReference": item.supplier_reference,
         "unitId": item.unit_id,
         "status": booking.status.value,
-        "utcRedeemedAt": format_utc_or_none(booking.redeemed_at),
+        "utcRedeemedAt": format_utc_or_none(item.redeemed_at or booking.redeemed_at),
         "contact": contact_view(item.contact),
         "ticket": (
             ticket_view(
-                product, booking, item.supplier_reference, booking.redeemed_at, details.tickets, item.uuid
+                product,
+                booking,
+                item.supplier_reference,
+                item.redeemed_at or booking.redeemed_at,
+                details.tickets,
+                item.uuid,
             )
             if DeliveryMethod.TICKET in product.delivery_methods
             else None

@@ -9,6 +9,7 @@ from berth.http.admin.pages import (
     bookings,
     catalog,
     catalog_editor,
+    checkin,
     connections,
     dashboard,
     departure_list,
@@ -25,6 +26,7 @@ from berth.http.admin.pages import (
 router = APIRouter(include_in_schema=False)
 for module in (
     static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, audit,
-    staff, departure_list, outbox,
+    staff, departure_list, outbox, checkin,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
+router.include_router(checkin.api, prefix="/admin")

@@ -27,4 +27,5 @@ NAVIGATION = (
     Section("audit", "Audit", "/admin/audit"),
     Section("staff", "Staff", "/admin/staff", Role.ADMIN),
     Section("outbox", "Outbox", "/admin/outbox"),
+    Section("checkin", "Check-in", "/admin/checkin"),
 )

@@ -182,4 +182,6 @@ async def sign_out(csrf_token: str = Form(default=""), me: Staff = Depends(signe
         raise CsrfRejected
     response = redirect("/admin/sign-in?signed_out")
     end_session(response, secure=me.secure)
+    # The gate scanner's offline copy of departures (names, tickets) goes with the session.
+    response.headers["Clear-Site-Data"] = '"cache", "storage"'
     return response

@@ -13,7 +13,7 @@ from berth.domain.catalog.document import catalog_to_yaml
 from berth.store.types import JSONDocument, UTCDateTime
 
 revision = "0021"
-down_revision = "0019"
+down_revision = "0020"
 
 
 def upgrade() -> None:

@@ -1,0 +1,64 @@
+// The gate scanner's service worker (served at /admin/checkin/sw.js, after the line that
+// sets SHELL to the files the scanner page loads). The scanner's pages come from the network
+// when it answers and from the copy kept here when it does not; the files, whose URLs carry
+// their digests, from the copy first.
+"use strict";
+
+const CACHE = "berth-gate-v1";
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(
+    caches
+      .open(CACHE)
+      .then((cache) => cache.addAll(SHELL))
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((names) => Promise.all(names.filter((n) => n !== CACHE).map((n) => caches.delete(n))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+function keep(request, response) {
+  if (response.ok && !response.redirected && response.type === "basic") {
+    const copy = response.clone();
+    caches.open(CACHE).then((cache) => cache.put(request, copy));
+  }
+  return response;
+}
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET") {
+    return;
+  }
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) {
+    return;
+  }
+  if (request.mode === "navigate" && url.pathname.startsWith("/admin/checkin")) {
+    event.respondWith(
+      fetch(request)
+        .then((response) => keep(request, response))
+        .catch(() =>
+          caches.match(request).then(
+            (kept) =>
+              kept ||
+              new Response("Offline: this page was not opened on this device while online.", {
+                status: 503,
+                headers: { "Content-Type": "text/plain; charset=utf-8" },
+              }),
+          ),
+        ),
+    );
+  } else if (url.pathname.startsWith("/admin/static/")) {
+    event.respondWith(
+      caches.match(request).then((kept) => kept || fetch(request).then((response) => keep(request, response))),
+    );
+  }
+});

@@ -1,0 +1,641 @@
+// The gate scanner (/admin/checkin/...): scan with the camera (ZXingGate, the vendored
+// decoder) or type a code; the server admits. The departure's guest list is kept in this
+// browser, so when the network drops the page decides from it and queues each admission with
+// its nonce, then sends the queue when the network is back and shows what the server said.
+"use strict";
+
+(() => {
+  const root = document.getElementById("gate");
+  if (!root) {
+    return;
+  }
+  const gate = JSON.parse(root.dataset.gate);
+  const csrf = root.dataset.csrf;
+  const mayAdmit = root.dataset.mayAdmit === "yes";
+  const PREFIX = "berth-gate:";
+  const listKey = `${PREFIX}departure:${gate.productId}|${gate.optionId}|${gate.availabilityId}`;
+  const queueKey = `${PREFIX}queue`;
+  const logKey = `${PREFIX}log`;
+  const $ = (id) => document.getElementById(id);
+  const el = {
+    result: $("gate-result"),
+    verdict: $("gate-verdict"),
+    detail: $("gate-detail"),
+    party: $("gate-party"),
+    admitted: $("gate-admitted"),
+    expected: $("gate-expected"),
+    count: $("gate-count"),
+    waiting: $("gate-waiting"),
+    waitingList: $("gate-waiting-list"),
+    sync: $("gate-sync"),
+    syncList: $("gate-sync-list"),
+    net: $("gate-net"),
+    form: $("gate-form"),
+    code: $("gate-code"),
+    video: $("gate-video"),
+    camera: $("gate-camera"),
+    device: $("gate-device"),
+    kept: $("gate-kept"),
+  };
+
+  // --- what this browser keeps ----------------------------------------------------------------
+
+  const read = (key, fallback) => {
+    try {
+      const value = JSON.parse(localStorage.getItem(key));
+      return value === null ? fallback : value;
+    } catch {
+      return fallback;
+    }
+  };
+  const write = (key, value) => localStorage.setItem(key, JSON.stringify(value));
+  const forgetAll = () => {
+    for (const key of Object.keys(localStorage)) {
+      if (key.startsWith(PREFIX)) {
+        localStorage.removeItem(key);
+      }
+    }
+  };
+
+  let device = localStorage.getItem(`${PREFIX}device`);
+  if (!device) {
+    device = `phone-${Math.random().toString(36).slice(2, 6)}`;
+    localStorage.setItem(`${PREFIX}device`, device);
+  }
+  el.device.textContent = device;
+
+  let list = read(listKey, null); // {departure, expected, admitted, parties, keptAt}
+  const nonce = () =>
+    window.crypto && crypto.randomUUID
+      ? crypto.randomUUID().replace(/-/g, "")
+      : Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16)).join("");
+
+  // --- talking to the server ------------------------------------------------------------------
+
+  class Offline extends Error {}
+  class SignedOut extends Error {}
+
+  async function call(method, path, body) {
+    let response;
+    try {
+      response = await fetch(path, {
+        method,
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch {
+      throw new Offline();
+    }
+    if (response.status >= 500) {
+      throw new Offline();
+    }
+    let answer = null;
+    try {
+      answer = await response.json();
+    } catch {
+      throw new Offline();
+    }
+    if (!response.ok && answer.error === "UNAUTHORIZED") {
+      forgetAll(); // the session is over: what was kept goes with it
+      throw new SignedOut();
+    }
+    return { ok: response.ok, answer };
+  }
+
+  function showNet(text) {
+    el.net.hidden = !text;
+    el.net.textContent = text || "";
+  }
+
+  async function loadList() {
+    const query = new URLSearchParams(gate).toString();
+    try {
+      const { ok, answer } = await call("GET", `/admin/checkin/departure?${query}`);
+      if (ok) {
+        list = { ...answer, keptAt: new Date().toISOString() };
+        applyQueue();
+        write(listKey, list);
+        showNet("");
+      }
+    } catch (error) {
+      if (error instanceof SignedOut) {
+        signedOut();
+        return;
+      }
+      showNet("Offline: scanning from the guest list kept on this device.");
+    }
+    renderCount();
+  }
+
+  function signedOut() {
+    list = null;
+    show("bad", "Signed out", "Sign in again to go on scanning. The guest list kept here was removed.");
+    renderCount();
+  }
+
+  // --- the guest list -------------------------------------------------------------------------
+
+  function find(code) {
+    if (!list) {
+      return null;
+    }
+    const folded = code.trim().toUpperCase();
+    for (const party of list.parties) {
+      if (party.code.toUpperCase() === folded || party.resellerReference === code.trim()) {
+        return { party, unit: null };
+      }
+      for (const unit of party.units) {
+        if (unit.code.toUpperCase() === folded) {
+          return { party, unit };
+        }
+      }
+    }
+    return null;
+  }
+
+  const travelling = (party) => party.status === "CONFIRMED" || party.status === "REDEEMED";
+
+  function renderCount() {
+    if (!list) {
+      el.admitted.textContent = "–";
+      el.expected.textContent = "–";
+      el.kept.textContent = "not yet";
+      return;
+    }
+    let expected = 0;
+    let admitted = 0;
+    const waiting = [];
+    for (const party of list.parties.filter(travelling)) {
+      const left = party.units.filter((u) => !u.admitted);
+      expected += party.units.length;
+      admitted += party.units.length - left.length;
+      if (left.length) {
+        waiting.push([party, left.length]);
+      }
+    }
+    el.admitted.textContent = admitted;
+    el.expected.textContent = expected;
+    el.kept.textContent = new Date(list.keptAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    el.waitingList.replaceChildren(
+      ...waiting.map(([party, left]) => {
+        const item = document.createElement("li");
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = "quiet";
+        button.textContent = `${party.leadName || "No name"} · ${party.code} · ${left} of ${party.units.length} to come`;
+        button.addEventListener("click", () => check(party.code));
+        item.append(button);
+        return item;
+      }),
+    );
+    if (!waiting.length) {
+      const item = document.createElement("li");
+      item.className = "muted";
+      item.textContent = "Everyone expected is through.";
+      el.waitingList.replaceChildren(item);
+    }
+  }
+
+  // The answer's party replaces the kept one (the server's word is the latest).
+  function remember(party) {
+    if (!list || !party || party.departure.availabilityId !== gate.availabilityId) {
+      return;
+    }
+    const at = list.parties.findIndex((p) => p.bookingId === party.bookingId);
+    if (at >= 0) {
+      list.parties[at] = party;
+    } else {
+      list.parties.push(party);
+    }
+    applyQueue();
+    write(listKey, list);
+    renderCount();
+  }
+
+  // --- feedback -------------------------------------------------------------------------------
+
+  let audio = null;
+  function beep(kind) {
+    try {
+      audio = audio || new AudioContext();
+      const tones = kind === "ok" ? [[880, 0, 0.12]] : kind === "warn" ? [[520, 0, 0.2]] : [[220, 0, 0.18], [220, 0.25, 0.18]];
+      for (const [frequency, start, length] of tones) {
+        const oscillator = audio.createOscillator();
+        const gain = audio.createGain();
+        oscillator.frequency.value = frequency;
+        gain.gain.value = 0.2;
+        oscillator.connect(gain).connect(audio.destination);
+        oscillator.start(audio.currentTime + start);
+        oscillator.stop(audio.currentTime + start + length);
+      }
+    } catch {
+      // No sound on this device: the colour says it.
+    }
+    if (navigator.vibrate) {
+      navigator.vibrate(kind === "ok" ? 120 : [200, 80, 200]);
+    }
+  }
+
+  function show(kind, verdict, detail, party, options = {}) {
+    el.result.className = `gate-result ${kind}`;
+    el.verdict.textContent = verdict;
+    el.detail.textContent = detail || "";
+    renderParty(party, options);
+    if (kind !== "idle" && !options.quiet) {
+      beep(kind);
+    }
+  }
+
+  const time = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "");
+
+  function line(tag, text, className) {
+    const node = document.createElement(tag);
+    node.textContent = text;
+    if (className) {
+      node.className = className;
+    }
+    return node;
+  }
+
+  function renderParty(party, { choose = false, undo = null } = {}) {
+    el.party.replaceChildren();
+    el.party.hidden = !party;
+    if (!party) {
+      return;
+    }
+    const head = line("p", "", "gate-lead");
+    head.append(line("strong", party.leadName || "No name"), ` · ${party.code}`);
+    if (party.resellerReference) {
+      head.append(line("span", ` · ${party.resellerReference}`, "muted"));
+    }
+    el.party.append(head);
+    const units = document.createElement("ul");
+    units.className = "gate-units";
+    for (const unit of party.units) {
+      const item = document.createElement("li");
+      const label = document.createElement("label");
+      if (choose) {
+        const box = document.createElement("input");
+        box.type = "checkbox";
+        box.value = unit.uuid;
+        box.checked = !unit.admitted;
+        box.disabled = unit.admitted;
+        label.append(box, " ");
+      } else {
+        label.append(line("span", unit.admitted ? "✓ " : "○ ", unit.admitted ? "in" : "out"));
+      }
+      label.append(line("strong", unit.unit), ` · ${unit.code}`);
+      if (unit.admitted) {
+        const when = unit.admission ? `in ${time(unit.admission.at)} · ${unit.admission.by}` : unit.pending ? "in (offline, to sync)" : "in";
+        label.append(line("span", ` ${when}`, "muted"));
+      }
+      if (unit.extras.length) {
+        label.append(line("span", ` + ${unit.extras.join(", ")}`, "gate-extra"));
+      }
+      item.append(label);
+      units.append(item);
+    }
+    el.party.append(units);
+    const facts = [];
+    if (party.extras.length) {
+      facts.push(["Extras", party.extras.join(", ")]);
+    }
+    if (party.pickup) {
+      facts.push(["Pickup", party.pickup.place + (party.pickup.opens ? ` from ${time(party.pickup.opens)}` : "")]);
+    }
+    for (const answer of party.answers) {
+      facts.push([answer.question + (answer.ticket ? ` (${answer.ticket})` : ""), answer.answer]);
+    }
+    if (party.notes) {
+      facts.push(["Notes", party.notes]);
+    }
+    if (facts.length) {
+      const dl = document.createElement("dl");
+      for (const [term, value] of facts) {
+        dl.append(line("dt", term), line("dd", value));
+      }
+      el.party.append(dl);
+    }
+    if (choose) {
+      const admit = line("button", "", "primary gate-big");
+      admit.type = "button";
+      const boxes = () => Array.from(units.querySelectorAll("input:checked:not(:disabled)"));
+      const label = () => {
+        const n = boxes().length;
+        admit.textContent = n ? `Admit ${n} guest${n === 1 ? "" : "s"}` : "Tick the guests to admit";
+        admit.disabled = !n;
+      };
+      units.addEventListener("change", label);
+      label();
+      admit.addEventListener("click", () => admitChosen(party, boxes().map((b) => b.value)));
+      el.party.append(admit);
+    }
+    if (undo) {
+      const button = line("button", "Undo this admission", "danger small gate-undo");
+      button.type = "button";
+      button.addEventListener("click", () => undoScan(undo));
+      el.party.append(button);
+    }
+  }
+
+  // --- scanning -------------------------------------------------------------------------------
+
+  const queue = () => read(queueKey, []);
+
+  // Tickets admitted offline and not yet synced stay admitted in the kept list.
+  function applyQueue() {
+    if (!list) {
+      return;
+    }
+    for (const scan of queue()) {
+      const party = list.parties.find((p) => p.bookingId === scan.bookingId);
+      for (const unit of party ? party.units : []) {
+        if (scan.units.includes(unit.uuid) && !unit.admitted) {
+          unit.admitted = true;
+          unit.pending = true;
+        }
+      }
+    }
+  }
+
+  function describe(answer) {
+    const party = answer.booking;
+    switch (answer.result) {
+      case "ADMITTED": {
+        const n = answer.admitted.length;
+        const total = party.units.length;
+        return ["ok", `Admitted ${n} of ${total}`, `${party.leadName || party.code}: go ahead.`];
+      }
+      case "ALREADY_ADMITTED": {
+        const seen = answer.alreadyAdmitted || {};
+        const who = seen.by ? ` by ${seen.by}` : "";
+        const where = seen.device ? ` on ${seen.device}` : "";
+        return ["bad", "Already admitted", `At ${time(seen.at)}${who}${where}.`];
+      }
+      case "NOT_THIS_DEPARTURE": {
+        const d = party.departure;
+        const when = d.localDateTimeStart ? d.localDateTimeStart.replace("T", " ").slice(0, 16) : "open date";
+        return ["warn", "Another departure", `Booked on ${d.product} · ${d.option}, ${when}.`];
+      }
+      case "CANCELLED":
+        return ["bad", "Cancelled", "This booking was cancelled: do not admit."];
+      case "NOT_CONFIRMED":
+        return ["bad", "Not confirmed", `The booking is ${party.status.replace("_", " ").toLowerCase()}: do not admit.`];
+      default:
+        return ["bad", "Unknown code", answer.message];
+    }
+  }
+
+  async function send(body) {
+    const path = mayAdmit ? "/admin/checkin/scan" : "/admin/checkin/lookup";
+    const { ok, answer } = await call("POST", path, body);
+    if (!ok) {
+      show("bad", "Not checked", answer.errorMessage || "The server refused the scan.");
+      return;
+    }
+    const [kind, verdict, detail] = describe(answer);
+    const lookupOnly = !mayAdmit && answer.result === "ADMITTED";
+    show(
+      lookupOnly ? "idle" : kind,
+      lookupOnly ? "Valid ticket" : verdict,
+      lookupOnly ? "Your role may not admit: ask an operator." : detail,
+      answer.booking,
+      { undo: mayAdmit && answer.result === "ADMITTED" && answer.admitted.length ? body.nonce : null },
+    );
+    remember(answer.booking);
+  }
+
+  // Offline: decide from the kept list and queue the admission with its nonce.
+  function decideOffline(body) {
+    const found = find(body.code);
+    if (!found) {
+      show("bad", "Unknown code", "Not on this departure's guest list (offline: the server could not be asked).");
+      return;
+    }
+    const { party, unit } = found;
+    if (party.status === "CANCELLED") {
+      show("bad", "Cancelled", "This booking was cancelled: do not admit.", party);
+      return;
+    }
+    if (!travelling(party)) {
+      show("bad", "Not confirmed", "The booking is not confirmed: do not admit.", party);
+      return;
+    }
+    const asked = unit ? [unit] : party.units.filter((u) => !body.unitItemUuids || body.unitItemUuids.includes(u.uuid));
+    const left = asked.filter((u) => !u.admitted);
+    if (!left.length) {
+      const seen = asked[0].admission;
+      show("bad", "Already admitted", seen ? `At ${time(seen.at)} by ${seen.by}.` : "Admitted on this device, offline.", party);
+      return;
+    }
+    for (const u of left) {
+      u.admitted = true;
+      u.pending = true;
+    }
+    const pending = queue();
+    pending.push({ ...body, bookingId: party.bookingId, units: left.map((u) => u.uuid), label: `${party.leadName || party.code}`, at: new Date().toISOString() });
+    write(queueKey, pending);
+    write(listKey, list);
+    show("ok", `Admitted ${left.length} of ${party.units.length}`, "Offline: kept on this device, sent when the network is back.", party);
+    renderCount();
+    renderSync();
+  }
+
+  async function scanCode(body) {
+    if (!mayAdmit) {
+      try {
+        await send(body);
+      } catch (error) {
+        show("bad", error instanceof SignedOut ? "Signed out" : "Offline", "Looking up needs the network.");
+      }
+      return;
+    }
+    try {
+      await send(body);
+      showNet("");
+    } catch (error) {
+      if (error instanceof SignedOut) {
+        signedOut();
+        return;
+      }
+      showNet("Offline: scanning from the guest list kept on this device.");
+      decideOffline(body);
+    }
+  }
+
+  function check(raw) {
+    const code = raw.trim();
+    if (!code) {
+      return;
+    }
+    const found = find(code);
+    // A voucher of a party with several guests still to come: staff tick who is here.
+    if (mayAdmit && found && !found.unit && travelling(found.party)) {
+      const left = found.party.units.filter((u) => !u.admitted);
+      if (left.length > 1) {
+        show("idle", "Who is here?", `${left.length} guests still to come on this booking.`, found.party, { choose: true, quiet: true });
+        return;
+      }
+    }
+    scanCode({ code, nonce: nonce(), departure: gate, device });
+  }
+
+  function admitChosen(party, uuids) {
+    scanCode({ code: party.code, nonce: nonce(), departure: gate, device, unitItemUuids: uuids });
+  }
+
+  async function undoScan(scanNonce) {
+    try {
+      const { ok, answer } = await call("POST", "/admin/checkin/undo", { nonce: scanNonce });
+      if (ok) {
+        show("idle", "Admission undone", "The guests are no longer marked as admitted.", answer.booking, { quiet: true });
+        remember(answer.booking);
+      } else {
+        show("bad", "Not undone", answer.errorMessage);
+      }
+    } catch {
+      show("bad", "Not undone", "Undoing needs the network.");
+    }
+  }
+
+  // --- the queue, sent when the network is back ---------------------------------------------------
+
+  let syncing = false;
+  async function sync() {
+    if (syncing || !queue().length) {
+      return;
+    }
+    syncing = true;
+    try {
+      while (queue().length) {
+        const [scan] = queue();
+        const body = { code: scan.code, nonce: scan.nonce, departure: scan.departure, device: scan.device };
+        if (scan.unitItemUuids) {
+          body.unitItemUuids = scan.unitItemUuids;
+        }
+        let outcome;
+        try {
+          const { ok, answer } = await call("POST", "/admin/checkin/scan", body);
+          const admittedAll = ok && answer.result === "ADMITTED" && scan.units.every((u) => answer.admitted.includes(u));
+          outcome = {
+            label: scan.label,
+            code: scan.code,
+            at: scan.at,
+            nonce: scan.nonce,
+            result: ok ? answer.result : answer.error,
+            conflict: !admittedAll,
+            message: ok ? (admittedAll ? "Admitted on the server" : describe(answer)[2]) : answer.errorMessage,
+          };
+          if (ok) {
+            remember(answer.booking);
+          }
+        } catch (error) {
+          if (error instanceof SignedOut) {
+            signedOut();
+          }
+          break;
+        }
+        write(queueKey, queue().slice(1));
+        write(logKey, [outcome, ...read(logKey, [])].slice(0, 50));
+        renderSync();
+      }
+    } finally {
+      syncing = false;
+      renderSync();
+      renderCount();
+    }
+  }
+
+  function renderSync() {
+    const pending = queue();
+    const log = read(logKey, []);
+    el.sync.hidden = !pending.length && !log.length;
+    const items = pending.map((scan) => line("li", `${time(scan.at)} ${scan.label} · ${scan.code} — waiting to sync`, "pending"));
+    for (const done of log) {
+      const item = line("li", `${time(done.at)} ${done.label} · ${done.code} — ${done.conflict ? `CONFLICT: ${done.result}. ${done.message}` : "synced"}`);
+      item.className = done.conflict ? "conflict" : "synced";
+      items.push(item);
+    }
+    el.syncList.replaceChildren(...items);
+  }
+
+  // --- the camera -----------------------------------------------------------------------------
+
+  let controls = null;
+  let last = { code: "", at: 0 };
+  async function startCamera() {
+    if (controls) {
+      controls.stop();
+      controls = null;
+      el.video.hidden = true;
+      el.camera.textContent = "Start camera";
+      return;
+    }
+    if (!window.ZXingGate || !navigator.mediaDevices) {
+      show("bad", "No camera", "This browser cannot use the camera here: type the codes.");
+      return;
+    }
+    el.video.hidden = false;
+    el.camera.textContent = "Stop camera";
+    try {
+      controls = await ZXingGate.gateReader().decodeFromConstraints(
+        { video: { facingMode: "environment" } },
+        el.video,
+        (result) => {
+          if (!result) {
+            return;
+          }
+          const code = result.getText();
+          const now = Date.now();
+          if (code === last.code && now - last.at < 4000) {
+            return; // the same ticket still in front of the camera
+          }
+          last = { code, at: now };
+          check(code);
+        },
+      );
+    } catch (error) {
+      el.video.hidden = true;
+      el.camera.textContent = "Start camera";
+      show("bad", "No camera", `The camera could not start (${error.name || error}): type the codes.`);
+    }
+  }
+
+  // --- wiring ---------------------------------------------------------------------------------
+
+  el.form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const code = el.code.value;
+    el.code.value = "";
+    check(code);
+  });
+  el.camera.addEventListener("click", startCamera);
+  el.count.addEventListener("click", () => {
+    el.waiting.hidden = !el.waiting.hidden;
+    el.count.setAttribute("aria-expanded", String(!el.waiting.hidden));
+  });
+  window.addEventListener("online", () => {
+    showNet("");
+    sync().then(loadList);
+  });
+  window.addEventListener("offline", () => showNet("Offline: scanning from the guest list kept on this device."));
+  setInterval(() => {
+    if (navigator.onLine) {
+      sync();
+    }
+  }, 10000);
+  setInterval(() => {
+    if (navigator.onLine && !queue().length) {
+      loadList();
+    }
+  }, 30000);
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/admin/checkin/sw.js", { scope: "/admin/checkin" }).catch(() => {});
+  }
+  applyQueue();
+  renderCount();
+  renderSync();
+  loadList().then(sync);
+  root.dataset.ready = "yes";
+})();

@@ -1,0 +1,328 @@
+"""Check-in at the gate (staff): a scan admits the tickets it names, once, whatever retries and
+other phones do; an operator may take an admission back for a short while; a departure's
+parties for the scanner to keep offline. Each change is one transaction under the booking's
+lock, recorded in the booking's history, the audit trail and a booking_update webhook."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from berth.domain.bookings import Booking
+from berth.domain.catalog import Catalog
+from berth.domain.catalog.lookup import find_option, find_product
+from berth.domain.checkin import (
+    UNDO_WINDOW,
+    Admission,
+    Departure,
+    Scanned,
+    ScanResult,
+    admitted_earlier,
+    on_departure,
+    refusal,
+    wanted,
+    with_admitted,
+    without_admitted,
+)
+from berth.domain.errors import InvalidAvailabilityId, NotFound, UnprocessableEntity
+from berth.domain.slots import Slot, slot_for_id
+from berth.domain.staff import Actor
+from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.inputs import SUPPLIER
+from berth.services.bookings.steps import BookingSteps
+from berth.services.bookings.supplier import booking_target
+from berth.services.clock import Clock
+from berth.store import audit_repo, bookings_repo, checkin_repo
+from berth.store.bookings_repo import BookingFilter
+from berth.store.database import Database, DbConnection
+
+
+@dataclass(frozen=True)
+class ScanRequest:
+    code: str
+    nonce: str
+    departure: Departure | None = None
+    unit_item_uuids: tuple[str, ...] | None = None
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class ScanOutcome:
+    """What the gate is told: the result, the party (None for an unknown code), the tickets
+    this scan admitted, every ticket of the party through the gate, and the scanned ticket."""
+
+    result: ScanResult
+    code: str
+    details: BookingDetails | None = None
+    admitted: tuple[str, ...] = ()
+    admissions: dict[str, Admission] | None = None
+    scanned_unit: str | None = None
+    replayed: bool = False
+    # A code that names several bookings (one reseller reference used by two connections).
+    ambiguous: int = 0
+
+
+@dataclass(frozen=True)
+class Party:
+    details: BookingDetails
+    admissions: dict[str, Admission]
+
+
+def _pick(found: Sequence[Scanned], gate: Departure | None) -> tuple[Scanned | None, int]:
+    """The one booking or ticket a code names, preferring the gate's departure; (None, n) when
+    it names n > 1 and the departure does not decide."""
+    if len(found) > 1:
+        here = [s for s in found if on_departure(s.booking, gate)] if gate else []
+        if len(here) == 1:
+            return here[0], 0
+        return None, len(found)
+    return (found[0] if found else None), 0
+
+
+class CheckIn:
+    def __init__(self, database: Database, clock: Clock, steps: BookingSteps) -> None:
+        self._db = database
+        self._clock = clock
+        self._steps = steps
+        self._loader = steps.loader
+
+    async def _details(
+        self, conn: DbConnection, catalog: Catalog, bookings: Sequence[Booking]
+    ) -> list[BookingDetails]:
+        """The bookings with what the gate is shown of them, from the catalogue: the slot's
+        state and prices, which the gate does not show, are not read (the loader reads them
+        for a booking whose product or option left the catalogue)."""
+        found: list[BookingDetails] = []
+        for booking in bookings:
+            product = catalog.product(booking.product_id)
+            option = product.option(booking.option_id) if product is not None else None
+            if product is None or option is None:
+                found.append(await self._loader.one(conn, catalog, booking))
+                continue
+            slot = slot_for_id(product, option, booking.availability_id) if booking.availability_id else None
+            found.append(BookingDetails(booking, product, option, slot, None, cancellable=False))
+        return found
+
+    def slot(self, catalog: Catalog, departure: Departure) -> Slot:
+        """The departure's slot (NOT_FOUND product or option, INVALID_AVAILABILITY_ID)."""
+        product = find_product(catalog, departure.product_id)
+        option = find_option(product, departure.option_id)
+        slot = slot_for_id(product, option, departure.availability_id or "")
+        if slot is None:
+            raise InvalidAvailabilityId(departure.availability_id or "")
+        return slot
+
+    async def _find(self, conn: DbConnection, catalog: Catalog, request: ScanRequest) -> list[Scanned]:
+        gate = request.departure
+        start = self.slot(catalog, gate).start if gate is not None else None
+        return await checkin_repo.find_code(conn, request.code, gate, start)
+
+    @staticmethod
+    def _decide(
+        scanned: Scanned, admissions: dict[str, Admission], request: ScanRequest
+    ) -> tuple[ScanResult, list[str]]:
+        """The scan's result and the tickets it admits, as the booking stands."""
+        result = refusal(scanned.booking, request.departure)
+        if result is not None:
+            return result, []
+        earlier = admitted_earlier(scanned.booking, admissions)
+        left = [item.uuid for item in wanted(scanned, request.unit_item_uuids) if item.uuid not in earlier]
+        return (ScanResult.ADMITTED if left else ScanResult.ALREADY_ADMITTED), left
+
+    async def _read(
+        self, conn: DbConnection, catalog: Catalog, request: ScanRequest
+    ) -> tuple[Scanned | None, int, dict[str, Admission]]:
+        scanned, ambiguous = _pick(await self._find(conn, catalog, request), request.departure)
+        if scanned is None:
+            return None, ambiguous, {}
+        booking_id = scanned.booking.id
+        return scanned, 0, (await checkin_repo.admissions_of(conn, [booking_id])).get(booking_id, {})
+
+    async def lookup(self, catalog: Catalog, request: ScanRequest) -> ScanOutcome:
+        """What a scan would answer, admitting nothing (the viewer role's look-up): ADMITTED
+        here means the tickets asked for may go through."""
+        async with self._db.transaction(write=False) as conn:
+            scanned, ambiguous, admissions = await self._read(conn, catalog, request)
+            if scanned is None:
+                return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
+            result, _ = self._decide(scanned, admissions, request)
+            [details] = await self._details(conn, catalog, [scanned.booking])
+            unit = scanned.unit.uuid if scanned.unit else None
+            return ScanOutcome(result, request.code, details, (), admissions, unit)
+
+    async def scan(self, catalog: Catalog, request: ScanRequest, *, actor: Actor) -> ScanOutcome:
+        """Admit the tickets the code names that are not through yet. A scan that admits is
+        kept by its nonce with its outcome: sent again, it is answered the same and admits
+        nothing more (a scan that admits nothing is not kept: sent again, it is decided again).
+        On SQLite, whose one writer at a time is the bottleneck, a scan is decided in a read
+        first and takes the write lock only to admit; on PostgreSQL it is one transaction."""
+        scanned: Scanned | None = None
+        if self._db.is_sqlite:
+            async with self._db.transaction(write=False) as conn:
+                kept = await checkin_repo.scan(conn, request.nonce)
+                if kept is not None:
+                    return await self._replay(conn, catalog, request.code, kept)
+                scanned, ambiguous, admissions = await self._read(conn, catalog, request)
+                if scanned is None:
+                    return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
+                result, admitting = self._decide(scanned, admissions, request)
+                if not admitting:
+                    [details] = await self._details(conn, catalog, [scanned.booking])
+                    unit = scanned.unit.uuid if scanned.unit else None
+                    return ScanOutcome(result, request.code, details, (), admissions, unit)
+        async with self._db.transaction(write=True) as conn:
+            if scanned is None:
+                scanned, ambiguous = _pick(await self._find(conn, catalog, request), request.departure)
+                if scanned is None:
+                    return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
+                booking = scanned.booking
+            else:  # read in the transaction before: read again
+                found = await bookings_repo.get_by_id(conn, scanned.booking.id)
+                assert found is not None  # bookings are never deleted
+                booking = found
+            # Decided under the booking's lock: another phone may have been first.
+            booking = await self._steps.lock_in(conn, booking)
+            kept = await checkin_repo.scan(conn, request.nonce)
+            if kept is not None:  # the same scan, sent again, was first
+                return await self._replay(conn, catalog, request.code, kept)
+            return await self._admit_locked(conn, catalog, Scanned(booking, scanned.unit), request, actor)
+
+    async def _admit_locked(
+        self, conn: DbConnection, catalog: Catalog, scanned: Scanned, request: ScanRequest, actor: Actor
+    ) -> ScanOutcome:
+        now = self._clock()
+        booking = scanned.booking
+        unit = scanned.unit.uuid if scanned.unit else None
+        admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
+        result, admitting = self._decide(scanned, admissions, request)
+        if admitting:
+            booking = await self._admit(conn, catalog, booking, admitting, request, actor, now)
+            admissions |= {u: Admission(u, now, actor.name, request.device, request.nonce) for u in admitting}
+            outcome = {"result": result.value, "bookingId": booking.id, "admitted": admitting, "unit": unit}
+            await checkin_repo.keep_scan(conn, request.nonce, now, booking.id, outcome)
+        [details] = await self._details(conn, catalog, [booking])
+        return ScanOutcome(result, request.code, details, tuple(admitting), admissions, unit)
+
+    async def _admit(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        booking: Booking,
+        uuids: list[str],
+        request: ScanRequest,
+        actor: Actor,
+        now: datetime,
+    ) -> Booking:
+        await checkin_repo.admit(
+            conn, booking.id, [Admission(u, now, actor.name, request.device, request.nonce) for u in uuids]
+        )
+        changed = with_admitted(booking, set(uuids), now)
+        await self._record(conn, catalog, booking, changed, "admitted", uuids, actor, now, request.nonce)
+        await audit_repo.record(
+            conn,
+            actor,
+            "checkin.admit",
+            booking_target(booking),
+            {
+                "tickets": self._references(booking, uuids),
+                "device": request.device,
+                "nonce": request.nonce,
+                "from": booking.status.value,
+                "to": changed.status.value,
+            },
+            at=now,
+        )
+        return changed
+
+    async def _record(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        before: Booking,
+        after: Booking,
+        kind: str,
+        uuids: Sequence[str],
+        actor: Actor,
+        now: datetime,
+        nonce: str,
+    ) -> None:
+        """Store the booking and announce it once: its history, the booking_update webhook,
+        its order."""
+        await bookings_repo.save_booking(conn, after, before)
+        detail = {"tickets": self._references(before, uuids), "by": actor.name, "nonce": nonce}
+        await self._steps.changed(conn, catalog, before, after, kind, SUPPLIER, detail)
+        await self._steps.follow_in(conn, catalog, [(before, after)])
+
+    @staticmethod
+    def _references(booking: Booking, uuids: Sequence[str]) -> list[str]:
+        chosen = set(uuids)
+        return [item.supplier_reference for item in booking.unit_items if item.uuid in chosen]
+
+    async def _replay(
+        self, conn: DbConnection, catalog: Catalog, code: str, kept: dict[str, Any]
+    ) -> ScanOutcome:
+        """The answer to a scan sent again: its result and the tickets it admitted then, with
+        the party as it stands now."""
+        booking = await bookings_repo.get_by_id(conn, kept["bookingId"])
+        assert booking is not None  # bookings are never deleted
+        admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
+        [details] = await self._details(conn, catalog, [booking])
+        result = ScanResult(kept["result"])
+        return ScanOutcome(result, code, details, tuple(kept["admitted"]), admissions, kept["unit"], True)
+
+    async def undo(self, catalog: Catalog, nonce: str, *, actor: Actor) -> ScanOutcome:
+        """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission."""
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            found = await checkin_repo.admitted_by_scan(conn, nonce)
+            if found is None:
+                raise NotFound(f"No admission was made by the scan {nonce!r}, or it was taken back")
+            booking_id, admitted = found
+            if min(a.at for a in admitted) + UNDO_WINDOW < now:
+                raise UnprocessableEntity(
+                    f"The admission can only be undone within {int(UNDO_WINDOW.total_seconds() // 60)} "
+                    "minutes; it is past that"
+                )
+            booking = await bookings_repo.get_by_id(conn, booking_id)
+            if booking is None:
+                raise NotFound(f"No booking with id {booking_id!r}")
+            booking = await self._steps.lock_in(conn, booking)
+            uuids = [a.unit_uuid for a in admitted]
+            await checkin_repo.take_back(conn, booking.id, uuids)
+            changed = without_admitted(booking, set(uuids), now)
+            await self._record(conn, catalog, booking, changed, "admission undone", uuids, actor, now, nonce)
+            await audit_repo.record(
+                conn,
+                actor,
+                "checkin.undo",
+                booking_target(booking),
+                {
+                    "tickets": self._references(booking, uuids),
+                    "nonce": nonce,
+                    "from": booking.status.value,
+                    "to": changed.status.value,
+                },
+                at=now,
+            )
+            admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
+            [details] = await self._details(conn, catalog, [changed])
+            return ScanOutcome(ScanResult.ADMITTED, booking.supplier_reference, details, (), admissions)
+
+    async def parties(self, catalog: Catalog, departure: Departure) -> tuple[Slot, list[Party]]:
+        """Every booking of the departure (test bookings aside) with its admitted tickets: what
+        the scanner keeps to go on offline."""
+        slot = self.slot(catalog, departure)
+        where = BookingFilter(
+            product_id=departure.product_id,
+            option_id=departure.option_id,
+            date_from=slot.local_date,
+            date_to=slot.local_date,
+        )
+        async with self._db.transaction(write=False) as conn:
+            found, _ = await bookings_repo.find_bookings(conn, where)
+            on_slot = [b for b in found if b.availability_id == slot.id and not b.test_mode]
+            admissions = await checkin_repo.admissions_of(conn, [b.id for b in on_slot])
+            described = await self._details(conn, catalog, on_slot)
+        return slot, [Party(d, admissions.get(d.booking.id, {})) for d in described]

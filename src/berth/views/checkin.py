@@ -1,0 +1,123 @@
+"""What the gate is shown of a scan and of a departure's parties: the lead name, the tickets
+with their state, the extras, the pickup, the answers and the notes. No more personal data than
+that: the scanner keeps a departure's parties in the browser to go on offline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from berth.capabilities.extras.extension import of_booking
+from berth.capabilities.pickups.driver_list import pickup_list
+from berth.capabilities.questions.manifest import answered
+from berth.domain.bookings import people_of
+from berth.domain.checkin import Admission, ScanResult, admitted_earlier
+from berth.domain.slots import Slot
+from berth.domain.times import format_local, format_utc, format_utc_or_none
+from berth.read_models.bookings import BookingDetails
+from berth.services.checkin import Party, ScanOutcome
+
+JSON = dict[str, Any]
+
+MESSAGES = {
+    ScanResult.ADMITTED: "Admitted",
+    ScanResult.ALREADY_ADMITTED: "Already admitted",
+    ScanResult.NOT_THIS_DEPARTURE: "Booked on another departure",
+    ScanResult.CANCELLED: "Cancelled booking",
+    ScanResult.NOT_CONFIRMED: "Not confirmed",
+    ScanResult.UNKNOWN_CODE: "Unknown code",
+}
+
+
+def _admission_json(admission: Admission) -> JSON:
+    return {"at": format_utc(admission.at), "by": admission.by, "device": admission.device}
+
+
+def departure_json(details: BookingDetails) -> JSON:
+    booking = details.booking
+    return {
+        "productId": booking.product_id,
+        "optionId": booking.option_id,
+        "availabilityId": booking.availability_id,
+        "product": details.product.internal_name,
+        "option": details.option.internal_name,
+        "localDateTimeStart": format_local(details.slot.start) if details.slot is not None else None,
+    }
+
+
+def party_json(details: BookingDetails, admissions: Mapping[str, Admission]) -> JSON:
+    """One booking as the gate sees it."""
+    booking, option = details.booking, details.option
+    earlier = admitted_earlier(booking, admissions)
+    extras_by_id = {e.id: e.title or e.internal_name for e in option.extras}
+    booked = of_booking(booking)
+    units = []
+    for item in booking.unit_items:
+        unit = option.unit(item.unit_id)
+        admission = admissions.get(item.uuid)
+        units.append(
+            {
+                "uuid": item.uuid,
+                "code": item.supplier_reference,
+                "unitId": item.unit_id,
+                "unit": unit.internal_name if unit is not None else item.unit_id,
+                "admitted": item.uuid in earlier,
+                "admission": _admission_json(admission) if admission is not None else None,
+                "utcRedeemedAt": format_utc_or_none(item.redeemed_at or booking.redeemed_at),
+                "extras": [extras_by_id.get(p.extra_id, p.extra_id) for p in booked.of_item(item.uuid)],
+            }
+        )
+    stops = pickup_list([details])
+    return {
+        "bookingId": booking.id,
+        "code": booking.supplier_reference,
+        "resellerReference": booking.reseller_reference,
+        "status": booking.status.value,
+        "leadName": booking.contact.full_name,
+        "guests": people_of(option, [i.unit_id for i in booking.unit_items]),
+        "units": units,
+        "extras": [extras_by_id.get(p.extra_id, p.extra_id) for p in booked.booking],
+        "pickup": {"place": stops[0].place, "opens": format_utc_or_none(stops[0].opens)} if stops else None,
+        "answers": [
+            {"ticket": a.ticket, "unit": a.unit, "question": a.question, "answer": a.value}
+            for a in answered(details)
+        ],
+        "notes": booking.notes,
+        "departure": departure_json(details),
+    }
+
+
+def scan_json(outcome: ScanOutcome) -> JSON:
+    out: JSON = {
+        "result": outcome.result.value,
+        "message": MESSAGES[outcome.result],
+        "code": outcome.code,
+        "admitted": list(outcome.admitted),
+        "scannedUnit": outcome.scanned_unit,
+        "replayed": outcome.replayed,
+        "booking": None,
+    }
+    if outcome.ambiguous:
+        out["message"] = f"The code names {outcome.ambiguous} bookings: scan a ticket or the voucher"
+    if outcome.details is None:
+        return out
+    party = party_json(outcome.details, outcome.admissions or {})
+    out["booking"] = party
+    if outcome.result is ScanResult.ALREADY_ADMITTED:
+        asked = [u for u in party["units"] if outcome.scanned_unit in (None, u["uuid"])]
+        seen = [u["admission"] for u in asked if u["admission"] is not None]
+        out["alreadyAdmitted"] = seen[0] if seen else {"at": party["units"][0]["utcRedeemedAt"]}
+    return out
+
+
+def departure_parties_json(slot: Slot, parties: Sequence[Party], departure: JSON) -> JSON:
+    """A departure's parties for the scanner: the running count and every booking."""
+    expected = [p for p in parties if p.details.booking.status.value in ("CONFIRMED", "REDEEMED")]
+    guests = sum(len(p.details.booking.unit_items) for p in expected)
+    admitted = sum(len(admitted_earlier(p.details.booking, p.admissions)) for p in expected)
+    return {
+        "departure": {**departure, "localDateTimeStart": format_local(slot.start)},
+        "expected": guests,
+        "admitted": admitted,
+        "parties": [party_json(p.details, p.admissions) for p in parties],
+    }

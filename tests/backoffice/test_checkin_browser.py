@@ -1,0 +1,285 @@
+"""The gate scanner in headless Chromium against a real `berth serve --demo`: a fake camera
+shows a real ticket's QR code (a Y4M video made here), the page admits the party and turns
+green, the same code again turns red; offline, three tickets are admitted from the kept guest
+list and sent with their nonces when the network is back, and a ticket admitted meanwhile on
+another phone shows as a conflict. Phone-width screenshots of each state go to
+test-artifacts/screenshots/ (and to BACKOFFICE_SCREENSHOTS_TO as well, when it names a folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.backoffice.fake_camera import qr_video
+from tests.backoffice.server import berth_serve
+from tests.backoffice.test_browser import (
+    ADMIN,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    RESELLER,
+    SCREENSHOTS,
+    open_page,
+    sign_in,
+)
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+PHONE = {"width": 390, "height": 844}
+CRUISE = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with berth_serve(tmp_path_factory.mktemp("checkin-browser") / "berth.db", demo=True) as base:
+        yield base
+
+
+def departures(base: str, count: int) -> list[str]:
+    """The cruise's next `count` departures with room, a few days ahead."""
+    first = datetime.now(ZoneInfo("Europe/London")).date() + timedelta(days=3)
+    query = {
+        **CRUISE,
+        "localDateStart": first.isoformat(),
+        "localDateEnd": (first + timedelta(days=7)).isoformat(),
+    }
+    slots = httpx.post(base + "/octo/availability", json=query, headers=RESELLER).json()
+    return [s["id"] for s in slots if s["available"]][:count]
+
+
+def book(base: str, slot: str, guests: int, name: str) -> dict[str, Any]:
+    body = {**CRUISE, "availabilityId": slot, "unitItems": [{"unitId": "adult"}] * guests}
+    held = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER)
+    assert held.status_code == 200, held.text
+    first, last = name.split()
+    contact = {"firstName": first, "lastName": last, "emailAddress": "guest@example.com"}
+    confirmed = httpx.post(
+        base + f"/octo/bookings/{held.json()['uuid']}/confirm", json={"contact": contact}, headers=RESELLER
+    ).json()
+    assert confirmed["status"] == "CONFIRMED", confirmed
+    result: dict[str, Any] = confirmed
+    return result
+
+
+def scanner_url(slot: str) -> str:
+    return f"/admin/checkin/{CRUISE['productId']}/{CRUISE['optionId']}/{quote(slot, safe='')}"
+
+
+def qr_value(booking: dict[str, Any]) -> str:
+    """What the voucher's QR code carries, as OCTO delivers it to the reseller."""
+    options = booking["voucher"]["deliveryOptions"]
+    value: str = next(o["deliveryValue"] for o in options if o["deliveryFormat"] == "QRCODE")
+    return value
+
+
+def shot(page: Page, name: str) -> None:
+    path = SCREENSHOTS / f"checkin-{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    copies = os.environ.get("BACKOFFICE_SCREENSHOTS_TO")
+    if copies and Path(copies).is_dir():
+        shutil.copy(path, Path(copies) / f"checkin-{name}.png")
+
+
+def admissions(base: str, booking: dict[str, Any]) -> list[dict[str, Any]]:
+    """The audit trail's admissions of the booking (one per scan that admitted)."""
+    found = httpx.get(
+        base + "/admin/api/audit",
+        params={"action": "checkin.admit", "target": booking["supplierReference"]},
+        headers=ADMIN,
+    ).json()
+    entries: list[dict[str, Any]] = found["entries"]
+    return entries
+
+
+def open_scanner(browser: Browser, base: str, slot: str) -> tuple[Page, list[str]]:
+    page, problems = open_page(browser, base, **PHONE)
+    sign_in(page)
+    page.goto(scanner_url(slot))
+    expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#gate-kept")).not_to_have_text("not yet")
+    return page, problems
+
+
+@pytest.fixture(scope="module")
+def camera(
+    tmp_path_factory: pytest.TempPathFactory, server: str
+) -> Iterator[tuple[Browser, dict[str, Any], str]]:
+    """Chromium whose camera films the QR code of a party of two's voucher."""
+    slot = departures(server, 1)[0]
+    party = book(server, slot, 2, "Grace Hopper")
+    video = qr_video(qr_value(party), tmp_path_factory.mktemp("camera") / "ticket.y4m")
+    args = [
+        *CHROMIUM_ARGS,
+        "--use-fake-device-for-media-stream",
+        "--use-fake-ui-for-media-stream",
+        f"--use-file-for-fake-video-capture={video}",
+    ]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        yield launched, party, slot
+        launched.close()
+
+
+def test_the_camera_admits_a_party_and_shows_green(
+    camera: tuple[Browser, dict[str, Any], str], server: str
+) -> None:
+    browser, party, slot = camera
+    page, problems = open_page(browser, server, **PHONE)
+    sign_in(page)
+    page.get_by_role("link", name="Check-in").click()
+    expect(page.get_by_role("heading", name="Check-in")).to_be_visible()
+    shot(page, "departures")
+    page.goto(scanner_url(slot))
+    expect(page.locator("#gate-kept")).not_to_have_text("not yet")
+    expect(page.locator("#gate-expected")).to_have_text("2")
+    shot(page, "ready")
+    page.get_by_role("button", name="Start camera").click()
+    # The voucher of a party of two: staff see both guests ticked and admit them.
+    expect(page.locator("#gate-verdict")).to_have_text("Who is here?", timeout=20_000)
+    expect(page.locator(".gate-units input:checked")).to_have_count(2)
+    page.get_by_role("button", name="Stop camera").click()
+    shot(page, "choose")
+    page.get_by_role("button", name="Admit 2 guests").click()
+    expect(page.locator("#gate-result")).to_have_class("gate-result ok")
+    expect(page.locator("#gate-verdict")).to_have_text("Admitted 2 of 2")
+    expect(page.locator("#gate-admitted")).to_have_text("2")
+    shot(page, "admitted")
+    assert (
+        httpx.get(server + f"/admin/api/bookings/{party['id']}", headers=ADMIN).json()["booking"]["status"]
+        == "REDEEMED"
+    )
+    assert len(admissions(server, party)) == 1
+    page.context.close()
+    assert problems == []
+
+
+def test_the_same_code_again_shows_red(camera: tuple[Browser, dict[str, Any], str], server: str) -> None:
+    browser, party, slot = camera
+    page, problems = open_scanner(browser, server, slot)
+    page.get_by_role("button", name="Start camera").click()
+    expect(page.locator("#gate-result")).to_have_class("gate-result bad", timeout=20_000)
+    expect(page.locator("#gate-verdict")).to_have_text("Already admitted")
+    expect(page.locator("#gate-detail")).to_contain_text("by BERTH_ADMIN_TOKEN on phone-")
+    page.get_by_role("button", name="Stop camera").click()
+    shot(page, "already-admitted")
+    assert len(admissions(server, party)) == 1  # nothing more admitted
+    page.context.close()
+    assert problems == []
+
+
+def test_offline_scans_are_queued_and_synced_once(
+    camera: tuple[Browser, dict[str, Any], str], server: str
+) -> None:
+    browser = camera[0]  # one Playwright per module; its camera is not used here
+    slot, elsewhere = departures(server, 3)[1:]  # the first is the camera tests'
+    guests = [
+        book(server, slot, 1, name) for name in ("Alan Turing", "Joan Clarke", "Tommy Flowers", "Max Newman")
+    ]
+    other = book(server, elsewhere, 1, "Bill Tutte")
+    page, problems = open_scanner(browser, server, slot)
+    expect(page.locator("#gate-expected")).to_have_text("4")
+    # Another departure's ticket, while online: amber.
+    page.fill("#gate-code", other["supplierReference"])
+    page.get_by_role("button", name="Check").click()
+    expect(page.locator("#gate-result")).to_have_class("gate-result warn")
+    shot(page, "another-departure")
+    page.locator("#gate-count").click()
+    expect(page.locator("#gate-waiting-list li")).to_have_count(4)
+    shot(page, "not-yet-admitted")
+
+    page.context.set_offline(True)
+    for booking in guests:
+        page.fill("#gate-code", booking["unitItems"][0]["supplierReference"].lower())
+        page.get_by_role("button", name="Check").click()
+        expect(page.locator("#gate-result")).to_have_class("gate-result ok")
+        expect(page.locator("#gate-detail")).to_contain_text("Offline")
+    expect(page.locator("#gate-sync-list li.pending")).to_have_count(4)
+    expect(page.locator("#gate-admitted")).to_have_text("4")
+    shot(page, "offline-queued")
+    queued = json.loads(page.evaluate("localStorage.getItem('berth-gate:queue')"))
+    nonces = {scan["bookingId"]: scan["nonce"] for scan in queued}
+    # Meanwhile another phone, online, admits the last guest.
+    late = guests[-1]
+    other_phone = {"code": late["supplierReference"], "nonce": uuid.uuid4().hex, "device": "phone-2"}
+    assert (
+        httpx.post(server + "/admin/api/checkin", json=other_phone, headers=ADMIN).json()["result"]
+        == "ADMITTED"
+    )
+
+    page.context.set_offline(False)
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(page.locator("#gate-sync-list li.synced")).to_have_count(3, timeout=15_000)
+    expect(page.locator("#gate-sync-list li.conflict")).to_have_count(1)
+    expect(page.locator("#gate-sync-list li.conflict")).to_contain_text("ALREADY_ADMITTED")
+    expect(page.locator("#gate-sync-list li.pending")).to_have_count(0)
+    shot(page, "synced-with-conflict")
+    lines = []
+    for booking in guests[:3]:
+        found = admissions(server, booking)
+        assert [e["details"]["nonce"] for e in found] == [nonces[booking["id"]]]  # once, with its nonce
+        status = httpx.get(server + f"/admin/api/bookings/{booking['id']}", headers=ADMIN).json()["booking"][
+            "status"
+        ]
+        assert status == "REDEEMED"
+        lines.append(
+            f"{booking['supplierReference']} {status} admissions={len(found)} nonce={nonces[booking['id']]}"
+        )
+    conflicting = admissions(server, late)
+    assert [e["details"]["nonce"] for e in conflicting] == [other_phone["nonce"]]
+    print(
+        "\noffline sync: "
+        + "; ".join(lines)
+        + f"; conflict {late['supplierReference']} kept phone-2's admission"
+    )
+
+    # Signing out takes the kept guest list with it.
+    assert (
+        page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('berth-gate:departure')).length")
+        == 1
+    )
+    page.goto("/admin")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('berth-gate:')).length") == 0
+    page.context.close()
+    assert problems == []
+
+
+def test_the_installed_scanner_opens_offline(
+    camera: tuple[Browser, dict[str, Any], str], server: str
+) -> None:
+    browser = camera[0]
+    slot = departures(server, 4)[3]
+    guest = book(server, slot, 1, "Ada Byron")
+    page, problems = open_scanner(browser, server, slot)
+    assert page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    page.reload()  # now under the service worker, which keeps the page and its files
+    expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
+    assert page.evaluate("navigator.serviceWorker.controller !== null")
+
+    page.context.set_offline(True)
+    page.reload()
+    expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#gate-expected")).to_have_text("1")  # the kept guest list
+    page.fill("#gate-code", guest["supplierReference"])
+    page.get_by_role("button", name="Check").click()
+    expect(page.locator("#gate-result")).to_have_class("gate-result ok")
+    expect(page.locator("#gate-detail")).to_contain_text("Offline")
+
+    page.context.set_offline(False)
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(page.locator("#gate-sync-list li.synced")).to_have_count(1, timeout=15_000)
+    assert len(admissions(server, guest)) == 1
+    page.context.close()
+    assert problems == []

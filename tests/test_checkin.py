@@ -1,0 +1,211 @@
+"""Check-in at the gate over the admin API: what each scan answers, unit-level redemption,
+the nonce that makes a retry harmless, the roles, and undo."""
+
+from __future__ import annotations
+
+import httpx
+
+from berth.container import Services
+from berth.domain.staff import Role
+from tests.bookings_helpers import SLOT, TOUR
+from tests.checkin_helpers import GATE, booking_updates, nonce, party, scan, subscribe
+from tests.conftest import ADMIN, Clock, auth
+from tests.test_staff_roles import staff_token
+
+OTHER_SLOT = "2026-06-02T14:00:00+01:00"
+
+
+async def test_a_voucher_admits_the_whole_party_once(client: httpx.AsyncClient, bookable: Services) -> None:
+    booking = await party(client, ("adult", "adult", "child"))
+    await subscribe(client)
+    answer = await scan(client, f"  {booking['supplierReference'].lower()} ", device="gate-1")
+    assert answer["result"] == "ADMITTED"
+    party_seen = answer["booking"]
+    assert party_seen["status"] == "REDEEMED" and party_seen["leadName"] == "Ada Lovelace"
+    assert sorted(answer["admitted"]) == sorted(u["uuid"] for u in booking["unitItems"])
+    assert all(u["admitted"] and u["admission"]["device"] == "gate-1" for u in party_seen["units"])
+    again = await scan(client, booking["supplierReference"])
+    assert again["result"] == "ALREADY_ADMITTED" and again["admitted"] == []
+    assert again["alreadyAdmitted"]["by"] == "BERTH_ADMIN_TOKEN"
+    assert again["alreadyAdmitted"]["device"] == "gate-1"
+    octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    assert octo["status"] == "REDEEMED" and octo["utcRedeemedAt"] is not None
+    assert all(u["utcRedeemedAt"] == octo["utcRedeemedAt"] for u in octo["unitItems"])
+    sent = await booking_updates(bookable, booking["id"])
+    assert [b["status"] for b in sent] == ["REDEEMED"]  # one webhook for the admission, none for the rescan
+
+
+async def test_tickets_are_admitted_one_by_one(client: httpx.AsyncClient, bookable: Services) -> None:
+    booking = await party(client, ("adult", "adult"))
+    await subscribe(client)
+    first, second = booking["unitItems"]
+    answer = await scan(client, first["supplierReference"].lower())
+    assert answer["result"] == "ADMITTED" and answer["admitted"] == [first["uuid"]]
+    assert answer["scannedUnit"] == first["uuid"] and answer["booking"]["status"] == "CONFIRMED"
+    octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    redeemed = {u["uuid"]: u["utcRedeemedAt"] for u in octo["unitItems"]}
+    assert redeemed[first["uuid"]] is not None and redeemed[second["uuid"]] is None
+    assert octo["status"] == "CONFIRMED" and octo["utcRedeemedAt"] is None
+    assert (await scan(client, first["supplierReference"]))["result"] == "ALREADY_ADMITTED"
+    # The voucher admits whoever is left; then the booking is REDEEMED.
+    rest = await scan(client, booking["supplierReference"])
+    assert rest["result"] == "ADMITTED" and rest["admitted"] == [second["uuid"]]
+    assert rest["booking"]["status"] == "REDEEMED"
+    assert [b["status"] for b in await booking_updates(bookable, booking["id"])] == ["CONFIRMED", "REDEEMED"]
+
+
+async def test_staff_admit_part_of_a_party(client: httpx.AsyncClient, bookable: Services) -> None:
+    booking = await party(client, ("adult",) * 5)
+    items = [u["uuid"] for u in booking["unitItems"]]
+    four = await scan(client, booking["supplierReference"], unitItemUuids=items[:4])
+    assert sorted(four["admitted"]) == sorted(items[:4]) and four["booking"]["status"] == "CONFIRMED"
+    assert [u["admitted"] for u in four["booking"]["units"]].count(False) == 1
+    last = await scan(client, booking["supplierReference"], unitItemUuids=items[4:])
+    assert last["admitted"] == items[4:] and last["booking"]["status"] == "REDEEMED"
+    stranger = await scan(client, booking["supplierReference"], unitItemUuids=["nope"], status=400)
+    assert stranger["error"] == "BAD_REQUEST" and "nope" in stranger["errorMessage"]
+
+
+async def test_a_retried_scan_admits_once_and_answers_the_same(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    booking = await party(client)
+    await subscribe(client)
+    same = nonce()
+    first = await scan(client, booking["supplierReference"], nonce=same)
+    retried = await scan(client, booking["supplierReference"], nonce=same)
+    assert first["result"] == retried["result"] == "ADMITTED"
+    assert first["admitted"] == retried["admitted"] and retried["replayed"] is True
+    assert len(await booking_updates(bookable, booking["id"])) == 1
+    entries = (await client.get("/admin/api/audit", params={"action": "checkin.admit"}, headers=ADMIN)).json()
+    assert entries["total"] == 1
+    assert entries["entries"][0]["details"]["nonce"] == same
+
+
+async def test_what_the_gate_refuses(client: httpx.AsyncClient, bookable: Services) -> None:
+    elsewhere = await party(client, slot=OTHER_SLOT)
+    other = await scan(client, elsewhere["supplierReference"])
+    assert other["result"] == "NOT_THIS_DEPARTURE"
+    assert other["booking"]["departure"]["availabilityId"] == OTHER_SLOT
+    assert other["booking"]["units"][0]["admitted"] is False
+
+    cancelled = await party(client)
+    await client.post(f"/octo/bookings/{cancelled['uuid']}/cancel", headers=auth())
+    assert (await scan(client, cancelled["supplierReference"]))["result"] == "CANCELLED"
+
+    from tests.bookings_helpers import reservation, reserve
+
+    held = await reserve(client, reservation())
+    assert (await scan(client, held["supplierReference"]))["result"] == "NOT_CONFIRMED"
+
+    unknown = await scan(client, "NOPE1234")
+    assert unknown["result"] == "UNKNOWN_CODE" and unknown["booking"] is None
+    # Without a departure, the gate admits a booking of any departure.
+    assert (await scan(client, elsewhere["supplierReference"], gate=None))["result"] == "ADMITTED"
+
+
+async def test_codes_by_reseller_reference_and_unit_reference_without_departure(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    booking = await party(client, resellerReference="RES-42")
+    assert (await scan(client, "RES-42"))["result"] == "ADMITTED"
+    other = await party(client)
+    ticket = other["unitItems"][1]["supplierReference"]
+    found = await scan(client, ticket.lower(), gate=None)
+    assert found["result"] == "ADMITTED" and found["admitted"] == [other["unitItems"][1]["uuid"]]
+    assert booking["id"] != other["id"]
+
+
+async def test_bad_scans_get_clear_errors(client: httpx.AsyncClient, bookable: Services) -> None:
+    booking = await party(client)
+    empty = await scan(client, "   ", status=400)
+    assert empty["error"] == "BAD_REQUEST" and "code" in empty["errorMessage"]
+    short = await client.post(
+        "/admin/api/checkin", json={"code": booking["supplierReference"], "nonce": "x"}, headers=ADMIN
+    )
+    assert short.status_code == 400 and "nonce" in short.json()["errorMessage"]
+    gate = {**TOUR, "availabilityId": "2026-06-02T11:11:00+01:00"}
+    wrong = await scan(client, booking["supplierReference"], gate=gate, status=400)
+    assert wrong["error"] == "INVALID_AVAILABILITY_ID"
+    unknown_product = await scan(
+        client, booking["supplierReference"], gate={**GATE, "productId": "nope"}, status=400
+    )
+    assert unknown_product["error"] == "INVALID_PRODUCT_ID"
+    extra = await client.post(
+        "/admin/api/checkin", json={"code": "A", "nonce": nonce(), "what": 1}, headers=ADMIN
+    )
+    assert extra.status_code == 400
+    ticket = booking["unitItems"][0]["supplierReference"]
+    mixed = await scan(client, ticket, unitItemUuids=[booking["unitItems"][1]["uuid"]], status=400)
+    assert "ticket" in mixed["errorMessage"]
+    detail = (await client.get(f"/admin/api/bookings/{booking['id']}", headers=ADMIN)).json()
+    assert detail["booking"]["status"] == "CONFIRMED"  # nothing half-written
+
+
+async def test_a_viewer_looks_up_and_an_operator_admits(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    booking = await party(client)
+    viewer = await staff_token(bookable, "viewer@example.com", Role.VIEWER)
+    operator = await staff_token(bookable, "operator@example.com", Role.OPERATOR)
+    refused = await scan(client, booking["supplierReference"], viewer, status=403)
+    assert refused["error"] == "FORBIDDEN" and "operator" in refused["errorMessage"]
+    looked = await scan(client, booking["supplierReference"], viewer, path="/admin/api/checkin/lookup")
+    assert looked["result"] == "ADMITTED" and looked["booking"]["status"] == "CONFIRMED"
+    admitted = await scan(client, booking["supplierReference"], operator, device="pier-2")
+    assert admitted["result"] == "ADMITTED"
+    assert admitted["booking"]["units"][0]["admission"]["by"] == "operator@example.com"
+    looked = await scan(client, booking["supplierReference"], viewer, path="/admin/api/checkin/lookup")
+    assert looked["result"] == "ALREADY_ADMITTED"
+    assert looked["alreadyAdmitted"]["by"] == "operator@example.com"
+
+
+async def test_an_operator_undoes_an_admission_for_a_while(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    booking = await party(client)
+    await subscribe(client)
+    viewer = await staff_token(bookable, "viewer@example.com", Role.VIEWER)
+    scan_id = nonce()
+    await scan(client, booking["supplierReference"], nonce=scan_id)
+    refused = await client.post("/admin/api/checkin/undo", json={"nonce": scan_id}, headers=viewer)
+    assert refused.status_code == 403
+    undone = await client.post("/admin/api/checkin/undo", json={"nonce": scan_id}, headers=ADMIN)
+    assert undone.status_code == 200, undone.text
+    assert undone.json()["booking"]["status"] == "CONFIRMED"
+    assert not any(u["admitted"] for u in undone.json()["booking"]["units"])
+    octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    assert octo["status"] == "CONFIRMED" and octo["utcRedeemedAt"] is None
+    assert [b["status"] for b in await booking_updates(bookable, booking["id"])] == ["REDEEMED", "CONFIRMED"]
+    again = await client.post("/admin/api/checkin/undo", json={"nonce": scan_id}, headers=ADMIN)
+    assert again.status_code == 404 and again.json()["error"] == "NOT_FOUND"
+    audit = (await client.get("/admin/api/audit", params={"action": "checkin.undo"}, headers=ADMIN)).json()
+    assert audit["total"] == 1 and audit["entries"][0]["details"]["to"] == "CONFIRMED"
+
+    late = nonce()
+    assert (await scan(client, booking["supplierReference"], nonce=late))["result"] == "ADMITTED"
+    clock.advance(minutes=11)
+    too_late = await client.post("/admin/api/checkin/undo", json={"nonce": late}, headers=ADMIN)
+    assert (
+        too_late.json()["error"] == "UNPROCESSABLE_ENTITY" and "10 minutes" in too_late.json()["errorMessage"]
+    )
+
+
+async def test_the_departure_the_scanner_keeps(client: httpx.AsyncClient, bookable: Services) -> None:
+    first = await party(client, ("adult", "adult"), notes="Wheelchair")
+    await party(client, ("adult",))
+    await party(client, slot=OTHER_SLOT)
+    await scan(client, first["unitItems"][0]["supplierReference"])
+    response = await client.get("/admin/api/checkin/departure", params=GATE, headers=ADMIN)
+    assert response.status_code == 200, response.text
+    kept = response.json()
+    assert (kept["expected"], kept["admitted"]) == (3, 1)
+    assert len(kept["parties"]) == 2
+    noted = next(p for p in kept["parties"] if p["bookingId"] == first["id"])
+    assert noted["notes"] == "Wheelchair" and noted["leadName"] == "Ada Lovelace"
+    assert "emailAddress" not in str(kept) and "ada@example.com" not in str(kept)
+    bad = await client.get(
+        "/admin/api/checkin/departure", params={**GATE, "availabilityId": "x"}, headers=ADMIN
+    )
+    assert bad.status_code == 400 and bad.json()["error"] == "INVALID_AVAILABILITY_ID"
+    assert kept["departure"]["availabilityId"] == SLOT

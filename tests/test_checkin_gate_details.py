@@ -1,0 +1,110 @@
+"""What a scan shows the gate of a party: its extras (the party's and each ticket's), its
+pickup and its answers, from the capabilities that keep them; and ticket documents' URLs as
+codes."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+
+from berth.container import Services
+from tests.bookings_helpers import GUEST
+from tests.builders import catalog, load
+from tests.checkin_helpers import scan
+from tests.conftest import auth
+from tests.extras_helpers import NOON, lunch_cruise
+from tests.pickups_helpers import COACH, GRAND, coach_tour
+from tests.pickups_helpers import DEPARTURE as COACH_DEPARTURE
+from tests.questions_helpers import DEPARTURE as KAYAK_DEPARTURE
+from tests.questions_helpers import sea_kayak
+from tests.test_questions import answers
+from tests.tickets_helpers import CRUISE as TICKETED
+from tests.tickets_helpers import DEPARTURE as TICKETED_DEPARTURE
+from tests.tickets_helpers import cruise_booking, tickets_catalog
+
+EVERYTHING = "octo/extras, octo/pickups, octo/questions"
+
+
+async def confirmed(client: httpx.AsyncClient, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    held = await client.post(
+        "/octo/bookings", json={"uuid": str(uuid.uuid4()), **body}, headers=auth(capabilities=EVERYTHING)
+    )
+    assert held.status_code == 200, held.text
+    done = await client.post(
+        f"/octo/bookings/{held.json()['uuid']}/confirm", json={"contact": GUEST, **extra},
+        headers=auth(capabilities=EVERYTHING),
+    )  # fmt: skip
+    assert done.status_code == 200, done.text
+    result: dict[str, Any] = done.json()
+    return result
+
+
+async def test_the_gate_sees_extras_pickup_and_answers(client: httpx.AsyncClient, services: Services) -> None:
+    await load(services, catalog(lunch_cruise(), coach_tour(), sea_kayak()))
+    lunch = await confirmed(
+        client,
+        {
+            "productId": "lunch-cruise", "optionId": "DEFAULT", "availabilityId": NOON,
+            "unitItems": [{"unitId": "guest", "extraItems": [{"extraId": "lunch"}]}, {"unitId": "guest"}],
+            "extraItems": [{"extraId": "photos"}],
+        },
+    )  # fmt: skip
+    seen = await scan(client, lunch["supplierReference"], gate=None)
+    party = seen["booking"]
+    assert party["extras"] == ["Photo package"]
+    assert [u["extras"] for u in party["units"]] == [["Two-course lunch"], []]
+
+    coach = await confirmed(
+        client,
+        {
+            **COACH,
+            "availabilityId": COACH_DEPARTURE,
+            "unitItems": [{"unitId": "adult"}],
+            "pickupPointId": GRAND,
+        },
+    )
+    pickup = (await scan(client, coach["supplierReference"], gate=None))["booking"]["pickup"]
+    assert pickup["place"] == "Grand Hotel" and pickup["opens"] is not None
+
+    kayak = await confirmed(
+        client,
+        {
+            "productId": "sea-kayak", "optionId": "DEFAULT", "availabilityId": KAYAK_DEPARTURE,
+            "unitItems": [{"unitId": "paddler", "questionAnswers": answers(born="1990-04-01")}],
+            "questionAnswers": answers(waiver="accept", swim="yes", diet="vegan"),
+        },
+    )  # fmt: skip
+    given = (await scan(client, kayak["supplierReference"], gate=None))["booking"]["answers"]
+    swim = {"ticket": None, "unit": None, "question": "Can everyone in the party swim?", "answer": "yes"}
+    assert swim in given
+    ticket = kayak["unitItems"][0]["supplierReference"]
+    assert any(a["ticket"] == ticket and a["answer"] == "1990-04-01" for a in given)
+
+
+async def test_ticket_urls_are_codes(client: httpx.AsyncClient, services: Services) -> None:
+    await load(services, tickets_catalog())
+    held = await client.post(
+        "/octo/bookings", json=cruise_booking({"unitId": "adult"}, {"unitId": "adult"}), headers=auth()
+    )
+    assert held.status_code == 200, held.text
+    booking = (
+        await client.post(
+            f"/octo/bookings/{held.json()['uuid']}/confirm", json={"contact": GUEST}, headers=auth()
+        )
+    ).json()
+
+    def pdf_url(ticket: dict[str, Any]) -> str:
+        found = [o["deliveryValue"] for o in ticket["deliveryOptions"] if o["deliveryFormat"] == "PDF_URL"]
+        return str(found[0])
+
+    gate = {**TICKETED, "availabilityId": TICKETED_DEPARTURE}
+    second = booking["unitItems"][1]
+    one = await scan(client, f" {pdf_url(second['ticket'])} ", gate=gate)
+    assert one["result"] == "ADMITTED" and one["admitted"] == [second["uuid"]]
+    rest = await scan(client, pdf_url(booking["voucher"]) + "?download=1", gate=gate)
+    assert rest["admitted"] == [booking["unitItems"][0]["uuid"]] and rest["booking"]["status"] == "REDEEMED"
+    base = pdf_url(booking["voucher"]).rsplit("/tickets/", 1)[0]
+    unknown = await scan(client, f"{base}/tickets/{'x' * 43}.pdf", gate=gate)
+    assert unknown["result"] == "UNKNOWN_CODE"
