@@ -106,7 +106,7 @@ async def test_every_class_of_staff_action_is_recorded(
         ("adam@example.com", "connection.revoke", "connection", "Harbour Deals"),
         ("adam@example.com", "delivery.redeliver", "delivery", f"booking_update to {target.url}"),
         ("adam@example.com", "webhook.redeliver", "webhook", target.url),
-        ("adam@example.com", "catalog.import", "catalog", None),
+        ("adam@example.com", "catalog.import", "catalog_version", "catalogue version 2"),
         ("command line", "staff.disable", "staff", "olga@example.com"),
     ]
     by_action = {e["action"]: e for e in reversed(everything["entries"])}  # the newest of each
