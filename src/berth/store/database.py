@@ -243,6 +243,13 @@ class Database:
     def is_sqlite(self) -> bool:
         return self.dialect == "sqlite"
 
+    @property
+    def sync_engine(self) -> Engine:
+        """The engine statements run through, for event listeners (statement counts)."""
+        engine = self._sqlite if self._async is None else self._async.sync_engine
+        assert engine is not None
+        return engine
+
     @staticmethod
     def _ping_when_idle(engine: Engine, seconds: float) -> None:
         """Check a pooled connection with a round trip before use, when it has been idle for
