@@ -7,7 +7,21 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, literal, or_, select, tuple_, update
+from sqlalchemy import (
+    Integer,
+    String,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
@@ -17,7 +31,8 @@ from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
 from berth.store.database import DbConnection
-from berth.store.tables import booking_events, bookings, slot_holds, slot_locks
+from berth.store.tables import booking_events, bookings, departure_overrides, slot_holds, slot_locks
+from berth.store.types import UTCDateTime
 
 
 def _parse_utc(value: str | None) -> datetime | None:
@@ -163,6 +178,80 @@ _BY_UUID = select(bookings).where(
     bookings.c.connection_id == bindparam("connection_id"), bookings.c.uuid == bindparam("uuid")
 )
 _ADD_EVENT = insert(booking_events)
+
+
+def _insert_new(dialect: str) -> Any:
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(bookings)
+    return statement.on_conflict_do_nothing(index_elements=["connection_id", "uuid"]).returning(bookings.c.id)
+
+
+_INSERT_NEW_BOOKING = {dialect: _insert_new(dialect) for dialect in ("sqlite", "postgresql")}
+
+
+async def insert_new_booking(conn: DbConnection, booking: Booking) -> bool:
+    """The booking's row unless its connection already used its uuid (False: nothing written):
+    the uuid check and the insert in one statement. Its places count once `hold_if_room` or
+    `count_new_hold` has run."""
+    inserted = await conn.execute(_INSERT_NEW_BOOKING[conn.dialect.name], _row_values(booking))
+    return inserted.first() is not None
+
+
+def _hold_if_room(dialect: str) -> Any:
+    """Add a new hold to its slot's count if the departure, as staff left it, has room for it:
+    the check and the write in one statement. `capacity` is the catalogue's (NULL: no limit),
+    staff's own capacity or closing of the departure win over it; `need` is what must be left
+    (the hold's places, at least one)."""
+    held, staff = slot_holds.c, departure_overrides.c
+    key = {"product_id": String(), "option_id": String(), "availability_id": String()}
+    slot = [held[name] == bindparam(name, type_=kind) for name, kind in key.items()]
+    staffs = [staff[name] == bindparam(name, type_=kind) for name, kind in key.items()]
+    capacity = func.coalesce(
+        select(staff.capacity).where(*staffs).scalar_subquery(), bindparam("capacity", type_=Integer())
+    )
+    taken = (
+        select(func.coalesce(func.sum(held.pax), 0))
+        .where(*slot, held.until > bindparam("now", type_=UTCDateTime()))
+        .scalar_subquery()
+    )
+    room = and_(
+        ~exists().where(*staffs, staff.closed.is_(True)),
+        or_(capacity.is_(None), taken + bindparam("need", type_=Integer()) <= capacity),
+    )
+    row = select(
+        *(bindparam(name, type_=kind) for name, kind in key.items()),
+        bindparam("until", type_=UTCDateTime()),
+        bindparam("slot_start", type_=UTCDateTime()),
+        bindparam("pax", type_=Integer()),
+    ).where(room)
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(slot_holds).from_select(
+        [*key, "until", "slot_start", "pax"], row
+    )
+    return statement.on_conflict_do_update(
+        index_elements=list(_HOLD_KEY), set_={"pax": slot_holds.c.pax + statement.excluded.pax}
+    ).returning(slot_holds.c.pax)
+
+
+_HOLD_IF_ROOM = {dialect: _hold_if_room(dialect) for dialect in ("sqlite", "postgresql")}
+
+
+async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | None, now: datetime) -> bool:
+    """Count a new booking's places in its slot if they fit (False: nothing written). The
+    caller holds the slot's lock: on PostgreSQL the count read here is only current under it."""
+    hold = place_hold(booking)
+    if hold is None:
+        return True
+    parameters = {
+        "product_id": hold.product_id,
+        "option_id": hold.option_id,
+        "availability_id": hold.availability_id,
+        "until": hold.until,
+        "slot_start": hold.slot_start,
+        "pax": hold.pax,
+        "need": max(hold.pax, 1),
+        "capacity": capacity,
+        "now": now,
+    }
+    return (await conn.execute(_HOLD_IF_ROOM[conn.dialect.name], parameters)).first() is not None
 
 
 async def insert_booking(conn: DbConnection, booking: Booking) -> None:
