@@ -151,6 +151,23 @@ def _add_to_holds(dialect: str) -> Any:
 
 
 _ADD_TO_HOLDS = {dialect: _add_to_holds(dialect) for dialect in ("sqlite", "postgresql")}
+_HOLD_COLUMNS = (*_HOLD_KEY, "slot_start", "pax")
+
+
+def _move_holds(dialect: str) -> Any:
+    """Two rows of `_add_to_holds` in one statement (a booking's places leaving one count for
+    another, e.g. a confirmed hold: from its expiry's count to the one held for good)."""
+    rows = [
+        {name: bindparam(f"{name}_{n}", type_=slot_holds.c[name].type) for name in _HOLD_COLUMNS}
+        for n in (0, 1)
+    ]
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(slot_holds).values(rows)
+    return statement.on_conflict_do_update(
+        index_elements=list(_HOLD_KEY), set_={"pax": slot_holds.c.pax + statement.excluded.pax}
+    )
+
+
+_MOVE_HOLDS = {dialect: _move_holds(dialect) for dialect in ("sqlite", "postgresql")}
 
 
 async def _count_holds(conn: DbConnection, before: Booking | None, after: Booking | None) -> None:
@@ -164,12 +181,17 @@ async def _count_holds(conn: DbConnection, before: Booking | None, after: Bookin
         if hold is not None:
             key = (hold.product_id, hold.option_id, hold.availability_id, hold.until)
             changes[key] = (hold.slot_start, changes.get(key, (hold.slot_start, 0))[1] + sign * hold.pax)
-    statement = _ADD_TO_HOLDS[conn.dialect.name]
-    for key, (slot_start, pax) in sorted(changes.items()):
-        if pax:
-            await conn.execute(
-                statement, {**dict(zip(_HOLD_KEY, key, strict=True)), "slot_start": slot_start, "pax": pax}
-            )
+    rows = [
+        {**dict(zip(_HOLD_KEY, key, strict=True)), "slot_start": slot_start, "pax": pax}
+        for key, (slot_start, pax) in sorted(changes.items())
+        if pax
+    ]
+    if len(rows) == 2:
+        moved = {f"{name}_{n}": value for n, row in enumerate(rows) for name, value in row.items()}
+        await conn.execute(_MOVE_HOLDS[conn.dialect.name], moved)
+        return
+    for row in rows:
+        await conn.execute(_ADD_TO_HOLDS[conn.dialect.name], row)
 
 
 _INSERT_BOOKING = insert(bookings)
