@@ -66,15 +66,14 @@ from berth.store.database import DbConnection
 
 @dataclass(frozen=True)
 class PreparedBooking:
-    """A checked reservation, not yet stored. For a rental, `slot` ends when the item is due
-    back and `rental` is the duration."""
+    """A checked reservation, not yet stored. `slot` is the interval the booking holds, as its
+    policy stretched it (a rental's ends when the item is due back)."""
 
     booking: Booking
     product: Product
     option: Option
     slot: Slot | None
     policy: SlotPolicy
-    rental: RentalDuration | None = None
     resource_ids: tuple[str, ...] | None = None  # octo/resources: the client's selection
 
     @property
@@ -451,7 +450,7 @@ class BookingSteps:
             slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
         booking = self.extensions.apply(Stage.RESERVE, product, option, slot, booking, data.extensions)
-        return PreparedBooking(booking, product, option, slot, policy, rental, data.resource_ids)
+        return PreparedBooking(booking, product, option, slot, policy, data.resource_ids)
 
     async def place_in(
         self, conn: DbConnection, catalog: Catalog, prepared: PreparedBooking
