@@ -194,7 +194,6 @@ async def _count_holds(conn: DbConnection, before: Booking | None, after: Bookin
         await conn.execute(_ADD_TO_HOLDS[conn.dialect.name], row)
 
 
-_INSERT_BOOKING = insert(bookings)
 _SAVE_BOOKING = update(bookings).where(bookings.c.id == bindparam("booking_id"))
 _BY_UUID = select(bookings).where(
     bookings.c.connection_id == bindparam("connection_id"), bookings.c.uuid == bindparam("uuid")
@@ -274,12 +273,6 @@ async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | Non
         "now": now,
     }
     return (await conn.execute(_HOLD_IF_ROOM[conn.dialect.name], parameters)).first() is not None
-
-
-async def insert_booking(conn: DbConnection, booking: Booking) -> None:
-    """The booking's row; its places count once `count_new_hold` has run (the caller decides
-    when: after taking the slot's lock, see BookingService.place_in)."""
-    await conn.execute(_INSERT_BOOKING, _row_values(booking))
 
 
 async def count_new_hold(conn: DbConnection, booking: Booking) -> None:
