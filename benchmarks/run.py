@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import importlib.metadata
 import json
@@ -37,6 +38,8 @@ from typing import Any
 
 import httpx
 from loadgen import WrkResult, compose_script, ensure_wrk, run_wrk, wrk_version
+from mixed import plan as look_to_book_plan
+from mixed import run_mixed
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -51,6 +54,7 @@ from rich.table import Table
 from routes import (
     BIG_DATA_ROUTES,
     FLAT_WITHIN,
+    LOOK_TO_BOOK,
     RESELLER,
     ROUTES,
     RSS_AFTER_BOOKINGS,
@@ -720,6 +724,9 @@ class Bench:
                 async with httpx.AsyncClient(base_url=server.base_url, timeout=60, limits=limits) as client:
                     context = BenchContext(outcome.mode, server.base_url, database_url, workdir, client)
                     for route in self.routes:
+                        if route.name == LOOK_TO_BOOK:
+                            await self.run_look_to_book(route, outcome, context, baseline, server)
+                            continue
                         route_outcome = RouteOutcome(route, outcome.mode)
                         outcome.routes.append(route_outcome)
                         await self.run_route(route_outcome, context, baseline, server)
@@ -899,6 +906,55 @@ class Bench:
             server.ensure_alive()
             baseline.ensure_alive()
             self.say(f"[red]{mode} · {route.name} failed: {outcome.error}[/red]")
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done_before + per_route)
+
+    async def run_look_to_book(
+        self,
+        route: Route,
+        mode_outcome: ModeOutcome,
+        context: BenchContext,
+        baseline: ServerProcess,
+        server: ServerProcess,
+    ) -> None:
+        """The look-to-book route (mixed.py): one load of reads and writes, two rows."""
+        options, mode = self.options, context.mode
+        per_route = options.rounds * 2 + (2 if options.warmup else 0)
+        done_before = self.progress.tasks[0].completed if self.progress else 0
+        reads = RouteOutcome(dataclasses.replace(route, name=f"{route.name}-reads"), mode)
+        writes = RouteOutcome(dataclasses.replace(route, name=f"{route.name}-writes"), mode)
+        mode_outcome.routes += [reads, writes]
+        targets = (("baseline", baseline), ("berth", server))
+        try:
+            self._advance(f"{mode} · {route.name}: setup")
+            mixed = await look_to_book_plan(server.base_url, route.headers)
+            seed = 0
+            if options.warmup:
+                for who, target in targets:
+                    self._advance(f"{mode} · {route.name} · {who} warm-up")
+                    seed += 1
+                    await run_mixed(target.base_url, mixed, route.headers, connections=options.connections,
+                                    seconds=options.warmup, seed=seed)  # fmt: skip
+                    target.ensure_alive()
+            for index in range(1, options.rounds + 1):
+                for who, target in targets:
+                    self._advance(f"{mode} · {route.name} · {who} round {index}/{options.rounds}")
+                    seed += 1
+                    results = await run_mixed(target.base_url, mixed, route.headers,
+                                              connections=options.connections, seconds=options.duration, seed=seed)  # fmt: skip
+                    target.ensure_alive()
+                    for row, result in zip((reads, writes), results, strict=True):
+                        (row.berth if who == "berth" else row.baseline).append(result)
+                        self.say(_round_line(mode, row.route.name, who, index, options.rounds, result))
+            reads.rss_mb = writes.rss_mb = server.worker_rss_mb()
+        except asyncio.CancelledError:
+            reads.error = writes.error = "interrupted"
+            raise
+        except Exception as exc:
+            reads.error = writes.error = f"{type(exc).__name__}: {exc}"
+            server.ensure_alive()
+            baseline.ensure_alive()
+            self.say(f"[red]{mode} · {route.name} failed: {reads.error}[/red]")
         if self.progress is not None:
             self.progress.update(self.task, completed=done_before + per_route)
 

@@ -192,10 +192,13 @@ class WebhookFanout:
     async def slots_changed(self, conn: DbConnection, slots: Sequence[tuple[str, str, str]]) -> None:
         if not await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE, limit=1):
             return  # nobody listens: a later subscriber must not hear of changes made before it
-        now = self._clock()
-        for product_id, option_id, availability_id in slots:
-            subject = {"productId": product_id, "optionId": option_id, "availabilityId": availability_id}
-            await deliveries_repo.add_outbox(conn, WebhookEvent.AVAILABILITY_UPDATE.value, subject, now)
+        subjects = [
+            {"productId": product_id, "optionId": option_id, "availabilityId": availability_id}
+            for product_id, option_id, availability_id in slots
+        ]
+        await deliveries_repo.add_outbox(
+            conn, WebhookEvent.AVAILABILITY_UPDATE.value, subjects, self._clock()
+        )
         after_commit(conn, self.wakeup.set)
 
     async def catalog_changed(self, conn: DbConnection, before: Catalog, after: Catalog) -> None:

@@ -7,7 +7,21 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, literal, or_, select, tuple_, update
+from sqlalchemy import (
+    Integer,
+    String,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
@@ -16,8 +30,9 @@ from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation,
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
-from berth.store.database import DbConnection
-from berth.store.tables import booking_events, bookings, slot_holds, slot_locks
+from berth.store.database import DbConnection, held_in_transaction
+from berth.store.tables import booking_events, bookings, departure_overrides, slot_holds, slot_locks
+from berth.store.types import UTCDateTime
 
 
 def _parse_utc(value: str | None) -> datetime | None:
@@ -136,6 +151,23 @@ def _add_to_holds(dialect: str) -> Any:
 
 
 _ADD_TO_HOLDS = {dialect: _add_to_holds(dialect) for dialect in ("sqlite", "postgresql")}
+_HOLD_COLUMNS = (*_HOLD_KEY, "slot_start", "pax")
+
+
+def _move_holds(dialect: str) -> Any:
+    """Two rows of `_add_to_holds` in one statement (a booking's places leaving one count for
+    another, e.g. a confirmed hold: from its expiry's count to the one held for good)."""
+    rows = [
+        {name: bindparam(f"{name}_{n}", type_=slot_holds.c[name].type) for name in _HOLD_COLUMNS}
+        for n in (0, 1)
+    ]
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(slot_holds).values(rows)
+    return statement.on_conflict_do_update(
+        index_elements=list(_HOLD_KEY), set_={"pax": slot_holds.c.pax + statement.excluded.pax}
+    )
+
+
+_MOVE_HOLDS = {dialect: _move_holds(dialect) for dialect in ("sqlite", "postgresql")}
 
 
 async def _count_holds(conn: DbConnection, before: Booking | None, after: Booking | None) -> None:
@@ -149,15 +181,19 @@ async def _count_holds(conn: DbConnection, before: Booking | None, after: Bookin
         if hold is not None:
             key = (hold.product_id, hold.option_id, hold.availability_id, hold.until)
             changes[key] = (hold.slot_start, changes.get(key, (hold.slot_start, 0))[1] + sign * hold.pax)
-    statement = _ADD_TO_HOLDS[conn.dialect.name]
-    for key, (slot_start, pax) in sorted(changes.items()):
-        if pax:
-            await conn.execute(
-                statement, {**dict(zip(_HOLD_KEY, key, strict=True)), "slot_start": slot_start, "pax": pax}
-            )
+    rows = [
+        {**dict(zip(_HOLD_KEY, key, strict=True)), "slot_start": slot_start, "pax": pax}
+        for key, (slot_start, pax) in sorted(changes.items())
+        if pax
+    ]
+    if len(rows) == 2:
+        moved = {f"{name}_{n}": value for n, row in enumerate(rows) for name, value in row.items()}
+        await conn.execute(_MOVE_HOLDS[conn.dialect.name], moved)
+        return
+    for row in rows:
+        await conn.execute(_ADD_TO_HOLDS[conn.dialect.name], row)
 
 
-_INSERT_BOOKING = insert(bookings)
 _SAVE_BOOKING = update(bookings).where(bookings.c.id == bindparam("booking_id"))
 _BY_UUID = select(bookings).where(
     bookings.c.connection_id == bindparam("connection_id"), bookings.c.uuid == bindparam("uuid")
@@ -165,10 +201,78 @@ _BY_UUID = select(bookings).where(
 _ADD_EVENT = insert(booking_events)
 
 
-async def insert_booking(conn: DbConnection, booking: Booking) -> None:
-    """The booking's row; its places count once `count_new_hold` has run (the caller decides
-    when: after taking the slot's lock, see BookingService.place_in)."""
-    await conn.execute(_INSERT_BOOKING, _row_values(booking))
+def _insert_new(dialect: str) -> Any:
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(bookings)
+    return statement.on_conflict_do_nothing(index_elements=["connection_id", "uuid"]).returning(bookings.c.id)
+
+
+_INSERT_NEW_BOOKING = {dialect: _insert_new(dialect) for dialect in ("sqlite", "postgresql")}
+
+
+async def insert_new_booking(conn: DbConnection, booking: Booking) -> bool:
+    """The booking's row unless its connection already used its uuid (False: nothing written):
+    the uuid check and the insert in one statement. Its places count once `hold_if_room` or
+    `count_new_hold` has run."""
+    inserted = await conn.execute(_INSERT_NEW_BOOKING[conn.dialect.name], _row_values(booking))
+    return inserted.first() is not None
+
+
+def _hold_if_room(dialect: str) -> Any:
+    """Add a new hold to its slot's count if the departure, as staff left it, has room for it:
+    the check and the write in one statement. `capacity` is the catalogue's (NULL: no limit),
+    staff's own capacity or closing of the departure win over it; `need` is what must be left
+    (the hold's places, at least one)."""
+    held, staff = slot_holds.c, departure_overrides.c
+    key = {"product_id": String(), "option_id": String(), "availability_id": String()}
+    slot = [held[name] == bindparam(name, type_=kind) for name, kind in key.items()]
+    staffs = [staff[name] == bindparam(name, type_=kind) for name, kind in key.items()]
+    capacity = func.coalesce(
+        select(staff.capacity).where(*staffs).scalar_subquery(), bindparam("capacity", type_=Integer())
+    )
+    taken = (
+        select(func.coalesce(func.sum(held.pax), 0))
+        .where(*slot, held.until > bindparam("now", type_=UTCDateTime()))
+        .scalar_subquery()
+    )
+    room = and_(
+        ~exists().where(*staffs, staff.closed.is_(True)),
+        or_(capacity.is_(None), taken + bindparam("need", type_=Integer()) <= capacity),
+    )
+    row = select(
+        *(bindparam(name, type_=kind) for name, kind in key.items()),
+        bindparam("until", type_=UTCDateTime()),
+        bindparam("slot_start", type_=UTCDateTime()),
+        bindparam("pax", type_=Integer()),
+    ).where(room)
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(slot_holds).from_select(
+        [*key, "until", "slot_start", "pax"], row
+    )
+    return statement.on_conflict_do_update(
+        index_elements=list(_HOLD_KEY), set_={"pax": slot_holds.c.pax + statement.excluded.pax}
+    ).returning(slot_holds.c.pax)
+
+
+_HOLD_IF_ROOM = {dialect: _hold_if_room(dialect) for dialect in ("sqlite", "postgresql")}
+
+
+async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | None, now: datetime) -> bool:
+    """Count a new booking's places in its slot if they fit (False: nothing written). The
+    caller holds the slot's lock: on PostgreSQL the count read here is only current under it."""
+    hold = place_hold(booking)
+    if hold is None:
+        return True
+    parameters = {
+        "product_id": hold.product_id,
+        "option_id": hold.option_id,
+        "availability_id": hold.availability_id,
+        "until": hold.until,
+        "slot_start": hold.slot_start,
+        "pax": hold.pax,
+        "need": max(hold.pax, 1),
+        "capacity": capacity,
+        "now": now,
+    }
+    return (await conn.execute(_HOLD_IF_ROOM[conn.dialect.name], parameters)).first() is not None
 
 
 async def count_new_hold(conn: DbConnection, booking: Booking) -> None:
@@ -448,9 +552,14 @@ async def lock_slots(conn: DbConnection, keys: Iterable[tuple[str, str, str]]) -
     (On SQLite the write transaction already holds the database's only write lock.)"""
     if conn.dialect.name != "postgresql":
         return
+    # A lock the transaction already holds (an order's slots, locked in one sorted pass first)
+    # is not asked for again: one round trip less under the lock.
+    held = held_in_transaction(conn)
     for product_id, option_id, availability_id in sorted(set(keys)):
         key = {"product_id": product_id, "option_id": option_id, "availability_id": availability_id}
-        await conn.execute(_LOCK_SLOT, key)
+        if ("slot lock", product_id, option_id, availability_id) not in held:
+            await conn.execute(_LOCK_SLOT, key)
+            held.add(("slot lock", product_id, option_id, availability_id))
 
 
 async def lock_booking(conn: DbConnection, booking: Booking) -> Booking:

@@ -115,6 +115,17 @@ def after_commit(conn: DbConnection, callback: Callable[[], None]) -> None:
     conn.info[_AFTER_COMMIT].append(callback)
 
 
+_HELD = "berth.held_in_transaction"
+
+
+def held_in_transaction(conn: DbConnection) -> set[Any]:
+    """What the connection's current transaction (of `Database.transaction`) has taken and
+    keeps until it ends, e.g. the slot locks it holds: a set made afresh for each transaction.
+    Outside one, an empty set nobody keeps."""
+    held = conn.info.get(_HELD)
+    return held if isinstance(held, set) else set()
+
+
 class SqliteConnection:
     """A pysqlite connection used from the event loop's thread: each statement runs at once."""
 
@@ -245,6 +256,13 @@ class Database:
     def is_sqlite(self) -> bool:
         return self.dialect == "sqlite"
 
+    @property
+    def sync_engine(self) -> Engine:
+        """The engine statements run through, for event listeners (statement counts)."""
+        engine = self._sqlite if self._async is None else self._async.sync_engine
+        assert engine is not None
+        return engine
+
     @staticmethod
     def _ping_when_idle(engine: Engine, seconds: float) -> None:
         """Check a pooled connection with a round trip before use, when it has been idle for
@@ -323,6 +341,7 @@ class Database:
                     # it (its connection may be gone: nothing is read from it after a failure).
                     committed: list[Callable[[], None]] = []
                     sync_conn.info[_AFTER_COMMIT] = committed
+                    sync_conn.info[_HELD] = set()
                     if write:
                         sync_conn.execution_options(**{_WRITE: True})
                     with sync_conn.begin():
@@ -331,6 +350,7 @@ class Database:
             async with self._connect() as conn:
                 committed = []
                 conn.info[_AFTER_COMMIT] = committed
+                conn.info[_HELD] = set()
                 async with conn.begin():
                     yield conn
         for callback in committed:

@@ -110,8 +110,17 @@ async def add_delivery(conn: DbConnection, new: NewDelivery, now: datetime) -> N
     )
 
 
-async def add_outbox(conn: DbConnection, event: str, subject: dict[str, Any], now: datetime) -> None:
-    await conn.execute(insert(outbox).values(event=event, subject=subject, created_at=now))
+_ADD_OUTBOX = insert(outbox)
+
+
+async def add_outbox(
+    conn: DbConnection, event: str, subjects: Sequence[dict[str, Any]], now: datetime
+) -> None:
+    """One outbox row per subject, in one statement (SQLAlchemy sends the rows as one INSERT)."""
+    if subjects:
+        await conn.execute(
+            _ADD_OUTBOX, [{"event": event, "subject": subject, "created_at": now} for subject in subjects]
+        )
 
 
 async def outbox_waiting(conn: DbConnection) -> bool:

@@ -242,9 +242,11 @@ class OrderService:
                         raise _named(exc, index if indexed else None) from None
                     if not new:
                         raise _UuidTaken
-                return await self._details(conn, catalog, order)
         except IntegrityError:  # a concurrent request stored the uuid first
             raise _UuidTaken from None
+        # Read after commit: the slots' locks are held for the writes only.
+        async with self._db.single_read() as conn:
+            return await self._details(conn, catalog, order)
 
     async def _repeated(
         self, catalog: Catalog, connection_id: str, prepared: Sequence[PreparedBooking]

@@ -230,8 +230,8 @@ class ExtraExtension(BookingExtension):
     async def hold(self, conn: DbConnection, locks: SlotLocks, holding: Holding) -> None:
         after, before, slot = holding.after, holding.before, holding.slot
         counts = of_booking(after).counts()
-        if before is None and not counts:
-            return
+        if not counts and (before is None or not of_booking(before).counts()):
+            return  # no extras before or after: nothing to record or clear
         kept: Counter[str] = Counter()
         if (
             before is not None

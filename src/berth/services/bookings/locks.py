@@ -23,6 +23,10 @@ Read = Callable[[DbConnection], Awaitable[T]]
 
 
 class SlotLocks(Protocol):
+    # Whether a statement that checks and takes places at once (`bookings_repo.hold_if_room`)
+    # may be trusted: under the lock it may; without it (NoLocks) counts are read ahead instead.
+    checks_in_statement: bool
+
     async def lock(self, conn: DbConnection, keys: Sequence[SlotKey]) -> None:
         """Lock the slots `keys` for the rest of the transaction (sorted: no deadlocks)."""
 
@@ -35,6 +39,8 @@ class SlotLocks(Protocol):
 
 class RowLocks:
     """The real locks: PostgreSQL rows in `slot_locks` (SQLite: the write transaction)."""
+
+    checks_in_statement = True
 
     async def lock(self, conn: DbConnection, keys: Sequence[SlotKey]) -> None:
         await bookings_repo.lock_slots(conn, keys)
@@ -49,6 +55,8 @@ class RowLocks:
 
 class NoLocks:
     """No locks, and counts read outside the write transaction (race tests only)."""
+
+    checks_in_statement = False
 
     def __init__(self, database: Database) -> None:
         self._db = database

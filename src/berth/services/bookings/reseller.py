@@ -128,6 +128,9 @@ class ResellerBookings:
             after = await self._steps.with_companions(
                 conn, catalog, booking, verb, first, companion, skip=skip
             )
+        # Read after commit, as a reservation's answer: the write holds its locks for the
+        # write only.
+        async with self._db.single_read() as conn:
             return await self._loader.one(conn, catalog, after)
 
     async def confirm(

@@ -67,15 +67,14 @@ from berth.store.database import DbConnection
 
 @dataclass(frozen=True)
 class PreparedBooking:
-    """A checked reservation, not yet stored. For a rental, `slot` ends when the item is due
-    back and `rental` is the duration."""
+    """A checked reservation, not yet stored. `slot` is the interval the booking holds, as its
+    policy stretched it (a rental's ends when the item is due back)."""
 
     booking: Booking
     product: Product
     option: Option
     slot: Slot | None
     policy: SlotPolicy
-    rental: RentalDuration | None = None
     resource_ids: tuple[str, ...] | None = None  # octo/resources: the client's selection
 
     @property
@@ -479,7 +478,7 @@ class BookingSteps:
             slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
         booking = self.extensions.apply(Stage.RESERVE, product, option, slot, booking, data.extensions)
-        return PreparedBooking(booking, product, option, slot, policy, rental, data.resource_ids)
+        return PreparedBooking(booking, product, option, slot, policy, data.resource_ids)
 
     async def place_in(
         self, conn: DbConnection, catalog: Catalog, prepared: PreparedBooking
@@ -487,13 +486,12 @@ class BookingSteps:
         """Insert a prepared booking after taking its places, inside the caller's transaction.
         Returns the booking and whether it is new (False: the same request was made before)."""
         booking = prepared.booking
-        existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
-        if existing is not None:
-            self.check_repeat(existing, booking.request_fingerprint)
-            return existing, False
         product, option, policy = prepared.product, prepared.option, prepared.policy
         slot = prepared.slot if not booking.test_mode else None
         if slot is not None and policy.takes_places_first(option):
+            existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
+            if existing is not None:
+                return self._repeat(existing, booking), False
             await self._take_places(conn, product, option, slot, booking, booking.pax)
             slot = None  # taken
         if prepared.slot is not None:
@@ -502,20 +500,43 @@ class BookingSteps:
                 prepared.resource_ids,
             )  # fmt: skip
             booking = replace(booking, resource_allocations=allocations)
-        # On PostgreSQL the slot's lock is held from _take_places to the commit, and every
+        if not await bookings_repo.insert_new_booking(conn, booking):
+            existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
+            if existing is None:  # written by a transaction not committed yet (SQLite cannot)
+                raise BadRequest(f"The reservation {booking.uuid!r} conflicted with another; try again")
+            return self._repeat(existing, booking), False
+        # On PostgreSQL the slot's lock is held from _hold_places to the commit, and every
         # reservation of a departure queues for it: what does not need the lock (the row, its
-        # history, the outbox) is written first, so the lock is held for three statements.
-        # Its places count (slot_holds) from count_new_hold on, after the check.
-        await bookings_repo.insert_booking(conn, booking)
+        # history, the outbox) is written first, so the lock is held for one statement.
         await self.changed(
             conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
         )
         if slot is not None:
-            await self._take_places(conn, product, option, slot, booking, booking.pax)
-        await bookings_repo.count_new_hold(conn, booking)
+            await self._hold_places(conn, product, option, slot, booking)
+        else:
+            await bookings_repo.count_new_hold(conn, booking)
         holding = Holding(product, option, prepared.slot, prepared.lock_key, None, booking, self._clock())
         await self.extensions.hold(conn, self.locks, holding)
         return booking, True
+
+    def _repeat(self, existing: Booking, booking: Booking) -> Booking:
+        self.check_repeat(existing, booking.request_fingerprint)
+        return existing
+
+    async def _hold_places(
+        self, conn: DbConnection, product: Product, option: Option, slot: Slot, booking: Booking
+    ) -> None:
+        """Lock the slot, then check and count a new booking's places in one statement (the
+        departure as staff left it, the places held, the new hold). Raises UNPROCESSABLE_ENTITY."""
+        now = self._clock()
+        if self.locks.checks_in_statement and not (slot.closed or now >= slot.cutoff_utc):
+            await self.locks.lock(conn, [self.policies.of(option).lock_key(product, option, slot)])
+            if await bookings_repo.hold_if_room(conn, booking, slot.capacity, now):
+                return
+        # Refused (or no lock: the race tests' read-ahead count): the count, read under the
+        # lock, says why; it raises.
+        await self._take_places(conn, product, option, slot, booking, booking.pax)
+        await bookings_repo.count_new_hold(conn, booking)
 
     # --- confirm -----------------------------------------------------------------------------
 

@@ -1,0 +1,63 @@
+"""How many statements a reservation, a confirmation and an order send: the write path's round
+trips (issue 31). The counts are pinned, so a change that adds a round trip to the hot path (or
+saves one) is seen; `-s` prints each statement."""
+
+from __future__ import annotations
+
+from berth.capabilities.cart.orders import OrderInput
+from berth.container import Services
+from berth.domain.staff import COMMAND_LINE
+from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
+from tests.conftest import Clock
+from tests.statement_counts import Statements, counting
+from tests.test_catalog_import import MINIMAL
+
+SLOT = "2026-06-02T10:00:00+01:00"
+# Statements, BEGIN and COMMIT included (the answer's reads after the commit too). Before issue
+# 31: SQLite 11, 5, 12, 21; PostgreSQL 13, 6, 13, 24.
+SQLITE_BOUNDS = {"reserve": 8, "repeated reserve": 6, "confirm": 10, "order of two bookings": 15}
+POSTGRES_BOUNDS = {"reserve": 10, "repeated reserve": 7, "confirm": 12, "order of two bookings": 17}
+
+
+def _request(uuid: str) -> ReserveInput:
+    return ReserveInput(
+        product_id="walk", option_id="DEFAULT", availability_id=SLOT, unit_items=(UnitItemInput("adult"),),
+        uuid=uuid,
+    )  # fmt: skip
+
+
+def _show(what: str, statements: Statements) -> None:
+    print(f"\n{what}: {len(statements)} statements")
+    for kind in statements.kinds():
+        print(f"  {kind}")
+
+
+async def test_statements_of_a_reservation_a_confirmation_and_an_order(
+    services: Services, clock: Clock
+) -> None:
+    await services.catalog.import_text(MINIMAL, actor=COMMAND_LINE)
+    connection = await services.connections.ensure("Counter", "counter-key")
+    catalog = (await services.catalog.snapshot()).catalog
+    await services.bookings.reserve(catalog, connection.id, _request("warm-up"))
+    with counting(services.database) as reserve:
+        await services.bookings.reserve(catalog, connection.id, _request("counted"))
+    with counting(services.database) as repeat:
+        await services.bookings.reserve(catalog, connection.id, _request("counted"))
+    with counting(services.database) as confirm:
+        await services.bookings.confirm(catalog, connection.id, "counted", ConfirmInput(contact=None))
+    order = OrderInput(bookings=(_request("first"), _request("second")))
+    with counting(services.database) as order_create:
+        await services.orders.create(catalog, connection.id, order)
+    counted = {
+        "reserve": reserve, "repeated reserve": repeat, "confirm": confirm,
+        "order of two bookings": order_create,
+    }  # fmt: skip
+    for what, statements in counted.items():
+        _show(what, statements)
+    bounds = SQLITE_BOUNDS if services.database.is_sqlite else POSTGRES_BOUNDS
+    assert {what: len(statements) for what, statements in counted.items()} == bounds
+    # The departure's lock (PostgreSQL) is taken by the statement before the check-and-hold.
+    kinds = reserve.kinds()
+    held = kinds.index("INSERT slot_holds")
+    assert kinds[held + 1] == "COMMIT"
+    assert services.database.is_sqlite or kinds[held - 1] == "INSERT slot_locks"
