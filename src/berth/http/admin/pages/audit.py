@@ -27,6 +27,9 @@ ACTIONS = {
     "booking.accept": "Accepted booking",
     "booking.reject": "Rejected booking",
     "booking.cancel": "Cancelled booking",
+    "booking.receipt": "Sent the guest a receipt of booking",
+    "checkin.admit": "Admitted at the gate: booking",
+    "checkin.undo": "Took back an admission of booking",
     "mapping.complete": "Mapped listing",
     "connection.create": "Created connection",
     "connection.revoke": "Revoked connection",
@@ -45,6 +48,7 @@ ACTIONS = {
     "staff.token": "Issued an API token to",
     "staff.disable": "Disabled staff account",
     "staff.password": "Changed the password of",
+    "guessing.lockout": "Locked out after wrong guesses:",
 }
 
 
