@@ -92,7 +92,7 @@ def test_every_writing_command_names_the_database_it_wrote_to(database_url: str,
         ["connection", "create", "Ticket Hub"],
         ["connection", "rotate-secret", "Ticket Hub"],
         ["connection", "revoke", "Ticket Hub"],
-        ["staff", "create", "ana@example.com", "--role", "admin"],
+        ["staff", "create", "ana@example.com", "--role", "operator"],
         ["staff", "token", "ana@example.com"],
         ["staff", "disable", "ana@example.com"],
     ]
