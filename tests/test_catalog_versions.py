@@ -189,3 +189,19 @@ async def test_history_and_restore_on_the_command_line(database_url: str) -> Non
     assert "cli" in after and f"Restored version {first}: No change" in after
     missing = berth("catalog", "restore", "999", database_url=database_url)
     assert missing.returncode != 0 and "no version 999" in (missing.stderr + missing.stdout)
+
+
+async def test_version_numbers_beyond_the_database_name_no_version(client: httpx.AsyncClient) -> None:
+    """Found by the fuzzer on PostgreSQL: a version number past 32 bits answered 500."""
+    huge = 97176737406663424
+    for answer in (
+        await client.get(f"/admin/api/catalog/versions/{huge}", headers=ADMIN),
+        await client.post(f"/admin/api/catalog/versions/{huge}/restore", headers=ADMIN),
+        await client.post(f"/admin/api/catalog/versions/{-huge}/restore", headers=ADMIN),
+    ):
+        assert answer.status_code == 404, answer.text
+    listed = await client.get("/admin/api/catalog/versions", params={"before": huge}, headers=ADMIN)
+    assert listed.status_code == 200
+    assert (
+        await client.get("/admin/api/catalog/versions", params={"before": -huge}, headers=ADMIN)
+    ).json() == []

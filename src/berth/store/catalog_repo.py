@@ -107,16 +107,27 @@ _VERSION_COLUMNS = (
 )
 
 
+# Version numbers are 32-bit integers in the database; a number asked for beyond them (a typed
+# URL, a fuzzer) names no version rather than failing to bind.
+_LAST_VERSION = 2**31 - 1
+
+
+def _bounded(version: int) -> int:
+    return max(0, min(version, _LAST_VERSION))
+
+
 async def list_versions(conn: DbConnection, *, limit: int, before: int | None = None) -> list[CatalogVersion]:
     """The newest versions first (those older than `before`, when given)."""
     query = select(*_VERSION_COLUMNS).order_by(catalog_versions.c.version.desc()).limit(limit)
     if before is not None:
-        query = query.where(catalog_versions.c.version < before)
+        query = query.where(catalog_versions.c.version < _bounded(before))
     return [_version(row) for row in await conn.execute(query)]
 
 
 async def find_version(conn: DbConnection, version: int) -> tuple[CatalogVersion, str] | None:
     """A version and its document (YAML)."""
+    if not 0 < version <= _LAST_VERSION:
+        return None
     row = (
         await conn.execute(
             select(*_VERSION_COLUMNS, catalog_versions.c.document).where(
@@ -132,7 +143,7 @@ async def previous_document(conn: DbConnection, version: int) -> tuple[int, str]
     row = (
         await conn.execute(
             select(catalog_versions.c.version, catalog_versions.c.document)
-            .where(catalog_versions.c.version < version)
+            .where(catalog_versions.c.version < _bounded(version))
             .order_by(catalog_versions.c.version.desc())
             .limit(1)
         )
