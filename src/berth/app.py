@@ -29,9 +29,7 @@ from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.docs import install_docs
 from berth.http.errors import install_error_handlers
-from berth.http.hot_routes import HotRoutesMiddleware
-from berth.http.limits import BodyLimitMiddleware, RateLimitMiddleware, TimeoutMiddleware
-from berth.http.middleware import AuthMiddleware, RequestContextMiddleware
+from berth.http.gateway import Gateway
 from berth.http.octo.availability import router as octo_availability_router
 from berth.http.octo.bookings import router as octo_bookings_router
 from berth.http.octo.catalog import router as octo_catalog_router
@@ -47,12 +45,12 @@ from berth.settings import Settings
 
 
 class BerthApp(FastAPI):
-    """FastAPI with Berth's middleware outermost.
+    """FastAPI with Berth's gateway outermost.
 
     FastAPI wraps user middleware in its own outer layers (server errors, telemetry, a body
-    limit), which Berth's request context, timeout and body limit already do; every layer costs
-    the most polled routes a call and a send wrapper. Here Berth's layers come first, and only
-    FastAPI's exception handling for routes stays beneath them."""
+    limit), which Berth's gateway already does, and every layer costs the most polled routes a
+    call and a send wrapper. Here the gateway (`berth.http.gateway`) is the one layer in front
+    of FastAPI's exception handling for routes."""
 
     hot_routes: bool = True
 
@@ -60,13 +58,8 @@ class BerthApp(FastAPI):
         handlers = {
             key: value for key, value in self.exception_handlers.items() if key not in (500, Exception)
         }
-        app: ASGIApp = ExceptionMiddleware(AsyncExitStackMiddleware(self.router), handlers=handlers)
-        if self.hot_routes:
-            app = HotRoutesMiddleware(app)
-        # Innermost first: the request context wraps the timeout, which wraps everything else.
-        for layer in (BodyLimitMiddleware, RateLimitMiddleware, AuthMiddleware, TimeoutMiddleware):
-            app = layer(app)
-        return RequestContextMiddleware(app)
+        routes = ExceptionMiddleware(AsyncExitStackMiddleware(self.router), handlers=handlers)
+        return Gateway(routes, hot_routes=self.hot_routes)
 
 
 def create_app(

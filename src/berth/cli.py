@@ -243,6 +243,7 @@ def serve(
         )
     if demo:
         console.print("Demo API keys: demo-reseller-a, demo-reseller-b; admin token: " + DEMO_ADMIN_TOKEN)
+    trusted = [str(network) for network in proxy_networks(settings.trusted_proxies)]
     uvicorn.run(
         "berth.app:app_from_environment",
         factory=True,
@@ -251,8 +252,10 @@ def serve(
         workers=workers,
         log_level="warning",
         access_log=False,
-        # X-Forwarded-* only from the proxies the operator names (uvicorn trusts 127.0.0.1 else).
-        forwarded_allow_ips=[str(network) for network in proxy_networks(settings.trusted_proxies)],
+        # X-Forwarded-* only from the proxies the operator names (uvicorn trusts 127.0.0.1 else);
+        # with none named, uvicorn's proxy layer is left out of every request.
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted,
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from berth.capabilities.base import Capability, EditorPart
 from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.editor import EDITOR_PARTS as CONTENT_EDITOR
@@ -84,5 +86,6 @@ def active(capabilities: frozenset[str]) -> list[Capability]:
     return [c for c in CAPABILITIES if c.id in capabilities]
 
 
+@lru_cache(maxsize=256)
 def header_value(capabilities: frozenset[str]) -> str:
     return ", ".join(c.id for c in active(capabilities))

@@ -2,7 +2,7 @@
 
 Resellers poll `/supplier`, `/products` and availability constantly and book in bursts; for
 those requests FastAPI's route matching, dependency graph and body handling cost several times
-what the answer itself does (issue 4's profile). This innermost middleware serves them by
+what the answer itself does (issue 4's profile). The gateway (`berth.http.gateway`) serves them by
 calling the answer functions of the same route declarations FastAPI serves
 (`berth.http.octo.table`), with the request context the authentication middleware has already
 built.
@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import orjson
 from pydantic import BaseModel, ValidationError
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import Response
+from starlette.types import Scope
 
 from berth.container import Services
 from berth.domain.errors import OctoError
+from berth.http.asgi import header
 from berth.http.context import OctoRequest, with_mappings
 from berth.http.errors import error_response
-from berth.http.middleware import header, replaying
 from berth.http.octo.routing import Call
 from berth.http.octo.table import FAST_ROUTES
 
@@ -47,43 +48,21 @@ def parse_body(model: type[BaseModel], scope: Scope, raw: bytes) -> BaseModel | 
         return None
 
 
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-class HotRoutesMiddleware:
-    """Innermost middleware: answers the routes of `FAST_ROUTES` itself, hands the rest to FastAPI."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        found = FAST_ROUTES.find(scope["method"], scope["path"]) if scope["type"] == "http" else None
-        octo = scope.get("state", {}).get("octo") if found is not None else None
-        if found is None or not isinstance(octo, OctoRequest):
-            await self.app(scope, receive, send)
-            return
-        route, params = found
-        body: BaseModel | None = None
-        if route.body is not None:
-            raw = await _read_body(receive)
-            body = parse_body(route.body, scope, raw)
-            if body is None:
-                await self.app(scope, replaying(raw, receive), send)
-                return
-        svc: Services = scope["app"].state.services
-        try:
-            if route.mappings:
-                octo = await with_mappings(octo, svc)
-            response = await route.answer(Call(octo, svc, body, params, scope))
-        except OctoError as exc:
-            response = error_response(exc, octo.view.capabilities)
-        await response(scope, receive, send)
+async def hot_answer(scope: Scope, raw: bytes, octo: OctoRequest, services: Services) -> Response | None:
+    """The answer to a request of `FAST_ROUTES` with body `raw`; None for FastAPI to answer
+    (another route, or a body off the plain road)."""
+    found = FAST_ROUTES.find(scope["method"], scope["path"])
+    if found is None:
+        return None
+    route, params = found
+    body: BaseModel | None = None
+    if route.body is not None:
+        body = parse_body(route.body, scope, raw)
+        if body is None:
+            return None
+    try:
+        if route.mappings:
+            octo = await with_mappings(octo, services)
+        return await route.answer(Call(octo, services, body, params, scope))
+    except OctoError as exc:
+        return error_response(exc, octo.view.capabilities)

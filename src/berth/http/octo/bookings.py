@@ -8,8 +8,8 @@ from starlette.responses import Response
 from berth.capabilities.ids import RENTALS, RESOURCES
 from berth.container import Services
 from berth.domain.errors import BadRequest, InvalidBookingUuid
+from berth.http.asgi import header
 from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
-from berth.http.middleware import header
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import CancelBody, ConfirmBody, ExtendBody, ReserveBody, UpdateBody, is_uuid
 from berth.http.octo.routing import Call, OctoRoute, add_routes

@@ -15,11 +15,17 @@ bearer = HTTPBearer(auto_error=False, description="The API key of your connectio
 
 
 def octo_headers(octo: OctoRequest) -> dict[str, str]:
-    headers = {"Octo-Capabilities": header_value(octo.view.capabilities)}
-    if octo.view.has("octo/content"):
-        languages = octo.snapshot.languages
-        headers["Content-Language"] = octo.view.language or (languages[0] if languages else "en")
-        headers["Available-Languages"] = headers["Octo-Available-Languages"] = ", ".join(languages)
+    """The OCTO headers of an answer in this view; made once per catalogue snapshot and view,
+    not to be changed by the caller."""
+    key = ("octo headers", octo.view.shared_key)
+    headers: dict[str, str] | None = octo.snapshot.memo.get(key)
+    if headers is None:
+        headers = {"Octo-Capabilities": header_value(octo.view.capabilities)}
+        if octo.view.has("octo/content"):
+            languages = octo.snapshot.languages
+            headers["Content-Language"] = octo.view.language or (languages[0] if languages else "en")
+            headers["Available-Languages"] = headers["Octo-Available-Languages"] = ", ".join(languages)
+        octo.snapshot.memo[key] = headers
     return headers
 
 
