@@ -28,6 +28,7 @@ from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.base import Executable
 
 from berth.store.change_marks import PostgresMarks, SqliteMarks
+from berth.store.group_commit import GroupCommit
 
 _WRITE = "berth_write"
 _SINGLE_READ = "berth_single_read"
@@ -127,10 +128,12 @@ def held_in_transaction(conn: DbConnection) -> set[Any]:
 
 
 class SqliteConnection:
-    """A pysqlite connection used from the event loop's thread: each statement runs at once."""
+    """A pysqlite connection used from the event loop's thread: each statement runs at once.
+    `info` is the transaction's own (transactions of a batch share the connection)."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, info: dict[Any, Any]) -> None:
         self._connection = connection
+        self._info = info
 
     @property
     def dialect(self) -> Dialect:
@@ -150,7 +153,17 @@ class SqliteConnection:
 
     @property
     def info(self) -> dict[Any, Any]:
-        return self._connection.info
+        return self._info
+
+
+def _transaction_info() -> dict[Any, Any]:
+    # A new list each time: a failed transaction's callbacks are dropped with it.
+    return {_AFTER_COMMIT: [], _HELD: set()}
+
+
+def _run_after_commit(info: dict[Any, Any]) -> None:
+    for callback in info[_AFTER_COMMIT]:
+        callback()
 
 
 def json_text(value: Any) -> str:
@@ -223,7 +236,7 @@ class Database:
         self.dialect = make_url(self.url).get_backend_name()
         self._lock_path: str | None = None
         self._lock_fd: int | None = None
-        self._local_writers = asyncio.Lock()
+        self._group_commit: GroupCommit | None = None
         self._sqlite: Engine | None = None
         self._async: AsyncEngine | None = None
         self._marks: SqliteMarks | PostgresMarks | None = None
@@ -241,6 +254,9 @@ class Database:
             self._configure_sqlite(self._sqlite)
             if not in_memory:
                 self._lock_path = f"{path}.writelock"
+                self._group_commit = GroupCommit(
+                    self._connect_sqlite_writer, self._write_turn, self._sqlite_connection, _run_after_commit
+                )
         else:
             # Every request past the pool's size opens a connection (a server process) and closes
             # it again: the pool must cover a process's usual concurrency (docs/decisions.md).
@@ -331,62 +347,69 @@ class Database:
                 raise DatabaseUnavailable(f"cannot connect to {describe_database(self.url)}") from exc
             yield conn
 
+    @contextlib.contextmanager
+    def _connect_sqlite_writer(self) -> Iterator[Connection]:
+        with self._connect_sqlite() as sync_conn:
+            sync_conn.execution_options(**{_WRITE: True})
+            yield sync_conn
+
+    @staticmethod
+    def _sqlite_connection(sync_conn: Connection) -> tuple[SqliteConnection, dict[Any, Any]]:
+        info = _transaction_info()
+        return SqliteConnection(sync_conn, info), info
+
     @asynccontextmanager
     async def transaction(self, *, write: bool) -> AsyncIterator[DbConnection]:
+        if write and self._group_commit is not None:
+            async with self._group_commit.transaction() as batched:
+                yield batched
+            return
         if self._sqlite is not None:
             turn = self._write_turn() if write else contextlib.nullcontext()
             async with turn:
-                with self._connect_sqlite() as sync_conn:
-                    # A new list each time: a failed transaction's callbacks are dropped with
-                    # it (its connection may be gone: nothing is read from it after a failure).
-                    committed: list[Callable[[], None]] = []
-                    sync_conn.info[_AFTER_COMMIT] = committed
-                    sync_conn.info[_HELD] = set()
-                    if write:
-                        sync_conn.execution_options(**{_WRITE: True})
+                with self._connect_sqlite_writer() if write else self._connect_sqlite() as sync_conn:
+                    sqlite, info = self._sqlite_connection(sync_conn)
                     with sync_conn.begin():
-                        yield SqliteConnection(sync_conn)
+                        yield sqlite
         else:
             async with self._connect() as conn:
-                committed = []
-                conn.info[_AFTER_COMMIT] = committed
-                conn.info[_HELD] = set()
+                info = _transaction_info()
+                conn.info.update(info)
                 async with conn.begin():
                     yield conn
-        for callback in committed:
-            callback()
+        _run_after_commit(info)
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:
         """SQLite: writers of every process take turns on a file lock, waiting in the kernel,
         which wakes the next one at once. (SQLite's own busy handler sleeps in growing steps
         of up to 100 ms, so under load writers starve while the database sits idle.) A free
-        lock is taken at once; a taken one is waited for in a thread."""
+        lock is taken at once; a taken one is waited for in a thread. Within a process one leader
+        of a batch at a time takes it (`berth.store.group_commit`)."""
         if self._lock_path is None:
             yield
             return
-        async with self._local_writers:
-            if self._lock_fd is None:
-                try:
-                    self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-                except OSError as exc:
-                    raise DatabaseUnavailable(f"cannot open the {describe_database(self.url)}") from exc
-            fd = self._lock_fd
+        if self._lock_fd is None:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
-                try:
-                    await asyncio.shield(waiting)
-                except asyncio.CancelledError:
-                    # The thread may still get the lock: let it, then give the lock back.
-                    await asyncio.wait([waiting])
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-                    raise
+                self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise DatabaseUnavailable(f"cannot open the {describe_database(self.url)}") from exc
+        fd = self._lock_fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
             try:
-                yield
-            finally:
+                await asyncio.shield(waiting)
+            except asyncio.CancelledError:
+                # The thread may still get the lock: let it, then give the lock back.
+                await asyncio.wait([waiting])
                 fcntl.flock(fd, fcntl.LOCK_UN)
+                raise
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     @asynccontextmanager
     async def single_read(self) -> AsyncIterator[DbConnection]:
@@ -395,7 +418,7 @@ class Database:
         if self._sqlite is not None:
             with self._connect_sqlite() as sync_conn:
                 sync_conn.execution_options(**{_SINGLE_READ: True})
-                yield SqliteConnection(sync_conn)
+                yield SqliteConnection(sync_conn, {})
             return
         async with self._connect() as conn:
             await conn.execution_options(isolation_level="AUTOCOMMIT")

@@ -1,0 +1,158 @@
+"""Group commit on SQLite: the write transactions of one process that come together share one
+SQLite transaction, each in a savepoint of its own.
+
+SQLite has one writer at a time. Every write transaction used to take the file lock, open a
+connection, BEGIN IMMEDIATE, and COMMIT (writing its pages to the WAL), and under load the
+lock passed between processes once per transaction. Here the first writer (the leader) takes
+the lock and begins; when its own work is done, the batch opens: writers of the same process
+that reach their write meanwhile join it, each in a SAVEPOINT, released on success and rolled
+back on error, so one refusal does not sink the others. The leader commits once no new writer
+came in a turn of the event loop (or the batch is full), and every member learns the outcome
+of that one COMMIT. Across processes the file lock stays the arbiter.
+
+What a member sees is what it would have seen had the writers before it in the batch
+committed first: the batch is a serial order of transactions, the same as one after another.
+A member is told it succeeded only after the COMMIT; if the COMMIT fails, every member fails
+with it (nothing of any of them was written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
+from typing import Any
+
+from sqlalchemy import Connection
+
+# Turns of the event loop a batch stays open while writers keep joining, and its size at most:
+# a bound on how long the leader's own answer waits for the others.
+BATCH_TURNS = 4
+BATCH_LIMIT = 64
+
+Info = dict[Any, Any]
+
+
+class _Batch:
+    def __init__(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.connection: Connection | None = None
+        self.open = False  # writers may join
+        self.joined = 0
+        self.running = 0  # members whose own work is not done
+        self.drained = asyncio.Event()
+        self.bodies = asyncio.Lock()  # one member's statements at a time: savepoints nest
+        self.opened: asyncio.Future[None] = loop.create_future()  # resolved on opening or ending
+        self.ended: asyncio.Future[BaseException | None] = loop.create_future()
+
+    def end(self, failure: BaseException | None) -> None:
+        self.open = False
+        if not self.opened.done():
+            self.opened.set_result(None)
+        self.ended.set_result(failure)
+
+
+class GroupCommit:
+    """Write transactions of one process on one SQLite file, batched.
+
+    `connect` opens a connection whose `begin()` starts a write transaction (BEGIN IMMEDIATE);
+    `turn` takes the database's write lock; `fresh` makes what a transaction's statements run
+    through, with its own `info` (after-commit callbacks, what it holds)."""
+
+    def __init__(
+        self,
+        connect: Callable[[], AbstractContextManager[Connection]],
+        turn: Callable[[], AbstractAsyncContextManager[None]],
+        fresh: Callable[[Connection], tuple[Any, Info]],
+        after: Callable[[Info], None],
+    ) -> None:
+        self._connect = connect
+        self._turn = turn
+        self._fresh = fresh
+        self._after = after
+        self._batch: _Batch | None = None
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Any]:
+        while True:
+            batch = self._batch
+            if batch is None or (batch.open and batch.joined < BATCH_LIMIT):
+                break
+            # The leader is still at its own work (or committing): wait for the batch to open
+            # or end, then look again.
+            await asyncio.shield(batch.opened if not batch.opened.done() else batch.ended)
+        if batch is None:
+            async with self._lead() as conn:
+                yield conn
+        else:
+            async with self._join(batch) as conn:
+                yield conn
+
+    @asynccontextmanager
+    async def _lead(self) -> AsyncIterator[Any]:
+        batch = self._batch = _Batch()
+        failure: BaseException | None = None
+        try:
+            async with self._turn():
+                with self._connect() as connection:
+                    batch.connection = connection
+                    conn, info = self._fresh(connection)
+                    with connection.begin():
+                        yield conn
+                        cancelled = await _gather(batch)
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            self._batch = None
+            batch.end(failure)
+        if cancelled is not None:  # committed all the same
+            raise cancelled
+        self._after(info)
+
+    @asynccontextmanager
+    async def _join(self, batch: _Batch) -> AsyncIterator[Any]:
+        batch.joined += 1
+        batch.running += 1
+        try:
+            async with batch.bodies:
+                assert batch.connection is not None
+                conn, info = self._fresh(batch.connection)
+                with batch.connection.begin_nested():  # ROLLBACK TO on error, RELEASE either way
+                    yield conn
+        finally:
+            batch.running -= 1
+            if not batch.running:
+                batch.drained.set()
+        failure = await asyncio.shield(batch.ended)
+        if failure is not None:
+            raise failure
+        self._after(info)
+
+
+async def _gather(batch: _Batch) -> asyncio.CancelledError | None:
+    """The leader's work is done: let writers join while they keep coming, then wait for the
+    work of those that joined. Not cancelled with the leader's request (that cancellation is
+    answered, to be raised after the COMMIT): the members' work is in the batch, and the COMMIT
+    is theirs too (the leader's client, told to repeat its request to learn its outcome, finds
+    it done)."""
+    cancelled: asyncio.CancelledError | None = None
+    batch.open = True
+    batch.opened.set_result(None)
+    for _ in range(BATCH_TURNS):
+        joined = batch.joined
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+            break
+        if batch.joined == joined or batch.joined >= BATCH_LIMIT:
+            break
+    batch.open = False
+    while batch.running:
+        batch.drained.clear()
+        try:
+            await asyncio.shield(batch.drained.wait())
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    return cancelled
