@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from berth.domain.catalog import DeliveryFormat
 from berth.domain.tickets import SUFFIXES, VOUCHER
 from berth.services.tickets import EndedTicket, IssuedTicket, TicketService
-from berth.tickets.pdf import Paper, render_pdf
 from berth.tickets.pkpass import PassSigner
 from berth.tickets.sheet import ticket_pages
+
+if TYPE_CHECKING:
+    from berth.tickets.pdf import Paper
 
 MEDIA_TYPES = {
     DeliveryFormat.PDF_URL: "application/pdf",
@@ -87,6 +90,9 @@ class TicketDocuments:
         only = None if ticket.key == VOUCHER else ticket.key
         pages = ticket_pages(ticket.details, ticket.supplier, only)
         title = f"{ticket.supplier.name}: {ticket.details.booking.supplier_reference}"
+        # reportlab and the barcode libraries load with the first PDF, not with every process.
+        from berth.tickets.pdf import render_pdf
+
         content = await asyncio.to_thread(render_pdf, pages, self._paper, title)
         return Document(content, MEDIA_TYPES[DeliveryFormat.PDF_URL], _filename(ticket, "pdf"))
 

@@ -10,17 +10,17 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.serialization import pkcs7
-from PIL import Image
+from typing import TYPE_CHECKING
 
 from berth.domain.catalog import DeliveryFormat
 from berth.settings import Settings
 from berth.tickets.sheet import TicketPage
+
+if TYPE_CHECKING:  # cryptography's certificates and PIL load with the first pass, not with the server
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 BARCODE_FORMATS = {
     DeliveryFormat.QRCODE: "PKBarcodeFormatQR",
@@ -35,13 +35,17 @@ class PassSettingsError(ValueError):
 
 
 def _icon(size: int) -> bytes:
+    from PIL import Image  # imported by the first pass built: a server that builds none never loads it
+
     out = io.BytesIO()
     Image.new("RGB", (size, size), (27, 79, 114)).save(out, format="PNG")
     return out.getvalue()
 
 
-# Wallet requires an icon; the pass shows the supplier's name beside it.
-ICONS = {"icon.png": _icon(29), "icon@2x.png": _icon(58), "icon@3x.png": _icon(87)}
+@cache
+def icons() -> dict[str, bytes]:
+    """Wallet requires an icon; the pass shows the supplier's name beside it."""
+    return {"icon.png": _icon(29), "icon@2x.png": _icon(58), "icon@3x.png": _icon(87)}
 
 
 def _short(text: str) -> str:
@@ -83,6 +87,10 @@ class PassSigner:
             if settings.pkpass_wwdr_certificate
             else None
         )
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
         try:
             certificate = x509.load_pem_x509_certificate(certificate_pem)
             key = serialization.load_pem_private_key(key_pem, password)
@@ -95,6 +103,9 @@ class PassSigner:
 
     def signature(self, manifest: bytes) -> bytes:
         """A detached PKCS#7 (DER) signature of `manifest`."""
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.serialization import pkcs7
+
         builder = (
             pkcs7.PKCS7SignatureBuilder()
             .set_data(manifest)
@@ -152,7 +163,10 @@ class PassSigner:
 
     def build(self, page: TicketPage, serial: str) -> bytes:
         """The .pkpass of `page`; `serial` names the pass (its ticket's token)."""
-        files = {"pass.json": json.dumps(self.pass_json(page, serial), ensure_ascii=False).encode(), **ICONS}
+        files = {
+            "pass.json": json.dumps(self.pass_json(page, serial), ensure_ascii=False).encode(),
+            **icons(),
+        }
         manifest = json.dumps(
             {name: hashlib.sha1(content).hexdigest() for name, content in files.items()}
         ).encode()

@@ -14,8 +14,8 @@ import contextlib
 import random
 import ssl
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-import aiosmtplib
 import structlog
 
 from berth.delivery.mail.compose import mail_address
@@ -31,6 +31,9 @@ from berth.store import mail_repo
 from berth.store.database import Database
 from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, UNDELIVERABLE, Message, Outcome, Written
 from berth.tickets.documents import TicketDocuments
+
+if TYPE_CHECKING:
+    import aiosmtplib
 
 log = structlog.get_logger("berth.mail")
 
@@ -185,6 +188,8 @@ class MailWorker:
         """Send over a connection kept from an earlier send (no new TLS handshake and login
         for each email), or a new one; a kept connection the server has dropped meanwhile is
         replaced once, at once."""
+        import aiosmtplib  # loaded by the first email sent over SMTP
+
         reused = bool(self._open)
         client = self._open.pop() if reused else await self._connect(server)
         try:
@@ -212,6 +217,8 @@ class MailWorker:
         self._open.append(client)
 
     async def _connect(self, server: SmtpServer) -> aiosmtplib.SMTP:
+        import aiosmtplib
+
         client = aiosmtplib.SMTP(
             hostname=server.host,
             port=server.port,
