@@ -127,6 +127,18 @@ def held_in_transaction(conn: DbConnection) -> set[Any]:
     return held if isinstance(held, set) else set()
 
 
+_MEMO = "berth.transaction_memo"
+
+
+def transaction_memo(conn: DbConnection) -> dict[Any, Any]:
+    """What the connection's current transaction (of `Database.transaction`) has read and may
+    read again as it was, e.g. the webhooks an event goes to: a dict made afresh for each
+    transaction; whoever writes what is kept there drops it. Outside one, an empty dict nobody
+    keeps."""
+    memo = conn.info.get(_MEMO)
+    return memo if isinstance(memo, dict) else {}
+
+
 class SqliteConnection:
     """A pysqlite connection used from the event loop's thread: each statement runs at once.
     `info` is the transaction's own (transactions of a batch share the connection)."""
@@ -158,7 +170,7 @@ class SqliteConnection:
 
 def _transaction_info() -> dict[Any, Any]:
     # A new list each time: a failed transaction's callbacks are dropped with it.
-    return {_AFTER_COMMIT: [], _HELD: set()}
+    return {_AFTER_COMMIT: [], _HELD: set(), _MEMO: {}}
 
 
 def _run_after_commit(info: dict[Any, Any]) -> None:
@@ -422,6 +434,7 @@ class Database:
             return
         async with self._connect() as conn:
             await conn.execution_options(isolation_level="AUTOCOMMIT")
+            conn.info.update(_transaction_info())  # nothing kept from the connection's last transaction
             yield conn
 
     async def change_mark(self) -> object | None:

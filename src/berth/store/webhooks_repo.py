@@ -10,7 +10,7 @@ from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 
 from berth.domain.sealing import SealError, SecretBox
 from berth.domain.webhooks import Webhook, WebhookEvent
-from berth.store.database import DbConnection
+from berth.store.database import DbConnection, transaction_memo
 from berth.store.tables import signing_secrets, webhooks
 
 
@@ -48,10 +48,12 @@ def _values(webhook: Webhook) -> dict[str, Any]:
 
 
 async def insert_webhook(conn: DbConnection, webhook: Webhook) -> None:
+    _changed(conn)
     await conn.execute(insert(webhooks).values(id=webhook.id, **_values(webhook)))
 
 
 async def save_webhook(conn: DbConnection, webhook: Webhook) -> None:
+    _changed(conn)
     await conn.execute(update(webhooks).where(webhooks.c.id == webhook.id).values(**_values(webhook)))
 
 
@@ -97,17 +99,32 @@ _ACTIVE_OF_CONNECTION = _ACTIVE.where(webhooks.c.connection_id == bindparam("con
 async def active_webhooks(
     conn: DbConnection, event: WebhookEvent, connection_id: str | None = None, limit: int | None = None
 ) -> list[Webhook]:
-    """Enabled webhooks for an event: one connection's, or every connection's."""
+    """Enabled webhooks for an event: one connection's, or every connection's. Read once per
+    transaction (a reservation, an order's bookings, a departure's changes each ask again)."""
+    memo = transaction_memo(conn)
+    key = (_ACTIVE, event, connection_id, limit)
+    found: list[Webhook] | None = memo.get(key)
+    if found is not None:
+        return found
     parameters: dict[str, Any] = {"event": event.value, "limit": limit or _NO_LIMIT}
     if connection_id is None:
         rows = await conn.execute(_ACTIVE, parameters)
     else:
         rows = await conn.execute(_ACTIVE_OF_CONNECTION, {**parameters, "connection_id": connection_id})
-    return [_webhook(row) for row in rows]
+    found = memo[key] = [_webhook(row) for row in rows]
+    return found
+
+
+def _changed(conn: DbConnection) -> None:
+    """The transaction changed webhooks: what it read of them is read again."""
+    memo = transaction_memo(conn)
+    for key in [key for key in memo if isinstance(key, tuple) and key and key[0] is _ACTIVE]:
+        del memo[key]
 
 
 async def delete_webhooks(conn: DbConnection, ids: list[str]) -> None:
     if ids:
+        _changed(conn)
         await conn.execute(delete(webhooks).where(webhooks.c.id.in_(ids)))
 
 
@@ -180,6 +197,7 @@ async def has_signing_secret(conn: DbConnection, box: SecretBox, connection_id: 
 
 
 async def disable_webhook(conn: DbConnection, webhook_id: str, now: datetime, reason: str) -> None:
+    _changed(conn)
     await conn.execute(
         update(webhooks)
         .where(webhooks.c.id == webhook_id, webhooks.c.disabled_at.is_(None))
