@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
 
 from berth.container import Services
 from berth.domain.errors import UnprocessableEntity
@@ -76,6 +77,24 @@ async def test_writers_that_come_together_share_one_commit_and_a_failing_one_sin
     assert 1 <= kinds.count("COMMIT") < len(kept), kinds
     assert kinds.count("SAVEPOINT") >= 1
     assert "ROLLBACK" in kinds  # ROLLBACK TO SAVEPOINT of a failing member
+
+
+async def test_a_member_that_fails_is_told_after_the_commit_of_the_writers_before_it(db: Database) -> None:
+    """As one transaction after another: a writer refused by the row of one before it (a uuid
+    taken, say) reads that row when it looks again."""
+    async with db.transaction(write=True) as conn:
+        await conn.execute(text("CREATE UNIQUE INDEX scratch_note ON scratch (note)"))
+
+    async def write() -> str:
+        try:
+            await _writer(db, "taken", [])()
+        except IntegrityError:
+            return f"refused; then found {await _notes(db)}"
+        return "written"
+
+    assert sorted(await asyncio.gather(write(), write(), write())) == [
+        "refused; then found ['taken']", "refused; then found ['taken']", "written",
+    ]  # fmt: skip
 
 
 async def test_callbacks_run_after_the_commit(db: Database) -> None:

@@ -12,8 +12,9 @@ of that one COMMIT. Across processes the file lock stays the arbiter.
 
 What a member sees is what it would have seen had the writers before it in the batch
 committed first: the batch is a serial order of transactions, the same as one after another.
-A member is told it succeeded only after the COMMIT; if the COMMIT fails, every member fails
-with it (nothing of any of them was written).
+A member is told how it went only after the COMMIT, failed or not (what it reads next sees the
+writers before it); if the COMMIT fails, every member fails with it (nothing of any of them was
+written).
 """
 
 from __future__ import annotations
@@ -119,17 +120,25 @@ class GroupCommit:
     async def _join(self, batch: _Batch) -> AsyncIterator[Any]:
         batch.joined += 1
         batch.running += 1
+        refused: BaseException | None = None
         try:
             async with batch.bodies:
                 assert batch.connection is not None
                 conn, info = self._fresh(batch.connection)
                 with _savepoint(batch.connection):
                     yield conn
+        except BaseException as exc:
+            refused = exc
         finally:
             batch.running -= 1
             if not batch.running:
                 batch.drained.set()
+        # A failed member is told after the COMMIT too: what it reads next (the request it
+        # repeats, the booking that took its uuid) is there to be read, as after a
+        # transaction before it.
         failure = await asyncio.shield(batch.ended)
+        if refused is not None:
+            raise refused
         if failure is not None:
             raise failure
         self._after(info)
