@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -83,6 +84,18 @@ def _named(exc: OctoError, index: int | None) -> OctoError:
     if index is not None:
         exc.message = f"bookings[{index}]: {exc.message}"
     return exc
+
+
+@contextmanager
+def _named_after(index: int | None) -> Iterator[None]:
+    """An error of one booking's step names the booking (`_named`); a uuid in use for another
+    request is told by the caller (`_UuidTaken`)."""
+    try:
+        yield
+    except InvalidBookingUuid:
+        raise _UuidTaken from None
+    except OctoError as exc:
+        raise _named(exc, index) from None
 
 
 class _UuidTaken(Exception):
@@ -230,18 +243,26 @@ class OrderService:
         try:
             async with self._db.transaction(write=True) as conn:
                 await orders_repo.insert_order(conn, order)
-                # Every slot of the order first, in one sorted pass: two orders holding the same
-                # slots in another sequence then wait for each other instead of deadlocking.
-                await self._steps.locks.lock(conn, [p.lock_key for p in prepared if p.lock_key is not None])
+                # Every slot of the order in one sorted pass: two orders holding the same slots
+                # in another sequence then wait for each other instead of deadlocking. Taken
+                # once every row is written (the slots' locks are held for the holds and the
+                # commit), unless a booking's policy takes its places before its row.
+                keys = [p.lock_key for p in prepared if p.lock_key is not None]
+                locked_first = any(p.policy.takes_places_first(p.option) for p in prepared)
+                if locked_first:
+                    await self._steps.locks.lock(conn, keys)
+                placed: list[Booking] = []
                 for index, item in enumerate(prepared):
-                    try:
-                        _, new = await self._steps.place_in(conn, catalog, item)
-                    except InvalidBookingUuid:  # in use for another request: told by the caller
-                        raise _UuidTaken from None
-                    except OctoError as exc:
-                        raise _named(exc, index if indexed else None) from None
+                    with _named_after(index if indexed else None):
+                        booking, new = await self._steps.insert_in(conn, catalog, item)
                     if not new:
                         raise _UuidTaken
+                    placed.append(booking)
+                if not locked_first:
+                    await self._steps.locks.lock(conn, keys)
+                for index, (item, booking) in enumerate(zip(prepared, placed, strict=True)):
+                    with _named_after(index if indexed else None):
+                        await self._steps.hold_in(conn, item, booking)
         except IntegrityError:  # a concurrent request stored the uuid first
             raise _UuidTaken from None
         # Read after commit: the slots' locks are held for the writes only.

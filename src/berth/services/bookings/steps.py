@@ -485,15 +485,25 @@ class BookingSteps:
     ) -> tuple[Booking, bool]:
         """Insert a prepared booking after taking its places, inside the caller's transaction.
         Returns the booking and whether it is new (False: the same request was made before)."""
+        booking, new = await self.insert_in(conn, catalog, prepared)
+        if new:
+            await self.hold_in(conn, prepared, booking)
+        return booking, new
+
+    async def insert_in(
+        self, conn: DbConnection, catalog: Catalog, prepared: PreparedBooking
+    ) -> tuple[Booking, bool]:
+        """`place_in`'s first part: the booking's row, its history and its announcements, and
+        the places of a policy that takes them first (under their lock, before the row). The
+        places of the others are `hold_in`'s, once every row of the transaction is written."""
         booking = prepared.booking
         product, option, policy = prepared.product, prepared.option, prepared.policy
-        slot = prepared.slot if not booking.test_mode else None
-        if slot is not None and policy.takes_places_first(option):
+        if self._places_first(prepared):
             existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
             if existing is not None:
                 return self._repeat(existing, booking), False
-            await self._take_places(conn, product, option, slot, booking, booking.pax)
-            slot = None  # taken
+            assert prepared.slot is not None
+            await self._take_places(conn, product, option, prepared.slot, booking, booking.pax)
         if prepared.slot is not None:
             allocations = await policy.allocate(
                 conn, self.locks, product, option, prepared.slot, booking, booking.unit_items,
@@ -511,13 +521,29 @@ class BookingSteps:
         await self.changed(
             conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
         )
-        if slot is not None:
-            await self._hold_places(conn, product, option, slot, booking)
+        return booking, True
+
+    async def hold_in(self, conn: DbConnection, prepared: PreparedBooking, booking: Booking) -> None:
+        """`place_in`'s second part, for a booking `insert_in` wrote: check and count its places
+        under the slot's lock (raises UNPROCESSABLE_ENTITY when they are not there), or count
+        those taken first; then its extensions' stock."""
+        if prepared.slot is not None and not booking.test_mode and not self._places_first(prepared):
+            await self._hold_places(conn, prepared.product, prepared.option, prepared.slot, booking)
         else:
             await bookings_repo.count_new_hold(conn, booking)
-        holding = Holding(product, option, prepared.slot, prepared.lock_key, None, booking, self._clock())
+        holding = Holding(
+            prepared.product, prepared.option, prepared.slot, prepared.lock_key, None, booking, self._clock()
+        )
         await self.extensions.hold(conn, self.locks, holding)
-        return booking, True
+
+    @staticmethod
+    def _places_first(prepared: PreparedBooking) -> bool:
+        """Whether the booking's policy takes its places before its row is written."""
+        return (
+            prepared.slot is not None
+            and not prepared.booking.test_mode
+            and prepared.policy.takes_places_first(prepared.option)
+        )
 
     def _repeat(self, existing: Booking, booking: Booking) -> Booking:
         self.check_repeat(existing, booking.request_fingerprint)
