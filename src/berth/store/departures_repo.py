@@ -6,14 +6,30 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, select, update
+from sqlalchemy import (
+    Integer,
+    and_,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    literal,
+    null,
+    select,
+    union_all,
+    update,
+)
 
 from berth.domain.bookings import BookingStatus
 from berth.domain.departures import DepartureOverride
 from berth.store.database import DbConnection
-from berth.store.tables import bookings, departure_overrides
+from berth.store.tables import bookings, departure_overrides, slot_holds
 
 _COLUMNS = departure_overrides.c
+_OVERRIDE_FIELDS = (
+    "product_id", "option_id", "availability_id", "slot_start", "closed", "capacity", "note", "updated_at",
+)  # fmt: skip
 # Built once (a hot statement: every availability check reads it).
 _BETWEEN = select(departure_overrides).where(
     _COLUMNS.product_id == bindparam("product_id"),
@@ -21,6 +37,48 @@ _BETWEEN = select(departure_overrides).where(
     _COLUMNS.slot_start >= bindparam("first"),
     _COLUMNS.slot_start <= bindparam("last"),
 )
+
+
+_KEY = ("product_id", "option_id")
+# Staff's overrides and the places held, of the option's departures starting in [first, last],
+# in one statement (every booking's answer and every availability check reads both): rows of
+# kind "o" are overrides, rows of kind "h" a departure's places held now.
+_OVERRIDES_AND_HELD = union_all(
+    select(
+        literal("o").label("kind"), *(_COLUMNS[name] for name in _OVERRIDE_FIELDS),
+        cast(null(), Integer).label("held"),
+    ).where(
+        *(_COLUMNS[name] == bindparam(name) for name in _KEY),
+        _COLUMNS.slot_start >= bindparam("first"), _COLUMNS.slot_start <= bindparam("last"),
+    ),
+    select(
+        literal("h"), *(
+            slot_holds.c.availability_id if name == "availability_id" else cast(null(), _COLUMNS[name].type)
+            for name in _OVERRIDE_FIELDS
+        ),
+        func.sum(slot_holds.c.pax),
+    ).where(
+        *(slot_holds.c[name] == bindparam(name) for name in _KEY),
+        slot_holds.c.slot_start >= bindparam("first"), slot_holds.c.slot_start <= bindparam("last"),
+        slot_holds.c.until > bindparam("now"),
+    ).group_by(slot_holds.c.availability_id),
+)  # fmt: skip
+
+
+async def overrides_and_held(
+    conn: DbConnection, product_id: str, option_id: str, first: datetime, last: datetime, now: datetime
+) -> tuple[dict[str, DepartureOverride], dict[str, int]]:
+    """Staff's overrides of the option's departures starting in [first, last], and the places
+    each holds now (`slot_holds`), by availability id: one query for both."""
+    parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
+    overrides: dict[str, DepartureOverride] = {}
+    held: dict[str, int] = {}
+    for row in await conn.execute(_OVERRIDES_AND_HELD, parameters):
+        if row.kind == "o":
+            overrides[row.availability_id] = _override(row)
+        elif row.held:
+            held[row.availability_id] = int(row.held)
+    return overrides, held
 
 
 def _override(row: Any) -> DepartureOverride:

@@ -17,7 +17,7 @@ from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.rentals import affected_starts, peak_held, rental_duration_for, rental_slot
 from berth.domain.slots import Slot
 from berth.domain.times import format_local
-from berth.services.bookings.capacity import SlotPolicy, slot_key
+from berth.services.bookings.capacity import SlotPolicy, slot_key, slots_as_run
 from berth.services.bookings.locks import SlotKey
 from berth.store import bookings_repo
 from berth.store.database import DbConnection
@@ -81,6 +81,12 @@ class RentalPolicy(SlotPolicy):
         any instant of it."""
         windows = [(s.start, s.end) for s in slots]
         return await rental_peaks(conn, product.id, option.id, windows, now, excluding=excluding)
+
+    async def held_as_run(
+        self, conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    ) -> tuple[list[Slot], list[int]]:
+        run = await slots_as_run(conn, product, option, slots)
+        return run, await self.held(conn, product, option, run, now)
 
     def sold_out(self, slot: Slot, left: int, pax: int) -> str:
         return (

@@ -115,10 +115,24 @@ class SlotPolicy:
         wanted: Wanted | None = None,
     ) -> list[SlotState]:
         """Each slot as it stands now, for the party `wanted` if one is named."""
-        slots = await slots_as_run(conn, product, option, slots)
-        held = await self.held(conn, product, option, slots, now)
+        slots, held = await self.held_as_run(conn, product, option, slots, now)
         requested = wanted.pax if wanted is not None else None
         return [slot_state(s, h, now, requested) for s, h in zip(slots, held, strict=True)]
+
+    async def held_as_run(
+        self, conn: DbConnection, product: Product, option: Option, slots: Sequence[Slot], now: datetime
+    ) -> tuple[list[Slot], list[int]]:
+        """`slots` as they run (staff's overrides applied) and the places each holds now. Plain
+        places: one query for both (a policy that counts its places otherwise overrides this)."""
+        if not slots:
+            return [], []
+        first = min(s.start for s in slots).astimezone(UTC)
+        last = max(s.start for s in slots).astimezone(UTC)
+        overrides, held = await departures_repo.overrides_and_held(
+            conn, product.id, option.id, first, last, now
+        )
+        run = [as_run(s, overrides.get(s.id)) for s in slots] if overrides else list(slots)
+        return run, [held.get(s.id, 0) for s in run]
 
     def sold_out(self, slot: Slot, left: int, pax: int) -> str:
         return f"Availability {slot.id} is sold out: {left} place(s) left, {pax} requested"
