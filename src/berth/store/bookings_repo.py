@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Integer,
@@ -201,20 +201,63 @@ _BY_UUID = select(bookings).where(
 _ADD_EVENT = insert(booking_events)
 
 
-def _insert_new(dialect: str) -> Any:
-    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(bookings)
-    return statement.on_conflict_do_nothing(index_elements=["connection_id", "uuid"]).returning(bookings.c.id)
+_INSERT_NEW_BOOKING = (
+    sqlite_insert(bookings)
+    .on_conflict_do_nothing(index_elements=["connection_id", "uuid"])
+    .returning(bookings.c.id)
+)
 
 
-_INSERT_NEW_BOOKING = {dialect: _insert_new(dialect) for dialect in ("sqlite", "postgresql")}
+class FirstEvent(NamedTuple):
+    """A new booking's first entry in its history (`booking_events`)."""
+
+    at: datetime
+    kind: str
+    actor: str
+    detail: dict[str, Any]
 
 
-async def insert_new_booking(conn: DbConnection, booking: Booking) -> bool:
-    """The booking's row unless its connection already used its uuid (False: nothing written):
-    the uuid check and the insert in one statement. Its places count once `hold_if_room` or
-    `count_new_hold` has run."""
-    inserted = await conn.execute(_INSERT_NEW_BOOKING[conn.dialect.name], _row_values(booking))
-    return inserted.first() is not None
+_WITH_FIRST_EVENT: dict[tuple[str, ...], Any] = {}
+
+
+def _with_first_event(columns: tuple[str, ...]) -> Any:
+    """PostgreSQL: the booking's row, unless its connection used its uuid, and its first event,
+    in one statement (one round trip): the insert is a CTE the event's insert selects from."""
+    statement = _WITH_FIRST_EVENT.get(columns)
+    if statement is None:
+        new = (
+            pg_insert(bookings)
+            .values({name: bindparam(name, type_=bookings.c[name].type) for name in columns})
+            .on_conflict_do_nothing(index_elements=["connection_id", "uuid"])
+            .returning(bookings.c.id)
+            .cte("new_booking")
+        )
+        event = booking_events.c
+        first = select(
+            new.c.id, *(bindparam(f"event_{name}", type_=event[name].type) for name in FirstEvent._fields)
+        )
+        statement = _WITH_FIRST_EVENT[columns] = (
+            insert(booking_events)
+            .from_select(["booking_id", *FirstEvent._fields], first)
+            .returning(event.booking_id)
+            .add_cte(new)
+        )
+    return statement
+
+
+async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstEvent) -> bool:
+    """The booking's row and its first event, unless its connection already used its uuid
+    (False: nothing written): the uuid check and the insert in one statement (PostgreSQL: the
+    event too). Its places count once `hold_if_room` or `count_new_hold` has run."""
+    values = _row_values(booking)
+    if conn.dialect.name == "postgresql":
+        event = {f"event_{name}": value for name, value in first._asdict().items()}
+        inserted = await conn.execute(_with_first_event(tuple(values)), {**values, **event})
+        return inserted.first() is not None
+    if (await conn.execute(_INSERT_NEW_BOOKING, values)).first() is None:
+        return False
+    await add_event(conn, booking.id, *first)
+    return True
 
 
 def _hold_if_room(dialect: str) -> Any:

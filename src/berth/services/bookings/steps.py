@@ -85,6 +85,11 @@ class PreparedBooking:
         return self.policy.lock_key(self.product, self.option, self.slot)
 
 
+def _event_detail(booking: Booking, detail: dict[str, Any] | None) -> dict[str, Any]:
+    """A history entry's detail: the booking's status after the step, and the step's own."""
+    return {"status": booking.status.value, **(detail or {})}
+
+
 class Companions(Protocol):
     """A capability whose bookings change together (octo/packages: a package booking and its
     included bookings)."""
@@ -324,16 +329,17 @@ class BookingSteps:
         actor: str,
         detail: dict[str, Any] | None = None,
         slots: Sequence[SlotKey] | None = None,
+        *,
+        recorded: bool = False,
     ) -> None:
-        """Record a step in the booking's history and announce it: a booking_update for every
-        change of an existing booking, an availability_update for each slot whose held places
-        changed."""
+        """Record a step in the booking's history (unless `recorded` with the booking's row)
+        and announce it: a booking_update for every change of an existing booking, an
+        availability_update for each slot whose held places changed."""
         now = self._clock()
         await self.policies.booking_changed(conn, before, after, now)
         await self._issue_tickets(conn, catalog, before, after)
-        await bookings_repo.add_event(
-            conn, after.id, now, kind, actor, {"status": after.status.value, **(detail or {})}
-        )
+        if not recorded:
+            await bookings_repo.add_event(conn, after.id, now, kind, actor, _event_detail(after, detail))
         if before is not None:
             await self._observer.booking_changed(
                 conn, lambda b: self.loader.exactly(conn, catalog, b), before, after
@@ -510,7 +516,9 @@ class BookingSteps:
                 prepared.resource_ids,
             )  # fmt: skip
             booking = replace(booking, resource_allocations=allocations)
-        if not await bookings_repo.insert_new_booking(conn, booking):
+        detail = {"availabilityId": booking.availability_id}
+        first = bookings_repo.FirstEvent(self._clock(), "reserved", RESELLER, _event_detail(booking, detail))
+        if not await bookings_repo.insert_new_booking(conn, booking, first):
             existing = await bookings_repo.get_by_uuid(conn, booking.connection_id, booking.uuid)
             if existing is None:  # written by a transaction not committed yet (SQLite cannot)
                 raise BadRequest(f"The reservation {booking.uuid!r} conflicted with another; try again")
@@ -518,9 +526,7 @@ class BookingSteps:
         # On PostgreSQL the slot's lock is held from _hold_places to the commit, and every
         # reservation of a departure queues for it: what does not need the lock (the row, its
         # history, the outbox) is written first, so the lock is held for one statement.
-        await self.changed(
-            conn, catalog, None, booking, "reserved", RESELLER, {"availabilityId": booking.availability_id}
-        )
+        await self.changed(conn, catalog, None, booking, "reserved", RESELLER, detail, recorded=True)
         return booking, True
 
     async def hold_in(self, conn: DbConnection, prepared: PreparedBooking, booking: Booking) -> None:
