@@ -19,6 +19,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     tuple_,
     update,
 )
@@ -26,7 +27,16 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
 
-from berth.domain.bookings import HOLDING, Booking, BookingStatus, Cancellation, Contact, UnitItem, place_hold
+from berth.domain.bookings import (
+    HOLDING,
+    Booking,
+    BookingStatus,
+    Cancellation,
+    Contact,
+    PlaceHold,
+    UnitItem,
+    place_hold,
+)  # fmt: skip
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
@@ -304,7 +314,12 @@ async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | Non
     hold = place_hold(booking)
     if hold is None:
         return True
-    parameters = {
+    parameters = _hold_parameters(hold, capacity, now)
+    return (await conn.execute(_HOLD_IF_ROOM[conn.dialect.name], parameters)).first() is not None
+
+
+def _hold_parameters(hold: PlaceHold, capacity: int | None, now: datetime) -> dict[str, Any]:
+    return {
         "product_id": hold.product_id,
         "option_id": hold.option_id,
         "availability_id": hold.availability_id,
@@ -315,7 +330,38 @@ async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | Non
         "capacity": capacity,
         "now": now,
     }
-    return (await conn.execute(_HOLD_IF_ROOM[conn.dialect.name], parameters)).first() is not None
+
+
+_LOCK_AND_HOLD = text(
+    "SELECT berth_lock_and_hold(:product_id, :option_id, :availability_id, :until, :slot_start, :pax, "
+    ":capacity, :need, :now)"
+).bindparams(
+    bindparam("until", type_=UTCDateTime()),
+    bindparam("slot_start", type_=UTCDateTime()),
+    bindparam("now", type_=UTCDateTime()),
+)
+
+
+async def lock_and_hold_if_room(
+    conn: DbConnection, lock_key: tuple[str, str, str], booking: Booking, capacity: int | None, now: datetime
+) -> bool:
+    """Take the slot's lock (`lock_slots`), then `hold_if_room`. On PostgreSQL both in one
+    round trip (the function of migration 0024) when the lock is the hold's own slot and not
+    yet held by the transaction; the lock is then held for that round trip and the COMMIT."""
+    hold = place_hold(booking)
+    held = held_in_transaction(conn)
+    lock = ("slot lock", *lock_key)
+    if (
+        conn.dialect.name != "postgresql"
+        or hold is None
+        or lock in held
+        or lock_key != (hold.product_id, hold.option_id, hold.availability_id)
+    ):
+        await lock_slots(conn, [lock_key])
+        return await hold_if_room(conn, booking, capacity, now)
+    parameters = {**_hold_parameters(hold, capacity, now)}
+    held.add(lock)
+    return await conn.scalar(_LOCK_AND_HOLD, parameters) is not None
 
 
 async def count_new_hold(conn: DbConnection, booking: Booking) -> None:

@@ -559,11 +559,12 @@ class BookingSteps:
         self, conn: DbConnection, product: Product, option: Option, slot: Slot, booking: Booking
     ) -> None:
         """Lock the slot, then check and count a new booking's places in one statement (the
-        departure as staff left it, the places held, the new hold). Raises UNPROCESSABLE_ENTITY."""
+        departure as staff left it, the places held, the new hold); on PostgreSQL the lock and
+        the statement are one round trip. Raises UNPROCESSABLE_ENTITY."""
         now = self._clock()
         if self.locks.checks_in_statement and not (slot.closed or now >= slot.cutoff_utc):
-            await self.locks.lock(conn, [self.policies.of(option).lock_key(product, option, slot)])
-            if await bookings_repo.hold_if_room(conn, booking, slot.capacity, now):
+            key = self.policies.of(option).lock_key(product, option, slot)
+            if await bookings_repo.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
                 return
         # Refused (or no lock: the race tests' read-ahead count): the count, read under the
         # lock, says why; it raises.
