@@ -15,7 +15,13 @@ local seeded = false
 -- not repeat across runs either.
 function bench.uuid()
    if not seeded then
-      math.randomseed(os.time() + (bench_thread_id or 0) * 104729 + math.floor(os.clock() * 1e6))
+      -- From the system's randomness: seeded from the clock (whole seconds and CPU time), two
+      -- runs started close together could draw the same seed, and so the same UUIDs, answered
+      -- as repeats of the earlier run's bookings or refused as another request's uuid.
+      local urandom = assert(io.open("/dev/urandom", "rb"))
+      local a, b, c, d = urandom:read(4):byte(1, 4)
+      urandom:close()
+      math.randomseed(((a * 256 + b) * 256 + c) * 256 + d + (bench_thread_id or 0))
       seeded = true
    end
    uuid_counter = uuid_counter + 1
