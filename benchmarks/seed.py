@@ -786,7 +786,7 @@ async def explain_statements(
     from sqlalchemy.ext.asyncio import create_async_engine
 
     from berth.settings import Settings
-    from berth.store import bookings_repo
+    from berth.store import bookings_repo, departures_repo
     from berth.store.bookings_repo import BookingFilter
     from berth.store.database import SqliteConnection, normalize_url
 
@@ -798,14 +798,14 @@ async def explain_statements(
     now = dt.datetime.now(dt.UTC)
     cap = int(Settings.model_fields["max_list_items"].default)
     calls: list[tuple[str, str, Callable[[Any], Any]]] = [
-        ("availability-1d", "held places of one day's departures (slot_holds)",
-         lambda c: bookings_repo.held_places(c, "thames-sightseeing", "DEFAULT", *slots["day"], now)),
-        ("calendar-30d", "held places of 30 days' departures (slot_holds)",
-         lambda c: bookings_repo.held_places(c, "thames-sightseeing", "DEFAULT", *slots["month"], now)),
+        ("availability-1d", "staff's overrides and held places of one day's departures (UNION ALL)",
+         lambda c: departures_repo.overrides_and_held(c, "thames-sightseeing", "DEFAULT", *slots["day"], now)),
+        ("calendar-30d", "staff's overrides and held places of 30 days' departures (UNION ALL)",
+         lambda c: departures_repo.overrides_and_held(c, "thames-sightseeing", "DEFAULT", *slots["month"], now)),
         ("booking-reserve", "is the uuid new? (get_by_uuid)",
          lambda c: bookings_repo.get_by_uuid(c, sample["connection_id"], "8d0b1c6e-0000-4000-8000-000000000000")),
-        ("booking-reserve", "held places of the departure (slot_holds)",
-         lambda c: bookings_repo.held_places(c, "bench-cruise", "DEFAULT", *slots["cruise"], now)),
+        ("booking-reserve", "the answer's overrides and held places of the departure (UNION ALL)",
+         lambda c: departures_repo.overrides_and_held(c, "bench-cruise", "DEFAULT", *slots["cruise"], now)),
         ("bookings-by-reference", "find_bookings(connection_id, reseller_reference), as GET /octo/bookings",
          lambda c: bookings_repo.find_bookings(
              c, BookingFilter(connection_id=sample["connection_id"], reseller_reference=sample["reseller_reference"]),
@@ -830,7 +830,7 @@ async def explain_statements(
             with engine.connect() as sync_conn:
                 for route, what, call in calls:
                     captured.clear()
-                    await call(SqliteConnection(sync_conn))
+                    await call(SqliteConnection(sync_conn, {}))
                     for statement, parameters in list(captured):
                         rows = sync_conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
                         plans.append(
