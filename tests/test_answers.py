@@ -55,6 +55,20 @@ async def test_reused_until_a_commit_anywhere(services: Services, settings: Sett
     assert compute.computed == 3
 
 
+async def test_answers_of_an_older_mark_are_dropped_once_the_mark_moves(
+    services: Services, settings: Settings, clock: Clock
+) -> None:
+    """They can never be served again: kept, they were memory a busy worker never used."""
+    cache = AnswerCache(services.database, clock, seconds=5)
+    compute = Counting()
+    for question in range(10):
+        await cache.answer(question, compute)
+    assert cache.kept == 10
+    await _commit_elsewhere(settings.database_url)
+    assert await cache.answer("after", compute) == b"answer 11"
+    assert cache.kept == 1
+
+
 async def test_reused_for_at_most_its_seconds(services: Services, clock: Clock) -> None:
     cache = AnswerCache(services.database, clock, seconds=1)
     compute = Counting()

@@ -36,6 +36,12 @@ class AnswerCache:
         self._ttl = timedelta(seconds=seconds)
         self._max = max_answers
         self._kept: dict[Hashable, _Kept] = {}
+        self._mark: object = None  # the mark the kept answers were computed under
+
+    @property
+    def kept(self) -> int:
+        """How many answers are kept now."""
+        return len(self._kept)
 
     async def answer(self, key: Hashable, compute: Callable[[], Awaitable[bytes]]) -> bytes:
         """The encoded answer under `key`: a kept one if still good, else `compute()`'s."""
@@ -50,6 +56,12 @@ class AnswerCache:
             self._kept[key] = self._kept.pop(key)  # the most recently used go last
             return kept.encoded
         encoded = await compute()
+        if mark != self._mark:
+            # Marks only move on: answers computed under another one can never be reused.
+            # Dropped at once rather than when the count pushes them out (a busy server's
+            # worker held thousands of them, megabytes it would never serve).
+            self._kept.clear()
+            self._mark = mark
         self._kept.pop(key, None)
         if len(self._kept) >= self._max:
             self._kept.pop(next(iter(self._kept)))  # the least recently used
