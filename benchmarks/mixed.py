@@ -23,7 +23,7 @@ import random
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -130,6 +130,7 @@ class _Tally:
     latencies_ms: list[float]
     non_2xx: int = 0
     errors: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)  # "400 UNPROCESSABLE_ENTITY": count
 
     def result(self, seconds: float) -> WrkResult:
         count = len(self.latencies_ms)
@@ -144,6 +145,7 @@ class _Tally:
             },
             non_2xx=self.non_2xx,
             socket_errors={"errors": self.errors} if self.errors else {},
+            statuses=dict(self.statuses),
         )
 
 
@@ -167,7 +169,7 @@ async def run_mixed(
             async with session.post(
                 path, data=json.dumps(body), headers={"Content-Type": "application/json"}
             ) as answer:
-                await answer.read()
+                content = await answer.read()
                 ok = answer.status < 400
         except aiohttp.ClientError:
             tally.errors += 1
@@ -175,6 +177,12 @@ async def run_mixed(
         tally.latencies_ms.append((time.perf_counter() - started) * 1000)
         if not ok:
             tally.non_2xx += 1
+            try:
+                code = json.loads(content).get("error", "")
+            except (ValueError, AttributeError):
+                code = ""
+            status = f"{answer.status} {code}".strip()
+            tally.statuses[status] = tally.statuses.get(status, 0) + 1
         return ok
 
     async def connection(session: aiohttp.ClientSession) -> None:
