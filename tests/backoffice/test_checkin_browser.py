@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,20 @@ def camera(
         launched.close()
 
 
+def film(page: Page, seen: Callable[[], None]) -> None:
+    """Start the camera and wait until `seen()` holds. Once, in a CI run on a loaded machine,
+    no code was read for 20 s in one browser (both camera tests failed with the page still
+    "Ready to scan"; every run before and after passed): the camera is started once more, as
+    staff would, before the test gives up."""
+    page.get_by_role("button", name="Start camera").click()
+    try:
+        seen()
+    except AssertionError:
+        page.get_by_role("button", name="Stop camera").click()
+        page.get_by_role("button", name="Start camera").click()
+        seen()
+
+
 def test_the_camera_admits_a_party_and_shows_green(
     camera: tuple[Browser, dict[str, Any], str], server: str
 ) -> None:
@@ -144,9 +158,8 @@ def test_the_camera_admits_a_party_and_shows_green(
     expect(page.locator("#gate-kept")).not_to_have_text("not yet")
     expect(page.locator("#gate-expected")).to_have_text("2")
     shot(page, "ready")
-    page.get_by_role("button", name="Start camera").click()
     # The voucher of a party of two: staff see both guests ticked and admit them.
-    expect(page.locator("#gate-verdict")).to_have_text("Who is here?", timeout=20_000)
+    film(page, lambda: expect(page.locator("#gate-verdict")).to_have_text("Who is here?", timeout=20_000))
     expect(page.locator(".gate-units input:checked")).to_have_count(2)
     page.get_by_role("button", name="Stop camera").click()
     shot(page, "choose")
@@ -167,8 +180,7 @@ def test_the_camera_admits_a_party_and_shows_green(
 def test_the_same_code_again_shows_red(camera: tuple[Browser, dict[str, Any], str], server: str) -> None:
     browser, party, slot = camera
     page, problems = open_scanner(browser, server, slot)
-    page.get_by_role("button", name="Start camera").click()
-    expect(page.locator("#gate-result")).to_have_class("gate-result bad", timeout=20_000)
+    film(page, lambda: expect(page.locator("#gate-result")).to_have_class("gate-result bad", timeout=20_000))
     expect(page.locator("#gate-verdict")).to_have_text("Already admitted")
     expect(page.locator("#gate-detail")).to_contain_text("by BERTH_ADMIN_TOKEN on phone-")
     page.get_by_role("button", name="Stop camera").click()
