@@ -227,32 +227,29 @@ class FirstEvent(NamedTuple):
     detail: dict[str, Any]
 
 
-_WITH_FIRST_EVENT: dict[tuple[str, ...], Any] = {}
-
-
-def _with_first_event(columns: tuple[str, ...]) -> Any:
+def _with_first_event() -> Any:
     """PostgreSQL: the booking's row, unless its connection used its uuid, and its first event,
     in one statement (one round trip): the insert is a CTE the event's insert selects from."""
-    statement = _WITH_FIRST_EVENT.get(columns)
-    if statement is None:
-        new = (
-            pg_insert(bookings)
-            .values({name: bindparam(name, type_=bookings.c[name].type) for name in columns})
-            .on_conflict_do_nothing(index_elements=["connection_id", "uuid"])
-            .returning(bookings.c.id)
-            .cte("new_booking")
-        )
-        event = booking_events.c
-        first = select(
-            new.c.id, *(bindparam(f"event_{name}", type_=event[name].type) for name in FirstEvent._fields)
-        )
-        statement = _WITH_FIRST_EVENT[columns] = (
-            insert(booking_events)
-            .from_select(["booking_id", *FirstEvent._fields], first)
-            .returning(event.booking_id)
-            .add_cte(new)
-        )
-    return statement
+    new = (
+        pg_insert(bookings)
+        .values({column.key: bindparam(column.key, type_=column.type) for column in bookings.c})
+        .on_conflict_do_nothing(index_elements=["connection_id", "uuid"])
+        .returning(bookings.c.id)
+        .cte("new_booking")
+    )
+    event = booking_events.c
+    first = select(
+        new.c.id, *(bindparam(f"event_{name}", type_=event[name].type) for name in FirstEvent._fields)
+    )
+    return (
+        insert(booking_events)
+        .from_select(["booking_id", *FirstEvent._fields], first)
+        .returning(event.booking_id)
+        .add_cte(new)
+    )
+
+
+_INSERT_NEW_WITH_FIRST_EVENT = _with_first_event()
 
 
 async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstEvent) -> bool:
@@ -262,7 +259,7 @@ async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstE
     values = _row_values(booking)
     if conn.dialect.name == "postgresql":
         event = {f"event_{name}": value for name, value in first._asdict().items()}
-        inserted = await conn.execute(_with_first_event(tuple(values)), {**values, **event})
+        inserted = await conn.execute(_INSERT_NEW_WITH_FIRST_EVENT, {**values, **event})
         return inserted.first() is not None
     if (await conn.execute(_INSERT_NEW_BOOKING, values)).first() is None:
         return False
@@ -359,9 +356,8 @@ async def lock_and_hold_if_room(
     ):
         await lock_slots(conn, [lock_key])
         return await hold_if_room(conn, booking, capacity, now)
-    parameters = {**_hold_parameters(hold, capacity, now)}
     held.add(lock)
-    return await conn.scalar(_LOCK_AND_HOLD, parameters) is not None
+    return await conn.scalar(_LOCK_AND_HOLD, _hold_parameters(hold, capacity, now)) is not None
 
 
 async def count_new_hold(conn: DbConnection, booking: Booking) -> None:

@@ -376,13 +376,11 @@ class Database:
             async with self._group_commit.transaction() as batched:
                 yield batched
             return
-        if self._sqlite is not None:
-            turn = self._write_turn() if write else contextlib.nullcontext()
-            async with turn:
-                with self._connect_sqlite_writer() if write else self._connect_sqlite() as sync_conn:
-                    sqlite, info = self._sqlite_connection(sync_conn)
-                    with sync_conn.begin():
-                        yield sqlite
+        if self._sqlite is not None:  # reads, and writes to an in-memory database (no lock file)
+            with self._connect_sqlite_writer() if write else self._connect_sqlite() as sync_conn:
+                sqlite, info = self._sqlite_connection(sync_conn)
+                with sync_conn.begin():
+                    yield sqlite
         else:
             async with self._connect() as conn:
                 info = _transaction_info()
@@ -398,9 +396,7 @@ class Database:
         of up to 100 ms, so under load writers starve while the database sits idle.) A free
         lock is taken at once; a taken one is waited for in a thread. Within a process one leader
         of a batch at a time takes it (`berth.store.group_commit`)."""
-        if self._lock_path is None:
-            yield
-            return
+        assert self._lock_path is not None  # a file database's: only group commit takes it
         if self._lock_fd is None:
             try:
                 self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)

@@ -96,14 +96,17 @@ _ACTIVE = (
 _ACTIVE_OF_CONNECTION = _ACTIVE.where(webhooks.c.connection_id == bindparam("connection_id"))
 
 
+_READ = "webhooks read"  # the transaction memo's entry: (event, connection, limit) -> webhooks
+
+
 async def active_webhooks(
     conn: DbConnection, event: WebhookEvent, connection_id: str | None = None, limit: int | None = None
 ) -> list[Webhook]:
     """Enabled webhooks for an event: one connection's, or every connection's. Read once per
     transaction (a reservation, an order's bookings, a departure's changes each ask again)."""
-    memo = transaction_memo(conn)
-    key = (_ACTIVE, event, connection_id, limit)
-    found: list[Webhook] | None = memo.get(key)
+    read = transaction_memo(conn).setdefault(_READ, {})
+    key = (event, connection_id, limit)
+    found: list[Webhook] | None = read.get(key)
     if found is not None:
         return found
     parameters: dict[str, Any] = {"event": event.value, "limit": limit or _NO_LIMIT}
@@ -111,15 +114,13 @@ async def active_webhooks(
         rows = await conn.execute(_ACTIVE, parameters)
     else:
         rows = await conn.execute(_ACTIVE_OF_CONNECTION, {**parameters, "connection_id": connection_id})
-    found = memo[key] = [_webhook(row) for row in rows]
+    found = read[key] = [_webhook(row) for row in rows]
     return found
 
 
 def _changed(conn: DbConnection) -> None:
     """The transaction changed webhooks: what it read of them is read again."""
-    memo = transaction_memo(conn)
-    for key in [key for key in memo if isinstance(key, tuple) and key and key[0] is _ACTIVE]:
-        del memo[key]
+    transaction_memo(conn).pop(_READ, None)
 
 
 async def delete_webhooks(conn: DbConnection, ids: list[str]) -> None:
