@@ -40,7 +40,7 @@ from berth.domain.bookings import (
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
-from berth.store.database import DbConnection, held_in_transaction
+from berth.store.database import DbConnection, close_with, held_in_transaction, sql_literal
 from berth.store.tables import booking_events, bookings, departure_overrides, slot_holds, slot_locks
 from berth.store.types import UTCDateTime
 
@@ -358,6 +358,34 @@ async def lock_and_hold_if_room(
         return await hold_if_room(conn, booking, capacity, now)
     held.add(lock)
     return await conn.scalar(_LOCK_AND_HOLD, _hold_parameters(hold, capacity, now)) is not None
+
+
+_HOLD_OR_REFUSE_KINDS = (
+    ("product_id", String()), ("option_id", String()), ("availability_id", String()),
+    ("until", UTCDateTime()), ("slot_start", UTCDateTime()), ("pax", Integer()), ("capacity", Integer()),
+    ("need", Integer()), ("now", UTCDateTime()),
+)  # fmt: skip
+
+
+def hold_at_commit(
+    conn: DbConnection, lock_key: tuple[str, str, str], booking: Booking, capacity: int | None, now: datetime
+) -> bool:
+    """`lock_and_hold_if_room` as the transaction's closing statement (`close_with`): the
+    departure's lock, the check and the hold are sent with the COMMIT, and the lock is held
+    for the server's time alone. Where the transaction may close so, and the lock is the
+    hold's own slot, not yet held: True, and the transaction raises ClosingRefused if there
+    is no room. Anywhere else False, with nothing done."""
+    hold = place_hold(booking)
+    held = held_in_transaction(conn)
+    lock = ("slot lock", *lock_key)
+    if hold is None or lock in held or lock_key != (hold.product_id, hold.option_id, hold.availability_id):
+        return False
+    values = _hold_parameters(hold, capacity, now)
+    arguments = ", ".join(sql_literal(conn, kind, values[name]) for name, kind in _HOLD_OR_REFUSE_KINDS)
+    if not close_with(conn, f"SELECT berth_hold_or_refuse({arguments})"):
+        return False
+    held.add(lock)
+    return True
 
 
 async def count_new_hold(conn: DbConnection, booking: Booking) -> None:

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal, Protocol, TypeVar
 
+import asyncpg
 import orjson
 from sqlalchemy import Connection, CursorResult, Dialect, Engine, ScalarResult, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -26,6 +27,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.base import Executable
+from sqlalchemy.types import TypeEngine
 
 from berth.store.change_marks import PostgresMarks, SqliteMarks
 from berth.store.group_commit import GroupCommit
@@ -168,9 +170,46 @@ class SqliteConnection:
         return self._info
 
 
-def _transaction_info() -> dict[Any, Any]:
-    # A new list each time: a failed transaction's callbacks are dropped with it.
-    return {_AFTER_COMMIT: [], _HELD: set(), _MEMO: {}}
+_CLOSING = "berth.closing_statement"
+# The SQLSTATE a closing statement raises to refuse (migration 0025's `berth_hold_or_refuse`).
+REFUSED = "BR001"
+
+
+class ClosingRefused(Exception):
+    """The statement a transaction was to close with (`close_with`) refused: the transaction
+    was rolled back, nothing of it was written."""
+
+
+def close_with(conn: DbConnection, statement: str) -> bool:
+    """PostgreSQL, in a transaction opened with `closing=True`: send `statement` (SQL with its
+    values written in: `sql_literal`) as the transaction's last statement, in the same message as
+    its COMMIT, once the transaction's block is done. The locks it takes are then held for the
+    server's time alone, not for its answer's trip to the client and the COMMIT's trip back.
+    To refuse, it raises SQLSTATE `REFUSED`: the transaction is rolled back and `transaction`
+    raises ClosingRefused. The caller runs no statement after it in the block.
+
+    False (nothing kept) in any other transaction: the caller sends its statement itself."""
+    closing = conn.info.get(_CLOSING)
+    if not isinstance(closing, list) or closing:
+        return False
+    closing.append(statement)
+    return True
+
+
+def sql_literal(conn: DbConnection, kind: TypeEngine[Any], value: Any) -> str:
+    """`value` written as an SQL literal of `kind` for `close_with`, by SQLAlchemy's literal
+    processors for the connection's dialect (which know the server's string escaping)."""
+    if value is None:
+        return "NULL"
+    process = kind.literal_processor(conn.dialect)
+    assert process is not None, kind
+    return str(process(value))
+
+
+def _transaction_info(*, closing: bool = False) -> dict[Any, Any]:
+    # A new list each time: a failed transaction's callbacks are dropped with it. A pooled
+    # PostgreSQL connection's info outlives its transactions: every key is set afresh.
+    return {_AFTER_COMMIT: [], _HELD: set(), _MEMO: {}, _CLOSING: [] if closing else None}
 
 
 def _run_after_commit(info: dict[Any, Any]) -> None:
@@ -252,6 +291,8 @@ class Database:
         self._sqlite: Engine | None = None
         self._async: AsyncEngine | None = None
         self._marks: SqliteMarks | PostgresMarks | None = None
+        # Called with each closing statement sent (`close_with`): statement counts see them.
+        self.closing_listeners: list[Callable[[str], None]] = []
         if self.is_sqlite:
             path = make_url(self.url).database
             in_memory = not path or path == ":memory:"
@@ -371,7 +412,9 @@ class Database:
         return SqliteConnection(sync_conn, info), info
 
     @asynccontextmanager
-    async def transaction(self, *, write: bool) -> AsyncIterator[DbConnection]:
+    async def transaction(self, *, write: bool, closing: bool = False) -> AsyncIterator[DbConnection]:
+        """A transaction; `write` ones change the database. `closing`: on PostgreSQL, the block
+        may leave its last statement to be sent with the COMMIT (`close_with`)."""
         if write and self._group_commit is not None:
             async with self._group_commit.transaction() as batched:
                 yield batched
@@ -383,11 +426,34 @@ class Database:
                     yield sqlite
         else:
             async with self._connect() as conn:
-                info = _transaction_info()
+                info = _transaction_info(closing=closing)
                 conn.info.update(info)
                 async with conn.begin():
                     yield conn
+                    if info[_CLOSING]:
+                        await self._send_closing(conn, info[_CLOSING][0])
         _run_after_commit(info)
+
+    async def _send_closing(self, conn: AsyncConnection, statement: str) -> None:
+        """The closing statement and the COMMIT in one message (the simple query protocol: one
+        round trip). An error in the statement makes the server skip the rest, so the COMMIT
+        is only run after it succeeded; the BEGIN after it opens the empty transaction
+        SQLAlchemy then commits as usual. (A block that sent nothing has no transaction begun
+        yet, SQLAlchemy's BEGIN being lazy: the statement alone is then its own transaction.)"""
+        for listener in self.closing_listeners:
+            listener(statement)
+        driver = (await conn.get_raw_connection()).driver_connection
+        assert driver is not None  # checked out: the pool hands out live connections
+        message = f"{statement}; COMMIT; BEGIN" if driver.is_in_transaction() else statement
+        try:
+            await driver.execute(message)
+        except asyncpg.PostgresError as exc:
+            if exc.sqlstate == REFUSED:
+                raise ClosingRefused(str(exc)) from exc
+            raise
+        except (OSError, asyncpg.InterfaceError) as exc:
+            await conn.invalidate()
+            raise DatabaseUnavailable(f"lost the connection to {describe_database(self.url)}") from exc
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:

@@ -91,7 +91,9 @@ class BookingExtension:
 
     async def hold(self, conn: DbConnection, locks: SlotLocks, holding: Holding) -> None:
         """Take (or give back) what the booking holds of the extension's stock, in the step's
-        transaction; raises an OCTO error when it is not there."""
+        transaction; raises an OCTO error when it is not there. Writes nothing for a booking
+        that has no document of the extension (a reservation without any may leave its check
+        of places to its COMMIT: `BookingSteps._hold_places`)."""
         return None
 
     def charges(self, booking: Booking, product: Product, option: Option) -> list[Price]:

@@ -22,7 +22,7 @@ from berth.services.bookings.steps import BookingSteps, CompanionStep, PreparedB
 from berth.services.clock import Clock
 from berth.store import bookings_repo
 from berth.store.bookings_repo import BookingFilter
-from berth.store.database import Database, DbConnection
+from berth.store.database import ClosingRefused, Database, DbConnection
 
 
 class Grouping(Protocol):
@@ -71,8 +71,12 @@ class ResellerBookings:
         prepared = self._steps.prepare(catalog, connection_id, data, test_mode=test_mode)
         await self._steps.read_ahead(prepared)
         try:
-            async with self._db.transaction(write=True) as conn:
-                booking, _ = await self._steps.place_in(conn, catalog, prepared)
+            try:
+                booking = await self._place(catalog, prepared, closing=True)
+            except ClosingRefused:
+                # The places were not there at the COMMIT (nothing was written): placed again
+                # with the check inside the transaction, which says why (or finds them freed).
+                booking = await self._place(catalog, prepared, closing=False)
         except IntegrityError:
             return await self.repeated(catalog, prepared)
         # Serialized after commit: the write lock is held only for the write itself. The reads
@@ -80,6 +84,13 @@ class ResellerBookings:
         # COMMIT round trips around them.
         async with self._db.single_read() as conn:
             return await self._loader.one(conn, catalog, booking)
+
+    async def _place(self, catalog: Catalog, prepared: PreparedBooking, *, closing: bool) -> Booking:
+        """The reservation's one transaction. `closing`: on PostgreSQL its check-and-hold may be
+        sent with the COMMIT (nothing follows it here)."""
+        async with self._db.transaction(write=True, closing=closing) as conn:
+            booking, _ = await self._steps.place_in(conn, catalog, prepared)
+        return booking
 
     async def repeated(self, catalog: Catalog, prepared: PreparedBooking) -> BookingDetails:
         """After losing a race on the uuid's unique constraint: answer as a repeat of the winner."""

@@ -560,10 +560,16 @@ class BookingSteps:
     ) -> None:
         """Lock the slot, then check and count a new booking's places in one statement (the
         departure as staff left it, the places held, the new hold); on PostgreSQL the lock and
-        the statement are one round trip. Raises UNPROCESSABLE_ENTITY."""
+        the statement are one round trip, or are sent with the COMMIT where the transaction
+        allows it and nothing follows (the booking's extensions hold nothing: it has none).
+        Raises UNPROCESSABLE_ENTITY (or, from the COMMIT, ClosingRefused)."""
         now = self._clock()
         if self.locks.checks_in_statement and not (slot.closed or now >= slot.cutoff_utc):
             key = self.policies.of(option).lock_key(product, option, slot)
+            if not booking.extensions and bookings_repo.hold_at_commit(
+                conn, key, booking, slot.capacity, now
+            ):
+                return
             if await bookings_repo.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
                 return
         # Refused (or no lock: the race tests' read-ahead count): the count, read under the
