@@ -392,12 +392,24 @@ async def count_new_hold(conn: DbConnection, booking: Booking) -> None:
     await _count_holds(conn, None, booking)
 
 
-async def save_booking(conn: DbConnection, booking: Booking, before: Booking) -> None:
+async def save_booking(
+    conn: DbConnection, booking: Booking, before: Booking, *, move_places: bool = True
+) -> None:
     """Store `booking` over `before`, the version read in this transaction (or that version
-    as of now: a hold whose time has passed counts nothing either way)."""
+    as of now: a hold whose time has passed counts nothing either way). Its places move with
+    it, unless `move_places` is False: the caller then calls `move_places` itself, later."""
     values = _row_values(booking)
     values["booking_id"] = values.pop("id")
     await conn.execute(_SAVE_BOOKING, values)
+    if move_places:
+        await _count_holds(conn, before, booking)
+
+
+async def move_places(conn: DbConnection, before: Booking, booking: Booking) -> None:
+    """`save_booking`'s move of the booking's places, sent on its own: a move that leaves the
+    slot's sum as it was (a confirmation's, from its expiry's count to the count held for
+    good) can come last in its transaction, so that the count rows it locks, which every
+    confirmation of the departure updates, are held for the COMMIT only."""
     await _count_holds(conn, before, booking)
 
 

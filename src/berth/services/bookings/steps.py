@@ -617,6 +617,9 @@ class BookingSteps:
             else booking.unit_items
         )
         pax = pax_of(option, [i.unit_id for i in items])
+        # Places the same as held: the slot's sum of places held stays as it is, and the count
+        # moves last (`bookings_repo.move_places`).
+        same_places = pax == booking.pax and slot_end == booking.slot_end
         if slot is not None and (pax > booking.pax or slot_end != booking.slot_end) and not booking.test_mode:
             await self._take_places(conn, product, option, slot, booking, pax, excluding=booking.id)
         contact = booking.contact if data.contact is None else data.contact
@@ -649,12 +652,14 @@ class BookingSteps:
             updated_at=now,
         )
         confirmed = self.extensions.apply(Stage.CONFIRM, product, option, slot, confirmed, data.extensions)
-        await bookings_repo.save_booking(conn, confirmed, booking)
+        await bookings_repo.save_booking(conn, confirmed, booking, move_places=not same_places)
         await self.extensions.hold(
             conn, self.locks, self._holding(product, option, slot, booking, confirmed, now)
         )
         receipt = {"emailReceipt": True} if data.email_receipt else None
         await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER, receipt)
+        if same_places:
+            await bookings_repo.move_places(conn, booking, confirmed)
         return confirmed
 
     # --- change ------------------------------------------------------------------------------
