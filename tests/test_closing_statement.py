@@ -19,7 +19,15 @@ from berth.container import Services
 from berth.domain.errors import UnprocessableEntity
 from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
-from berth.store.database import ClosingRefused, Database, DbConnection, close_with, sql_literal
+from berth.store.database import (
+    ClosingRefused,
+    Database,
+    DatabaseUnavailable,
+    DbConnection,
+    close_with,
+    fault_of,
+    sql_literal,
+)
 from berth.store.tables import booking_events, bookings, slot_holds, slot_locks
 from berth.store.types import UTCDateTime
 from tests.statement_counts import counting
@@ -97,6 +105,18 @@ async def test_values_written_into_a_statement_come_back_exactly(db: Database) -
         sent = await conn.scalar(text(f"SELECT {sql_literal(conn, UTCDateTime(), at)}::timestamp"))
         assert sent == at.replace(tzinfo=None)
         assert sql_literal(conn, String(), None) == "NULL"
+
+
+async def test_a_connection_lost_with_the_commit_is_the_database_unavailable(db: Database) -> None:
+    with pytest.raises(DatabaseUnavailable) as raised:
+        async with db.transaction(write=True, closing=True) as conn:
+            await conn.execute(text("INSERT INTO slot_locks VALUES ('lost', 'o', 'a')"))
+            assert close_with(conn, "SELECT pg_terminate_backend(pg_backend_pid())")
+    assert fault_of(raised.value) == "unavailable"
+    assert await _locks(db) == []
+    for _ in range(3):  # the pool dropped the lost connection: every one it hands out works
+        async with db.transaction(write=True) as conn:
+            await conn.execute(text("SELECT 1"))
 
 
 def _request(uuid: str, adults: int = 1) -> ReserveInput:

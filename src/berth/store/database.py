@@ -447,13 +447,19 @@ class Database:
         message = f"{statement}; COMMIT; BEGIN" if driver.is_in_transaction() else statement
         try:
             await driver.execute(message)
+            return
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == REFUSED:
                 raise ClosingRefused(str(exc)) from exc
-            raise
+            if not driver.is_closed():
+                raise
+            lost: BaseException = exc
         except (OSError, asyncpg.InterfaceError) as exc:
-            await conn.invalidate()
-            raise DatabaseUnavailable(f"lost the connection to {describe_database(self.url)}") from exc
+            lost = exc
+        # Sent past SQLAlchemy, so its marking of a lost connection is done here: the pool
+        # drops it, and the request is answered as any other that lost the database.
+        await conn.invalidate()
+        raise DatabaseUnavailable(f"lost the connection to {describe_database(self.url)}") from lost
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:
