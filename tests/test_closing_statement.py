@@ -15,10 +15,12 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import String, func, select, text
 
+from berth.capabilities.cart.orders import OrderInput
 from berth.container import Services
+from berth.domain.bookings import HELD_FOR_GOOD, Contact
 from berth.domain.errors import UnprocessableEntity
 from berth.domain.staff import COMMAND_LINE
-from berth.services.bookings.inputs import ReserveInput, UnitItemInput
+from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
 from berth.store.database import (
     ClosingRefused,
     Database,
@@ -34,6 +36,7 @@ from tests.statement_counts import counting
 from tests.test_catalog_import import MINIMAL
 
 SLOT = "2026-06-02T10:00:00+01:00"
+GUEST = Contact({"firstName": "Ada", "lastName": "Guest", "emailAddress": "ada@example.com"})
 AWKWARD = ("it's", "back\\slash\\", "$$dollar$$", "E'\\x41'", "Zürich ✓", "")
 
 
@@ -160,3 +163,36 @@ async def test_a_reservation_refused_at_the_commit_says_why_and_writes_nothing(
     # The place left is still for the taking, through the closing statement.
     await services.bookings.reserve(catalog, connection.id, _request("one"))
     assert (await _written(services))[2] == 3
+
+
+async def _counts(services: Services) -> dict[str, int]:
+    """Places held in the bench slot's count rows: for good, and until some expiry."""
+    async with services.database.transaction(write=False) as conn:
+        rows = await conn.execute(select(slot_holds.c.until, slot_holds.c.pax))
+        counts = {"for good": 0, "on hold": 0}
+        for until, pax in rows:
+            counts["for good" if until == HELD_FOR_GOOD else "on hold"] += pax
+        return counts
+
+
+async def test_a_confirmation_moves_its_places_with_the_commit_unless_more_follows(
+    db: Database, services: Services
+) -> None:
+    await services.catalog.import_text(MINIMAL, actor=COMMAND_LINE)
+    connection = await services.connections.ensure("Closer", "closer-key")
+    catalog = (await services.catalog.snapshot()).catalog
+    await services.bookings.reserve(catalog, connection.id, _request("alone", adults=2))
+    await services.orders.create(
+        catalog, connection.id, OrderInput(bookings=(_request("ordered", adults=3),))
+    )
+    assert await _counts(services) == {"for good": 0, "on hold": 5}
+    with counting(db) as alone:
+        await services.bookings.confirm(catalog, connection.id, "alone", ConfirmInput(contact=GUEST))
+    assert alone.sent[alone.kinds().index("COMMIT") - 1].endswith("; COMMIT; BEGIN"), alone.kinds()
+    assert await _counts(services) == {"for good": 2, "on hold": 3}
+    # A booking of an order: the order follows it in the same transaction, after the step, so
+    # its count moves in its place and the COMMIT goes alone.
+    with counting(db) as ordered:
+        await services.bookings.confirm(catalog, connection.id, "ordered", ConfirmInput(contact=GUEST))
+    assert not any(sent.endswith("; COMMIT; BEGIN") for sent in ordered.sent), ordered.sent
+    assert await _counts(services) == {"for good": 5, "on hold": 0}

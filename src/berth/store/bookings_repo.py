@@ -180,9 +180,9 @@ def _move_holds(dialect: str) -> Any:
 _MOVE_HOLDS = {dialect: _move_holds(dialect) for dialect in ("sqlite", "postgresql")}
 
 
-async def _count_holds(conn: DbConnection, before: Booking | None, after: Booking | None) -> None:
-    """Move the booking's places in slot_holds from what `before` counted to what `after` does
-    (rows in key order, so two writers moving places between the same slots cannot deadlock)."""
+def _hold_rows(before: Booking | None, after: Booking | None) -> list[dict[str, Any]]:
+    """The slot_holds rows that move the booking's places from what `before` counted to what
+    `after` does, each with the places it adds (negative: takes away), in key order."""
     changes: dict[tuple[str, str, str, datetime], tuple[datetime, int]] = {}
     for hold, sign in (
         (place_hold(before) if before else None, -1),
@@ -191,11 +191,17 @@ async def _count_holds(conn: DbConnection, before: Booking | None, after: Bookin
         if hold is not None:
             key = (hold.product_id, hold.option_id, hold.availability_id, hold.until)
             changes[key] = (hold.slot_start, changes.get(key, (hold.slot_start, 0))[1] + sign * hold.pax)
-    rows = [
+    return [
         {**dict(zip(_HOLD_KEY, key, strict=True)), "slot_start": slot_start, "pax": pax}
         for key, (slot_start, pax) in sorted(changes.items())
         if pax
     ]
+
+
+async def _count_holds(conn: DbConnection, before: Booking | None, after: Booking | None) -> None:
+    """Move the booking's places in slot_holds from what `before` counted to what `after` does
+    (rows in key order, so two writers moving places between the same slots cannot deadlock)."""
+    rows = _hold_rows(before, after)
     if len(rows) == 2:
         moved = {f"{name}_{n}": value for n, row in enumerate(rows) for name, value in row.items()}
         await conn.execute(_MOVE_HOLDS[conn.dialect.name], moved)
@@ -403,6 +409,32 @@ async def save_booking(
     await conn.execute(_SAVE_BOOKING, values)
     if move_places:
         await _count_holds(conn, before, booking)
+
+
+_HOLD_ROW_KINDS = (
+    ("product_id", String()), ("option_id", String()), ("availability_id", String()),
+    ("until", UTCDateTime()), ("slot_start", UTCDateTime()), ("pax", Integer()),
+)  # fmt: skip
+
+
+def move_places_at_commit(conn: DbConnection, before: Booking, booking: Booking) -> bool:
+    """`move_places` as the transaction's closing statement (`close_with`), sent with the
+    COMMIT: the count rows it locks are then held for the server's time alone. False, with
+    nothing done, where the transaction may not close so (or nothing moves)."""
+    rows = _hold_rows(before, booking)
+    if not rows:
+        return False
+    values = ", ".join(
+        "(" + ", ".join(sql_literal(conn, kind, row[name]) for name, kind in _HOLD_ROW_KINDS) + ")"
+        for row in rows
+    )
+    columns = ", ".join(name for name, _ in _HOLD_ROW_KINDS)
+    key = ", ".join(_HOLD_KEY)
+    return close_with(
+        conn,
+        f"INSERT INTO slot_holds ({columns}) VALUES {values} "
+        f"ON CONFLICT ({key}) DO UPDATE SET pax = slot_holds.pax + excluded.pax",
+    )
 
 
 async def move_places(conn: DbConnection, before: Booking, booking: Booking) -> None:

@@ -196,6 +196,13 @@ def close_with(conn: DbConnection, statement: str) -> bool:
     return True
 
 
+def forgo_closing(conn: DbConnection) -> None:
+    """The transaction's block will run statements after the point where a step would leave its
+    last one to the COMMIT (`close_with`): every statement is sent in its place instead."""
+    if _CLOSING in conn.info:
+        conn.info[_CLOSING] = None
+
+
 def sql_literal(conn: DbConnection, kind: TypeEngine[Any], value: Any) -> str:
     """`value` written as an SQL literal of `kind` for `close_with`, by SQLAlchemy's literal
     processors for the connection's dialect (which know the server's string escaping)."""

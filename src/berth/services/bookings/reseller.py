@@ -133,8 +133,9 @@ class ResellerBookings:
         companion: CompanionStep,
         *,
         skip: Sequence[BookingStatus] = (),
+        closing: bool = False,
     ) -> BookingDetails:
-        async with self._db.transaction(write=True) as conn:
+        async with self._db.transaction(write=True, closing=closing) as conn:
             booking = await self._owned(conn, connection_id, uuid)
             after = await self._steps.with_companions(
                 conn, catalog, booking, verb, first, companion, skip=skip
@@ -153,6 +154,7 @@ class ResellerBookings:
             catalog, connection_id, uuid, "confirm",
             lambda conn, b: self._steps.confirm_in(conn, catalog, b, data, now),
             lambda conn, b, _: self._steps.confirm_in(conn, catalog, b, for_companions, now),
+            closing=True,  # its count's move may go with the COMMIT (BookingSteps.confirm_in)
         )  # fmt: skip
 
     async def extend(

@@ -62,7 +62,7 @@ from berth.services.clock import Clock
 from berth.services.events import ChangeObserver, GuestNotices
 from berth.settings import Settings
 from berth.store import bookings_repo, orders_repo, tickets_repo
-from berth.store.database import DbConnection
+from berth.store.database import DbConnection, forgo_closing
 
 
 @dataclass(frozen=True)
@@ -412,6 +412,8 @@ class BookingSteps:
         """Apply `first` to the (locked, as-of-now) booking and `companion` to each of its
         companions not in a `skip` status: all of them change, or none; its order follows."""
         companions = await self.companions(conn, booking, verb, staff=staff)
+        if companions or booking.order_id is not None:
+            forgo_closing(conn)  # their steps and the order's come after `first`'s
         after = await first(conn, booking)
         for member in companions:
             if member.status in skip:
@@ -658,7 +660,7 @@ class BookingSteps:
         )
         receipt = {"emailReceipt": True} if data.email_receipt else None
         await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER, receipt)
-        if same_places:
+        if same_places and not bookings_repo.move_places_at_commit(conn, booking, confirmed):
             await bookings_repo.move_places(conn, booking, confirmed)
         return confirmed
 
