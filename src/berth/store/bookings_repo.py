@@ -40,7 +40,7 @@ from berth.domain.bookings import (
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
-from berth.store.database import DbConnection, close_with, held_in_transaction, sql_literal
+from berth.store.database import DbConnection, close_with, held_in_transaction, may_close, sql_literal
 from berth.store.tables import booking_events, bookings, departure_overrides, slot_holds, slot_locks
 from berth.store.types import UTCDateTime
 
@@ -366,11 +366,18 @@ async def lock_and_hold_if_room(
     return await conn.scalar(_LOCK_AND_HOLD, _hold_parameters(hold, capacity, now)) is not None
 
 
-_HOLD_OR_REFUSE_KINDS = (
+# The columns of a slot_holds row, and the SQL types their values are written in as (`sql_literal`).
+_HOLD_ROW_KINDS = (
     ("product_id", String()), ("option_id", String()), ("availability_id", String()),
-    ("until", UTCDateTime()), ("slot_start", UTCDateTime()), ("pax", Integer()), ("capacity", Integer()),
-    ("need", Integer()), ("now", UTCDateTime()),
+    ("until", UTCDateTime()), ("slot_start", UTCDateTime()), ("pax", Integer()),
 )  # fmt: skip
+# berth_hold_or_refuse's arguments: a hold's row, then what `hold_if_room` checks it against.
+_HOLD_OR_REFUSE_KINDS = (
+    *_HOLD_ROW_KINDS,
+    ("capacity", Integer()),
+    ("need", Integer()),
+    ("now", UTCDateTime()),
+)
 
 
 def hold_at_commit(
@@ -381,6 +388,8 @@ def hold_at_commit(
     for the server's time alone. Where the transaction may close so, and the lock is the
     hold's own slot, not yet held: True, and the transaction raises ClosingRefused if there
     is no room. Anywhere else False, with nothing done."""
+    if not may_close(conn):
+        return False
     hold = place_hold(booking)
     held = held_in_transaction(conn)
     lock = ("slot lock", *lock_key)
@@ -411,17 +420,11 @@ async def save_booking(
         await _count_holds(conn, before, booking)
 
 
-_HOLD_ROW_KINDS = (
-    ("product_id", String()), ("option_id", String()), ("availability_id", String()),
-    ("until", UTCDateTime()), ("slot_start", UTCDateTime()), ("pax", Integer()),
-)  # fmt: skip
-
-
 def move_places_at_commit(conn: DbConnection, before: Booking, booking: Booking) -> bool:
     """`move_places` as the transaction's closing statement (`close_with`), sent with the
     COMMIT: the count rows it locks are then held for the server's time alone. False, with
     nothing done, where the transaction may not close so (or nothing moves)."""
-    rows = _hold_rows(before, booking)
+    rows = _hold_rows(before, booking) if may_close(conn) else []
     if not rows:
         return False
     values = ", ".join(

@@ -180,6 +180,12 @@ class ClosingRefused(Exception):
     was rolled back, nothing of it was written."""
 
 
+def may_close(conn: DbConnection) -> bool:
+    """Whether the transaction may still leave a statement to its COMMIT (`close_with`)."""
+    closing = conn.info.get(_CLOSING)
+    return isinstance(closing, list) and not closing
+
+
 def close_with(conn: DbConnection, statement: str) -> bool:
     """PostgreSQL, in a transaction opened with `closing=True`: send `statement` (SQL with its
     values written in: `sql_literal`) as the transaction's last statement, in the same message as
@@ -189,10 +195,9 @@ def close_with(conn: DbConnection, statement: str) -> bool:
     raises ClosingRefused. The caller runs no statement after it in the block.
 
     False (nothing kept) in any other transaction: the caller sends its statement itself."""
-    closing = conn.info.get(_CLOSING)
-    if not isinstance(closing, list) or closing:
+    if not may_close(conn):
         return False
-    closing.append(statement)
+    conn.info[_CLOSING].append(statement)
     return True
 
 
