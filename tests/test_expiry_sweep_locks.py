@@ -19,6 +19,7 @@ from berth.container import Services, build_services
 from berth.domain.bookings import Contact
 from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
 from berth.settings import Settings
+from berth.store import bookings_repo
 from berth.store.tables import slot_holds
 from tests.bookings_helpers import GUEST, booking_catalog
 from tests.builders import load
@@ -69,6 +70,23 @@ async def test_the_sweep_does_not_wait_for_a_writers_rows(services: Services, cl
     # The sweep skipped the row the writer held (the next sweep takes it) and dropped the other,
     # which the writer then counted afresh.
     assert sorted(kept) == [("2026-06-02T10:00:00+01:00", 2), ("2026-06-02T12:00:00+01:00", 1)]
+
+
+async def test_due_holds_come_in_the_order_of_their_count_rows(services: Services, clock: Clock) -> None:
+    """Two sweeps take the rows of the holds they expire in one order (the deadlock above, between
+    sweeps): slot first, whatever ran out first."""
+    await load(services, booking_catalog())
+    catalog = (await services.catalog.snapshot()).catalog
+    reseller = await services.connections.ensure("Sweeper", "sweep-order")
+    for availability_id, minutes in (("2026-06-02T12:00:00+01:00", 1), ("2026-06-02T10:00:00+01:00", 2)):
+        await services.bookings.reserve(catalog, reseller.id, ReserveInput(
+            product_id="thames-sightseeing", option_id="DEFAULT", availability_id=availability_id,
+            unit_items=(UnitItemInput("adult"),), expiration_minutes=minutes,
+        ))  # fmt: skip
+    clock.advance(minutes=3)
+    async with services.database.transaction(write=True) as conn:
+        due = await bookings_repo.due_holds(conn, clock.now, 10)
+    assert [b.availability_id for b in due] == ["2026-06-02T10:00:00+01:00", "2026-06-02T12:00:00+01:00"]
 
 
 async def test_sweeps_and_bookings_of_several_processes_never_deadlock(

@@ -751,7 +751,12 @@ async def due_holds(conn: DbConnection, now: datetime, limit: int) -> list[Booki
     )
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
-    return [booking_from_row(row) for row in await conn.execute(query)]
+    due = [booking_from_row(row) for row in await conn.execute(query)]
+    # The oldest first, answered in the order of their count rows: holds that ran out at the
+    # same second share a row per slot, and two sweeps expiring different holds of the same
+    # slots must take those rows in one order, as every writer does (`_count_holds`), or each
+    # waits for the other (a deadlock, seen with four processes sweeping at once).
+    return sorted(due, key=lambda b: (b.product_id, b.option_id, b.availability_id or "", b.expires_at))
 
 
 async def add_event(
