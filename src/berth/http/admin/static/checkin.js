@@ -561,45 +561,87 @@
   }
 
   // --- the camera -----------------------------------------------------------------------------
+  // The page owns the stream and the frame loop; the reader only decodes one frame at a time.
+  // (@zxing/browser's own loop sizes its canvas once, when it starts, and ends for good on any
+  // error but "no code in this frame": on a slow phone a first frame taken before the video had
+  // its size left the camera filming and nothing read.)
 
-  let controls = null;
+  // `on` from the press of "Start camera" (the stream may still be coming) to "Stop camera".
+  const camera = { on: false, stream: null, timer: 0, starts: 0, reader: null, canvas: document.createElement("canvas") };
   let last = { code: "", at: 0 };
-  async function startCamera() {
-    if (controls) {
-      controls.stop();
-      controls = null;
-      el.video.hidden = true;
-      el.camera.textContent = "Start camera";
+
+  function stopCamera() {
+    camera.on = false;
+    camera.starts += 1; // a start still waiting for its stream gives it back when it comes
+    clearTimeout(camera.timer);
+    if (camera.stream) {
+      camera.stream.getTracks().forEach((track) => track.stop());
+      camera.stream = null;
+    }
+    el.video.srcObject = null;
+    el.video.hidden = true;
+    el.camera.textContent = "Start camera";
+  }
+
+  function frameCode() {
+    const { video } = el;
+    if (video.readyState < video.HAVE_CURRENT_DATA || !video.videoWidth || !video.videoHeight) {
+      return null; // no picture yet
+    }
+    const canvas = camera.canvas;
+    if (canvas.width !== video.videoWidth || canvas.height !== video.videoHeight) {
+      canvas.width = video.videoWidth; // the first frame, or the phone was turned
+      canvas.height = video.videoHeight;
+    }
+    canvas.getContext("2d", { willReadFrequently: true }).drawImage(video, 0, 0, canvas.width, canvas.height);
+    try {
+      return camera.reader.decodeFromCanvas(canvas).getText();
+    } catch {
+      return null; // no code in this frame
+    }
+  }
+
+  function readFrames() {
+    if (!camera.stream) {
       return;
     }
-    if (!window.ZXingGate || !navigator.mediaDevices) {
+    const code = frameCode();
+    const now = Date.now();
+    if (code && (code !== last.code || now - last.at >= 4000)) {
+      last = { code, at: now }; // the same ticket held in front of the camera is read once
+      check(code);
+    }
+    camera.timer = setTimeout(readFrames, 150);
+  }
+
+  async function startCamera() {
+    if (!window.ZXingGate || !navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
       show("bad", "No camera", "This browser cannot use the camera here: type the codes.");
       return;
     }
+    const start = ++camera.starts;
+    camera.on = true;
     el.video.hidden = false;
     el.camera.textContent = "Stop camera";
+    let stream;
     try {
-      controls = await ZXingGate.gateReader().decodeFromConstraints(
-        { video: { facingMode: "environment" } },
-        el.video,
-        (result) => {
-          if (!result) {
-            return;
-          }
-          const code = result.getText();
-          const now = Date.now();
-          if (code === last.code && now - last.at < 4000) {
-            return; // the same ticket still in front of the camera
-          }
-          last = { code, at: now };
-          check(code);
-        },
-      );
+      stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" } });
     } catch (error) {
-      el.video.hidden = true;
-      el.camera.textContent = "Start camera";
-      show("bad", "No camera", `The camera could not start (${error.name || error}): type the codes.`);
+      if (start === camera.starts) {
+        stopCamera();
+        show("bad", "No camera", `The camera could not start (${error.name || error}): type the codes.`);
+      }
+      return;
     }
+    if (start !== camera.starts) {
+      stream.getTracks().forEach((track) => track.stop()); // stopped while it was starting
+      return;
+    }
+    camera.reader = camera.reader || ZXingGate.gateReader();
+    camera.stream = stream;
+    el.video.srcObject = stream;
+    el.video.play().catch(() => {}); // frames are read whether or not the preview plays
+    readFrames();
   }
 
   // --- wiring ---------------------------------------------------------------------------------
@@ -610,7 +652,7 @@
     el.code.value = "";
     check(code);
   });
-  el.camera.addEventListener("click", startCamera);
+  el.camera.addEventListener("click", () => (camera.on ? stopCamera() : startCamera()));
   el.count.addEventListener("click", () => {
     el.waiting.hidden = !el.waiting.hidden;
     el.count.setAttribute("aria-expanded", String(!el.waiting.hidden));
