@@ -4,6 +4,7 @@ installable web app."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import httpx
@@ -25,6 +26,14 @@ async def test_the_departures_and_the_scanner_page(client: httpx.AsyncClient, cs
     assert f'data-csrf="{csrf}"' in scanner.text and 'data-may-admit="yes"' in scanner.text
     assert '<link rel="manifest" href="/admin/checkin/app.webmanifest">' in scanner.text
     assert "/admin/static/zxing.js?v=" in scanner.text
+    decoder = re.search(r'data-decoder="(/admin/static/zxing_reader\.wasm\?v=[0-9a-f]+)"', scanner.text)
+    assert decoder is not None
+    wasm = await client.get(decoder.group(1))
+    assert wasm.headers["content-type"] == "application/wasm" and wasm.content.startswith(b"\0asm")
+    # Only the scanner may compile WebAssembly; no page may eval JavaScript.
+    assert "script-src 'self' 'wasm-unsafe-eval'" in scanner.headers["content-security-policy"]
+    assert "wasm-unsafe-eval" not in listed.headers["content-security-policy"]
+    assert "unsafe-eval'" not in scanner.headers["content-security-policy"].replace("'wasm-unsafe-eval'", "")
     missing = await client.get("/admin/checkin/thames-sightseeing/DEFAULT/2026-06-02T11:11:00+01:00")
     assert missing.status_code == 404 and "Not found" in missing.text
 
@@ -69,3 +78,4 @@ async def test_the_scanner_installs_and_works_offline(client: httpx.AsyncClient,
     assert worker.headers["service-worker-allowed"] == "/admin/checkin"
     assert worker.text.startswith('const SHELL = ["/admin/static/backoffice.css?v=')
     assert "/admin/static/zxing.js?v=" in worker.text and 'addEventListener("fetch"' in worker.text
+    assert "/admin/static/zxing_reader.wasm?v=" in worker.text  # the camera reads offline too

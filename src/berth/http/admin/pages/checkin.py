@@ -22,7 +22,7 @@ from berth.domain.staff import Role
 from berth.http.admin.backoffice import coming_days
 from berth.http.admin.checkin import ScanBody, UndoBody, departure_parties
 from berth.http.admin.pages.errors import PageRoute
-from berth.http.admin.pages.rendering import page
+from berth.http.admin.pages.rendering import PAGE_HEADERS, page
 from berth.http.admin.pages.session import Staff, current_staff, staff
 from berth.http.admin.pages.static import FILES, static_url
 from berth.http.responses import json_response
@@ -33,6 +33,9 @@ api = APIRouter()
 SCOPE = "/admin/checkin"
 ICON_SIZES = (192, 512)
 CSRF_HEADER = "x-csrf-token"
+# The scanner's decoder is WebAssembly, which a page may compile only with 'wasm-unsafe-eval'
+# (it allows no JavaScript eval); every other back-office page keeps the plain policy.
+SCANNER_POLICY = PAGE_HEADERS["Content-Security-Policy"] + "; script-src 'self' 'wasm-unsafe-eval'"
 # The scanner's icon: a ticket in a gate's green, drawn here rather than shipped as an image.
 ICON = (
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 96 96"><rect width="96" height="96" rx="18" '
@@ -85,10 +88,12 @@ async def scanner(
     option = product.option(option_id) if product is not None else None
     assert product is not None and option is not None
     gate = {"productId": product.id, "optionId": option.id, "availabilityId": slot.id}
-    return page(
+    answer = page(
         request, "checkin.html", me, section="checkin", product=product, option=option, slot=slot,
         gate=orjson.dumps(gate).decode(), may_admit=me.may(Role.OPERATOR),
     )  # fmt: skip
+    answer.headers["Content-Security-Policy"] = SCANNER_POLICY
+    return answer
 
 
 @api.get("/checkin/departure")
@@ -179,7 +184,10 @@ async def icon() -> Response:
 async def service_worker() -> Response:
     """The service worker, at the scanner's scope so it may serve the scanner's pages offline;
     it caches the files the page loads (their URLs carry their digests)."""
-    shell = [static_url(name) for name in ("backoffice.css", "checkin.css", "checkin.js", "zxing.js")]
+    shell = [
+        static_url(name)
+        for name in ("backoffice.css", "checkin.css", "checkin.js", "zxing.js", "zxing_reader.wasm")
+    ]
     script = f"const SHELL = {orjson.dumps(shell).decode()};\n" + FILES["checkin-sw.js"][0].decode()
     headers = {"Cache-Control": "no-cache", "Service-Worker-Allowed": SCOPE}
     return Response(script, media_type="text/javascript; charset=utf-8", headers=headers)

@@ -1,5 +1,5 @@
-"""The back office's own stylesheet and script, served from the package: pages load nothing
-from anywhere else. URLs carry a digest of the file, so browsers may cache them for long."""
+"""The back office's own stylesheets and scripts, and the gate decoder's WebAssembly, served
+from the package: pages load nothing from anywhere else. URLs carry a digest of the file, so browsers may cache them for long."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ from starlette.responses import Response
 
 from berth.domain.errors import NotFound
 
-MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+MEDIA_TYPES = {
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".wasm": "application/wasm",  # the gate's decoder: browsers compile it only when so served
+}
 
 
 def _load() -> dict[str, tuple[bytes, str]]:

@@ -1,7 +1,8 @@
 // The gate scanner (/admin/checkin/...): scan with the camera (ZXingGate, the vendored
-// decoder) or type a code; the server admits. The departure's guest list is kept in this
-// browser, so when the network drops the page decides from it and queues each admission with
-// its nonce, then sends the queue when the network is back and shows what the server said.
+// decoder: ZXing-C++ as WebAssembly) or type a code; the server admits. The departure's guest
+// list is kept in this browser, so when the network drops the page decides from it and queues
+// each admission with its nonce, then sends the queue when the network is back and shows what
+// the server said.
 "use strict";
 
 (() => {
@@ -561,10 +562,10 @@
   }
 
   // --- the camera -----------------------------------------------------------------------------
-  // The page owns the stream and the frame loop; the reader only decodes one frame at a time.
-  // (@zxing/browser's own loop sizes its canvas once, when it starts, and ends for good on any
-  // error but "no code in this frame": on a slow phone a first frame taken before the video had
-  // its size left the camera filming and nothing read.)
+  // The page owns the stream and the frame loop; the decoder (ZXing-C++ as WebAssembly) reads
+  // one frame at a time. A frame without a code, or one taken before the video has its size,
+  // is a miss and the loop goes on; each frame is read at the video's own size, which a phone
+  // camera may change after it starts.
 
   // `on` from the press of "Start camera" (the stream may still be coming) to "Stop camera".
   const camera = { on: false, stream: null, timer: 0, starts: 0, reader: null, canvas: document.createElement("canvas") };
@@ -583,35 +584,40 @@
     el.camera.textContent = "Start camera";
   }
 
-  function frameCode() {
+  async function frameCode() {
     const { video } = el;
     if (video.readyState < video.HAVE_CURRENT_DATA || !video.videoWidth || !video.videoHeight) {
       return null; // no picture yet
     }
-    const canvas = camera.canvas;
-    if (canvas.width !== video.videoWidth || canvas.height !== video.videoHeight) {
-      canvas.width = video.videoWidth; // the first frame, or the phone was turned
-      canvas.height = video.videoHeight;
-    }
-    canvas.getContext("2d", { willReadFrequently: true }).drawImage(video, 0, 0, canvas.width, canvas.height);
-    try {
-      return camera.reader.decodeFromCanvas(canvas).getText();
-    } catch {
-      return null; // no code in this frame
-    }
+    const { canvas } = camera;
+    canvas.width = video.videoWidth;
+    canvas.height = video.videoHeight;
+    const paper = canvas.getContext("2d", { willReadFrequently: true });
+    paper.drawImage(video, 0, 0, canvas.width, canvas.height);
+    return camera.reader.read(paper.getImageData(0, 0, canvas.width, canvas.height));
   }
 
-  function readFrames() {
-    if (!camera.stream) {
+  async function readFrames(start) {
+    let code = null;
+    try {
+      code = await frameCode();
+    } catch (error) {
+      // A frame without a code is not an error: the decoder itself failed (it did not load).
+      if (start === camera.starts) {
+        stopCamera();
+        show("bad", "Camera unavailable", `The decoder could not start (${error.message || error}): type the codes.`);
+      }
       return;
     }
-    const code = frameCode();
+    if (start !== camera.starts) {
+      return; // stopped, or started again, while this frame was read
+    }
     const now = Date.now();
     if (code && (code !== last.code || now - last.at >= 4000)) {
       last = { code, at: now }; // the same ticket held in front of the camera is read once
       check(code);
     }
-    camera.timer = setTimeout(readFrames, 150);
+    camera.timer = setTimeout(() => readFrames(start), 150);
   }
 
   async function startCamera() {
@@ -637,11 +643,11 @@
       stream.getTracks().forEach((track) => track.stop()); // stopped while it was starting
       return;
     }
-    camera.reader = camera.reader || ZXingGate.gateReader();
+    camera.reader = camera.reader || ZXingGate.gateReader(root.dataset.decoder);
     camera.stream = stream;
     el.video.srcObject = stream;
     el.video.play().catch(() => {}); // frames are read whether or not the preview plays
-    readFrames();
+    readFrames(start);
   }
 
   // --- wiring ---------------------------------------------------------------------------------
