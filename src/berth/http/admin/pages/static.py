@@ -1,5 +1,6 @@
 """The back office's own stylesheets and scripts, and the gate decoder's WebAssembly, served
-from the package: pages load nothing from anywhere else. URLs carry a digest of the file, so browsers may cache them for long."""
+from the package: pages load nothing from anywhere else. URLs carry a digest of the file, so
+browsers may cache them for long."""
 
 from __future__ import annotations
 
