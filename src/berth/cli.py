@@ -140,7 +140,9 @@ def _run(
             if not create and await current_revision(services.database) is None:
                 raise CommandRefused(_no_database(services.database.url))
             if migrate:
-                await upgrade(services.database, services.settings.secret_box())
+                done = await upgrade(services.database, services.settings.secret_box())
+                for note in done.notes:
+                    console.print(note, highlight=False, markup=False, soft_wrap=True)
             if starting:
                 await _require_openable_secrets(services)
             return await work(services)
@@ -302,6 +304,8 @@ def db_upgrade() -> None:
     else:
         said = f"Database upgraded from revision {done.before} to {done.after} ({where})."
     console.print(said, highlight=False, markup=False, soft_wrap=True)
+    for note in done.notes:
+        console.print(note, highlight=False, markup=False, soft_wrap=True)
 
 
 @db_app.command("backup")

@@ -106,7 +106,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
     extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
-    loader = BookingLoader(clock, policies, extensions, settings.tickets_url)
+    loader = BookingLoader(clock, policies, settings.tickets_url)
     steps = BookingSteps(settings, clock, fanout, policies, locks, loader, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)

@@ -12,6 +12,7 @@ from typing import Any
 
 from berth.domain.catalog import ContactField, Option
 from berth.domain.errors import InvalidUnitId, UnprocessableEntity
+from berth.domain.price_lines import PriceLines
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc
 
@@ -164,6 +165,9 @@ class Booking:
     # What booking extensions (services.bookings.extensions) keep of the booking, as JSON-ready
     # documents under their capability id (octo/pickups: the pickup chosen).
     extensions: dict[str, Any] = field(default_factory=dict)
+    # What each part of the booking was sold at (domain.price_lines): set when a part is added,
+    # never from a later catalogue.
+    price_lines: PriceLines = ()
 
     def holds_places(self, now: datetime) -> bool:
         if self.test_mode:

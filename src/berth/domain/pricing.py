@@ -9,7 +9,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Any
 
-from berth.domain.catalog import Price
+from berth.domain.bookings import Booking
+from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration
+from berth.domain.price_lines import LineKind, Priceable
 
 
 def pricing_json(price: Price) -> dict[str, Any]:
@@ -98,3 +100,40 @@ def _scale_price(price: Price, multiplier: int | float) -> Price:
             "included_taxes": taxes,
         }
     )
+
+
+def price_for(
+    prices: tuple[Price, ...], currency: str, day: date, rental: RentalDuration | None
+) -> Price | None:
+    """The price on `day` in `currency`, for the rental duration if there is one."""
+    price = price_on(prices, currency, day)
+    if price is None or rental is None:
+        return price
+    return scale_price(price, rental.pricing_multiplier)
+
+
+def booking_day(booking: Booking) -> date:
+    """The day a booking's prices are looked up for: its travel date (open-dated: the day it
+    was made)."""
+    return booking.local_date or booking.created_at.date()
+
+
+def booking_priceables(
+    product: Product, option: Option, booking: Booking, rental: RentalDuration | None
+) -> list[Priceable]:
+    """The booking's own parts at today's catalogue prices: each unit item, or the booking as
+    a whole for per-booking pricing. A part with no price in the booking's currency has none."""
+    currency = booking.currency
+    if currency is None:
+        return []
+    day = booking_day(booking)
+    if product.pricing_per is PricingPer.BOOKING:
+        price = price_for(option.booking_prices, currency, day, rental)
+        return [Priceable(LineKind.BOOKING, None, option.id, price)] if price is not None else []
+    parts = []
+    for item in booking.unit_items:
+        unit = option.unit(item.unit_id)
+        price = price_for(unit.prices, currency, day, rental) if unit is not None else None
+        if price is not None:
+            parts.append(Priceable(LineKind.UNIT, item.uuid, item.unit_id, price))
+    return parts

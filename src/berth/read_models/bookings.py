@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from berth.domain.availability import SlotState
 from berth.domain.bookings import Booking
-from berth.domain.catalog import Option, Price, Product, RentalDuration
+from berth.domain.catalog import Option, Product, RentalDuration
 from berth.domain.slots import Slot
 from berth.domain.tickets import NO_TICKETS, IssuedTickets
 
@@ -25,8 +25,5 @@ class BookingDetails:
     rental: RentalDuration | None = None
     # octo/packages: the included bookings of a package booking.
     package_bookings: tuple[BookingDetails, ...] = ()
-    # What booking extensions add to the booking's price, in its currency (octo/extras: its
-    # extras' pieces).
-    charges: tuple[Price, ...] = ()
     # The tokens of its ticket documents (PDF_URL, PKPASS_URL) once issued.
     tickets: IssuedTickets = NO_TICKETS

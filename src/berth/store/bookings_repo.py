@@ -37,6 +37,7 @@ from berth.domain.bookings import (
     UnitItem,
     place_hold,
 )  # fmt: skip
+from berth.domain.price_lines import lines_from_document, lines_to_document
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
@@ -98,6 +99,7 @@ def _row_values(booking: Booking) -> dict[str, Any]:
         ),
         "resource_allocations": [a.to_document() for a in booking.resource_allocations],
         "extensions": booking.extensions or None,
+        "price_lines": lines_to_document(booking.price_lines),
     }
 
 
@@ -146,6 +148,7 @@ def booking_from_row(row: Any) -> Booking:
         package_include_id=row.package_include_id,
         resource_allocations=tuple(Allocation.from_document(a) for a in row.resource_allocations or ()),
         extensions=dict(row.extensions or {}),
+        price_lines=lines_from_document(row.price_lines),
     )
 
 

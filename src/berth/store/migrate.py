@@ -40,6 +40,8 @@ class Upgrade:
 
     before: str | None
     after: str
+    # What migrations that changed data said they did (how many rows, and how).
+    notes: tuple[str, ...] = ()
 
 
 def head_revision() -> str:
@@ -83,7 +85,7 @@ async def upgrade(database: Database, box: SecretBox | None = None, revision: st
         command.upgrade(config, revision)
         after = _current_revision(connection)
         assert after is not None
-        return Upgrade(before, after)
+        return Upgrade(before, after, tuple(config.attributes.get("notes", ())))
 
     async with database.transaction(write=True) as conn:
         if not database.is_sqlite:

@@ -134,6 +134,8 @@ bookings = Table(
     Column("resource_allocations", JSONDocument, nullable=True),  # octo/resources, see below
     # What booking extensions keep of the booking, per capability id (Booking.extensions).
     Column("extensions", JSONDocument, nullable=True),
+    # What each part was sold at (domain.price_lines): unit items, the booking, extras' pieces.
+    Column("price_lines", JSONDocument, nullable=True),
     UniqueConstraint("connection_id", "uuid", name="uq_bookings_connection_uuid"),
     Index("ix_bookings_slot", "product_id", "option_id", "slot_start"),
     # Only the bookings that have the column set: most have no rental end, order or package, and

@@ -16,7 +16,8 @@ from berth.domain.bookings import Booking, BookingStatus, UnitItem
 from berth.domain.catalog import Option, Price, Product
 from berth.domain.catalog.model import Extra
 from berth.domain.errors import BadRequest, UnprocessableEntity
-from berth.domain.pricing import price_on
+from berth.domain.price_lines import LineKind, Priceable
+from berth.domain.pricing import booking_day, price_on
 from berth.domain.slots import Slot
 from berth.services.bookings.extensions import BookingExtension, ExtensionStep, Holding, Stage
 from berth.services.bookings.locks import SlotLocks
@@ -174,7 +175,7 @@ def piece_price(extra: Extra, booking: Booking) -> Price | None:
     """What one piece costs in the booking's currency on its day (None: no currency, or no price)."""
     if booking.currency is None:
         return None
-    return price_on(extra.prices, booking.currency, booking.local_date or booking.created_at.date())
+    return price_on(extra.prices, booking.currency, booking_day(booking))
 
 
 def sold_out(extra: Extra, slot: Slot, left: int, wanted: int) -> str:
@@ -256,11 +257,11 @@ class ExtraExtension(BookingExtension):
                     raise UnprocessableEntity(sold_out(extra, slot, left, counts[extra.id]), extraId=extra.id)
         await extras_repo.record_extras(conn, after, counts)
 
-    def charges(self, booking: Booking, product: Product, option: Option) -> list[Price]:
-        prices = []
+    def priceables(self, booking: Booking, product: Product, option: Option) -> list[Priceable]:
+        parts = []
         for piece in of_booking(booking).all:
             extra = option.extra(piece.extra_id)
             price = piece_price(extra, booking) if extra is not None else None
             if price is not None:
-                prices.append(price)
-        return prices
+                parts.append(Priceable(LineKind.EXTRA, piece.id, piece.extra_id, price))
+        return parts

@@ -14,13 +14,13 @@ from berth.capabilities.extras.extension import (
     Piece,
     booking_extras,
     of_booking,
-    piece_price,
     unit_extras,
 )
 from berth.capabilities.ids import EXTRAS, PRICING
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Price, Product, Unit
 from berth.domain.catalog.model import Extra
+from berth.domain.price_lines import LineKind, line_of
 from berth.domain.pricing import lowest_prices, pricing_json, total_json
 from berth.domain.tickets import TicketLine
 
@@ -51,13 +51,14 @@ def extra_view(product: Product, extra: Extra, view: View) -> JSON:
 
 def _items_view(details: BookingDetails, pieces: Sequence[Piece], view: View) -> list[JSON]:
     """OCTO `ExtraItem` for each piece whose extra the option still offers; `pricing` is what
-    the piece costs in the booking's currency (null without one)."""
+    the piece was sold at (null without a currency or a price)."""
     found = []
     for piece in pieces:
         extra = details.option.extra(piece.extra_id)
         if extra is None:
             continue
-        price = piece_price(extra, details.booking)
+        line = line_of(details.booking.price_lines, LineKind.EXTRA, piece.id)
+        price = line.price if line is not None else None
         found.append(
             {
                 "id": piece.id,
@@ -89,11 +90,9 @@ class ExtrasCapability(Capability):
         currency = details.booking.currency
         if view.has(PRICING) and currency is not None:
             by_extra: dict[str, list[Price]] = {}
-            for piece in booked.all:
-                extra = details.option.extra(piece.extra_id)
-                price = piece_price(extra, details.booking) if extra is not None else None
-                if price is not None:
-                    by_extra.setdefault(piece.extra_id, []).append(price)
+            for line in details.booking.price_lines:
+                if line.kind is LineKind.EXTRA:
+                    by_extra.setdefault(line.item, []).append(line.price)
             out["extraPricing"] = [
                 {"extraId": extra_id, **total_json(prices, currency)} for extra_id, prices in by_extra.items()
             ]

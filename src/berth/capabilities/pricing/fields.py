@@ -17,22 +17,13 @@ from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import PRICING, RENTALS
 from berth.domain.bookings import ENDED, UnitItem
 from berth.domain.catalog import Option, Price, PricingPer, Product, RentalDuration, Unit
-from berth.domain.pricing import lowest_prices, price_on, pricing_json, scale_price, total_json
+from berth.domain.price_lines import LineKind, line_of
+from berth.domain.pricing import lowest_prices, price_for, pricing_json, scale_price, total_json
 
 if TYPE_CHECKING:
     from berth.read_models.availability import CalendarDay, SlotAvailability
     from berth.read_models.bookings import BookingDetails
     from berth.read_models.orders import OrderDetails
-
-
-def _price(
-    prices: tuple[Price, ...], currency: str, day: date, rental: RentalDuration | None
-) -> Price | None:
-    """The price on `day`, for the rental duration if there is one."""
-    price = price_on(prices, currency, day)
-    if price is None or rental is None:
-        return price
-    return scale_price(price, rental.pricing_multiplier)
 
 
 def _lowest(option: Option, prices: tuple[Price, ...], currencies: list[str], view: View) -> list[Price]:
@@ -54,7 +45,7 @@ def _unit_prices(
 ) -> list[tuple[Unit, Price]]:
     found = []
     for unit in option.units:
-        price = _price(unit.prices, currency, day, rental)
+        price = price_for(unit.prices, currency, day, rental)
         if price is not None:
             found.append((unit, price))
     return found
@@ -66,10 +57,18 @@ def _requested_prices(
     prices = []
     for unit_id, quantity in units:
         unit = option.unit(unit_id)
-        price = _price(unit.prices, currency, day, rental) if unit else None
+        price = price_for(unit.prices, currency, day, rental) if unit else None
         if price is not None:
             prices.extend([price] * quantity)
     return prices
+
+
+def _booking_total(details: BookingDetails) -> JSON | None:
+    """What the booking was sold at: the sum of its stored lines (domain.price_lines)."""
+    currency = details.booking.currency
+    if currency is None:
+        return None
+    return total_json([line.price for line in details.booking.price_lines], currency)
 
 
 class PricingCapability(Capability):
@@ -100,7 +99,7 @@ class PricingCapability(Capability):
             return
         day = item.slot.local_date
         if item.product.pricing_per is PricingPer.BOOKING:
-            price = _price(item.option.booking_prices, item.currency, day, item.rental)
+            price = price_for(item.option.booking_prices, item.currency, day, item.rental)
             if price is not None:
                 out["pricing"] = pricing_json(price)
             return
@@ -117,7 +116,7 @@ class PricingCapability(Capability):
             return
         if day.product.pricing_per is PricingPer.BOOKING:
             out["unitPricingFrom"] = []
-            price = _price(day.option.booking_prices, day.currency, day.local_date, day.rental)
+            price = price_for(day.option.booking_prices, day.currency, day.local_date, day.rental)
             if price is not None:
                 out["pricingFrom"] = pricing_json(price)
             return
@@ -131,43 +130,19 @@ class PricingCapability(Capability):
         elif unit_prices:
             out["pricingFrom"] = pricing_json(min((p for _, p in unit_prices), key=lambda p: p.retail))
 
-    def _booking_day(self, details: BookingDetails) -> date:
-        booking = details.booking
-        return booking.local_date or booking.created_at.date()
-
     def booking_fields(
         self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]
     ) -> None:
-        total = self._booking_total(details)
+        total = _booking_total(details)
         if total is not None:
             out["pricing"] = total
 
-    def _booking_total(self, details: BookingDetails) -> JSON | None:
-        booking = details.booking
-        if booking.currency is None:
-            return None
-        day = self._booking_day(details)
-        if details.product.pricing_per is PricingPer.BOOKING:
-            price = _price(details.option.booking_prices, booking.currency, day, details.rental)
-            prices = [price] if price is not None else []
-        else:
-            prices = []
-            for item in booking.unit_items:
-                unit = details.option.unit(item.unit_id)
-                unit_price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
-                if unit_price is not None:
-                    prices.append(unit_price)
-        return total_json([*prices, *details.charges], booking.currency)
-
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
-        booking = details.booking
-        if booking.currency is None or details.product.pricing_per is not PricingPer.UNIT:
+        if details.booking.currency is None or details.product.pricing_per is not PricingPer.UNIT:
             return
-        unit = details.option.unit(item.unit_id)
-        day = self._booking_day(details)
-        price = _price(unit.prices, booking.currency, day, details.rental) if unit else None
-        if price is not None:
-            out["pricing"] = pricing_json(price)
+        line = line_of(details.booking.price_lines, LineKind.UNIT, item.uuid)
+        if line is not None:
+            out["pricing"] = pricing_json(line.price)
 
     def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
         """The order's total: the sum of its live bookings' totals, in the order's currency."""
@@ -178,7 +153,7 @@ class PricingCapability(Capability):
         for booking in details.bookings:
             if booking.booking.status in ENDED:
                 continue
-            total = self._booking_total(booking)
+            total = _booking_total(booking)
             if total is not None:
                 totals.append(total)
         taxes: dict[str, JSON] = {}

@@ -10,8 +10,8 @@ stored with the booking (`Booking.extensions[key]`) in the step's transaction.
 An extension that counts against a stock of its own (octo/extras: an extra's pieces per
 departure) takes it in `hold`, inside the step's transaction after the booking's places, under
 the same slot lock row through the lock manager (`read_ahead` is its part of a reservation's
-read ahead, for `locks.NoLocks`); a booking releases it as it releases its places. `charges`
-are the prices a booking's price adds up beside its units' (octo/extras: its pieces).
+read ahead, for `locks.NoLocks`); a booking releases it as it releases its places. `priceables`
+are the parts a booking is priced for beside its units (octo/extras: its pieces).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from enum import StrEnum
 from typing import Any
 
 from berth.domain.bookings import Booking
-from berth.domain.catalog import Option, Price, Product
+from berth.domain.catalog import Option, Product
+from berth.domain.price_lines import Priceable
 from berth.domain.slots import Slot
 from berth.services.bookings.locks import SlotKey, SlotLocks
 from berth.store.database import DbConnection
@@ -96,8 +97,9 @@ class BookingExtension:
         of places to its COMMIT: `BookingSteps._hold_places`)."""
         return None
 
-    def charges(self, booking: Booking, product: Product, option: Option) -> list[Price]:
-        """Prices the booking's price adds up beside its units' (in its currency)."""
+    def priceables(self, booking: Booking, product: Product, option: Option) -> list[Priceable]:
+        """The parts the booking is priced for beside its units, at today's catalogue prices
+        in its currency (what a new part is sold at: `domain.price_lines`)."""
         return []
 
 
@@ -138,5 +140,5 @@ class BookingExtensions:
         for extension in self._extensions:
             await extension.hold(conn, locks, holding)
 
-    def charges(self, booking: Booking, product: Product, option: Option) -> tuple[Price, ...]:
-        return tuple(price for e in self._extensions for price in e.charges(booking, product, option))
+    def priceables(self, booking: Booking, product: Product, option: Option) -> list[Priceable]:
+        return [part for e in self._extensions for part in e.priceables(booking, product, option)]

@@ -16,7 +16,6 @@ from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.tickets import ISSUED, NO_TICKETS, IssuedTickets, issues_documents
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.capacity import CapacityPolicies
-from berth.services.bookings.extensions import BookingExtensions
 from berth.services.clock import Clock
 from berth.store import bookings_repo, catalog_repo, orders_repo, tickets_repo
 from berth.store.database import DbConnection
@@ -38,12 +37,10 @@ class BookingLoader:
         self,
         clock: Clock,
         policies: CapacityPolicies,
-        extensions: BookingExtensions | None = None,
         tickets_url: str = "",
     ) -> None:
         self._clock = clock
         self._policies = policies
-        self._extensions = extensions or BookingExtensions()
         self._tickets_url = tickets_url  # the base URL of ticket documents
 
     async def product(self, conn: DbConnection, catalog: Catalog, product_id: str) -> Product:
@@ -96,7 +93,6 @@ class BookingLoader:
                     option.rental_duration(booking.rental_duration_id)
                     if booking.rental_duration_id
                     else None,
-                    charges=self._extensions.charges(booking, product, option),
                     tickets=IssuedTickets(self._tickets_url, tokens[booking.id])
                     if booking.id in tokens
                     else NO_TICKETS,

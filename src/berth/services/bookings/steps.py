@@ -41,6 +41,8 @@ from berth.domain.errors import (
     OctoError,
     UnprocessableEntity,
 )
+from berth.domain.price_lines import Rate, as_sold, price_lines
+from berth.domain.pricing import booking_priceables
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.tickets import ISSUED, ticket_keys
 from berth.domain.times import format_utc
@@ -145,11 +147,32 @@ class BookingSteps:
         # The guests' emails, once built (receipts and notices, queued in each step's transaction).
         self.notices: GuestNotices | None = None
         self._companions: tuple[Companions, ...] = ()
+        # What a connection's contract makes of a catalogue price (its net); the catalogue's
+        # own until the contracts service is built.
+        self.rate_of: Callable[[str], Rate] = lambda connection_id: as_sold
 
     def add_companions(self, companions: Companions) -> None:
         self._companions = (*self._companions, companions)
 
     # --- checks -----------------------------------------------------------------------------
+
+    def priced(
+        self,
+        product: Product,
+        option: Option,
+        booking: Booking,
+        rental: RentalDuration | None,
+        *,
+        reprice: bool = False,
+    ) -> Booking:
+        """The booking with a line for each of its parts: the parts it had keep what they were
+        sold at (unless `reprice`), new ones are priced now at its connection's rate."""
+        wanted = [
+            *booking_priceables(product, option, booking, rental),
+            *self.extensions.priceables(booking, product, option),
+        ]
+        lines = price_lines(wanted, booking.price_lines, self.rate_of(booking.connection_id), reprice=reprice)
+        return booking if lines == booking.price_lines else replace(booking, price_lines=lines)
 
     def expiry(self, minutes: int | None, now: datetime) -> datetime:
         if minutes is None:
@@ -486,6 +509,7 @@ class BookingSteps:
             slot_end=slot.end.astimezone(UTC) if slot is not None and rental is not None else None,
         )
         booking = self.extensions.apply(Stage.RESERVE, product, option, slot, booking, data.extensions)
+        booking = self.priced(product, option, booking, rental)
         return PreparedBooking(booking, product, option, slot, policy, data.resource_ids)
 
     async def place_in(
@@ -654,6 +678,13 @@ class BookingSteps:
             updated_at=now,
         )
         confirmed = self.extensions.apply(Stage.CONFIRM, product, option, slot, confirmed, data.extensions)
+        confirmed = self.priced(
+            product,
+            option,
+            confirmed,
+            option.rental_duration(confirmed.rental_duration_id) if confirmed.rental_duration_id else None,
+            reprice=confirmed.rental_duration_id != booking.rental_duration_id,
+        )
         await bookings_repo.save_booking(conn, confirmed, booking, move_places=not same_places)
         await self.extensions.hold(
             conn, self.locks, self._holding(product, option, slot, booking, confirmed, now)
@@ -770,6 +801,16 @@ class BookingSteps:
             updated_at=now,
         )
         updated = self.extensions.apply(Stage.UPDATE, product, option, slot, updated, data.extensions)
+        # A part's price is its departure's day, option and duration's: a booking moved to
+        # another of them is sold again; one that only gained or lost parts keeps the others'.
+        updated = self.priced(
+            product,
+            option,
+            updated,
+            option.rental_duration(updated.rental_duration_id) if updated.rental_duration_id else None,
+            reprice=(updated.product_id, updated.option_id, updated.local_date, updated.rental_duration_id)
+            != (booking.product_id, booking.option_id, booking.local_date, booking.rental_duration_id),
+        )
         await bookings_repo.save_booking(conn, updated, booking)
         await self.extensions.hold(
             conn, self.locks, self._holding(product, option, slot, booking, updated, now)
