@@ -18,6 +18,7 @@ from typing import Annotated, NoReturn, TypeVar
 
 import typer
 import uvicorn
+import yaml
 from pydantic import ValidationError
 from rich import box
 from rich.console import Console
@@ -31,15 +32,17 @@ from berth import __version__
 from berth.background import log_start, return_freed_memory, run_background
 from berth.container import Services, build_services
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo, starter_catalog_text
-from berth.domain.catalog.document import CatalogFileError
+from berth.domain.catalog.document import CatalogFileError, read_yaml
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_history import CatalogVersion, Door
 from berth.domain.connections import Connection
+from berth.domain.contracts import ALL
 from berth.domain.errors import NotFound, OctoError
 from berth.domain.proxies import proxy_networks
 from berth.domain.staff import COMMAND_LINE, Role, StaffMember
 from berth.logs import configure_logging
 from berth.services.catalog import ImportOutcome
+from berth.services.contracts import SavedContract
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.backup import BackupError, backup_postgres, backup_sqlite, is_postgres
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
@@ -57,6 +60,10 @@ staff_app = typer.Typer(help="Staff accounts of the back office and the admin AP
 app.add_typer(db_app, name="db")
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(connection_app, name="connection")
+contract_app = typer.Typer(
+    help="A connection's contract: what it may sell, at which net.", no_args_is_help=True
+)
+connection_app.add_typer(contract_app, name="contract")
 app.add_typer(staff_app, name="staff")
 
 console = Console()
@@ -533,6 +540,44 @@ def connection_revoke(connection: Annotated[str, typer.Argument(help="Connection
     _say(
         f"Connection {revoked.name} ({revoked.id}) revoked in the {_written_to()}: "
         f"its API key {revoked.key_hint} no longer works."
+    )
+
+
+def _contract_document(connection: Connection) -> dict[str, object]:
+    return {"products": ALL, **connection.contract.to_document()}
+
+
+@contract_app.command("show")
+def contract_show(connection: Annotated[str, typer.Argument(help="Connection id or unique name")]) -> None:
+    """Print a connection's contract as YAML (the file `contract set` reads), with its version."""
+    found = _run(lambda services: services.contracts.get(connection))
+    console.print(
+        f"# {found.name} ({found.id}), contract version {found.contract_version}",
+        highlight=False,
+        markup=False,
+    )
+    print(yaml.safe_dump(_contract_document(found), sort_keys=False, allow_unicode=True), end="")
+
+
+@contract_app.command("set")
+def contract_set(
+    connection: Annotated[str, typer.Argument(help="Connection id or unique name")],
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="The contract, YAML or JSON")],
+) -> None:
+    """Replace a connection's contract with FILE (saved as a new version; audited)."""
+    try:
+        document = read_yaml(file.read_text(encoding="utf-8"))
+    except CatalogFileError as exc:
+        _fail("; ".join(str(p) for p in exc.problems))
+
+    async def work(services: Services) -> SavedContract:
+        return await services.contracts.save(connection, document, base_version=None, actor=COMMAND_LINE)
+
+    saved = _run(work)
+    _say(
+        f"Contract of {saved.connection.name} ({saved.connection.id}) saved as version {saved.version} "
+        f"in the {_written_to()}: {saved.contract.rate.kind}, products "
+        f"{'all' if isinstance(saved.contract.products, str) else len(saved.contract.products)}."
     )
 
 

@@ -36,6 +36,7 @@ from berth.services.catalog import CatalogService
 from berth.services.checkin import CheckIn
 from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
+from berth.services.contracts import ContractService
 from berth.services.departures import DepartureService
 from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
@@ -55,6 +56,7 @@ class Services:
     clock: Clock
     catalog: CatalogService
     connections: ConnectionService
+    contracts: ContractService
     availability: AvailabilityService
     bookings: ResellerBookings
     staff_bookings: SupplierBookings
@@ -119,12 +121,14 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     bookings.add_grouping(packages)
     steps.add_companions(packages)
     bookings.add_grouping(orders)
+    connections = ConnectionService(database, clock, box, settings.auth_cache_seconds)
     return Services(
         settings=settings,
         database=database,
         clock=clock,
         catalog=catalog,
-        connections=ConnectionService(database, clock, box, settings.auth_cache_seconds),
+        connections=connections,
+        contracts=ContractService(database, clock, connections, catalog),
         availability=availability,
         bookings=bookings,
         staff_bookings=SupplierBookings(database, clock, steps),

@@ -17,12 +17,15 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date
 
 from berth.capabilities.base import JSON, View
 from berth.capabilities.ids import MAPPINGS
 from berth.capabilities.mappings.fields import mapping_json
 from berth.domain.bookings import Booking
-from berth.domain.catalog import Catalog
+from berth.domain.catalog import Catalog, Product
+from berth.domain.contracts import Contract, contract_product
 from berth.domain.diff import diff
 from berth.domain.languages import choose_language
 from berth.domain.mappings import MappedRows, MappingRow, notification_target
@@ -35,7 +38,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.settings import Settings
-from berth.store import deliveries_repo, mappings_repo, webhooks_repo
+from berth.store import connections_repo, deliveries_repo, mappings_repo, webhooks_repo
 from berth.store.database import Database, DbConnection, after_commit
 from berth.store.deliveries_repo import PENDING, SENDING, NewDelivery
 from berth.views.availability import availability_view
@@ -86,6 +89,26 @@ def mapping_delivery(row: MappingRow) -> NewDelivery:
         retry_on_error=True,
         retry_forever=True,
     )
+
+
+class Contracts:
+    """The contracts of the connections webhooks belong to, read once per fan-out: a product a
+    connection may not sell is never announced to it, and what is announced carries its net."""
+
+    def __init__(self, conn: DbConnection, today: date) -> None:
+        self._conn = conn
+        self._today = today
+        self._loaded: dict[str, Contract] | None = None
+
+    async def product(self, webhook: Webhook, product: Product | None) -> Product | None:
+        if product is None:
+            return None
+        if self._loaded is None:
+            self._loaded = {c.id: c.contract for c in await connections_repo.list_connections(self._conn)}
+        contract = self._loaded.get(webhook.connection_id)
+        if contract is None or not contract.in_force(self._today):
+            return None
+        return contract_product(product, contract)
 
 
 class MappingRows:
@@ -206,11 +229,15 @@ class WebhookFanout:
         if not hooks:
             return
         now = self._clock()
-        for product in after.products:
-            previous = before.product(product.id)
-            if previous == product:
+        contracts = Contracts(conn, now.date())
+        for changed in after.products:
+            if before.product(changed.id) == changed:
                 continue
             for hook in hooks:
+                product = await contracts.product(hook, changed)
+                if product is None:
+                    continue
+                previous = await contracts.product(hook, before.product(changed.id))
                 view = self._view(hook, after)
                 new_json = product_view(product, view)
                 old_json = product_view(previous, view) if previous is not None else {}
@@ -220,7 +247,7 @@ class WebhookFanout:
                     "diff": diff(old_json, new_json),
                 }
                 await deliveries_repo.add_delivery(
-                    conn, webhook_delivery(hook, f"product:{product.id}", payload), now
+                    conn, webhook_delivery(hook, f"product:{changed.id}", payload), now
                 )
         after_commit(conn, self.wakeup.set)
 
@@ -270,11 +297,17 @@ class WebhookFanout:
             if hooks:
                 now = self._clock()
                 mapping_rows = MappingRows(conn)
+                contracts = Contracts(conn, now.date())
                 for product_id, option_id, availability_id in subjects:
-                    item = await self._slot(conn, catalog, product_id, option_id, availability_id)
-                    if item is None:
+                    found = await self._slot(conn, catalog, product_id, option_id, availability_id)
+                    if found is None:
                         continue
                     for hook in hooks:
+                        product = await contracts.product(hook, found.product)
+                        option = product.option(option_id) if product is not None else None
+                        if product is None or option is None:
+                            continue
+                        item = replace(found, product=product, option=option)
                         view = self._view(hook, catalog, mappings=await mapping_rows.of(hook))
                         payload = {
                             **self._envelope(hook, catalog, view),

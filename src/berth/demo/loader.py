@@ -12,7 +12,8 @@ from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.catalog import Catalog
-from berth.domain.catalog.document import parse_catalog
+from berth.domain.catalog.document import parse_catalog, read_yaml
+from berth.domain.connections import Connection
 from berth.domain.errors import OctoError
 from berth.domain.mappings import MappingFilter, MappingUpload, Resolution
 from berth.domain.staff import Actor, Role
@@ -100,9 +101,20 @@ async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
     connections = [
         await services.connections.ensure(name, key, secret) for name, key, secret in DEMO_CONNECTIONS
     ]
+    for connection, (_, key, _) in zip(connections, DEMO_CONNECTIONS, strict=True):
+        await _agree_contract(services, connection, key)
     await _sell_out_upcoming_departures(services)
     await _upload_mappings(services, connections[0].id)
     await _seat_cruise_guests(services)
+
+
+async def _agree_contract(services: Services, connection: Connection, key: str) -> None:
+    """The demo's contract of a reseller (demo/contracts/<key>.yaml), unless one was saved:
+    a contract someone changed while trying the demo stays."""
+    if connection.contract_version:
+        return
+    text = resources.files("berth.demo").joinpath("contracts", f"{key}.yaml").read_text(encoding="utf-8")
+    await services.contracts.save(connection.id, read_yaml(text), base_version=0, actor=DEMO_LOADER)
 
 
 async def _upload_mappings(services: Services, connection_id: str) -> None:

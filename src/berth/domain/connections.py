@@ -7,6 +7,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from berth.domain.contracts import DEFAULT_CONTRACT, Contract
+
 KEY_PREFIX = "berth_"
 
 
@@ -17,6 +19,8 @@ class Connection:
     key_hint: str
     created_at: datetime
     revoked_at: datetime | None
+    contract: Contract = DEFAULT_CONTRACT
+    contract_version: int = 0  # 0: never saved (the default contract)
 
     @property
     def active(self) -> bool:

@@ -53,12 +53,13 @@ class NotFound(OctoError):
 class InvalidProductId(OctoError):
     code = "INVALID_PRODUCT_ID"
 
-    def __init__(self, product_id: Any) -> None:
-        message = (
-            "productId is required: the id of one of the supplier's products (GET /products)"
-            if product_id is None
-            else f"The product {product_id!r} does not exist"
-        )
+    def __init__(self, product_id: Any, unsold: str | None = None) -> None:
+        if product_id is None:
+            message = "productId is required: the id of one of the supplier's products (GET /products)"
+        elif unsold is not None:
+            message = f"The product {product_id!r} is not on sale: {unsold}"
+        else:
+            message = f"The product {product_id!r} does not exist"
         super().__init__(message, productId=product_id)
 
 

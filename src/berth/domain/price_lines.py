@@ -11,7 +11,7 @@ duration) prices every line again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -83,29 +83,27 @@ class PriceLine:
 
 PriceLines = tuple[PriceLine, ...]
 
-# What a connection's contract makes of a catalogue price: the price the reseller buys at (its
-# net, and its included taxes' net). The catalogue's own net is `as_sold`.
-Rate = Callable[[Priceable], Price]
 
-
-def as_sold(priceable: Priceable) -> Price:
-    """The catalogue's price as a line keeps it: without its travel-date limits."""
-    price = priceable.price
+def as_sold(price: Price) -> Price:
+    """A catalogue price as a line keeps it: without its travel-date limits."""
     if price.valid_from is None and price.valid_until is None:
         return price
     return price.model_copy(update={"valid_from": None, "valid_until": None})
 
 
 def price_lines(
-    wanted: Iterable[Priceable], kept: Sequence[PriceLine], rate: Rate, *, reprice: bool = False
+    wanted: Iterable[Priceable], kept: Sequence[PriceLine], *, reprice: bool = False
 ) -> PriceLines:
-    """The booking's lines for the parts it has now (`wanted`): a part it already had keeps
-    its line from `kept` (unless `reprice`); a new part is priced at `rate`."""
+    """The booking's lines for the parts it has now (`wanted`, priced from the catalogue as the
+    booking's connection buys it: its contract's net): a part it already had keeps its line from
+    `kept` (unless `reprice`); a new part is sold at its price of now."""
     previous = {} if reprice else {line.key: line for line in kept}
     lines = []
     for part in wanted:
         line = previous.get((part.kind, part.ref))
-        lines.append(line if line is not None else PriceLine(part.kind, part.ref, part.item, rate(part)))
+        lines.append(
+            line if line is not None else PriceLine(part.kind, part.ref, part.item, as_sold(part.price))
+        )
     return tuple(lines)
 
 

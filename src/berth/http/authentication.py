@@ -58,7 +58,7 @@ async def _reseller(
     if found is None:
         return Unauthorized("The API key is not valid or has been revoked")
     connection, catalog_version = found
-    snapshot = await services.catalog.snapshot(catalog_version)
+    snapshot = services.contracts.snapshot(await services.catalog.snapshot(catalog_version), connection)
     language = choose_language(header(scope, b"accept-language"), snapshot.languages)
     state["connection_id"] = connection.id
     state["octo"] = OctoRequest(

@@ -41,6 +41,9 @@ EMPTY_CATALOG = Catalog(supplier=Supplier(id="berth", name="Berth supplier"))
 class CatalogSnapshot:
     version: int
     catalog: Catalog
+    # What the catalogue is as sold: "" for the supplier's own, a contract's digest for what a
+    # connection under that contract sees (services.contracts). Kept answers name it.
+    scope: str = ""
     memo: dict[Any, Any] = field(default_factory=dict)
     languages: list[str] = field(init=False)  # the catalogue's, asked by every OCTO request
 

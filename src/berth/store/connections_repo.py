@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
+import orjson
 from sqlalchemy import insert, or_, select, update
 
 from berth.domain.connections import Connection
+from berth.domain.contracts import DEFAULT_CONTRACT, Contract
+from berth.domain.staff import Actor
 from berth.store.database import DbConnection
-from berth.store.tables import catalog_meta, connections
+from berth.store.tables import catalog_meta, connections, contract_versions
 
 _COLUMNS = (
     connections.c.id,
@@ -17,13 +22,101 @@ _COLUMNS = (
     connections.c.key_hint,
     connections.c.created_at,
     connections.c.revoked_at,
+    connections.c.contract,
+    connections.c.contract_version,
 )
 
 
+@lru_cache(maxsize=256)  # read at every key check: parsed once per saved document
+def _contract(document: bytes) -> Contract:
+    return Contract.model_validate(orjson.loads(document))
+
+
 def _connection(row: Any) -> Connection:
+    contract = DEFAULT_CONTRACT if row.contract is None else _contract(orjson.dumps(row.contract))
     return Connection(
-        id=row.id, name=row.name, key_hint=row.key_hint, created_at=row.created_at, revoked_at=row.revoked_at
+        id=row.id,
+        name=row.name,
+        key_hint=row.key_hint,
+        created_at=row.created_at,
+        revoked_at=row.revoked_at,
+        contract=contract,
+        contract_version=int(row.contract_version or 0),
     )
+
+
+@dataclass(frozen=True)
+class ContractVersion:
+    connection_id: str
+    version: int
+    created_at: datetime
+    actor: str
+    actor_role: str
+    summary: str
+    contract: Contract
+
+
+async def save_contract(
+    conn: DbConnection,
+    connection_id: str,
+    contract: Contract,
+    version: int,
+    *,
+    actor: Actor,
+    summary: str,
+    at: datetime,
+) -> bool:
+    """Store `contract` as the connection's version `version`, if its current one is the one
+    before (False: another save came first)."""
+    document = contract.to_document()
+    saved = await conn.execute(
+        update(connections)
+        .where(connections.c.id == connection_id, connections.c.contract_version == version - 1)
+        .values(contract=document, contract_version=version)
+    )
+    if saved.rowcount != 1:
+        return False
+    await conn.execute(
+        insert(contract_versions).values(
+            connection_id=connection_id,
+            version=version,
+            created_at=at,
+            actor=actor.name,
+            actor_id=actor.staff_id,
+            actor_role=actor.role.value,
+            summary=summary[:300],
+            document=document,
+        )
+    )
+    return True
+
+
+def _version(row: Any) -> ContractVersion:
+    return ContractVersion(
+        row.connection_id, row.version, row.created_at, row.actor, row.actor_role, row.summary,
+        Contract.model_validate(row.document),
+    )  # fmt: skip
+
+
+async def contract_versions_of(conn: DbConnection, connection_id: str, limit: int) -> list[ContractVersion]:
+    rows = await conn.execute(
+        select(contract_versions)
+        .where(contract_versions.c.connection_id == connection_id)
+        .order_by(contract_versions.c.version.desc())
+        .limit(limit)
+    )
+    return [_version(row) for row in rows]
+
+
+async def contract_version(conn: DbConnection, connection_id: str, version: int) -> ContractVersion | None:
+    row = (
+        await conn.execute(
+            select(contract_versions).where(
+                contract_versions.c.connection_id == connection_id, contract_versions.c.version == version
+            )
+        )
+    ).first()
+    return None if row is None else _version(row)
 
 
 async def insert_connection(conn: DbConnection, connection: Connection, key_hash: str) -> None:

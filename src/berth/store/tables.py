@@ -63,6 +63,24 @@ connections = Table(
     Column("key_hint", String(12), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("revoked_at", UTCDateTime, nullable=True),
+    # Its contract (domain.contracts; NULL: every product at the catalogue's net) and the
+    # number of its last save (0: never saved), read with the connection at every key check.
+    Column("contract", JSONDocument, nullable=True),
+    Column("contract_version", Integer, nullable=False, server_default=text("0")),
+)
+
+# Every contract ever saved, per connection, as the catalogue's versions are kept.
+contract_versions = Table(
+    "contract_versions",
+    metadata,
+    Column("connection_id", String(36), ForeignKey("connections.id"), primary_key=True),
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("actor", String(254), nullable=False),
+    Column("actor_id", String(36), nullable=True),
+    Column("actor_role", String(16), nullable=False),
+    Column("summary", String(300), nullable=False),
+    Column("document", JSONDocument, nullable=False),
 )
 
 # Orders (octo/cart) group bookings held, confirmed and cancelled together.

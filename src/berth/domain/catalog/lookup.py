@@ -11,7 +11,7 @@ from berth.domain.errors import BadRequest, InvalidOptionId, InvalidProductId, I
 def find_product(catalog: Catalog, product_id: str | None) -> Product:
     product = catalog.product(product_id) if product_id else None
     if product is None:
-        raise InvalidProductId(product_id)
+        raise InvalidProductId(product_id, catalog.unsold)
     return product
 
 

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -816,6 +816,19 @@ class Supplier(CatalogModel):
 class Catalog(CatalogModel):
     supplier: Supplier
     products: tuple[Product, ...] = ()
+    # Why this catalogue, as a connection's contract sells it, has nothing on sale (the contract
+    # is not in force: domain.contracts); not part of the document.
+    _unsold: str | None = PrivateAttr(default=None)
+
+    @property
+    def unsold(self) -> str | None:
+        return self._unsold
+
+    def unsold_because(self, reason: str) -> Catalog:
+        """This catalogue with nothing on sale, saying why."""
+        empty = self.model_copy(update={"products": ()})
+        empty._unsold = reason
+        return empty
 
     def product(self, product_id: str) -> Product | None:
         return next((p for p in self.products if p.id == product_id), None)

@@ -3,21 +3,26 @@ catalogue, both the admin role's to change."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.container import Services
-from berth.domain.catalog.document import CatalogFileError
+from berth.domain.catalog.document import CatalogFileError, read_yaml
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_history import Door
+from berth.domain.contracts import ALL
 from berth.domain.errors import BadRequest
 from berth.domain.staff import Actor
+from berth.domain.times import format_utc
 from berth.http.admin.roles import admin, editor
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES, OctoErrorBody
 from berth.http.responses import json_response
 from berth.services.catalog import ImportOutcome
+from berth.services.contracts import SavedContract
 from berth.views.catalog_changes import changes_json
 from berth.views.connections import connection_json
 
@@ -207,3 +212,94 @@ async def restore_catalog_version(
     except (CatalogFileError, ImportRefused) as exc:
         return _refusal(exc)
     return _saved(outcome, dryRun)
+
+
+# --- contracts ---------------------------------------------------------------------------------
+
+
+def _contract_json(saved: SavedContract) -> dict[str, Any]:
+    return {
+        "connectionId": saved.connection.id,
+        "connectionName": saved.connection.name,
+        "version": saved.version,
+        "rateKind": saved.contract.rate.kind,
+        "contract": {"products": ALL, **saved.contract.to_document()},
+    }
+
+
+@router.get(
+    "/connections/{connectionId}/contract",
+    summary="A connection's contract: what it may sell, its rate, validity and terms, with its version",
+)
+async def get_contract(connectionId: str, svc: Services = Depends(current_services)) -> Response:
+    connection = await svc.contracts.get(connectionId)
+    return json_response(
+        _contract_json(SavedContract(connection, connection.contract, connection.contract_version))
+    )
+
+
+@router.put(
+    "/connections/{connectionId}/contract",
+    summary="Replace a connection's contract with a YAML or JSON document (the `contract` of GET)",
+    responses={
+        409: {"model": OctoErrorBody, "description": "CONFLICT: the contract changed since `baseVersion`"}
+    },
+)
+async def put_contract(
+    connectionId: str,
+    request: Request,
+    baseVersion: int | None = Query(
+        default=None,
+        description="The contract version the document was made from: if another save came since, "
+        "the save is refused with 409 CONFLICT",
+    ),
+    actor: Actor = Depends(editor),
+    svc: Services = Depends(current_services),
+) -> Response:
+    try:
+        text = (await request.body()).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("The contract must be UTF-8 text") from None
+    try:
+        document = read_yaml(text)
+    except CatalogFileError as exc:
+        raise BadRequest(
+            "The contract is not valid YAML or JSON: " + "; ".join(str(p) for p in exc.problems)
+        ) from None
+    document = (
+        document.get("contract", document)
+        if isinstance(document, dict) and "version" in document
+        else document
+    )
+    saved = await svc.contracts.save(connectionId, document, base_version=baseVersion, actor=actor)
+    return json_response(_contract_json(saved))
+
+
+@router.get(
+    "/connections/{connectionId}/contract/versions",
+    summary="A connection's contract versions, newest first: who saved each, when, and what changed",
+)
+async def contract_versions(connectionId: str, svc: Services = Depends(current_services)) -> Response:
+    return json_response(
+        [
+            {
+                "version": v.version,
+                "createdAt": format_utc(v.created_at),
+                "actor": v.actor,
+                "actorRole": v.actor_role,
+                "summary": v.summary,
+                "contract": v.contract.to_document(),
+            }
+            for v in await svc.contracts.versions(connectionId)
+        ]
+    )
+
+
+@router.post(
+    "/connections/{connectionId}/contract/versions/{version}/restore",
+    summary="Make an earlier contract version the current one (saved as a new version)",
+)
+async def restore_contract(
+    connectionId: str, version: int, actor: Actor = Depends(editor), svc: Services = Depends(current_services)
+) -> Response:
+    return json_response(_contract_json(await svc.contracts.restore(connectionId, version, actor=actor)))

@@ -36,9 +36,10 @@ async def _numbered(index: int, work: Awaitable[T]) -> T:
 
 def _answer_key(kind: str, octo: OctoRequest, query: Hashable) -> Hashable:
     """Everything an availability answer depends on but the database and the clock: the
-    catalogue, the question, how it is serialized (a connection's mapped rows included)."""
+    catalogue as the connection's contract sells it, the question, how it is serialized (a
+    connection's mapped rows included)."""
     mapped_for = octo.connection.id if octo.view.mappings is not None else None
-    return (kind, octo.snapshot.version, query, octo.view.shared_key, mapped_for)
+    return (kind, octo.snapshot.version, octo.snapshot.scope, query, octo.view.shared_key, mapped_for)
 
 
 async def availability_answer(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> Response:

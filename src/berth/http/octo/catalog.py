@@ -37,7 +37,7 @@ def product_answer(octo: OctoRequest, product_id: str) -> Response:
     if encoded is None:
         product = octo.snapshot.catalog.product(product_id)
         if product is None:
-            raise InvalidProductId(product_id)
+            raise InvalidProductId(product_id, octo.snapshot.catalog.unsold)
         encoded = orjson.dumps(product_view(product, octo.view))
         octo.snapshot.memo[key] = encoded
     return octo_response(octo, encoded=encoded)

@@ -41,7 +41,7 @@ from berth.domain.errors import (
     OctoError,
     UnprocessableEntity,
 )
-from berth.domain.price_lines import Rate, as_sold, price_lines
+from berth.domain.price_lines import price_lines
 from berth.domain.pricing import booking_priceables
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.tickets import ISSUED, ticket_keys
@@ -147,9 +147,6 @@ class BookingSteps:
         # The guests' emails, once built (receipts and notices, queued in each step's transaction).
         self.notices: GuestNotices | None = None
         self._companions: tuple[Companions, ...] = ()
-        # What a connection's contract makes of a catalogue price (its net); the catalogue's
-        # own until the contracts service is built.
-        self.rate_of: Callable[[str], Rate] = lambda connection_id: as_sold
 
     def add_companions(self, companions: Companions) -> None:
         self._companions = (*self._companions, companions)
@@ -166,12 +163,13 @@ class BookingSteps:
         reprice: bool = False,
     ) -> Booking:
         """The booking with a line for each of its parts: the parts it had keep what they were
-        sold at (unless `reprice`), new ones are priced now at its connection's rate."""
+        sold at (unless `reprice`), new ones are priced now from `product` (the catalogue as
+        the booking's connection buys it: its contract's net)."""
         wanted = [
             *booking_priceables(product, option, booking, rental),
             *self.extensions.priceables(booking, product, option),
         ]
-        lines = price_lines(wanted, booking.price_lines, self.rate_of(booking.connection_id), reprice=reprice)
+        lines = price_lines(wanted, booking.price_lines, reprice=reprice)
         return booking if lines == booking.price_lines else replace(booking, price_lines=lines)
 
     def expiry(self, minutes: int | None, now: datetime) -> datetime:

@@ -26,7 +26,7 @@ from alembic import op
 from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.catalog.document import read_yaml
-from berth.domain.price_lines import LineKind, Priceable, as_sold, lines_to_document, price_lines
+from berth.domain.price_lines import LineKind, Priceable, lines_to_document, price_lines
 from berth.domain.pricing import booking_day, booking_priceables, price_on
 from berth.store.types import JSONDocument, UTCDateTime
 
@@ -170,7 +170,7 @@ def upgrade() -> None:
             counts["none"] += 1
             continue
         counts[way] += 1
-        lines = lines_to_document(price_lines(parts, (), as_sold))
+        lines = lines_to_document(price_lines(parts, ()))
         connection.execute(sa.update(_bookings).where(_bookings.c.id == row.id).values(price_lines=lines))
     if rows:
         config = op.get_context().config

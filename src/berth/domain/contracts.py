@@ -1,0 +1,337 @@
+"""A connection's contract: what it may sell, the net rate it buys at, when, and on which terms.
+
+A contract is a document (YAML or JSON) kept per connection and versioned like the catalogue.
+What a reseller sees is the catalogue as its contract makes it (`contract_catalog`): only the
+products (and options) it may sell, each price carrying the reseller's own net. Retail is the
+supplier's, the same for everyone. Every part of Berth that serves a reseller reads that
+catalogue, so a product outside the contract does not exist for it, and a sale is priced at the
+contract's net when it is made (domain.price_lines keeps it).
+
+The rate, per price of the catalogue:
+- a net price list entry for the product, option, unit (none for per-booking prices) and
+  currency whose travel dates (`from`/`until`, a rate season) apply: its net;
+- else a commission: net = retail - commission, commission = retail x percent / 100 rounded
+  half up to the minor unit;
+- else the catalogue's own net.
+Included taxes' nets are scaled in the proportion net / retail, each rounded half up, and the
+rounding remainder is put on the largest tax, so the taxes' nets add up exactly to the total
+tax scaled the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+from enum import StrEnum
+from hashlib import sha256
+from typing import Annotated, Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from berth.domain.catalog import Catalog, Option, Price, Product, Tax, Unit
+from berth.domain.catalog.model import Amount, CurrencyCode, Extra, Identifier
+from berth.domain.errors import BadRequest, OctoError
+
+ALL: Literal["ALL"] = "ALL"
+
+
+class PaymentTerms(StrEnum):
+    MONTHLY_INVOICE = "MONTHLY_INVOICE"
+    PREPAID = "PREPAID"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class Grant(_Model):
+    """A product the connection may sell: all of its options, or those listed."""
+
+    product: Identifier
+    options: tuple[Identifier, ...] | None = None
+
+
+class NetPrice(_Model):
+    """The net the connection buys one price at: for a product, option (all options when not
+    given), unit (per-booking prices: none) and currency, on travel dates from/until."""
+
+    product: Identifier
+    option: Identifier | None = None
+    unit: Identifier | None = None
+    currency: CurrencyCode
+    net: Amount
+    valid_from: date | None = Field(default=None, alias="from")
+    valid_until: date | None = Field(default=None, alias="until")
+
+    @model_validator(mode="after")
+    def _season(self) -> NetPrice:
+        if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
+            raise ValueError("'until' is before 'from'")
+        return self
+
+    def matches(self, product: str, option: str, unit: str | None, currency: str) -> bool:
+        return (
+            self.product == product
+            and self.option in (None, option)
+            and self.unit == unit
+            and self.currency == currency
+        )
+
+
+Percent = Annotated[Decimal, Field(ge=0, le=100, max_digits=5, decimal_places=2)]
+
+
+class Rate(_Model):
+    """The connection's net: its price list first, then its commission, then the catalogue's."""
+
+    commission: Percent | None = None
+    net_prices: tuple[NetPrice, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        if self.net_prices:
+            return "NET_PRICE_LIST"
+        return "COMMISSION" if self.commission is not None else "CATALOG_NET"
+
+
+class Contract(_Model):
+    """What a connection may sell (every product, or the ones listed), its rate, when the
+    contract is in force (travel-independent: the day of the sale), its payment terms."""
+
+    products: Literal["ALL"] | tuple[Grant, ...] = ALL
+    rate: Rate = Rate()
+    valid_from: date | None = None
+    valid_until: date | None = None
+    payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE
+    notes: Annotated[str, Field(max_length=5000)] = ""
+
+    @field_validator("products", mode="before")
+    @classmethod
+    def _all(cls, value: Any) -> Any:
+        return ALL if isinstance(value, str) and value.upper() == ALL else value
+
+    @model_validator(mode="after")
+    def _dates(self) -> Contract:
+        if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
+            raise ValueError("validUntil is before validFrom")
+        return self
+
+    def to_document(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+    @property
+    def digest(self) -> str:
+        """The same for equal contracts: what answers kept per contract are kept under."""
+        return sha256(orjson.dumps(self.to_document(), option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+    def in_force(self, today: date) -> bool:
+        return self.not_in_force(today) is None
+
+    def not_in_force(self, today: date) -> str | None:
+        """Why the contract sells nothing on `today` (None: it is in force)."""
+        if self.valid_from is not None and today < self.valid_from:
+            return f"this connection's contract starts on {self.valid_from.isoformat()}"
+        if self.valid_until is not None and today > self.valid_until:
+            return f"this connection's contract ended on {self.valid_until.isoformat()}"
+        return None
+
+    def grant(self, product_id: str) -> Grant | None:
+        if isinstance(self.products, str):
+            return Grant(product=product_id)
+        return next((g for g in self.products if g.product == product_id), None)
+
+
+DEFAULT_CONTRACT = Contract()
+
+
+def _half_up(value: Decimal) -> int:
+    return int(value.to_integral_value(rounding=ROUND_HALF_UP))
+
+
+def _scaled_taxes(taxes: tuple[Tax, ...], net: int, retail: int) -> tuple[Tax, ...]:
+    """Each tax's net in the proportion net / retail, half up; the remainder on the largest."""
+    if not taxes:
+        return taxes
+    if retail == 0:
+        return tuple(t.model_copy(update={"net": 0}) for t in taxes)
+    ratio = Decimal(net) / Decimal(retail)
+    nets = [_half_up(Decimal(t.retail) * ratio) for t in taxes]
+    target = _half_up(Decimal(sum(t.retail for t in taxes)) * ratio)
+    largest = max(range(len(taxes)), key=lambda i: taxes[i].retail)
+    nets[largest] += target - sum(nets)
+    return tuple(t.model_copy(update={"net": n}) for t, n in zip(taxes, nets, strict=True))
+
+
+def with_net(price: Price, net: int) -> Price:
+    """`price` bought at `net`, its taxes' nets scaled to it."""
+    return price.model_copy(
+        update={"net": net, "included_taxes": _scaled_taxes(price.included_taxes, net, price.retail)}
+    )
+
+
+def commission_price(price: Price, percent: Decimal) -> Price:
+    """`price` less a commission of `percent` of its retail, rounded half up."""
+    return with_net(price, price.retail - _half_up(Decimal(price.retail) * percent / 100))
+
+
+def _overlap(
+    a_from: date | None, a_until: date | None, b_from: date | None, b_until: date | None
+) -> tuple[date | None, date | None] | None:
+    start = max((d for d in (a_from, b_from) if d is not None), default=None)
+    end = min((d for d in (a_until, b_until) if d is not None), default=None)
+    if start is not None and end is not None and end < start:
+        return None
+    return start, end
+
+
+def rated_prices(
+    prices: Iterable[Price], rate: Rate, product: str, option: str, unit: str | None
+) -> tuple[Price, ...]:
+    """The catalogue's `prices` of one unit (or booking, `unit` None) as `rate` sells them. A
+    price list entry with travel dates becomes a dated price of its own (dated prices win over
+    undated ones in `domain.pricing.price_on`), ahead of the fallback for the other dates."""
+    rated: list[Price] = []
+    fallbacks: list[Price] = []
+    for price in prices:
+        fallback = price if rate.commission is None else commission_price(price, rate.commission)
+        for entry in rate.net_prices:
+            if not entry.matches(product, option, unit, price.currency):
+                continue
+            seasonal = entry.valid_from is not None or entry.valid_until is not None
+            if not seasonal:
+                fallback = with_net(price, entry.net)
+                continue
+            days = _overlap(price.valid_from, price.valid_until, entry.valid_from, entry.valid_until)
+            if days is not None:
+                dated = with_net(price, entry.net)
+                rated.append(dated.model_copy(update={"valid_from": days[0], "valid_until": days[1]}))
+        fallbacks.append(fallback)
+    return (*rated, *fallbacks)
+
+
+def _option(product: Product, option: Option, rate: Rate) -> Option:
+    units = tuple(_unit(product, option, u, rate) for u in option.units)
+    extras = tuple(_extra(e, rate) for e in option.extras)
+    booking_prices = rated_prices(option.booking_prices, rate, product.id, option.id, None)
+    return option.model_copy(update={"units": units, "extras": extras, "booking_prices": booking_prices})
+
+
+def _unit(product: Product, option: Option, unit: Unit, rate: Rate) -> Unit:
+    return unit.model_copy(update={"prices": rated_prices(unit.prices, rate, product.id, option.id, unit.id)})
+
+
+def _extra(extra: Extra, rate: Rate) -> Extra:
+    if rate.commission is None:
+        return extra
+    return extra.model_copy(
+        update={"prices": tuple(commission_price(p, rate.commission) for p in extra.prices)}
+    )
+
+
+def contract_product(product: Product, contract: Contract) -> Product | None:
+    """`product` as `contract` sells it: its options it may sell, at its rate (None: none)."""
+    grant = contract.grant(product.id)
+    if grant is None:
+        return None
+    options = tuple(o for o in product.options if grant.options is None or o.id in grant.options)
+    if not options:
+        return None
+    rate = contract.rate
+    if rate.commission is None and not rate.net_prices and len(options) == len(product.options):
+        return product
+    return product.model_copy(update={"options": tuple(_option(product, o, rate) for o in options)})
+
+
+def contract_catalog(catalog: Catalog, contract: Contract, today: date) -> Catalog:
+    """The catalogue as a connection under `contract` sees it on `today`: nothing when the
+    contract is not in force; else the products and options it may sell, at its net."""
+    if contract == DEFAULT_CONTRACT:
+        return catalog
+    unsold = contract.not_in_force(today)
+    if unsold is not None:
+        return catalog.unsold_because(unsold)
+    products = tuple(p for p in (contract_product(p, contract) for p in catalog.products) if p is not None)
+    return catalog.model_copy(update={"products": products})
+
+
+class ContractConflict(OctoError):
+    """A save based on a contract version that is no longer the connection's current one."""
+
+    code = "CONFLICT"
+
+    def __init__(self, base_version: int, current_version: int) -> None:
+        super().__init__(
+            f"The contract changed since version {base_version}, which this save was based on: it is at "
+            f"version {current_version}. Nothing was saved; start again from version {current_version}",
+            baseVersion=base_version,
+            currentVersion=current_version,
+        )
+
+
+def _is_branch(part: int | str, literal: bool | None = None) -> bool:
+    """A union's branch in a pydantic error location (`literal['ALL']`, `tuple[Grant, ...]`);
+    `literal`: only a literal's branch (True) or only another (False)."""
+    if not isinstance(part, str) or "[" not in part:
+        return False
+    return literal is None or part.startswith("literal") == literal
+
+
+def _path(loc: Iterable[int | str]) -> str:
+    parts = (f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc if not _is_branch(part))
+    return "".join(parts).lstrip(".")
+
+
+def parse_contract(data: Any) -> Contract:
+    """The contract a document describes; BAD_REQUEST naming every field in error."""
+    if not isinstance(data, dict):
+        raise BadRequest(
+            "A contract is a mapping (products, rate, validFrom, validUntil, paymentTerms, notes)"
+        )
+    try:
+        return Contract.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        # `products: ALL` or a list: a list in error also fails the ALL branch; say the list's.
+        listed = {e["loc"][0] for e in errors if any(_is_branch(p, literal=False) for p in e["loc"])}
+        problems = [
+            f"{_path(e['loc']) or 'contract'}: {e['msg']}"
+            for e in errors
+            if not (e["loc"][0] in listed and any(_is_branch(p, literal=True) for p in e["loc"]))
+        ]
+        raise BadRequest(
+            f"The contract has {len(problems)} problem(s); nothing was saved: " + "; ".join(problems),
+            problems=problems,
+        ) from None
+
+
+def catalog_problems(contract: Contract, catalog: Catalog) -> list[str]:
+    """What the contract names that the catalogue does not have."""
+    problems = []
+    grants = () if isinstance(contract.products, str) else contract.products
+    for index, grant in enumerate(grants):
+        product = catalog.product(grant.product)
+        if product is None:
+            problems.append(f"products[{index}].product: no product {grant.product!r} in the catalogue")
+            continue
+        for option_id in grant.options or ():
+            if product.option(option_id) is None:
+                problems.append(f"products[{index}].options: {grant.product!r} has no option {option_id!r}")
+    for index, entry in enumerate(contract.rate.net_prices):
+        where = f"rate.netPrices[{index}]"
+        product = catalog.product(entry.product)
+        if product is None:
+            problems.append(f"{where}.product: no product {entry.product!r} in the catalogue")
+            continue
+        options = (
+            product.options if entry.option is None else [o for o in product.options if o.id == entry.option]
+        )
+        if not options:
+            problems.append(f"{where}.option: {entry.product!r} has no option {entry.option!r}")
+        elif entry.unit is not None and not any(o.unit(entry.unit) for o in options):
+            problems.append(f"{where}.unit: {entry.product!r} has no unit {entry.unit!r}")
+        if entry.currency not in product.currencies:
+            problems.append(f"{where}.currency: {entry.product!r} is not sold in {entry.currency}")
+    return problems
