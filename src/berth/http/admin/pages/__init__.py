@@ -11,6 +11,7 @@ from berth.http.admin.pages import (
     catalog_editor,
     checkin,
     connections,
+    contracts,
     dashboard,
     departure_list,
     departures,
@@ -25,7 +26,7 @@ from berth.http.admin.pages import (
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, audit,
+    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, contracts, audit,
     staff, departure_list, outbox, checkin,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
