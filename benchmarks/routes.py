@@ -62,6 +62,10 @@ RSS_AFTER_BOOKINGS = 10_000
 
 RESELLER = {"Authorization": "Bearer demo-reseller-a"}
 CONTENT_PRICING = {**RESELLER, "Octo-Capabilities": "octo/content, octo/pricing"}
+# Issue 37: demo-reseller-a buys under a contract (20 % commission); the demo's box office has
+# the default contract (the catalogue itself). The same reads under both, in the same run, show
+# what contracts cost a read (its note compares the pairs).
+NO_CONTRACT = {"Authorization": "Bearer demo-box-office-not-for-resellers"}  # the demo's BOX_OFFICE
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,7 @@ class Route:
 ROUTES: list[Route] = [
     Route("supplier", "GET", "/octo/supplier", headers=RESELLER),
     Route("products", "GET", "/octo/products", headers=CONTENT_PRICING),
+    Route("products-no-contract", "GET", "/octo/products", headers={**CONTENT_PRICING, **NO_CONTRACT}),
 ]
 
 
@@ -376,6 +381,7 @@ async def ensure_bench_products(ctx: BenchContext) -> None:
 
 ROUTES += [
     Route("availability-1d", "POST", "/octo/availability", RESELLER, setup=_availability_one_day),
+    Route("availability-1d-no-contract", "POST", "/octo/availability", NO_CONTRACT, setup=_availability_one_day),
     Route("calendar-30d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(30)),
     Route("calendar-365d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(365)),
     Route("booking-reserve", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="booking.lua",
