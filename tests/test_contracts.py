@@ -11,6 +11,7 @@ import orjson
 
 from berth.container import Services
 from berth.domain.catalog.document import catalog_to_yaml
+from berth.domain.mappings import MappingUpload
 from berth.domain.staff import COMMAND_LINE, Role
 from tests.bookings_helpers import GUEST, SLOT, booking_products, reservation
 from tests.builders import catalog
@@ -182,3 +183,22 @@ async def test_webhooks_announce_only_what_the_contract_sells(
             "sunset-kayak", "thames-sightseeing", "tower-of-stories"
         ]  # fmt: skip
         assert [p["product"]["id"] for p in to_b.payloads()] == ["tower-of-stories"]
+
+
+async def test_a_mapping_row_maps_only_to_what_its_connection_may_sell(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    only_museum = {"products": [{"product": "tower-of-stories"}]}
+    assert (await put_contract(client, bookable, KEY_B, only_museum)).status_code == 200
+    cid = await connection_id(bookable, KEY_B)
+    [row] = await bookable.mappings.replace_all(
+        cid, [MappingUpload(reseller_reference="cruise-1", option_required=False)]
+    )
+    refused = await client.patch(
+        f"/admin/api/mappings/{row.id}", json={"productId": "thames-sightseeing"}, headers=ADMIN
+    )
+    assert refused.status_code == 400 and refused.json()["error"] == "INVALID_PRODUCT_ID"
+    mapped = await client.patch(
+        f"/admin/api/mappings/{row.id}", json={"productId": "tower-of-stories"}, headers=ADMIN
+    )
+    assert mapped.status_code == 200, mapped.text

@@ -12,6 +12,7 @@ import structlog
 
 from berth.domain.audit import Target
 from berth.domain.catalog import Catalog
+from berth.domain.contracts import contract_catalog
 from berth.domain.errors import NotFound
 from berth.domain.mappings import (
     MappedRows,
@@ -32,7 +33,7 @@ from berth.domain.staff import Actor
 from berth.services.clock import Clock
 from berth.services.events import MappingObserver
 from berth.settings import Settings
-from berth.store import audit_repo, deliveries_repo, mappings_repo
+from berth.store import audit_repo, connections_repo, deliveries_repo, mappings_repo
 from berth.store.database import Database
 from berth.store.deliveries_repo import Delivery
 
@@ -139,14 +140,17 @@ class MappingService:
         self, catalog: Catalog, row_id: str, chosen: Resolution, *, actor: Actor, notify: bool = True
     ) -> MappingRow:
         """The supplier maps a row to a product (and option and unit where the row requires
-        them), checked against the catalogue. A row that becomes mapped, or whose resolved ids
+        them), checked against the catalogue as the row's connection's contract sells it. A row that becomes mapped, or whose resolved ids
         change, queues the notification POST to its `webhookUrl` in the same transaction."""
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             row = await mappings_repo.get_row(conn, row_id, for_update=True)
             if row is None:
                 raise NotFound(f"No mapping with id {row_id!r}")
-            resolution = check_resolution(catalog, row, chosen)
+            # Only what the row's connection may sell: its contract's catalogue.
+            owner = await connections_repo.find_connection(conn, row.connection_id)
+            sold = contract_catalog(catalog, owner.contract, now.date()) if owner is not None else catalog
+            resolution = check_resolution(sold, row, chosen)
             if row.mapped and (row.product_id, row.option_id, row.unit_id) == (
                 resolution.product_id,
                 resolution.option_id,
