@@ -14,6 +14,7 @@ from berth.domain.contracts import (
     Contract,
     NetPrice,
     Rate,
+    catalog_problems,
     commission_price,
     contract_catalog,
     parse_contract,
@@ -22,6 +23,7 @@ from berth.domain.contracts import (
 from berth.domain.errors import BadRequest
 from berth.domain.pricing import price_on
 from tests.bookings_helpers import booking_catalog
+from tests.packages_helpers import PASS, packages_catalog
 
 
 def _price(retail: int, *taxes: int, **dates: date) -> Price:
@@ -142,3 +144,11 @@ def test_a_bad_contract_names_every_field_in_error() -> None:
     assert any(p.startswith("products[0].product") for p in problems)
     assert any(p.startswith("rate.commission") for p in problems)
     assert any(p.startswith("paymentTerms") for p in problems)
+
+
+def test_a_package_is_sold_only_with_what_it_includes() -> None:
+    pass_only = parse_contract({"products": [{"product": PASS["productId"]}]})
+    problems = catalog_problems(pass_only, packages_catalog())
+    assert problems and all("includes" in p and "sell both or neither" in p for p in problems)
+    everything = parse_contract({"products": [{"product": p.id} for p in packages_catalog().products]})
+    assert catalog_problems(everything, packages_catalog()) == []

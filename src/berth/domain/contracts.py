@@ -308,7 +308,8 @@ def parse_contract(data: Any) -> Contract:
 
 
 def catalog_problems(contract: Contract, catalog: Catalog) -> list[str]:
-    """What the contract names that the catalogue does not have."""
+    """What the contract names that the catalogue does not have, and packages it would sell
+    without what they include."""
     problems = []
     grants = () if isinstance(contract.products, str) else contract.products
     for index, grant in enumerate(grants):
@@ -319,6 +320,21 @@ def catalog_problems(contract: Contract, catalog: Catalog) -> list[str]:
         for option_id in grant.options or ():
             if product.option(option_id) is None:
                 problems.append(f"products[{index}].options: {grant.product!r} has no option {option_id!r}")
+    # A package books its includes under the same contract: it may only be sold with them.
+    for product in catalog.products:
+        granted = contract.grant(product.id)
+        if granted is None or isinstance(contract.products, str):
+            continue
+        for option in product.options:
+            if granted.options is not None and option.id not in granted.options:
+                continue
+            for include in option.includes:
+                inner = contract.grant(include.product_id)
+                if inner is None or (inner.options is not None and include.option_id not in inner.options):
+                    problems.append(
+                        f"products: {product.id!r} includes {include.product_id!r} / {include.option_id!r}, "
+                        "which the contract does not sell; sell both or neither"
+                    )
     for index, entry in enumerate(contract.rate.net_prices):
         where = f"rate.netPrices[{index}]"
         product = catalog.product(entry.product)
