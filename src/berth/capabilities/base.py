@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -40,6 +40,15 @@ class View:
         """What serializations shared by every connection (products, the supplier) depend on:
         the key to cache them under. A connection's own data (its mapping rows) is left out."""
         return self.capabilities, self.language
+
+
+def pick_language(available: dict[str, Any], view: View, fallback: str) -> str | None:
+    """The language of `available` to serialize: the view's, else `fallback`, else the first."""
+    if view.language and view.language in available:
+        return view.language
+    if fallback in available:
+        return fallback
+    return next(iter(available), None)
 
 
 @dataclass(frozen=True)
@@ -99,10 +108,23 @@ class Capability:
     def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
         return None
 
-    def ticket_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
-        """What a printed ticket shows of the capability's part of the booking: of the unit
-        item `item` on its ticket, of the whole booking on its voucher (None)."""
+    def booking_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
+        """What a booking shows of the capability's part of it, wherever it is shown: of the
+        whole booking (`item` None) on its voucher, at the gate and on the departure's
+        manifest; of the unit item `item` on its ticket and on its line at the gate. The gate,
+        the manifest and the tickets show every capability's lines (`registry.booking_lines`),
+        so a capability added to the registry appears in all three."""
         return []
+
+    def party_fields(self, details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
+        """The capability's own keys of the gate's party view (`out`) and of its tickets'
+        (`units`, by unit item uuid): what the scanner's page reads beside the lines."""
+        return None
+
+    def departure_part(self, option: Option, travelling: Sequence[BookingDetails]) -> object | None:
+        """The capability's section of a departure's manifest, over the bookings `travelling`
+        (None: it has none here); the manifest's template shows it under the capability's id."""
+        return None
 
     def describe(self) -> JSON:
         return {

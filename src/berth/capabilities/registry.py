@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from berth.capabilities.base import Capability, EditorPart
+from berth.capabilities.base import JSON, Capability, EditorPart
 from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.editor import EDITOR_PARTS as CONTENT_EDITOR
 from berth.capabilities.content.fields import ContentCapability
@@ -30,7 +31,11 @@ from berth.capabilities.resources.catalog_rules import ResourceRules
 from berth.capabilities.resources.editor import EDITOR_PARTS as RESOURCES_EDITOR
 from berth.capabilities.resources.fields import ResourcesCapability
 from berth.capabilities.webhooks.fields import WebhooksCapability
+from berth.domain.bookings import UnitItem
+from berth.domain.catalog import Option
 from berth.domain.catalog.rules import CatalogRule
+from berth.domain.tickets import TicketLine
+from berth.read_models.bookings import BookingDetails
 
 # The catalogue rules of the capabilities' declarations, in the order they run.
 CATALOG_RULES: tuple[CatalogRule, ...] = (
@@ -89,3 +94,24 @@ def active(capabilities: frozenset[str]) -> list[Capability]:
 @lru_cache(maxsize=256)
 def header_value(capabilities: frozenset[str]) -> str:
     return ", ".join(c.id for c in active(capabilities))
+
+
+def booking_lines(details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
+    """What a booking (`item` None) or one of its unit items shows of every capability's part
+    of it: the one extension point of its tickets, the gate and the manifest."""
+    return [line for capability in CAPABILITIES for line in capability.booking_lines(details, item)]
+
+
+def party_fields(details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
+    """Each capability's own keys of the gate's party view."""
+    for capability in CAPABILITIES:
+        capability.party_fields(details, out, units)
+
+
+def departure_parts(option: Option, travelling: Sequence[BookingDetails]) -> dict[str, object]:
+    """Each capability's section of a departure's manifest, by capability id."""
+    return {
+        capability.id: part
+        for capability in CAPABILITIES
+        if (part := capability.departure_part(option, travelling)) is not None
+    }

@@ -22,13 +22,12 @@ from datetime import date
 
 from berth.capabilities.base import JSON, View
 from berth.capabilities.ids import MAPPINGS
-from berth.capabilities.mappings.fields import mapping_json
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog, Product
 from berth.domain.contracts import Contract, contract_product
 from berth.domain.diff import diff
 from berth.domain.languages import choose_language
-from berth.domain.mappings import MappedRows, MappingRow, notification_target
+from berth.domain.mappings import MappedRows, MappingRow, mapping_json, notification_target
 from berth.domain.orders import Order
 from berth.domain.slots import slot_for_id
 from berth.domain.webhooks import Webhook, WebhookEvent

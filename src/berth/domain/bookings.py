@@ -176,6 +176,12 @@ class Booking:
             return self.expires_at is not None and self.expires_at > now
         return self.status in HOLDING
 
+    @property
+    def admitted(self) -> tuple[UnitItem, ...]:
+        """The tickets (unit items) already let through the gate: part of what happened, so
+        the booking can no longer be cancelled nor have them removed."""
+        return tuple(item for item in self.unit_items if item.redeemed_at is not None)
+
 
 # The `until` of places held for good (CONFIRMED, PENDING, REDEEMED): no hold ends later.
 HELD_FOR_GOOD = datetime(9999, 12, 31, tzinfo=UTC)
@@ -232,18 +238,31 @@ def as_of(booking: Booking, now: datetime) -> Booking:
 
 
 def is_cancellable(booking: Booking, cutoff: datetime | None, now: datetime) -> bool:
-    """Cancel and update are allowed while the booking is live: a hold always (it sells
-    nothing, so releasing it takes nothing back), a confirmed or pending booking before the
-    cutoff (open-dated bookings, with no cutoff, until they are redeemed)."""
-    if booking.status not in CHANGEABLE or booking.redeemed_at is not None:
+    """Cancel and update are allowed while the booking is live and none of its tickets has
+    been admitted at the gate: a hold always (it sells nothing, so releasing it takes nothing
+    back), a confirmed or pending booking before the cutoff (open-dated bookings, with no
+    cutoff, until they are redeemed)."""
+    if booking.status not in CHANGEABLE or booking.redeemed_at is not None or booking.admitted:
         return False
     return booking.status is BookingStatus.ON_HOLD or cutoff is None or now < cutoff
 
 
 def not_changeable(booking: Booking, cutoff: datetime | None, verb: str) -> str:
-    """Why `booking` cannot be `verb` (updated, cancelled): its status, or the cutoff passed."""
+    """Why `booking` cannot be `verb` (updated, cancelled): its status, a ticket admitted at
+    the gate, or the cutoff passed."""
     if booking.status not in CHANGEABLE:
         return f"Booking {booking.uuid!r} is {booking.status.value} and cannot be {verb}"
+    if booking.admitted:
+        tickets = ", ".join(
+            f"{item.supplier_reference} at {format_utc(item.redeemed_at)}"
+            for item in booking.admitted
+            if item.redeemed_at is not None
+        )
+        return (
+            f"Booking {booking.uuid!r} can no longer be {verb}: "
+            f"{'its ticket was' if len(booking.admitted) == 1 else 'its tickets were'} "
+            f"admitted at the gate ({tickets})"
+        )
     assert cutoff is not None
     return f"Booking {booking.uuid!r} can no longer be {verb}: the cutoff was {format_utc(cutoff)}"
 

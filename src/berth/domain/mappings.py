@@ -14,6 +14,7 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from berth.domain.catalog import Catalog, Option, Product, Unit
 from berth.domain.errors import BadRequest, InvalidOptionId, InvalidProductId, InvalidUnitId
@@ -369,3 +370,21 @@ class MappingFilter:
             reseller_reference=reseller_reference,
             reseller_status=reseller_status,
         )
+
+
+def mapping_json(row: MappingRow) -> dict[str, Any]:
+    """The mapping row shape (requirements §2.4), with its null rules: `optionId` is null while
+    `optionRequired` is false, `unitId` while `unitRequired` is false. It is also the body of
+    the notification POST to the row's `webhookUrl`."""
+    return {
+        "resellerReference": row.reseller_reference,
+        "resellerStatus": row.reseller_status,
+        "resellerProduct": row.reseller_product,
+        "productId": row.product_id,
+        "optionId": row.resolved_option,
+        "unitId": row.resolved_unit,
+        "optionRequired": row.option_required,
+        "unitRequired": row.unit_required,
+        "validityDays": row.validity_days,
+        "webhookUrl": row.webhook_url,
+    }

@@ -68,10 +68,14 @@ def ticket_keys(product: Product, booking: Booking) -> list[str]:
 
 @dataclass(frozen=True)
 class TicketLine:
-    """One labelled line of a printed ticket (a capability's part: the pickup, the extras)."""
+    """One labelled line of what a booking shows: on its printed tickets, and to staff at the
+    gate and on the manifest (a capability's part: the pickup, the extras, the answers).
+    `staff_only`: shown to staff, never printed for the guest (an answer such as a date of
+    birth)."""
 
     label: str
     text: str
+    staff_only: bool = False
 
 
 def local_time(moment: datetime) -> str:

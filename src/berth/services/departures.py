@@ -32,6 +32,12 @@ from berth.store.database import Database, DbConnection
 LIVE = (BookingStatus.ON_HOLD, BookingStatus.PENDING, BookingStatus.CONFIRMED)
 
 
+def unused(booking: Booking) -> bool:
+    """Whether the departure's cancellation cancels the booking: live, and none of its tickets
+    admitted at the gate (a booking partly through the gate is used, as a REDEEMED one is)."""
+    return booking.status in LIVE and not booking.admitted
+
+
 @dataclass(frozen=True)
 class DepartureChange:
     """What a PATCH sends; a field left out (None, `set_capacity` False) keeps its value.
@@ -135,7 +141,7 @@ class DepartureService:
         """The bookings on the departure whose guests could still travel, as they stand now."""
         found, _ = await bookings_repo.find_bookings(conn, departure_filter(product, option, slot))
         now = self._clock()
-        return [b for b in (as_of(b, now) for b in found) if b.status in LIVE]
+        return [b for b in (as_of(b, now) for b in found) if unused(b)]
 
     async def affected(
         self, catalog: Catalog, product_id: str, option_id: str, availability_id: str
@@ -282,9 +288,12 @@ class DepartureService:
             return
         done.add(target.id)
         locked = as_of(await self._steps.lock_in(conn, target), self._clock())
-        if locked.status not in LIVE and target is not booking:  # a package already used: this part only
+        members = await bookings_repo.package_members(conn, [target.id]) if target is not booking else []
+        if target is not booking and not (
+            unused(locked) and all(m.status in ENDED or unused(m) for m in members)
+        ):  # a package already used (one of its bookings admitted at the gate): this part only
             locked = as_of(await self._steps.lock_in(conn, booking), self._clock())
-        if locked.status not in LIVE:
+        if not unused(locked):
             return
 
         def step(c: DbConnection, b: Booking) -> Awaitable[Booking]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from berth.capabilities.registry import CAPABILITIES
+from berth.capabilities.registry import booking_lines
 from berth.domain.bookings import BookingStatus, UnitItem
 from berth.domain.catalog import (
     Content,
@@ -152,8 +152,7 @@ def _lines(details: BookingDetails, item: UnitItem | None, language: str) -> lis
         guest = item.contact.full_name or booking.contact.full_name
         if guest:
             lines.append(TicketLine("Guest", guest))
-    for capability in CAPABILITIES:
-        lines.extend(capability.ticket_lines(details, item))
+    lines.extend(line for line in booking_lines(details, item) if not line.staff_only)
     reference = booking.supplier_reference
     if item is not None:
         reference = f"{item.supplier_reference} (booking {booking.supplier_reference})"

@@ -1,5 +1,6 @@
 """What the gate is shown of a scan and of a departure's parties: the lead name, the tickets
-with their state, the extras, the pickup, the answers and the notes. No more personal data than
+with their state, what each capability shows of them (the extras, the pickup, the answers) and
+the notes. No more personal data than
 that: the scanner keeps a departure's parties in the browser to go on offline."""
 
 from __future__ import annotations
@@ -7,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from berth.capabilities.extras.extension import of_booking
-from berth.capabilities.pickups.driver_list import pickup_list
-from berth.capabilities.questions.manifest import answered
+from berth.capabilities.registry import booking_lines, party_fields
 from berth.domain.bookings import people_of
 from berth.domain.checkin import Admission, ScanResult, admitted_earlier
 from berth.domain.slots import Slot
+from berth.domain.tickets import TicketLine
 from berth.domain.times import format_local, format_utc, format_utc_or_none
 from berth.read_models.bookings import BookingDetails
 from berth.services.checkin import Party, ScanOutcome
@@ -45,46 +45,44 @@ def departure_json(details: BookingDetails) -> JSON:
     }
 
 
+def _lines_json(lines: Sequence[TicketLine]) -> list[JSON]:
+    return [{"label": line.label, "text": line.text} for line in lines]
+
+
 def party_json(details: BookingDetails, admissions: Mapping[str, Admission]) -> JSON:
-    """One booking as the gate sees it."""
+    """One booking as the gate sees it: with what every capability shows of it (`lines`) and
+    of each ticket (its `lines` beyond the booking's), and each capability's own keys."""
     booking, option = details.booking, details.option
     earlier = admitted_earlier(booking, admissions)
-    extras_by_id = {e.id: e.title or e.internal_name for e in option.extras}
-    booked = of_booking(booking)
-    units = []
+    shown = booking_lines(details, None)
+    units: dict[str, JSON] = {}
     for item in booking.unit_items:
         unit = option.unit(item.unit_id)
         admission = admissions.get(item.uuid)
-        units.append(
-            {
-                "uuid": item.uuid,
-                "code": item.supplier_reference,
-                "unitId": item.unit_id,
-                "unit": unit.internal_name if unit is not None else item.unit_id,
-                "admitted": item.uuid in earlier,
-                "admission": _admission_json(admission) if admission is not None else None,
-                "utcRedeemedAt": format_utc_or_none(item.redeemed_at or booking.redeemed_at),
-                "extras": [extras_by_id.get(p.extra_id, p.extra_id) for p in booked.of_item(item.uuid)],
-            }
-        )
-    stops = pickup_list([details])
-    return {
+        units[item.uuid] = {
+            "uuid": item.uuid,
+            "code": item.supplier_reference,
+            "unitId": item.unit_id,
+            "unit": unit.internal_name if unit is not None else item.unit_id,
+            "admitted": item.uuid in earlier,
+            "admission": _admission_json(admission) if admission is not None else None,
+            "utcRedeemedAt": format_utc_or_none(item.redeemed_at or booking.redeemed_at),
+            "lines": _lines_json([line for line in booking_lines(details, item) if line not in shown]),
+        }
+    party: JSON = {
         "bookingId": booking.id,
         "code": booking.supplier_reference,
         "resellerReference": booking.reseller_reference,
         "status": booking.status.value,
         "leadName": booking.contact.full_name,
         "guests": people_of(option, [i.unit_id for i in booking.unit_items]),
-        "units": units,
-        "extras": [extras_by_id.get(p.extra_id, p.extra_id) for p in booked.booking],
-        "pickup": {"place": stops[0].place, "opens": format_utc_or_none(stops[0].opens)} if stops else None,
-        "answers": [
-            {"ticket": a.ticket, "unit": a.unit, "question": a.question, "answer": a.value}
-            for a in answered(details)
-        ],
+        "units": list(units.values()),
+        "lines": _lines_json(shown),
         "notes": booking.notes,
         "departure": departure_json(details),
     }
+    party_fields(details, party, units)
+    return party
 
 
 def scan_json(outcome: ScanOutcome) -> JSON:

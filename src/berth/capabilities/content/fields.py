@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from berth.capabilities.base import JSON, Capability, Nested, View
+from berth.capabilities.base import JSON, Capability, Nested, View, pick_language
 from berth.capabilities.ids import CONTENT
 from berth.domain.catalog import Content, Option, Product, Supplier, SupplierContent, Unit, UnitContent
 
@@ -17,14 +17,6 @@ if TYPE_CHECKING:
 
 def _dump(items: tuple[Any, ...]) -> list[Any]:
     return [item.model_dump(mode="json", by_alias=True) for item in items]
-
-
-def pick_language(available: dict[str, Any], view: View, fallback: str) -> str | None:
-    if view.language and view.language in available:
-        return view.language
-    if fallback in available:
-        return fallback
-    return next(iter(available), None)
 
 
 def _content(contents: dict[str, Content], view: View, fallback: str) -> Content:

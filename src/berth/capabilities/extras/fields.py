@@ -5,7 +5,7 @@ octo/pricing the booking's `extraPricing` per extra."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, Nested, View
@@ -16,6 +16,7 @@ from berth.capabilities.extras.extension import (
     of_booking,
     unit_extras,
 )
+from berth.capabilities.extras.manifest import DepartureExtras, extras_on
 from berth.capabilities.ids import EXTRAS, PRICING
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Price, Product, Unit
@@ -100,7 +101,7 @@ class ExtrasCapability(Capability):
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
         out[ITEMS] = _items_view(details, of_booking(details.booking).of_item(item.uuid), view)
 
-    def ticket_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
+    def booking_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
         """The voucher lists every piece of the booking; a ticket its own and the booking's."""
         booked = of_booking(details.booking)
         pieces = booked.all if item is None else [*booked.of_item(item.uuid), *booked.booking]
@@ -111,3 +112,14 @@ class ExtrasCapability(Capability):
             if extra is not None:
                 taken.append(f"{count} \N{MULTIPLICATION SIGN} {extra.title or extra.internal_name}")
         return [TicketLine("Extras", ", ".join(taken))] if taken else []
+
+    def party_fields(self, details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
+        """The names of the party's extras, and of each ticket's."""
+        names = {e.id: e.title or e.internal_name for e in details.option.extras}
+        booked = of_booking(details.booking)
+        out["extras"] = [names.get(p.extra_id, p.extra_id) for p in booked.booking]
+        for item_uuid, unit in units.items():
+            unit["extras"] = [names.get(p.extra_id, p.extra_id) for p in booked.of_item(item_uuid)]
+
+    def departure_part(self, option: Option, travelling: Sequence[BookingDetails]) -> DepartureExtras | None:
+        return extras_on(option, travelling)

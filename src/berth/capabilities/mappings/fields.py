@@ -18,29 +18,11 @@ from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import MAPPINGS
-from berth.domain.mappings import MappingRow
+from berth.domain.mappings import mapping_json
 
 if TYPE_CHECKING:
     from berth.read_models.availability import SlotAvailability
     from berth.read_models.bookings import BookingDetails
-
-
-def mapping_json(row: MappingRow) -> JSON:
-    """The mapping row shape (requirements §2.4), with its null rules: `optionId` is null while
-    `optionRequired` is false, `unitId` while `unitRequired` is false. It is also the body of
-    the notification POST to the row's `webhookUrl`."""
-    return {
-        "resellerReference": row.reseller_reference,
-        "resellerStatus": row.reseller_status,
-        "resellerProduct": row.reseller_product,
-        "productId": row.product_id,
-        "optionId": row.resolved_option,
-        "unitId": row.resolved_unit,
-        "optionRequired": row.option_required,
-        "unitRequired": row.unit_required,
-        "validityDays": row.validity_days,
-        "webhookUrl": row.webhook_url,
-    }
 
 
 def mappings_for(view: View, product_id: str, option_id: str) -> list[JSON]:

@@ -3,16 +3,19 @@ availability (the schema puts none on products), and the pickup chosen on bookin
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import PICKUPS
+from berth.capabilities.pickups.driver_list import PickupStop, pickup_list
 from berth.capabilities.pickups.extension import REQUEST_FIELDS, Pickup
 from berth.capabilities.pickups.points import address_of, pickup_window, point_view
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product
 from berth.domain.slots import Slot
 from berth.domain.tickets import TicketLine, local_time
+from berth.domain.times import format_utc_or_none
 
 if TYPE_CHECKING:
     from berth.read_models.availability import SlotAvailability
@@ -55,7 +58,7 @@ class PickupsCapability(Capability):
         out["pickupDispatch"] = None
         out["dropoffDispatch"] = None
 
-    def ticket_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
+    def booking_lines(self, details: BookingDetails, item: UnitItem | None) -> list[TicketLine]:
         pickup = Pickup.from_document(details.booking.extensions.get(PICKUPS))
         if not pickup.requested:
             return []
@@ -78,3 +81,15 @@ class PickupsCapability(Capability):
         if not lines:
             lines.append(TicketLine("Pickup", "requested"))
         return lines
+
+    def party_fields(self, details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
+        stops = pickup_list([details])
+        out["pickup"] = (
+            {"place": stops[0].place, "opens": format_utc_or_none(stops[0].opens)} if stops else None
+        )
+
+    def departure_part(self, option: Option, travelling: Sequence[BookingDetails]) -> list[PickupStop] | None:
+        """The driver's pickup list; empty (not None) for an option with pickup points that
+        nobody has asked for yet."""
+        stops = pickup_list(travelling)
+        return stops if stops or option.pickup_points else None

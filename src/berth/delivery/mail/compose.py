@@ -13,9 +13,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from berth.capabilities.base import View
-from berth.capabilities.content.fields import pick_language
-from berth.capabilities.pricing.fields import PricingCapability
+from berth.capabilities.base import View, pick_language
+from berth.capabilities.ids import PRICING
+from berth.capabilities.registry import BY_ID
 from berth.delivery.mail.texts import TEXTS, date_formats, words
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog, DeliveryFormat, Location, LocationType
@@ -27,7 +27,7 @@ from berth.read_models.bookings import BookingDetails
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _SPACES = re.compile(r"\s+")
-_PRICING = PricingCapability()
+_PRICING = BY_ID[PRICING]
 _HTML = Environment(
     loader=PackageLoader("berth.delivery.mail", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),

@@ -9,9 +9,8 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from berth.capabilities.mappings.fields import mapping_json
 from berth.container import Services
-from berth.domain.mappings import MappingRow, Resolution
+from berth.domain.mappings import MappingRow, Resolution, mapping_json
 from berth.domain.staff import Actor
 from berth.domain.times import format_utc_or_none
 from berth.http.admin.roles import operator

@@ -9,11 +9,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from starlette.responses import Response
 
-from berth.capabilities.mappings.fields import mapping_json
 from berth.container import Services
 from berth.domain.errors import BadRequest
 from berth.domain.input_errors import expectation, field_path
-from berth.domain.mappings import MappingFilter, MappingUpload, Problem, upload_error
+from berth.domain.mappings import MappingFilter, MappingUpload, Problem, mapping_json, upload_error
 from berth.http.context import OctoRequest, octo_request, services
 from berth.http.octo.common import octo_response
 from berth.http.octo.schemas import ERROR_RESPONSES, MappingOut

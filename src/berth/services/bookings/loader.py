@@ -9,7 +9,7 @@ from dataclasses import replace
 from zoneinfo import ZoneInfo
 
 from berth.domain.availability import SlotState
-from berth.domain.bookings import Booking, as_of, is_cancellable
+from berth.domain.bookings import Booking, BookingStatus, as_of, is_cancellable
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.errors import NotFound
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
@@ -124,7 +124,14 @@ class BookingLoader:
                         else len(order)
                     )
                 )
-                d = replace(d, package_bookings=tuple(found))
+                # Cancelling the package cancels its included bookings: it is cancellable
+                # while each of them still is (one admitted at the gate makes it not).
+                cancellable = d.cancellable and all(
+                    m.cancellable
+                    for m in found
+                    if m.booking.status not in (BookingStatus.CANCELLED, BookingStatus.EXPIRED)
+                )
+                d = replace(d, package_bookings=tuple(found), cancellable=cancellable)
             result.append(d)
         return result
 

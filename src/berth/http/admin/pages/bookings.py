@@ -250,7 +250,7 @@ async def _cancel(booking_id: str, me: Staff, action: Action, reason: str, force
             booking_id, me, Notice("success", f"{_label(before)} was already cancelled; nothing changed.")
         )
     held = before.booking.holds_places(me.services.clock())
-    needs_force = was in CHANGEABLE and not before.cancellable and not force
+    needs_force = was in CHANGEABLE and not before.cancellable and not before.booking.admitted and not force
     verb = "released" if action is Action.RELEASE else "cancelled"
 
     def cancelled(done: BookingDetails) -> str:

@@ -5,9 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from berth.capabilities.extras.manifest import extras_on
-from berth.capabilities.pickups.driver_list import pickup_list
-from berth.capabilities.questions.manifest import answers_on
+from berth.capabilities.registry import booking_lines, departure_parts
 from berth.http.admin.backoffice import manifest, resource_boards
 from berth.http.admin.pages.dates import of_product
 from berth.http.admin.pages.departures import capacity_words, manifest_path
@@ -33,8 +31,8 @@ async def slot_manifest(
         boards=resource_boards(found), local=of_product(found.occupancy.product), departure=departure,
         affected=affected, path=manifest_path(product_id, option_id, availability_id),
         capacity=capacity_words(departure), catalogue_capacity=capacity_words(departure, catalogue=True),
-        pickups=pickup_list(found.expected), answers=answers_on(found.expected),
-        extras=extras_on(found.occupancy.option, found.expected),
+        parts=departure_parts(found.occupancy.option, found.expected),
+        lines=lambda details: booking_lines(details, None),
     )  # fmt: skip
 
 

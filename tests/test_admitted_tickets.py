@@ -1,0 +1,154 @@
+"""A ticket once admitted at the gate is part of what happened (issue 38 §3): the booking is no
+longer cancellable, its tickets cannot be removed, and neither its order nor its package can be
+cancelled; staff may undo the admission and then it is cancellable again. A departure's
+cancellation leaves such a booking as it leaves a REDEEMED one.
+Clock: 2026-06-01T08:00Z; the cruise's departure is 2 June 10:00 London, far from its cutoff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from berth.container import Services
+from tests.backoffice.helpers import sign_in, text_of
+from tests.bookings_helpers import GUEST
+from tests.checkin_helpers import nonce, party, scan
+from tests.conftest import ADMIN, auth
+from tests.departures_helpers import cancel_departure, departure_path
+from tests.test_orders import CART, create, item
+from tests.test_packages import PACKAGES, package_body
+
+
+async def octo_booking(client: httpx.AsyncClient, booking_uuid: str) -> dict[str, Any]:
+    response = await client.get(f"/octo/bookings/{booking_uuid}", headers=auth())
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def refused(response: httpx.Response, ticket: str) -> str:
+    """The refusal's message, checked to be OCTO's UNPROCESSABLE_ENTITY naming the ticket."""
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["error"] == "UNPROCESSABLE_ENTITY"
+    message: str = body["errorMessage"]
+    assert "admitted at the gate" in message and ticket in message
+    return message
+
+
+async def test_an_admitted_ticket_stays_until_staff_undo_it(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    booking = await party(client, ("adult", "adult"))
+    first, second = booking["unitItems"]
+    assert booking["cancellable"] is True
+    scan_id = nonce()
+    await scan(client, first["supplierReference"], nonce=scan_id)
+    assert (await octo_booking(client, booking["uuid"]))["cancellable"] is False
+
+    # The reseller can neither remove the admitted ticket nor cancel the booking.
+    removed = await client.patch(
+        f"/octo/bookings/{booking['uuid']}",
+        json={"unitItems": [{"uuid": second["uuid"], "unitId": "adult"}]},
+        headers=auth(),
+    )
+    message = refused(removed, first["supplierReference"])
+    assert message.startswith(f"Booking {booking['uuid']!r} can no longer be updated")
+    cancel = await client.post(f"/octo/bookings/{booking['uuid']}/cancel", json={}, headers=auth())
+    assert refused(cancel, first["supplierReference"]).startswith(
+        f"Booking {booking['uuid']!r} can no longer be cancelled"
+    )
+    # Nor can staff cancel it, forced or not: the admission is undone first.
+    staff = await client.post(
+        f"/admin/api/bookings/{booking['id']}/cancel", json={"force": True}, headers=ADMIN
+    )
+    refused(staff, first["supplierReference"])
+    after = await octo_booking(client, booking["uuid"])
+    assert after["status"] == "CONFIRMED" and [u["uuid"] for u in after["unitItems"]] == [
+        first["uuid"],
+        second["uuid"],
+    ]
+    assert after["unitItems"][0]["utcRedeemedAt"] is not None
+
+    undone = await client.post("/admin/api/checkin/undo", json={"nonce": scan_id}, headers=ADMIN)
+    assert undone.status_code == 200, undone.text
+    assert (await octo_booking(client, booking["uuid"]))["cancellable"] is True
+    cancelled = await client.post(f"/octo/bookings/{booking['uuid']}/cancel", json={}, headers=auth())
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED", cancelled.text
+
+
+async def test_the_booking_page_says_why_it_cannot_be_cancelled(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    booking = await party(client, ("adult", "adult"))
+    await scan(client, booking["unitItems"][0]["supplierReference"])
+    await sign_in(client)
+    text = text_of((await client.get(f"/admin/bookings/{booking['id']}")).text)
+    assert "Not cancellable: 1 of its tickets was admitted at the gate." in text
+    assert "Cancel even though the cutoff has passed" not in text
+
+
+async def test_an_order_with_an_admitted_ticket_is_not_cancelled(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    order = await create(client, item(units=("adult", "adult")), item("2026-06-03T10:00:00+01:00"))
+    confirmed = await client.post(
+        f"/octo/orders/{order['id']}/confirm", json={"contact": GUEST}, headers=auth(capabilities=CART)
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    ticket = confirmed.json()["bookings"][0]["unitItems"][0]["supplierReference"]
+    await scan(client, ticket)
+    got = (await client.get(f"/octo/orders/{order['id']}", headers=auth(capabilities=CART))).json()
+    assert got["cancellable"] is False and [b["cancellable"] for b in got["bookings"]] == [False, True]
+    response = await client.post(
+        f"/octo/orders/{order['id']}/cancel", json={}, headers=auth(capabilities=CART)
+    )
+    assert "Nothing in the order was cancelled" in refused(response, ticket)
+    after = (await client.get(f"/octo/orders/{order['id']}", headers=auth(capabilities=CART))).json()
+    assert after["status"] == "CONFIRMED" and [b["status"] for b in after["bookings"]] == ["CONFIRMED"] * 2
+
+
+async def test_a_package_with_an_admitted_ticket_is_not_cancelled(
+    client: httpx.AsyncClient, packaged: Services
+) -> None:
+    held = await client.post(
+        "/octo/bookings", json=await package_body(client), headers=auth(capabilities=PACKAGES)
+    )
+    assert held.status_code == 200, held.text
+    package = held.json()
+    confirmed = await client.post(
+        f"/octo/bookings/{package['uuid']}/confirm",
+        json={"contact": GUEST},
+        headers=auth(capabilities=PACKAGES),
+    )
+    assert confirmed.status_code == 200 and confirmed.json()["cancellable"] is True, confirmed.text
+    cruise = confirmed.json()["packageBookings"][0]
+    ticket = cruise["unitItems"][0]["supplierReference"]
+    await scan(client, ticket, gate=None)
+    got = (await client.get(f"/octo/bookings/{package['uuid']}", headers=auth(capabilities=PACKAGES))).json()
+    assert got["cancellable"] is False and got["packageBookings"][0]["cancellable"] is False
+    response = await client.post(
+        f"/octo/bookings/{package['uuid']}/cancel", json={}, headers=auth(capabilities=PACKAGES)
+    )
+    refused(response, ticket)
+    after = (
+        await client.get(f"/octo/bookings/{package['uuid']}", headers=auth(capabilities=PACKAGES))
+    ).json()
+    assert [after["status"], *(m["status"] for m in after["packageBookings"])] == ["CONFIRMED"] * 3
+
+
+async def test_a_cancelled_departure_leaves_a_party_partly_through_the_gate(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    boarding = await party(client, ("adult", "adult"))
+    waiting = await party(client, ("adult",))
+    await scan(client, boarding["unitItems"][0]["supplierReference"])
+    affected = await client.get(departure_path(suffix="/affected"), headers=ADMIN)
+    assert affected.status_code == 200 and affected.json()["bookings"] == 1, affected.text
+    response = await cancel_departure(client, "Storm warning")
+    assert response.status_code == 200, response.text
+    assert response.json()["cancelledBookingIds"] == [waiting["id"]]
+    assert (await octo_booking(client, waiting["uuid"]))["status"] == "CANCELLED"
+    kept = await octo_booking(client, boarding["uuid"])
+    assert kept["status"] == "CONFIRMED" and kept["unitItems"][0]["utcRedeemedAt"] is not None
