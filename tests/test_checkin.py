@@ -3,9 +3,15 @@ the nonce that makes a retry harmless, the roles, and undo."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
+from hypothesis import given
+from hypothesis import strategies as st
 
 from berth.container import Services
+from berth.domain.bookings import REFERENCE_ALPHABET
+from berth.domain.checkin import readings
 from berth.domain.staff import Role
 from tests.bookings_helpers import SLOT, TOUR
 from tests.checkin_helpers import GATE, booking_updates, nonce, party, scan, subscribe
@@ -26,7 +32,8 @@ async def test_a_voucher_admits_the_whole_party_once(client: httpx.AsyncClient, 
     assert all(u["admitted"] and u["admission"]["device"] == "gate-1" for u in party_seen["units"])
     again = await scan(client, booking["supplierReference"])
     assert again["result"] == "ALREADY_ADMITTED" and again["admitted"] == []
-    assert again["alreadyAdmitted"]["by"] == "BERTH_ADMIN_TOKEN"
+    assert again["alreadyAdmitted"]["by"] == "BERTH_ADMIN_TOKEN"  # as the audit trail has it
+    assert again["alreadyAdmitted"]["byName"] == "admin token"  # as staff read it
     assert again["alreadyAdmitted"]["device"] == "gate-1"
     octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
     assert octo["status"] == "REDEEMED" and octo["utcRedeemedAt"] is not None
@@ -151,10 +158,11 @@ async def test_a_viewer_looks_up_and_an_operator_admits(
     refused = await scan(client, booking["supplierReference"], viewer, status=403)
     assert refused["error"] == "FORBIDDEN" and "operator" in refused["errorMessage"]
     looked = await scan(client, booking["supplierReference"], viewer, path="/admin/api/checkin/lookup")
-    assert looked["result"] == "ADMITTED" and looked["booking"]["status"] == "CONFIRMED"
+    assert looked["result"] == "VALID" and looked["booking"]["status"] == "CONFIRMED"
     admitted = await scan(client, booking["supplierReference"], operator, device="pier-2")
     assert admitted["result"] == "ADMITTED"
     assert admitted["booking"]["units"][0]["admission"]["by"] == "operator@example.com"
+    assert admitted["booking"]["units"][0]["admission"]["byName"] == "operator@example.com"
     looked = await scan(client, booking["supplierReference"], viewer, path="/admin/api/checkin/lookup")
     assert looked["result"] == "ALREADY_ADMITTED"
     assert looked["alreadyAdmitted"]["by"] == "operator@example.com"
@@ -174,6 +182,7 @@ async def test_an_operator_undoes_an_admission_for_a_while(
     assert undone.status_code == 200, undone.text
     assert undone.json()["booking"]["status"] == "CONFIRMED"
     assert not any(u["admitted"] for u in undone.json()["booking"]["units"])
+    assert sorted(undone.json()["undone"]) == sorted(u["uuid"] for u in booking["unitItems"])
     octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
     assert octo["status"] == "CONFIRMED" and octo["utcRedeemedAt"] is None
     assert [b["status"] for b in await booking_updates(bookable, booking["id"])] == ["REDEEMED", "CONFIRMED"]
@@ -209,3 +218,79 @@ async def test_the_departure_the_scanner_keeps(client: httpx.AsyncClient, bookab
     )
     assert bad.status_code == 400 and bad.json()["error"] == "INVALID_AVAILABILITY_ID"
     assert kept["departure"]["availabilityId"] == SLOT
+
+
+async def test_a_look_up_says_what_the_ticket_is_and_admits_nothing(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    booking = await party(client)
+    await subscribe(client)
+    lookup = "/admin/api/checkin/lookup"
+    for _ in range(2):
+        looked = await scan(client, booking["supplierReference"], path=lookup)
+        assert (looked["result"], looked["message"]) == ("VALID", "Valid: the tickets may go through")
+        assert looked["admitted"] == [] and not any(u["admitted"] for u in looked["booking"]["units"])
+    octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    assert octo["status"] == "CONFIRMED" and octo["utcRedeemedAt"] is None
+    assert await booking_updates(bookable, booking["id"]) == []
+    audit = (await client.get("/admin/api/audit", params={"action": "checkin.admit"}, headers=ADMIN)).json()
+    assert audit["total"] == 0
+
+    await scan(client, booking["unitItems"][0]["supplierReference"])
+    ticket = booking["unitItems"][0]["supplierReference"]
+    assert (await scan(client, ticket, path=lookup))["result"] == "ALREADY_ADMITTED"
+    assert (await scan(client, booking["supplierReference"], path=lookup))["result"] == "VALID"  # one to come
+    cancelled = await party(client)
+    await client.post(f"/octo/bookings/{cancelled['uuid']}/cancel", headers=auth())
+    assert (await scan(client, cancelled["supplierReference"], path=lookup))["result"] == "CANCELLED"
+    unknown = await scan(client, "61TAO9S5QR", path=lookup)
+    assert (unknown["result"], unknown["message"]) == ("UNKNOWN_CODE", "Unknown code: 61TAO9S5QR")
+
+
+def misread(code: str) -> str:
+    """`code` as staff might type it from a guest's reading: lower case, in groups of three,
+    O for 0, I and l for 1."""
+    typed = code.lower().replace("0", "O")
+    typed = typed.replace("1", "I", 1).replace("1", "l")
+    return " ".join(typed[i : i + 3] for i in range(0, len(typed), 3))
+
+
+async def test_codes_are_read_leniently(client: httpx.AsyncClient, bookable: Services) -> None:
+    """Spaces dropped, O as 0, I and L as 1: Berth's references have no O, I or L. The answer
+    echoes the code as it was typed."""
+    having: dict[str, tuple[dict[str, Any], str]] = {}  # a digit: a party and its code with it
+    for _ in range(20):  # references are random: book until two parties have a 0 and a 1
+        booking = await party(client, ("adult",))
+        codes = (booking["supplierReference"], booking["unitItems"][0]["supplierReference"])
+        digit, code = next(((d, c) for d in "01" if d not in having for c in codes if d in c), ("", ""))
+        if digit:
+            having[digit] = (booking, code)
+        if len(having) == 2:
+            break
+    assert len(having) == 2, "no reference with a 0 and a 1 in 20 bookings"
+    for booking, code in having.values():
+        typed = misread(code)
+        answer = await scan(client, f" {typed} ")
+        assert (answer["result"], answer["code"]) == ("ADMITTED", typed), (code, typed)
+        assert answer["booking"]["bookingId"] == booking["id"]
+    unknown = await scan(client, "61TAO9S5QR")
+    assert (unknown["result"], unknown["message"]) == ("UNKNOWN_CODE", "Unknown code: 61TAO9S5QR")
+    assert unknown["code"] == "61TAO9S5QR"
+
+
+@given(st.text(REFERENCE_ALPHABET, min_size=8, max_size=10), st.data())
+def test_every_misreading_of_a_reference_reads_back_to_it(reference: str, data: st.DataObject) -> None:
+    typed = ""
+    for character in reference:
+        like = {"0": "0Oo", "1": "1IiLl"}.get(character, character + character.lower())
+        typed += data.draw(st.sampled_from(like)) + data.draw(st.sampled_from(["", "", " "]))
+    assert readings(typed)[-1].upper() == reference  # references are looked for in any case
+    assert readings(reference) == [reference]
+
+
+def test_what_is_not_a_reference_is_read_as_it_is() -> None:
+    assert readings("RES-42") == ["RES-42"]  # a reseller's reference: not Berth's alphabet
+    assert readings("res 42") == ["res 42", "RES42"]  # that may be one of Berth's
+    url = "https://tickets.example/tickets/aBcOIL_9.pdf"
+    assert readings(url) == [url]  # a ticket document's token keeps its case and letters
+    assert readings("61tao9s5qr") == ["61tao9s5qr", "61TA09S5QR"]

@@ -57,7 +57,7 @@ def berth_serve(database: Path, *, demo: bool, environment: dict[str, str] | Non
         subprocess.run([str(berth), "db", "upgrade"], env=env, capture_output=True, check=True, timeout=120)
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # under load, starting takes over 30 s
         while True:
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:

@@ -65,11 +65,16 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-def open_page(browser: Browser, base: str, width: int = 1280, height: int = 900) -> tuple[Page, list[str]]:
+def open_page(
+    browser: Browser, base: str, width: int = 1280, height: int = 900, **context_options: Any
+) -> tuple[Page, list[str]]:
     """A fresh browser tab (no cookies) that accepts confirmation dialogs; the list collects
     requests to anywhere but Berth, files of a page that failed to load, and script errors
-    (a page itself may answer 401 or 403: that is what it has to say)."""
-    context = browser.new_context(base_url=base, viewport={"width": width, "height": height})
+    (a page itself may answer 401 or 403: that is what it has to say). `context_options`: the
+    browser's own time zone or language, say."""
+    context = browser.new_context(
+        base_url=base, viewport={"width": width, "height": height}, **context_options
+    )
     context.set_default_timeout(10_000)
     tab = context.new_page()
     problems: list[str] = []

@@ -34,8 +34,48 @@ async def test_the_departures_and_the_scanner_page(client: httpx.AsyncClient, cs
     assert "script-src 'self' 'wasm-unsafe-eval'" in scanner.headers["content-security-policy"]
     assert "wasm-unsafe-eval" not in listed.headers["content-security-policy"]
     assert "unsafe-eval'" not in scanner.headers["content-security-policy"].replace("'wasm-unsafe-eval'", "")
+    assert 'data-zone="Europe/London"' in scanner.text  # the departure's clock, for the times shown
+    assert (
+        '<a class="gate-back" href="/admin/checkin?product=thames-sightseeing&amp;date=2026-06-02">'
+        in scanner.text
+    )
     missing = await client.get("/admin/checkin/thames-sightseeing/DEFAULT/2026-06-02T11:11:00+01:00")
     assert missing.status_code == 404 and "Not found" in missing.text
+
+
+async def test_the_departure_list_has_a_product_filter_and_any_date(
+    client: httpx.AsyncClient, csrf: str
+) -> None:
+    """Today first, then tomorrow; a product and a date to pick (the clock: 1 Jun 2026, 09:00 BST)."""
+    listed = await client.get("/admin/checkin")
+    assert '<input id="gate-date" name="date" type="date" value="2026-06-01">' in listed.text
+    assert '<option value="">All products</option>' in listed.text
+    assert '<option value="sunset-kayak">' in listed.text
+    text = text_of(listed.text)
+    assert text.index("Today Mon 1 Jun 2026") < text.index("Tomorrow Tue 2 Jun 2026")
+    assert (
+        "/admin/checkin/tower-of-stories/" in listed.text
+        and "/admin/checkin/thames-sightseeing/" in listed.text
+    )
+
+    cruise = await client.get(
+        "/admin/checkin", params={"product": "thames-sightseeing", "date": "2026-09-15"}
+    )
+    assert '<option value="thames-sightseeing" selected>' in cruise.text
+    assert "/admin/checkin/tower-of-stories/" not in cruise.text
+    text = text_of(cruise.text)
+    assert (
+        "Tue 15 Sep 2026" in text and "Wed 16 Sep 2026" in text and "Today" not in text.split("Day after")[1]
+    )
+    assert "/admin/checkin/thames-sightseeing/DEFAULT/2026-09-15T10%3A00%3A00%2B01%3A00" in cruise.text
+    assert 'href="/admin/checkin?product=thames-sightseeing&amp;date=2026-09-14" rel="prev"' in cruise.text
+    assert 'href="/admin/checkin?product=thames-sightseeing&amp;date=2026-09-16" rel="next"' in cruise.text
+    assert 'href="/admin/checkin?product=thames-sightseeing&amp;date=2026-06-01">Today</a>' in cruise.text
+
+    for nonsense in ("tomorrow", "0001-01-01", "2026-02-30"):
+        odd = await client.get("/admin/checkin", params={"date": nonsense, "product": "nope"})
+        assert odd.status_code == 200
+        assert 'type="date" value="2026-06-01"' in odd.text and "Today Mon 1 Jun 2026" in text_of(odd.text)
 
 
 async def test_the_scanner_scans_with_its_session(
@@ -47,7 +87,7 @@ async def test_the_scanner_scans_with_its_session(
     assert forged.json()["error"] == "UNAUTHORIZED"
     headers = {"X-CSRF-Token": csrf}
     looked = await client.post("/admin/checkin/lookup", json=body, headers=headers)
-    assert looked.json()["result"] == "ADMITTED" and looked.json()["booking"]["status"] == "CONFIRMED"
+    assert looked.json()["result"] == "VALID" and looked.json()["booking"]["status"] == "CONFIRMED"
     admitted = await client.post("/admin/checkin/scan", json=body, headers=headers)
     assert admitted.status_code == 200, admitted.text
     assert admitted.json()["result"] == "ADMITTED"

@@ -361,11 +361,11 @@ def missing_contact_fields(option: Option, contact: Contact, items: Sequence[Uni
     return missing
 
 
-_REFERENCE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+REFERENCE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def new_reference(length: int = 8) -> str:
     """A short human reference (Crockford base 32: no I, L, O, U to misread). One read of the
     system's randomness for all its characters (a byte's low 5 bits: 256 is a multiple of 32,
     so each character is uniform)."""
-    return "".join(_REFERENCE_ALPHABET[byte & 31] for byte in secrets.token_bytes(length))
+    return "".join(REFERENCE_ALPHABET[byte & 31] for byte in secrets.token_bytes(length))

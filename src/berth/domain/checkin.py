@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from berth.domain.bookings import Booking, BookingStatus, UnitItem
+from berth.domain.bookings import REFERENCE_ALPHABET, Booking, BookingStatus, UnitItem
 from berth.domain.errors import BadRequest
 
 # How long after an admission an operator may still take it back.
@@ -27,6 +27,8 @@ class ScanResult(StrEnum):
     CANCELLED = "CANCELLED"
     NOT_CONFIRMED = "NOT_CONFIRMED"
     UNKNOWN_CODE = "UNKNOWN_CODE"
+    # A look-up's answer where a scan would admit: it admits nothing itself.
+    VALID = "VALID"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,24 @@ def ticket_token(code: str) -> str | None:
     that is not such a URL."""
     found = _TICKET_URL.search(code)
     return found.group(1) if found else None
+
+
+# Berth's references are Crockford base 32 (`bookings.new_reference`), which has no O, I or L:
+# a guest reading one out or staff typing one mean the digits.
+_MISREAD = str.maketrans("OIL", "011")
+_REFERENCE_CHARACTERS = frozenset(REFERENCE_ALPHABET)
+
+
+def readings(code: str) -> list[str]:
+    """What a code may be, in the order to look for it: as scanned or typed, then read as one
+    of Berth's references (spaces dropped, O as 0, I and L as 1) when that differs and is one
+    of Berth's alphabet. A ticket document's URL is read as it is (its token is case-sensitive)."""
+    if ticket_token(code) is not None:
+        return [code]
+    lenient = "".join(code.split()).upper().translate(_MISREAD)
+    if lenient == code.upper() or not set(lenient) <= _REFERENCE_CHARACTERS:
+        return [code]
+    return [code, lenient]
 
 
 def check_nonce(nonce: str) -> str:

@@ -78,6 +78,12 @@ BOOTSTRAP_ADMIN = Actor("BERTH_ADMIN_TOKEN", Role.ADMIN)
 COMMAND_LINE = Actor("command line", Role.ADMIN)
 
 
+def shown_name(name: str) -> str:
+    """Who did something, as staff read it on a page: a member by their sign-in name, the
+    bootstrap admin as `admin token` (as the top bar names it), never the setting's name."""
+    return "admin token" if name == BOOTSTRAP_ADMIN.name else name
+
+
 @dataclass(frozen=True)
 class StaffMember:
     id: str

@@ -21,6 +21,7 @@ from berth.domain.checkin import (
     ScanResult,
     admitted_earlier,
     on_departure,
+    readings,
     refusal,
     wanted,
     with_admitted,
@@ -115,9 +116,14 @@ class CheckIn:
         return slot
 
     async def _find(self, conn: DbConnection, catalog: Catalog, request: ScanRequest) -> list[Scanned]:
+        """What the code names, as given or else read leniently as one of Berth's references."""
         gate = request.departure
         start = self.slot(catalog, gate).start if gate is not None else None
-        return await checkin_repo.find_code(conn, request.code, gate, start)
+        for reading in readings(request.code):
+            found = await checkin_repo.find_code(conn, reading, gate, start)
+            if found:
+                return found
+        return []
 
     @staticmethod
     def _decide(
@@ -141,13 +147,15 @@ class CheckIn:
         return scanned, 0, (await checkin_repo.admissions_of(conn, [booking_id])).get(booking_id, {})
 
     async def lookup(self, catalog: Catalog, request: ScanRequest) -> ScanOutcome:
-        """What a scan would answer, admitting nothing (the viewer role's look-up): ADMITTED
-        here means the tickets asked for may go through."""
+        """What the ticket is, admitting nothing (the viewer role's look-up): VALID where a
+        scan would admit the tickets asked for, else the refusal a scan would answer."""
         async with self._db.transaction(write=False) as conn:
             scanned, ambiguous, admissions = await self._read(conn, catalog, request)
             if scanned is None:
                 return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
             result, _ = self._decide(scanned, admissions, request)
+            if result is ScanResult.ADMITTED:
+                result = ScanResult.VALID
             [details] = await self._details(conn, catalog, [scanned.booking])
             unit = scanned.unit.uuid if scanned.unit else None
             return ScanOutcome(result, request.code, details, (), admissions, unit)
@@ -273,7 +281,8 @@ class CheckIn:
         return ScanOutcome(result, code, details, tuple(kept["admitted"]), admissions, kept["unit"], True)
 
     async def undo(self, catalog: Catalog, nonce: str, *, actor: Actor) -> ScanOutcome:
-        """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission."""
+        """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission: the
+        outcome's `admitted` are the tickets taken back."""
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             found = await checkin_repo.admitted_by_scan(conn, nonce)
@@ -308,7 +317,9 @@ class CheckIn:
             )
             admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
             [details] = await self._details(conn, catalog, [changed])
-            return ScanOutcome(ScanResult.ADMITTED, booking.supplier_reference, details, (), admissions)
+            return ScanOutcome(
+                ScanResult.ADMITTED, booking.supplier_reference, details, tuple(uuids), admissions
+            )
 
     async def parties(self, catalog: Catalog, departure: Departure) -> tuple[Slot, list[Party]]:
         """Every booking of the departure (test bookings aside) with its admitted tickets: what

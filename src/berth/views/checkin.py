@@ -12,6 +12,7 @@ from berth.capabilities.registry import booking_lines, party_fields
 from berth.domain.bookings import people_of
 from berth.domain.checkin import Admission, ScanResult, admitted_earlier
 from berth.domain.slots import Slot
+from berth.domain.staff import shown_name
 from berth.domain.tickets import TicketLine
 from berth.domain.times import format_local, format_utc, format_utc_or_none
 from berth.read_models.bookings import BookingDetails
@@ -26,11 +27,18 @@ MESSAGES = {
     ScanResult.CANCELLED: "Cancelled booking",
     ScanResult.NOT_CONFIRMED: "Not confirmed",
     ScanResult.UNKNOWN_CODE: "Unknown code",
+    ScanResult.VALID: "Valid: the tickets may go through",
 }
 
 
 def _admission_json(admission: Admission) -> JSON:
-    return {"at": format_utc(admission.at), "by": admission.by, "device": admission.device}
+    """`by` as recorded (the audit trail's actor), `byName` as staff read it."""
+    return {
+        "at": format_utc(admission.at),
+        "by": admission.by,
+        "byName": shown_name(admission.by),
+        "device": admission.device,
+    }
 
 
 def departure_json(details: BookingDetails) -> JSON:
@@ -95,6 +103,8 @@ def scan_json(outcome: ScanOutcome) -> JSON:
         "replayed": outcome.replayed,
         "booking": None,
     }
+    if outcome.result is ScanResult.UNKNOWN_CODE:
+        out["message"] = f"Unknown code: {outcome.code}"
     if outcome.ambiguous:
         out["message"] = f"The code names {outcome.ambiguous} bookings: scan a ticket or the voucher"
     if outcome.details is None:
@@ -106,6 +116,15 @@ def scan_json(outcome: ScanOutcome) -> JSON:
         seen = [u["admission"] for u in asked if u["admission"] is not None]
         out["alreadyAdmitted"] = seen[0] if seen else {"at": party["units"][0]["utcRedeemedAt"]}
     return out
+
+
+def undo_json(outcome: ScanOutcome) -> JSON:
+    """An undone admission: the party as it stands now and the tickets taken back."""
+    assert outcome.details is not None
+    return {
+        "booking": party_json(outcome.details, outcome.admissions or {}),
+        "undone": list(outcome.admitted),
+    }
 
 
 def departure_parties_json(slot: Slot, parties: Sequence[Party], departure: JSON) -> JSON:

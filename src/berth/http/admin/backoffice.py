@@ -128,7 +128,7 @@ def tally(slots: Sequence[SlotOccupancy]) -> Tally:
 
 @dataclass(frozen=True)
 class DaySlots:
-    offset: int  # 0 today, 1 tomorrow (each product's own date in its time zone)
+    offset: int  # days after the first (today: each product's own date in its time zone)
     slots: list[SlotOccupancy]
 
     @property
@@ -198,18 +198,27 @@ async def _expected_per_slot(
     return counts
 
 
-async def coming_days(services: Services, catalog: Catalog, days: int = 2) -> list[DaySlots]:
-    """Every product's and option's slots from today on, one entry per day, by start time,
-    each with the bookings and guests expected on it."""
+async def coming_days(
+    services: Services,
+    catalog: Catalog,
+    days: int = 2,
+    *,
+    products: Sequence[Product] | None = None,
+    first: date | None = None,
+) -> list[DaySlots]:
+    """Every product's (or only `products`') and option's slots from today on (each product's
+    own today, in its time zone) or from `first`, one entry per day, by start time, each with
+    the bookings and guests expected on it."""
+    chosen = catalog.products if products is None else products
     by_day: list[list[SlotOccupancy]] = [[] for _ in range(days)]
-    if not catalog.products:
+    if not chosen:
         return [DaySlots(offset, []) for offset in range(days)]
     now = services.clock()
-    todays = {product.id: today_in(product, now) for product in catalog.products}
+    todays = {product.id: first or today_in(product, now) for product in chosen}
     counts = await _expected_per_slot(
         services, catalog, min(todays.values()), max(todays.values()) + timedelta(days=days - 1)
     )
-    for product in catalog.products:
+    for product in chosen:
         today = todays[product.id]
         for option in product.options:
             for item in await _occupancy(services, product, option, today, today + timedelta(days=days - 1)):

@@ -16,7 +16,7 @@ from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.services.checkin import ScanRequest
-from berth.views.checkin import departure_parties_json, party_json, scan_json
+from berth.views.checkin import departure_parties_json, scan_json, undo_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
@@ -77,7 +77,8 @@ async def departure_parties(svc: Services, departure: Departure) -> Response:
     description=(
         "`result`: ADMITTED, ALREADY_ADMITTED (with who admitted the ticket and when), "
         "NOT_THIS_DEPARTURE, CANCELLED, NOT_CONFIRMED or UNKNOWN_CODE. The same `nonce` sent again "
-        "is answered the same and admits nothing more."
+        "is answered the same and admits nothing more. A code is looked for as given, then read "
+        "as one of Berth's references: spaces dropped, O as 0, I and L as 1."
     ),
 )
 async def scan(
@@ -87,7 +88,15 @@ async def scan(
     return json_response(scan_json(outcome))
 
 
-@router.post("/checkin/lookup", summary="What a scan would answer, admitting nothing (viewer role)")
+@router.post(
+    "/checkin/lookup",
+    summary="What a ticket is, admitting nothing (viewer role)",
+    description=(
+        "`result`: VALID where a scan would admit the tickets the code names, else what a scan "
+        "would answer (ALREADY_ADMITTED, NOT_THIS_DEPARTURE, CANCELLED, NOT_CONFIRMED, "
+        "UNKNOWN_CODE). It admits nothing."
+    ),
+)
 async def lookup(
     body: ScanBody, _: Actor = Depends(viewer), svc: Services = Depends(current_services)
 ) -> Response:
@@ -95,13 +104,16 @@ async def lookup(
     return json_response(scan_json(outcome))
 
 
-@router.post("/checkin/undo", summary="Take back what a scan admitted, within 10 minutes")
+@router.post(
+    "/checkin/undo",
+    summary="Take back what a scan admitted, within 10 minutes",
+    description="`undone`: the tickets taken back; `booking`: the party as it stands now.",
+)
 async def undo(
     body: UndoBody, actor: Actor = Depends(operator), svc: Services = Depends(current_services)
 ) -> Response:
     outcome = await svc.checkin.undo(await _catalog(svc), check_nonce(body.nonce), actor=actor)
-    assert outcome.details is not None
-    return json_response({"booking": party_json(outcome.details, outcome.admissions or {})})
+    return json_response(undo_json(outcome))
 
 
 @router.get("/checkin/departure", summary="A departure's parties and running count, for the scanner")

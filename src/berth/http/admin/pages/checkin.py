@@ -10,23 +10,27 @@ import functools
 import hmac
 import struct
 import zlib
-from urllib.parse import quote
+from dataclasses import dataclass
+from datetime import date, timedelta
+from urllib.parse import quote, urlencode
 
 import orjson
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
+from berth.domain.catalog import Product
 from berth.domain.checkin import Departure, check_nonce
 from berth.domain.errors import NotFound, Unauthorized
 from berth.domain.staff import Role
-from berth.http.admin.backoffice import coming_days
+from berth.http.admin.backoffice import DaySlots, coming_days
 from berth.http.admin.checkin import ScanBody, UndoBody, departure_parties
+from berth.http.admin.pages.dates import of_product, of_supplier
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import PAGE_HEADERS, page
 from berth.http.admin.pages.session import Staff, current_staff, staff
 from berth.http.admin.pages.static import FILES, static_url
 from berth.http.responses import json_response
-from berth.views.checkin import party_json, scan_json
+from berth.views.checkin import scan_json, undo_json
 
 router = APIRouter(route_class=PageRoute)
 api = APIRouter()
@@ -73,10 +77,62 @@ async def gate_operator(request: Request) -> Staff:
     return await _gate_staff(request, Role.OPERATOR)
 
 
+def picked_day(text: str, today: date) -> date:
+    """The day `YYYY-MM-DD` names (in years a zone's rules reach); `today` for anything else."""
+    try:
+        picked = date.fromisoformat(text.strip())
+    except ValueError:
+        return today
+    return picked if 1970 <= picked.year <= 2999 else today
+
+
+def departures_path(product: Product | None, day: date) -> str:
+    query = {"product": product.id, "date": day.isoformat()} if product else {"date": day.isoformat()}
+    return f"{SCOPE}?{urlencode(query)}"
+
+
+@dataclass(frozen=True)
+class Day:
+    """A day of the departure list: `title` says which (`Today`, or its date), `when` as a
+    sentence ends (`today`, `on Mon 30 Nov 2026`)."""
+
+    title: str
+    when: str
+    on: date
+    slots: DaySlots
+
+
 @router.get("/checkin")
-async def departures(request: Request, me: Staff = Depends(staff)) -> Response:
-    days = await coming_days(me.services, me.catalog.catalog)
-    return page(request, "checkin_departures.html", me, section="checkin", days=days, scanner=scanner_path)
+async def departures(
+    request: Request,
+    product: str = Query(default="", max_length=200),
+    day: str = Query(default="", alias="date", max_length=10),
+    me: Staff = Depends(staff),
+) -> Response:
+    """Today's and tomorrow's departures first; a product and any date to pick."""
+    catalog = me.catalog.catalog
+    chosen = catalog.product(product) if product else None
+    local = of_product(chosen) if chosen else of_supplier(catalog)
+    today = me.services.clock().astimezone(local.tz).date()
+    first = picked_day(day, today)
+    products = [chosen] if chosen else None
+    # Today's list takes each product's own today; a picked date is that date everywhere.
+    found = await coming_days(
+        me.services, catalog, products=products, first=None if first == today else first
+    )
+    names = {today: "Today", today + timedelta(days=1): "Tomorrow", today - timedelta(days=1): "Yesterday"}
+    shown = []
+    for listed in found:
+        on = first + timedelta(days=listed.offset)
+        title = names.get(on, local.day(on))
+        shown.append(Day(title, title.lower() if on in names else f"on {title}", on, listed))
+    return page(
+        request, "checkin_departures.html", me, section="checkin", days=shown, scanner=scanner_path,
+        local=local, chosen=chosen, first=first, today=today,
+        earlier=departures_path(chosen, first - timedelta(days=1)),
+        later=departures_path(chosen, first + timedelta(days=1)),
+        this_day=departures_path(chosen, today),
+    )  # fmt: skip
 
 
 @router.get("/checkin/{product_id}/{option_id}/{availability_id}")
@@ -91,6 +147,7 @@ async def scanner(
     answer = page(
         request, "checkin.html", me, section="checkin", product=product, option=option, slot=slot,
         gate=orjson.dumps(gate).decode(), may_admit=me.may(Role.OPERATOR),
+        back=departures_path(product, slot.local_date),
     )  # fmt: skip
     answer.headers["Content-Security-Policy"] = SCANNER_POLICY
     return answer
@@ -117,8 +174,7 @@ async def lookup(body: ScanBody, me: Staff = Depends(gate_viewer)) -> Response:
 @api.post("/checkin/undo")
 async def undo(body: UndoBody, me: Staff = Depends(gate_operator)) -> Response:
     outcome = await me.services.checkin.undo(me.catalog.catalog, check_nonce(body.nonce), actor=me.actor)
-    assert outcome.details is not None
-    return json_response({"booking": party_json(outcome.details, outcome.admissions or {})})
+    return json_response(undo_json(outcome))
 
 
 @api.get("/checkin/app.webmanifest")

@@ -2,7 +2,8 @@
 // decoder: ZXing-C++ as WebAssembly) or type a code; the server admits. The departure's guest
 // list is kept in this browser, so when the network drops the page decides from it and queues
 // each admission with its nonce, then sends the queue when the network is back and shows what
-// the server said.
+// the server said. A code is handled once: the camera passes over the code just handled until
+// it sees another or staff tap the picture.
 "use strict";
 
 (() => {
@@ -34,6 +35,7 @@
     form: $("gate-form"),
     code: $("gate-code"),
     video: $("gate-video"),
+    hint: $("gate-hint"),
     camera: $("gate-camera"),
     device: $("gate-device"),
     kept: $("gate-kept"),
@@ -66,6 +68,15 @@
   el.device.textContent = device;
 
   let list = read(listKey, null); // {departure, expected, admitted, parties, keptAt}
+  // Times as the departure's own clock says them, on the 24-hour clock, whatever the phone's
+  // zone and language.
+  const clock = new Intl.DateTimeFormat("en-GB", {
+    timeZone: root.dataset.zone,
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+  });
+  const time = (iso) => (iso ? clock.format(new Date(iso)) : "");
   const nonce = () =>
     window.crypto && crypto.randomUUID
       ? crypto.randomUUID().replace(/-/g, "")
@@ -137,18 +148,25 @@
 
   // --- the guest list -------------------------------------------------------------------------
 
-  function find(code) {
+  // A code read as one of Berth's references, as the server reads it too: no spaces, and
+  // O, I and L (which the references never use) as the digits 0, 1 and 1.
+  const asReference = (code) => code.replace(/\s+/g, "").toUpperCase().replace(/O/g, "0").replace(/[IL]/g, "1");
+
+  // What a code names on the kept list: as typed first, then read as a reference.
+  function find(raw) {
     if (!list) {
       return null;
     }
-    const folded = code.trim().toUpperCase();
-    for (const party of list.parties) {
-      if (party.code.toUpperCase() === folded || party.resellerReference === code.trim()) {
-        return { party, unit: null };
-      }
-      for (const unit of party.units) {
-        if (unit.code.toUpperCase() === folded) {
-          return { party, unit };
+    const typed = raw.trim();
+    for (const [exact, folded] of [[typed, typed.toUpperCase()], [null, asReference(typed)]]) {
+      for (const party of list.parties) {
+        if (party.code.toUpperCase() === folded || (exact !== null && party.resellerReference === exact)) {
+          return { party, unit: null };
+        }
+        for (const unit of party.units) {
+          if (unit.code.toUpperCase() === folded) {
+            return { party, unit };
+          }
         }
       }
     }
@@ -177,7 +195,7 @@
     }
     el.admitted.textContent = admitted;
     el.expected.textContent = expected;
-    el.kept.textContent = new Date(list.keptAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    el.kept.textContent = time(list.keptAt);
     el.waitingList.replaceChildren(
       ...waiting.map(([party, left]) => {
         const item = document.createElement("li");
@@ -238,17 +256,29 @@
     }
   }
 
+  // The booking whose "who is here?" screen is open: reading its voucher again leaves it be.
+  let choosing = null;
+
+  // `verdict`: the words, or [the words, what they count] (the count set smaller).
   function show(kind, verdict, detail, party, options = {}) {
     el.result.className = `gate-result ${kind}`;
-    el.verdict.textContent = verdict;
+    const [words, count] = Array.isArray(verdict) ? verdict : [verdict, ""];
+    el.verdict.replaceChildren(words);
+    if (count) {
+      el.verdict.append(" ", line("span", count, "gate-tally"));
+    }
     el.detail.textContent = detail || "";
+    choosing = options.choose && party ? party.bookingId : null;
     renderParty(party, options);
     if (kind !== "idle" && !options.quiet) {
       beep(kind);
     }
   }
 
-  const time = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "");
+  const who = (admission) => (admission.byName ? ` by ${admission.byName}` : "");
+  const shortened = (code) => (code.length > 40 ? `${code.slice(0, 39)}…` : code);
+  const guests = (n) => `${n} guest${n === 1 ? "" : "s"}`;
+  const throughOf = (party) => ["Admitted", `${party.units.filter((u) => u.admitted).length} of ${party.units.length} in this party`];
 
   function line(tag, text, className) {
     const node = document.createElement(tag);
@@ -288,7 +318,7 @@
       }
       label.append(line("strong", unit.unit), ` · ${unit.code}`);
       if (unit.admitted) {
-        const when = unit.admission ? `in ${time(unit.admission.at)} · ${unit.admission.by}` : unit.pending ? "in (offline, to sync)" : "in";
+        const when = unit.admission ? `in ${time(unit.admission.at)}${who(unit.admission)}` : unit.pending ? "in (offline, to sync)" : "in";
         label.append(line("span", ` ${when}`, "muted"));
       }
       if (unit.extras.length) {
@@ -324,7 +354,7 @@
       const boxes = () => Array.from(units.querySelectorAll("input:checked:not(:disabled)"));
       const label = () => {
         const n = boxes().length;
-        admit.textContent = n ? `Admit ${n} guest${n === 1 ? "" : "s"}` : "Tick the guests to admit";
+        admit.textContent = n ? `Admit ${guests(n)}` : "Tick the guests to admit";
         admit.disabled = !n;
       };
       units.addEventListener("change", label);
@@ -333,11 +363,32 @@
       el.party.append(admit);
     }
     if (undo) {
-      const button = line("button", "Undo this admission", "danger small gate-undo");
-      button.type = "button";
-      button.addEventListener("click", () => undoScan(undo));
-      el.party.append(button);
+      el.party.prepend(undoButton(party, undo)); // first: in reach however long the party
     }
+  }
+
+  // "Undo this admission" asks once, naming whom it takes back, then sends the undo once.
+  function undoButton(party, undo) {
+    const box = document.createElement("div");
+    box.className = "gate-undo";
+    const ask = line("button", "Undo this admission", "danger small");
+    ask.type = "button";
+    ask.addEventListener("click", () => {
+      const sure = line("button", "Yes, undo", "danger small");
+      sure.type = "button";
+      const keep = line("button", "No, keep them in", "small");
+      keep.type = "button";
+      const question = line("p", `Undo admitting ${party.leadName || party.code}: ${undo.names.join(", ")}?`, "gate-ask");
+      sure.addEventListener("click", () => {
+        sure.disabled = true;
+        keep.disabled = true;
+        undoScan(party, undo.nonce);
+      });
+      keep.addEventListener("click", () => box.replaceChildren(ask));
+      box.replaceChildren(question, sure, " ", keep);
+    });
+    box.append(ask);
+    return box;
   }
 
   // --- scanning -------------------------------------------------------------------------------
@@ -360,19 +411,22 @@
     }
   }
 
+  // The names of a party's tickets `uuids`: `Adult · P6EHKZWPBV`.
+  const ticketNames = (party, uuids) => party.units.filter((u) => uuids.includes(u.uuid)).map((u) => `${u.unit} · ${u.code}`);
+
   function describe(answer) {
     const party = answer.booking;
     switch (answer.result) {
       case "ADMITTED": {
         const n = answer.admitted.length;
-        const total = party.units.length;
-        return ["ok", `Admitted ${n} of ${total}`, `${party.leadName || party.code}: go ahead.`];
+        return ["ok", throughOf(party), `${party.leadName || party.code}: let ${guests(n)} through.`];
       }
+      case "VALID":
+        return ["idle", "Valid ticket", "Your role may not admit: ask an operator."];
       case "ALREADY_ADMITTED": {
         const seen = answer.alreadyAdmitted || {};
-        const who = seen.by ? ` by ${seen.by}` : "";
         const where = seen.device ? ` on ${seen.device}` : "";
-        return ["bad", "Already admitted", `At ${time(seen.at)}${who}${where}.`];
+        return ["bad", "Already admitted", `At ${time(seen.at)}${who(seen)}${where}.`];
       }
       case "NOT_THIS_DEPARTURE": {
         const d = party.departure;
@@ -383,8 +437,11 @@
         return ["bad", "Cancelled", "This booking was cancelled: do not admit."];
       case "NOT_CONFIRMED":
         return ["bad", "Not confirmed", `The booking is ${party.status.replace("_", " ").toLowerCase()}: do not admit.`];
-      default:
-        return ["bad", "Unknown code", answer.message];
+      default: {
+        // Unknown, or a reseller reference that names several bookings (the message says so).
+        const unknown = answer.message === `Unknown code: ${answer.code}`;
+        return ["bad", `Unknown code: ${shortened(answer.code)}`, unknown ? "No booking or ticket has this code: check it with the guest." : answer.message];
+      }
     }
   }
 
@@ -396,14 +453,9 @@
       return;
     }
     const [kind, verdict, detail] = describe(answer);
-    const lookupOnly = !mayAdmit && answer.result === "ADMITTED";
-    show(
-      lookupOnly ? "idle" : kind,
-      lookupOnly ? "Valid ticket" : verdict,
-      lookupOnly ? "Your role may not admit: ask an operator." : detail,
-      answer.booking,
-      { undo: mayAdmit && answer.result === "ADMITTED" && answer.admitted.length ? body.nonce : null },
-    );
+    const admitted = answer.result === "ADMITTED" && answer.admitted.length;
+    const undo = admitted ? { nonce: body.nonce, names: ticketNames(answer.booking, answer.admitted) } : null;
+    show(kind, verdict, detail, answer.booking, { undo });
     remember(answer.booking);
   }
 
@@ -411,7 +463,7 @@
   function decideOffline(body) {
     const found = find(body.code);
     if (!found) {
-      show("bad", "Unknown code", "Not on this departure's guest list (offline: the server could not be asked).");
+      show("bad", `Unknown code: ${shortened(body.code)}`, "Not on this departure's guest list (offline: the server could not be asked).");
       return;
     }
     const { party, unit } = found;
@@ -427,7 +479,7 @@
     const left = asked.filter((u) => !u.admitted);
     if (!left.length) {
       const seen = asked[0].admission;
-      show("bad", "Already admitted", seen ? `At ${time(seen.at)} by ${seen.by}.` : "Admitted on this device, offline.", party);
+      show("bad", "Already admitted", seen ? `At ${time(seen.at)}${who(seen)}.` : "Admitted on this device, offline.", party);
       return;
     }
     for (const u of left) {
@@ -438,7 +490,7 @@
     pending.push({ ...body, bookingId: party.bookingId, units: left.map((u) => u.uuid), label: `${party.leadName || party.code}`, at: new Date().toISOString() });
     write(queueKey, pending);
     write(listKey, list);
-    show("ok", `Admitted ${left.length} of ${party.units.length}`, "Offline: kept on this device, sent when the network is back.", party);
+    show("ok", throughOf(party), `Let ${guests(left.length)} through. Offline: kept on this device, sent when the network is back.`, party);
     renderCount();
     renderSync();
   }
@@ -465,12 +517,20 @@
     }
   }
 
-  function check(raw) {
+  // The code just handled (read as a reference): the camera passes over it until it reads
+  // another code or staff tap the picture (a guest holds a phone up for seconds).
+  let held = "";
+
+  function check(raw, { camera: fromCamera = false } = {}) {
     const code = raw.trim();
     if (!code) {
       return;
     }
     const found = find(code);
+    if (fromCamera && found && !found.unit && found.party.bookingId === choosing) {
+      return; // the voucher whose guests staff are ticking: their choices stay
+    }
+    held = asReference(code);
     // A voucher of a party with several guests still to come: staff tick who is here.
     if (mayAdmit && found && !found.unit && travelling(found.party)) {
       const left = found.party.units.filter((u) => !u.admitted);
@@ -486,11 +546,13 @@
     scanCode({ code: party.code, nonce: nonce(), departure: gate, device, unitItemUuids: uuids });
   }
 
-  async function undoScan(scanNonce) {
+  async function undoScan(party, scanNonce) {
     try {
       const { ok, answer } = await call("POST", "/admin/checkin/undo", { nonce: scanNonce });
       if (ok) {
-        show("idle", "Admission undone", "The guests are no longer marked as admitted.", answer.booking, { quiet: true });
+        const names = ticketNames(answer.booking, answer.undone);
+        const detail = `${party.leadName || party.code}: ${names.join(", ")} no longer admitted.`;
+        show("idle", "Admission undone", detail, answer.booking, { quiet: true });
         remember(answer.booking);
       } else {
         show("bad", "Not undone", answer.errorMessage);
@@ -569,7 +631,6 @@
 
   // `on` from the press of "Start camera" (the stream may still be coming) to "Stop camera".
   const camera = { on: false, stream: null, timer: 0, starts: 0, reader: null, canvas: document.createElement("canvas") };
-  let last = { code: "", at: 0 };
 
   function stopCamera() {
     camera.on = false;
@@ -581,6 +642,7 @@
     }
     el.video.srcObject = null;
     el.video.hidden = true;
+    el.hint.hidden = true;
     el.camera.textContent = "Start camera";
   }
 
@@ -612,10 +674,8 @@
     if (start !== camera.starts) {
       return; // stopped, or started again, while this frame was read
     }
-    const now = Date.now();
-    if (code && (code !== last.code || now - last.at >= 4000)) {
-      last = { code, at: now }; // the same ticket held in front of the camera is read once
-      check(code);
+    if (code && asReference(code) !== held) {
+      check(code, { camera: true });
     }
     camera.timer = setTimeout(() => readFrames(start), 150);
   }
@@ -628,6 +688,7 @@
     const start = ++camera.starts;
     camera.on = true;
     el.video.hidden = false;
+    el.hint.hidden = false;
     el.camera.textContent = "Stop camera";
     let stream;
     try {
@@ -659,9 +720,16 @@
     check(code);
   });
   el.camera.addEventListener("click", () => (camera.on ? stopCamera() : startCamera()));
+  // A tap on the picture reads the code in front of the camera again, even the one just handled.
+  el.video.addEventListener("click", () => {
+    held = "";
+  });
   el.count.addEventListener("click", () => {
     el.waiting.hidden = !el.waiting.hidden;
     el.count.setAttribute("aria-expanded", String(!el.waiting.hidden));
+    if (!el.waiting.hidden) {
+      el.waiting.scrollIntoView({ block: "nearest" });
+    }
   });
   window.addEventListener("online", () => {
     showNet("");
