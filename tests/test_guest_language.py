@@ -6,6 +6,7 @@ sender when BERTH_MAIL_FROM is not set."""
 from __future__ import annotations
 
 import re
+import subprocess
 from typing import Any
 
 import httpx
@@ -14,6 +15,7 @@ from pydantic import SecretStr
 
 from berth.container import Services
 from berth.settings import Settings
+from tests.berth_process import BERTH, berth_environment
 from tests.builders import catalog, load
 from tests.conftest import auth
 from tests.mail_helpers import Sink, parts
@@ -121,3 +123,32 @@ async def test_head_answers_like_get_without_the_body(client: httpx.AsyncClient,
     assert cancelled.status_code == 200
     head = await client.head(ticket_path(booking["voucher"]))
     assert head.status_code == 410 and head.content == b""
+
+
+def worker_start(database_url: str, **env: str) -> str:
+    """What `berth worker` says on stderr as it starts (stopped once it is running)."""
+    process = subprocess.Popen(
+        [str(BERTH), "worker"],
+        env=berth_environment(database_url, BERTH_SMTP_URL="smtp://127.0.0.1:9", **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:  # ends when the process does
+            if "Berth worker running" in line:
+                break
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=60)
+    return errors
+
+
+def test_the_worker_warns_at_start_when_guests_mail_has_no_sender(database_url: str) -> None:
+    """SMTP set, neither BERTH_MAIL_FROM nor a supplier email in the catalogue (none loaded)."""
+    warned = worker_start(database_url)
+    assert "neither BERTH_MAIL_FROM nor the catalogue's supplier contact email is set" in " ".join(
+        warned.split()
+    )
+    assert "warning" not in worker_start(database_url, BERTH_MAIL_FROM="Thames Co <mail@thames.example>")
