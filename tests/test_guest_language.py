@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+import warnings
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from pydantic import SecretStr
 
 from berth.container import Services
@@ -152,3 +154,11 @@ def test_the_worker_warns_at_start_when_guests_mail_has_no_sender(database_url: 
         warned.split()
     )
     assert "warning" not in worker_start(database_url, BERTH_MAIL_FROM="Thames Co <mail@thames.example>")
+
+
+def test_the_api_document_has_one_operation_per_ticket_url(app: FastAPI) -> None:
+    """HEAD is served, not documented: a second operation would repeat GET's operation id."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paths = app.openapi()["paths"]
+    assert list(paths["/tickets/{name}"]) == ["get"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from berth.container import Services
@@ -46,19 +46,21 @@ def ended_page(ticket: EndedTicket) -> HTMLResponse:
     return HTMLResponse(ENDED_PAGE.format(why=escape(why)), status_code=410, headers=HEADERS)
 
 
-@router.api_route(
+@router.get(
     "/tickets/{name}",
-    methods=["GET", "HEAD"],
     summary="A ticket document (PDF or Apple Wallet pass) by the token of its URL",
     responses={404: {"description": "No such ticket"}, 410: {"description": "The ticket no longer stands"}},
 )
-async def ticket_document(name: str, request: Request, svc: Services = Depends(current_services)) -> Response:
-    """HEAD answers as GET does (status, type, length, name), without the body: a mail
-    client or link checker asking first does not get 405."""
+async def ticket_document(name: str, svc: Services = Depends(current_services)) -> Response:
+    return await _document(name, svc)
+
+
+@router.head("/tickets/{name}", include_in_schema=False)
+async def ticket_document_head(name: str, svc: Services = Depends(current_services)) -> Response:
+    """As GET answers (status, type, length, file name), without the body: a mail client or
+    link checker that asks first does not get 405."""
     found = await _document(name, svc)
-    if request.method == "HEAD":
-        return Response(status_code=found.status_code, headers=dict(found.headers))
-    return found
+    return Response(status_code=found.status_code, headers=dict(found.headers))
 
 
 async def _document(name: str, svc: Services) -> Response:
