@@ -19,6 +19,7 @@ from berth.domain.tickets import TicketLine
 from berth.store.tables import tickets
 from berth.tickets.pdf import render_pdf
 from berth.tickets.sheet import TicketPage
+from berth.translations import Words
 from tests.builders import load
 from tests.conftest import ADMIN, auth
 from tests.tickets_helpers import (
@@ -111,20 +112,21 @@ async def test_the_voucher_pdf_has_a_page_per_ticket_with_everything_in_the_book
     voucher, first, second = pages
     for text in pages:
         for expected in (
-            "Test Supplier", "Hafenrundfahrt", "Morgenfahrt", "Tuesday 2 June 2026, 10:00 BST",
-            "Harbour Pier, 1 Harbour Walk, London", "Tower Hotel", "09:30 BST to 09:40 BST",
+            "Test Supplier", "Hafenrundfahrt", "Morgenfahrt", "Dienstag, 2. Juni 2026, 10:00 BST bis 11:00 BST",
+            "Treffpunkt: Harbour Pier, 1 Harbour Walk, London", "Tower Hotel", "09:30 BST to 09:40 BST",
+            "So lösen Sie das Ticket ein", "Zeigen Sie diese Seite vor",
             "Zeigen Sie Ihren Code am Tor", booking["supplierReference"],
         ):  # fmt: skip
             assert expected in text, (expected, text)
     assert (
         "Voucher" in voucher
-        and "1 \N{MULTIPLICATION SIGN} Erwachsene, 1 \N{MULTIPLICATION SIGN} Kind" in voucher
+        and "Teilnehmer: 1 \N{MULTIPLICATION SIGN} Erwachsene, 1 \N{MULTIPLICATION SIGN} Kind" in voucher
     )
     assert "Ada Lovelace, Byron King" in voucher
     assert "1 \N{MULTIPLICATION SIGN} Photo package, 1 \N{MULTIPLICATION SIGN} Two-course lunch" in voucher
-    assert "Ticket 1 of 2" in first and "Erwachsene" in first and "Ada Lovelace" in first
+    assert "Ticket 1 von 2" in first and "Kategorie: Erwachsene" in first and "Gast: Ada Lovelace" in first
     assert "Two-course lunch" in first and "Two-course lunch" not in second
-    assert "Ticket 2 of 2" in second and "Kind" in second and "Byron King" in second
+    assert "Ticket 2 von 2" in second and "Kind" in second and "Byron King" in second
     # Every format the product names is drawn, and each decodes to the page's code.
     code = booking["supplierReference"]
     assert decoded_codes(response.content, 0) == {"QRCode": code, "Aztec": code, "Code128": code}
@@ -144,10 +146,20 @@ async def test_a_ticket_url_answers_its_unit_items_page_only(
     response = await client.get(path_of(options(item["ticket"])["PDF_URL"]))
     assert response.status_code == 200
     pages = pdf_text(response.content)
-    assert len(pages) == 1 and "Ticket 1 of 2" in pages[0] and "Ada Lovelace" in pages[0]
+    assert len(pages) == 1 and "Ticket 1 von 2" in pages[0] and "Ada Lovelace" in pages[0]
     assert "Byron" not in pages[0]
     assert decoded_codes(response.content)["QRCode"] == item["supplierReference"]
-    assert response.headers["content-disposition"] == f'inline; filename="{booking["supplierReference"]}.pdf"'
+    # Each unit's ticket downloads under its own name: the booking's, then its unit's.
+    assert (
+        response.headers["content-disposition"]
+        == f'inline; filename="{booking["supplierReference"]}-adult.pdf"'
+    )
+    child = await client.get(path_of(options(booking["unitItems"][1]["ticket"])["PDF_URL"]))
+    assert (
+        child.headers["content-disposition"] == f'inline; filename="{booking["supplierReference"]}-child.pdf"'
+    )
+    voucher = await client.get(path_of(options(booking["voucher"])["PDF_URL"]))
+    assert voucher.headers["content-disposition"] == f'inline; filename="{booking["supplierReference"]}.pdf"'
 
 
 async def test_english_when_the_guest_asks_for_no_language(
@@ -300,9 +312,9 @@ async def test_the_mail_can_have_a_bookings_pdf_and_links(
     )
     assert len(pdf_text(found.pdf.content)) == 3
     assert [(link.label, link.url) for link in found.links] == [
-        ("Voucher", options(booking["voucher"])["PDF_URL"]),
-        ("Ticket 1 of 2", options(booking["unitItems"][0]["ticket"])["PDF_URL"]),
-        ("Ticket 2 of 2", options(booking["unitItems"][1]["ticket"])["PDF_URL"]),
+        ("Voucher (alle Teilnehmer)", options(booking["voucher"])["PDF_URL"]),
+        ("Ticket Erwachsene", options(booking["unitItems"][0]["ticket"])["PDF_URL"]),
+        ("Ticket Kind", options(booking["unitItems"][1]["ticket"])["PDF_URL"]),
     ]
     assert await cruise.tickets.for_booking(str(uuid.uuid4())) is None
 
@@ -355,6 +367,7 @@ def test_any_text_renders_cut_and_escaped() -> None:
         code="ABCDEFGH",
         formats=(DeliveryFormat.QRCODE, DeliveryFormat.AZTECCODE, DeliveryFormat.CODE128),
         language="ja",
+        words=Words("ja"),
     )
     content = render_pdf([page], "A4", "<title>")
     (text,) = pdf_text(content)

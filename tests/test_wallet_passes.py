@@ -119,6 +119,16 @@ async def test_a_pass_is_signed_and_its_manifest_covers_every_file(
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/vnd.apple.pkpass"
     assert response.headers["cache-control"] == "private"
+    # The pass downloads under its unit's name, and HEAD answers as GET does, without the body.
+    name = f'inline; filename="{booking["supplierReference"]}-adult.pkpass"'
+    assert response.headers["content-disposition"] == name
+    head = await wallet_client.head(path_of(options(item["ticket"])["PKPASS_URL"]))
+    assert head.status_code == 200 and head.content == b"" and head.headers["content-disposition"] == name
+    assert head.headers["content-type"] == "application/vnd.apple.pkpass"
+    # The pass's own labels are in the booking's language (German here).
+    labels = [f["label"] for f in json.loads(zipfile.ZipFile(io.BytesIO(response.content)).read("pass.json"))[
+        "eventTicket"]["backFields"]]  # fmt: skip
+    assert "Treffpunkt" in labels and "So lösen Sie das Ticket ein" in labels
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     files = {name: archive.read(name) for name in archive.namelist()}
     assert {"pass.json", "manifest.json", "signature", "icon.png", "icon@2x.png"} <= set(files)

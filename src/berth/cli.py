@@ -31,6 +31,7 @@ from sqlalchemy.exc import ArgumentError
 from berth import __version__
 from berth.background import log_start, return_freed_memory, run_background
 from berth.container import Services, build_services
+from berth.delivery.mail.compose import FALLBACK_FROM, mail_sender
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo, starter_catalog_text
 from berth.domain.catalog.document import CatalogFileError, read_yaml
 from berth.domain.catalog_changes import ImportRefused
@@ -218,6 +219,18 @@ def _check_port(host: str, port: int) -> None:
             _fail(f"cannot listen on {host}:{port}: {why}")
 
 
+async def _warn_of_mail_sender(services: Services) -> None:
+    """With an SMTP server, guests' emails need a sender a relay accepts."""
+    if services.settings.smtp_url is None:
+        return
+    catalog = (await services.catalog.snapshot()).catalog
+    if mail_sender(services.settings.mail_from, catalog) is None:
+        errors.print(
+            "[yellow]warning:[/yellow] neither BERTH_MAIL_FROM nor the catalogue's supplier contact email "
+            f"is set: guests' emails are sent from {FALLBACK_FROM}, which mail relays refuse. Set one."
+        )
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
@@ -236,6 +249,7 @@ def serve(
     async def prepare(services: Services) -> None:
         if demo:
             await load_demo(services)
+        await _warn_of_mail_sender(services)
 
     with _errors_reported():
         configure_logging(Settings().log_level, Settings().log_format)
@@ -280,6 +294,7 @@ def worker() -> None:
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signal_number, stop.set)
         log_start("worker", services.settings)
+        await _warn_of_mail_sender(services)
         console.print("Berth worker running; Ctrl-C stops it.")
         await asyncio.gather(run_background(services, stop), return_freed_memory(stop))
 

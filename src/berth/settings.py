@@ -181,9 +181,10 @@ class Settings(BaseSettings):
         "`smtps://user:password@host:465` (implicit TLS) or `smtp://host:25` (a plain relay); "
         "unset: they stay in the database's mailbox, shown in the back office under Outbox",
     )
-    mail_from: str = Field(
-        default="Berth <bookings@berth.invalid>",
-        description="The sender of guests' emails (`Name <address>`); replies go to the supplier's email",
+    mail_from: str | None = Field(
+        default=None,
+        description="The sender of guests' emails (`Name <address>`); unset: the supplier's name and "
+        "contact email from the catalogue. Replies go to the supplier's email",
     )
     mail_concurrency: int = Field(
         default=16, ge=1, description="Emails sent at once per worker (and SMTP connections kept open)"

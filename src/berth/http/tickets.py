@@ -52,6 +52,18 @@ def ended_page(ticket: EndedTicket) -> HTMLResponse:
     responses={404: {"description": "No such ticket"}, 410: {"description": "The ticket no longer stands"}},
 )
 async def ticket_document(name: str, svc: Services = Depends(current_services)) -> Response:
+    return await _document(name, svc)
+
+
+@router.head("/tickets/{name}", include_in_schema=False)
+async def ticket_document_head(name: str, svc: Services = Depends(current_services)) -> Response:
+    """As GET answers (status, type, length, file name), without the body: a mail client or
+    link checker that asks first does not get 405."""
+    found = await _document(name, svc)
+    return Response(status_code=found.status_code, headers=dict(found.headers))
+
+
+async def _document(name: str, svc: Services) -> Response:
     token, _, suffix = name.rpartition(".")
     found = await svc.tickets.by_url(token, suffix)
     if found is None:

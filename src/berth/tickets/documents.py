@@ -12,7 +12,7 @@ from berth.domain.catalog import DeliveryFormat
 from berth.domain.tickets import SUFFIXES, VOUCHER
 from berth.services.tickets import EndedTicket, IssuedTicket, TicketService
 from berth.tickets.pkpass import PassSigner
-from berth.tickets.sheet import ticket_pages
+from berth.tickets.sheet import booking_language, document_names, ticket_pages
 
 if TYPE_CHECKING:
     from berth.tickets.pdf import Paper
@@ -33,7 +33,7 @@ class Document:
 
 @dataclass(frozen=True)
 class TicketLink:
-    """A document's URL, and what it covers: `Voucher` or `Ticket 2 of 3`."""
+    """A document's URL, and what it covers: `Voucher (every guest)` or `Adult ticket`."""
 
     label: str
     delivery_format: DeliveryFormat
@@ -50,7 +50,9 @@ class BookingTickets:
 
 
 def _filename(ticket: IssuedTicket, suffix: str) -> str:
-    return f"{ticket.details.booking.supplier_reference}.{suffix}"
+    """The voucher's file is named by the booking, a unit item's by its unit as well."""
+    details = ticket.details
+    return f"{document_names(details, booking_language(details))[ticket.key].filename}.{suffix}"
 
 
 class TicketDocuments:
@@ -104,14 +106,12 @@ class TicketDocuments:
             return None
         details = ticket.details
         links = []
+        names = document_names(details, booking_language(details))
         for delivery_format in details.product.delivery_formats:
             if delivery_format not in SUFFIXES:
                 continue
-            keys = [VOUCHER, *(item.uuid for item in details.booking.unit_items)]
-            count = len(details.booking.unit_items)
-            for key in keys:
+            for key in [VOUCHER, *(item.uuid for item in details.booking.unit_items)]:
                 url = details.tickets.url(key, delivery_format)
                 if url is not None:
-                    label = "Voucher" if key == VOUCHER else f"Ticket {keys.index(key)} of {count}"
-                    links.append(TicketLink(label, delivery_format, url))
+                    links.append(TicketLink(names[key].label, delivery_format, url))
         return BookingTickets(await self.pdf(ticket), tuple(links))

@@ -90,7 +90,7 @@ def _text_flow(page: TicketPage) -> list[Flowable]:
             )
         )
     if page.instructions:
-        flow.append(Paragraph("How to redeem", _STYLES["heading"]))
+        flow.append(Paragraph(_markup(page.words("How to redeem")), _STYLES["heading"]))
         for instruction in page.instructions:
             flow.append(Paragraph(_markup(instruction), _STYLES["bullet"], bulletText="•"))
     return flow
@@ -176,7 +176,9 @@ def _draw_page(canvas: Canvas, page: TicketPage, width: float, height: float) ->
     canvas.setFont(REGULAR, 8)
     if page.supplier_contact:
         canvas.drawString(MARGIN, MARGIN + 3 * mm, clean(page.supplier_contact, 140))
-    canvas.drawRightString(width - MARGIN, MARGIN + 3 * mm, "Show this page, printed or on screen")
+    canvas.drawRightString(
+        width - MARGIN, MARGIN + 3 * mm, page.words("Show this page, printed or on screen")
+    )
 
 
 def render_pdf(pages: Sequence[TicketPage], paper: Paper = "A4", title: str = "Tickets") -> bytes:

@@ -122,11 +122,13 @@ class PassSigner:
             for index, line in enumerate(page.lines)
         ]
         back.extend(
-            {"key": f"instruction{index}", "label": "How to redeem", "value": _short(text)}
+            {"key": f"instruction{index}", "label": page.words("How to redeem"), "value": _short(text)}
             for index, text in enumerate(page.instructions)
         )
         if page.supplier_contact:
-            back.append({"key": "contact", "label": "Contact", "value": _short(page.supplier_contact)})
+            back.append(
+                {"key": "contact", "label": page.words("Contact"), "value": _short(page.supplier_contact)}
+            )
         barcodes = [
             {
                 "format": BARCODE_FORMATS[f],
@@ -153,7 +155,9 @@ class PassSigner:
                 "primaryFields": [
                     {"key": "product", "label": _short(page.option or ""), "value": _short(page.product)}
                 ],
-                "secondaryFields": [{"key": "when", "label": "When", "value": _short(page.when or "")}],
+                "secondaryFields": [
+                    {"key": "when", "label": page.words("When"), "value": _short(page.when or "")}
+                ],
                 "backFields": back,
             },
         }

@@ -3,6 +3,7 @@ booking's details, with each capability adding its part (the pickup, the extras)
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,9 +23,11 @@ from berth.domain.catalog import (
     Supplier,
 )
 from berth.domain.catalog.model import Location
+from berth.domain.catalog.translated import in_language
 from berth.domain.languages import choose_language
-from berth.domain.tickets import TicketLine, local_date_time, local_time
+from berth.domain.tickets import VOUCHER, TicketLine
 from berth.read_models.bookings import BookingDetails
+from berth.translations import Words, best_language
 
 # The formats drawn as barcodes; a product that names none of them still gets a QR code.
 CODE_FORMATS = (DeliveryFormat.QRCODE, DeliveryFormat.AZTECCODE, DeliveryFormat.CODE128)
@@ -35,7 +38,7 @@ MEETING_TYPES = (LocationType.START, LocationType.REDEMPTION)
 class TicketPage:
     """One printed ticket: the booking's voucher, or one unit item's ticket."""
 
-    heading: str  # "Voucher", "Ticket 2 of 3"
+    heading: str  # "Voucher", "Ticket 2 of 3" (in the page's language)
     supplier: str
     supplier_contact: str | None
     product: str
@@ -45,7 +48,8 @@ class TicketPage:
     instructions: tuple[str, ...]
     code: str
     formats: tuple[DeliveryFormat, ...]
-    language: str
+    language: str  # the content's language tag; Berth's own words are in `words`
+    words: Words
     start: datetime | None = None  # the departure, local (an Apple Wallet pass's relevant date)
 
 
@@ -59,7 +63,7 @@ def booking_language(details: BookingDetails) -> str:
 
 
 def _content(contents: dict[str, Content], language: str, fallback: str) -> Content | None:
-    return contents.get(language) or contents.get(fallback)
+    return in_language(contents, language, fallback)
 
 
 def _titles(product: Product, option: Option, language: str) -> tuple[str, str | None]:
@@ -72,23 +76,16 @@ def _titles(product: Product, option: Option, language: str) -> tuple[str, str |
     return title, option_title
 
 
-def _place(location: Location) -> str:
-    address = location.place.postal_address
-    parts = (
-        location.title,
-        address.street_address,
-        " ".join(p for p in (address.address_locality, address.postal_code) if p),
-        address.address_country,
-    )
-    return ", ".join(p for p in parts if p)
+def _place(location: Location, words: Words) -> str:
+    return ", ".join(p for p in (location.title, words.address(location.place.postal_address)) if p)
 
 
-def _meeting_point(product: Product, option: Option, language: str) -> str | None:
+def _meeting_point(product: Product, option: Option, language: str, words: Words) -> str | None:
     for contents in (option.content, product.content):
         content = _content(contents, language, product.locale)
         for location in content.locations if content else ():
             if any(t in MEETING_TYPES for t in location.types):
-                return _place(location)
+                return _place(location, words)
     return None
 
 
@@ -99,7 +96,7 @@ def _instructions(product: Product, option: Option, item: UnitItem | None, langu
         features.extend(content.features if content else ())
     unit = option.unit(item.unit_id) if item is not None else None
     if unit is not None:
-        unit_content = unit.content.get(language) or unit.content.get(product.locale)
+        unit_content = in_language(unit.content, language, product.locale)
         features.extend(unit_content.features if unit_content else ())
     return [
         f.short_description
@@ -112,55 +109,64 @@ def _unit_title(product: Product, option: Option, unit_id: str, language: str) -
     unit = option.unit(unit_id)
     if unit is None:
         return unit_id
-    content = unit.content.get(language) or unit.content.get(product.locale)
+    content = in_language(unit.content, language, product.locale)
     return (content and content.title) or unit.internal_name
 
 
-def _when(details: BookingDetails) -> str | None:
+def _when(details: BookingDetails, words: Words) -> str | None:
     slot = details.slot
     if slot is None:
         local_date = details.booking.local_date
-        return f"{local_date:%A} {local_date.day} {local_date:%B %Y}" if local_date else None
+        return words.date(local_date) if local_date else None
     if slot.all_day or slot.opening_hours:
-        day = f"{slot.start:%A} {slot.start.day} {slot.start:%B %Y}"
-        hours = ", ".join(f"{opens} to {closes}" for opens, closes in slot.opening_hours)
+        day = words.date(slot.start.date())
+        hours = ", ".join(words("{opens} to {closes}", opens=o, closes=c) for o, c in slot.opening_hours)
         zone = slot.start.strftime("%Z")
-        return f"{day}, open {hours} {zone}" if hours else day
-    text = local_date_time(slot.start)
-    return f"{text} to {local_time(slot.end)}" if slot.end.date() == slot.start.date() else text
+        return words("{day}, open {hours} {zone}", day=day, hours=hours, zone=zone) if hours else day
+    text = words.date_time(slot.start)
+    if slot.end.date() == slot.start.date():
+        return words("{start} to {end}", start=text, end=words.time(slot.end))
+    return text
 
 
-def _lines(details: BookingDetails, item: UnitItem | None, language: str) -> list[TicketLine]:
+def _lines(details: BookingDetails, item: UnitItem | None, language: str, words: Words) -> list[TicketLine]:
     booking, product, option = details.booking, details.product, details.option
     lines = []
-    meeting = _meeting_point(product, option, language)
+    meeting = _meeting_point(product, option, language, words)
     if meeting:
-        lines.append(TicketLine("Meeting point", meeting))
+        lines.append(TicketLine(words("Meeting point"), meeting))
     if item is None:
         counts = Counter(i.unit_id for i in booking.unit_items)
         units = ", ".join(
             f"{n} \N{MULTIPLICATION SIGN} {_unit_title(product, option, unit_id, language)}"
             for unit_id, n in counts.items()
         )
-        lines.append(TicketLine("Units", units))
+        lines.append(TicketLine(words("Units"), units))
         names = [booking.contact.full_name, *(i.contact.full_name for i in booking.unit_items)]
         guests = list(dict.fromkeys(n for n in names if n))
         if guests:
-            lines.append(TicketLine("Guests", ", ".join(guests)))
+            lines.append(TicketLine(words("Guests"), ", ".join(guests)))
     else:
-        lines.append(TicketLine("Unit", _unit_title(product, option, item.unit_id, language)))
+        lines.append(TicketLine(words("Unit"), _unit_title(product, option, item.unit_id, language)))
         guest = item.contact.full_name or booking.contact.full_name
         if guest:
-            lines.append(TicketLine("Guest", guest))
-    lines.extend(line for line in booking_lines(details, item) if not line.staff_only)
+            lines.append(TicketLine(words("Guest"), guest))
+    # A capability's labels are English and marked for the catalogues where it writes them.
+    lines.extend(
+        TicketLine(words(line.label), line.text)
+        for line in booking_lines(details, item)
+        if not line.staff_only
+    )
     reference = booking.supplier_reference
     if item is not None:
-        reference = f"{item.supplier_reference} (booking {booking.supplier_reference})"
-    lines.append(TicketLine("Supplier reference", reference))
+        reference = words(
+            "{ticket} (booking {booking})", ticket=item.supplier_reference, booking=booking.supplier_reference
+        )
+    lines.append(TicketLine(words("Supplier reference"), reference))
     if booking.reseller_reference:
-        lines.append(TicketLine("Reseller reference", booking.reseller_reference))
+        lines.append(TicketLine(words("Reseller reference"), booking.reseller_reference))
     if booking.status is BookingStatus.REDEEMED and booking.redeemed_at is not None:
-        lines.append(TicketLine("Redeemed", booking.redeemed_at.strftime("%Y-%m-%d %H:%M UTC")))
+        lines.append(TicketLine(words("Redeemed"), words.date_time(booking.redeemed_at)))
     return lines
 
 
@@ -169,19 +175,20 @@ def ticket_pages(details: BookingDetails, supplier: Supplier, only: str | None =
     unit item (when it delivers tickets). `only`: the page of that unit item alone."""
     booking, product, option = details.booking, details.product, details.option
     language = booking_language(details)
+    words = Words(best_language(language))
     title, option_title = _titles(product, option, language)
     formats = tuple(f for f in CODE_FORMATS if f in product.delivery_formats) or (DeliveryFormat.QRCODE,)
     contact = supplier.contact
     supplier_contact = " | ".join(p for p in (contact.telephone, contact.email, contact.website) if p) or None
-    when = _when(details)
+    when = _when(details, words)
     targets: list[tuple[str, UnitItem | None]] = []
     if only is None and DeliveryMethod.VOUCHER in product.delivery_methods:
-        targets.append(("Voucher", None))
+        targets.append((words("Voucher"), None))
     if DeliveryMethod.TICKET in product.delivery_methods:
         count = len(booking.unit_items)
         for index, item in enumerate(booking.unit_items):
             if only is None or item.uuid == only:
-                targets.append((f"Ticket {index + 1} of {count}", item))
+                targets.append((words("Ticket {n} of {count}", n=index + 1, count=count), item))
     return [
         TicketPage(
             heading=heading,
@@ -190,15 +197,50 @@ def ticket_pages(details: BookingDetails, supplier: Supplier, only: str | None =
             product=title,
             option=option_title,
             when=when,
-            lines=tuple(_lines(details, item, language)),
+            lines=tuple(_lines(details, item, language, words)),
             instructions=tuple(_instructions(product, option, item, language)),
             code=item.supplier_reference if item is not None else booking.supplier_reference,
             formats=formats,
             language=language,
+            words=words,
             start=details.slot.start if details.slot is not None else None,
         )
         for heading, item in targets
     ]
+
+
+@dataclass(frozen=True)
+class DocumentName:
+    """What a ticket document is called: its link's text and its file's name (no suffix)."""
+
+    label: str  # "Voucher (every guest)", "Adult ticket", "Adult ticket 2"
+    filename: str  # "HARB-7KD3", "HARB-7KD3-adult", "HARB-7KD3-adult-2"
+
+
+_FILENAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def document_names(details: BookingDetails, language: str) -> dict[str, DocumentName]:
+    """The name of the voucher (key VOUCHER) and of each unit item's ticket (key: its uuid),
+    in `language`: a ticket is named by its unit, numbered when the booking has several of it."""
+    booking, product, option = details.booking, details.product, details.option
+    words = Words(best_language(language))
+    reference = _FILENAME_UNSAFE.sub("-", booking.supplier_reference)
+    names = {VOUCHER: DocumentName(words("Voucher (every guest)"), reference)}
+    counts = Counter(item.unit_id for item in booking.unit_items)
+    seen: Counter[str] = Counter()
+    for item in booking.unit_items:
+        seen[item.unit_id] += 1
+        unit = _unit_title(product, option, item.unit_id, language)
+        number = seen[item.unit_id] if counts[item.unit_id] > 1 else None
+        label = (
+            words("{unit} ticket {n}", unit=unit, n=number) if number else words("{unit} ticket", unit=unit)
+        )
+        stem = "-".join(
+            p for p in (reference, _FILENAME_UNSAFE.sub("-", item.unit_id), str(number or "")) if p
+        )
+        names[item.uuid] = DocumentName(label, stem)
+    return names
 
 
 def pages_of(all_details: Sequence[BookingDetails], supplier: Supplier) -> list[TicketPage]:

@@ -16,14 +16,21 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from berth.capabilities.base import View, pick_language
 from berth.capabilities.ids import PRICING
 from berth.capabilities.registry import BY_ID
-from berth.delivery.mail.texts import TEXTS, date_formats, words
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog, DeliveryFormat, Location, LocationType
+from berth.domain.catalog.translated import in_language
 from berth.domain.languages import choose_language
 from berth.domain.slots import cancellation_cutoff
-from berth.domain.tickets import VOUCHER, ticket_keys
+from berth.domain.tickets import ticket_keys
 from berth.read_models.bookings import BookingDetails
+from berth.tickets.sheet import document_names
+from berth.translations import LANGUAGES, N_, Words, best_language
 
+SUBJECTS = {
+    "receipt": N_("Your booking {reference}: {title}"),
+    "cancelled": N_("Cancelled: booking {reference}, {title}"),
+    "changed": N_("New time for booking {reference}: {title}"),
+}
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _SPACES = re.compile(r"\s+")
@@ -66,11 +73,34 @@ def mail_address(value: str | None) -> tuple[str | None, str | None]:
     return address.addr_spec, None
 
 
+# What guests' emails come from when neither BERTH_MAIL_FROM nor the catalogue's supplier email
+# is set (`berth serve` and `berth worker` warn): real relays refuse it.
+FALLBACK_FROM = "Berth <bookings@berth.invalid>"
+
+
+def mail_sender(configured: str | None, catalog: Catalog) -> str | None:
+    """The From of guests' emails: BERTH_MAIL_FROM, else the supplier's name and contact email
+    from the catalogue; None when neither is set."""
+    if configured:
+        return configured
+    address, _ = mail_address(catalog.supplier.contact.email)
+    if address is None:
+        return None
+    return str(Address(display_name=one_line(catalog.supplier.name, NAME_LIMIT), addr_spec=address))
+
+
 def mail_language(contact: Contact, catalog: Catalog, fallback: str) -> str:
     """The booking's language: the contact's locales against the catalogue's languages, else
     against the languages Berth's own texts are written in, else the product's own."""
     locales = ", ".join(contact.locales)
-    return choose_language(locales, catalog.languages) or choose_language(locales, list(TEXTS)) or fallback
+    return (
+        choose_language(locales, catalog.languages) or choose_language(locales, list(LANGUAGES)) or fallback
+    )
+
+
+def words_for(language: str) -> Words:
+    """Berth's own words in the letter's language (English when Berth has no texts in it)."""
+    return Words(best_language(language))
 
 
 @dataclass(frozen=True)
@@ -101,71 +131,60 @@ class Letter:
     order_reference: str | None = None
 
 
-def _local(moment: datetime, zone: Any, language: str, all_day: bool = False) -> str:
-    with_time, date_only = date_formats(language)
+def _local(moment: datetime, zone: Any, words: Words, all_day: bool = False) -> str:
     local = moment.astimezone(zone)
     if all_day:
-        return f"{local.strftime(date_only)} ({words(language)['all_day']})"
-    return f"{local.strftime(with_time)} {local.tzname()} ({zone})"
+        return words("{date} (all day)", date=words.date(local.date()))
+    return f"{words.date_time(local)} ({zone})"
 
 
-def _money(total: dict[str, Any]) -> str:
-    precision = int(total["currencyPrecision"])
-    amount = int(total["retail"]) / (10**precision)
-    return f"{total['currency']} {amount:,.{precision}f}"
+def _money(total: dict[str, Any], words: Words) -> str:
+    return words.money(int(total["retail"]), str(total["currency"]), int(total["currencyPrecision"]))
 
 
-def _where(locations: Sequence[Location]) -> list[str]:
+def _where(locations: Sequence[Location], words: Words) -> list[str]:
     wanted = (LocationType.START, LocationType.REDEMPTION)
     found = [loc for loc in locations if any(t in wanted for t in loc.types)] or list(locations[:1])
-    lines = []
-    for location in found:
-        address = location.place.postal_address
-        parts = [
-            address.street_address,
-            address.postal_code,
-            address.address_locality,
-            address.address_country,
-        ]
-        lines.append(one_line(", ".join(p for p in [location.title, *parts] if p)))
-    return lines
+    return [
+        one_line(", ".join(p for p in (location.title, words.address(location.place.postal_address)) if p))
+        for location in found
+    ]
 
 
 def booking_line(details: BookingDetails, language: str, previously: datetime | None = None) -> Line:
     booking, product, option, slot = details.booking, details.product, details.option, details.slot
     view = View(language=language)
-    product_content = product.content.get(pick_language(product.content, view, product.locale) or "")
-    option_content = option.content.get(pick_language(option.content, view, product.locale) or "")
+    # Field by field: what the guest's language leaves out is read in the product's own.
+    chosen = pick_language(product.content, view, product.locale) or product.locale
+    product_content = in_language(product.content, chosen, product.locale)
+    option_content = in_language(option.content, chosen, product.locale)
+    words = words_for(language)
     zone = slot.start.tzinfo if slot is not None else None
-    when = "" if slot is None else _local(slot.start, zone, language, slot.all_day)
+    when = "" if slot is None else _local(slot.start, zone, words, slot.all_day)
     before = None
     if previously is not None and zone is not None:
-        before = _local(previously, zone, language, slot is not None and slot.all_day)
+        before = _local(previously, zone, words, slot is not None and slot.all_day)
     units: Counter[str] = Counter()
     for item in booking.unit_items:
         unit = option.unit(item.unit_id)
-        content = unit.content.get(pick_language(unit.content, view, product.locale) or "") if unit else None
+        content = in_language(unit.content, chosen, product.locale) if unit else None
         units[
             one_line((content.title if content else None) or (unit.internal_name if unit else item.unit_id))
         ] += 1
     guests = [f"{count} × {title}" for title, count in units.items()]  # noqa: RUF001
     priced: dict[str, Any] = {}
     _PRICING.booking_fields(details, priced, view, lambda d, v: {})
-    texts = words(language)
     if slot is not None and option.cancellation_cutoff_amount >= 0 and details.cancellable:
-        cancellation = texts["free_until"].format(
-            when=_local(cancellation_cutoff(option, slot), zone, language)
-        )
+        cutoff = _local(cancellation_cutoff(option, slot), zone, words)
+        cancellation = words("Free cancellation until {when}.", when=cutoff)
     else:
-        cancellation = texts["not_cancellable"]
+        cancellation = words("This booking cannot be cancelled free of charge.")
     tickets = []
-    items = [item.uuid for item in booking.unit_items]
+    names = document_names(details, chosen)
     for key in ticket_keys(product, booking):  # none once cancelled
         url = details.tickets.url(key, DeliveryFormat.PDF_URL)
         if url is not None:
-            number = items.index(key) + 1 if key != VOUCHER else 0
-            label = texts["voucher"] if key == VOUCHER else texts["ticket_of"].format(n=number, of=len(items))
-            tickets.append((label, url))
+            tickets.append((one_line(names[key].label), url))
     title = (product_content.title if product_content else None) or product.internal_name
     option_title = (option_content.title if option_content else None) or None
     return Line(
@@ -175,9 +194,9 @@ def booking_line(details: BookingDetails, language: str, previously: datetime | 
         when=when,
         previously=before,
         where=_where((option_content.locations if option_content else ()) or
-                     (product_content.locations if product_content else ())),
+                     (product_content.locations if product_content else ()), words),
         guests=guests,
-        price=_money(priced["pricing"]) if "pricing" in priced else None,
+        price=_money(priced["pricing"], words) if "pricing" in priced else None,
         cancellation=cancellation,
         tickets=tickets,
     )  # fmt: skip
@@ -195,14 +214,17 @@ def supplier_of(catalog: Catalog) -> dict[str, str | None]:
 
 
 def why_cancelled(language: str, actor: str, cause: object, reason: object, supplier: str) -> list[str]:
-    texts = words(language)
-    key = (
-        "why_departure" if cause == "departure" else "why_reseller" if actor == "reseller" else "why_supplier"
-    )
-    why = [texts[key].format(supplier=supplier)]
+    words = words_for(language)
+    if cause == "departure":
+        why = [words("{supplier} cancelled the departure.", supplier=supplier)]
+    elif actor == "reseller":
+        why = [words("It was cancelled at the request of the agent you booked with.")]
+    else:
+        why = [words("It was cancelled by {supplier}.", supplier=supplier)]
     if isinstance(reason, str) and reason.strip():
-        why.append(texts["reason"].format(reason=one_line(reason)))
-    why.append(texts["refund"])
+        why.append(words("Reason: {reason}", reason=one_line(reason)))
+    # The supplier does not know what the agent charged or refunds: it promises nothing.
+    why.append(words("Any refund is handled by the agent you booked with."))
     return why
 
 
@@ -212,12 +234,12 @@ def is_pending(bookings: Sequence[Booking]) -> bool:
 
 def render(letter: Letter) -> tuple[str, str, str]:
     """The subject, the text and the HTML of a letter."""
-    texts = words(letter.language)
+    words = words_for(letter.language)
     first = letter.lines[0]
     reference = letter.order_reference or first.reference
-    subject = one_line(texts[f"subject_{letter.kind}"].format(reference=reference, title=first.title), 250)
+    subject = one_line(words(SUBJECTS[letter.kind], reference=reference, title=first.title), 250)
     name = one_line(letter.name, NAME_LIMIT) if letter.name else None
-    context = {"letter": letter, "t": texts, "name": name, "subject": subject}
+    context = {"letter": letter, "t": words, "name": name, "subject": subject}
     text = _TEXT.get_template("message.txt").render(context)
     html = _HTML.get_template("message.html").render(context)
     return subject, text, html

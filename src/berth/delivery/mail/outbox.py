@@ -25,7 +25,7 @@ from berth.delivery.mail.compose import (
 )
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog
-from berth.domain.errors import NotFound, UnprocessableEntity
+from berth.domain.errors import BadRequest, NotFound, UnprocessableEntity
 from berth.domain.orders import Order, OrderStatus
 from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
@@ -103,9 +103,16 @@ class GuestMail:
 
     # --- asked for by staff or the box office ---------------------------------------------------
 
-    async def send_receipt(self, booking_id: str, actor: Actor) -> Message:
+    async def send_receipt(self, booking_id: str, actor: Actor, to: str | None = None) -> Message:
         """Queue the booking's receipt again (or for the first time), written out at once so
-        that staff see to whom it goes; the audit trail records who asked."""
+        that staff see to whom it goes; the audit trail records who asked. `to`: another
+        address than the guest's (the guest asked for it elsewhere)."""
+        facts: dict[str, Any] = {}
+        if to is not None and to.strip():
+            address, _ = mail_address(to)
+            if address is None:
+                raise BadRequest(f"to: {one_line(to, 80)!r} is not an email address")
+            facts["to"] = address
         async with self._db.transaction(write=True) as conn:
             booking = await bookings_repo.get_by_id(conn, booking_id)
             if booking is None:
@@ -116,7 +123,7 @@ class GuestMail:
                     f"Booking {booking.supplier_reference} is {booking.status.value}: "
                     "only a confirmed, pending or redeemed booking has a receipt"
                 )
-            message_id = await self._queue(conn, RECEIPT, booking.id, None, actor.name, {})
+            message_id = await self._queue(conn, RECEIPT, booking.id, None, actor.name, facts)
             queued = await mail_repo.get_message(conn, message_id)
             assert queued is not None
             written = await self.write(conn, queued)
@@ -212,8 +219,9 @@ class GuestMail:
             order_reference=order.supplier_reference if order is not None else None,
         )
         subject, text, html = render(letter)
-        recipient, problem = mail_address(contact.get("emailAddress"))
-        name = one_line(contact.full_name, NAME_LIMIT) or None
+        recipient, problem = mail_address(facts.get("to") or contact.get("emailAddress"))
+        # Sent on to another address than the guest's: not addressed by the guest's name.
+        name = None if facts.get("to") else one_line(contact.full_name, NAME_LIMIT) or None
         attachments = [
             {"bookingId": details.booking.id, "filename": f"{details.booking.supplier_reference}.pdf"}
             for details, line in zip(described, letter.lines, strict=True)

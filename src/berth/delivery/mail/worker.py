@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from berth.delivery.mail.compose import mail_address
+from berth.delivery.mail.compose import FALLBACK_FROM, mail_address, mail_sender
 from berth.delivery.mail.outbox import GuestMail
 from berth.delivery.mail.smtp import build_email
 from berth.domain.smtp import SmtpServer, parse_smtp_url
@@ -107,9 +107,11 @@ class MailWorker:
             return 0
         self._held.update(m.id for m in claimed)
         try:
-            reply_to = await self._reply_to()
+            sender, reply_to = await self._addresses()
             written = await self._mail.write_all(claimed)
-            outcomes = await asyncio.gather(*(self._attempt(m, written.get(m.id), reply_to) for m in claimed))
+            outcomes = await asyncio.gather(
+                *(self._attempt(m, written.get(m.id), sender, reply_to) for m in claimed)
+            )
             async with self._db.transaction(write=True) as conn:
                 await mail_repo.record(conn, outcomes)
         finally:
@@ -135,12 +137,16 @@ class MailWorker:
             except Exception:
                 log.exception("mail lease renewal failed")
 
-    async def _reply_to(self) -> str | None:
-        """Replies go to the supplier (the catalogue's contact email), when it has a valid one."""
+    async def _addresses(self) -> tuple[str, str | None]:
+        """The sender (BERTH_MAIL_FROM, else the supplier), and where replies go: the supplier
+        (the catalogue's contact email), when it has a valid one."""
         catalog = (await self._catalogs.snapshot()).catalog
-        return mail_address(catalog.supplier.contact.email)[0]
+        sender = mail_sender(self._settings.mail_from, catalog) or FALLBACK_FROM
+        return sender, mail_address(catalog.supplier.contact.email)[0]
 
-    async def _attempt(self, message: Message, fresh: Written | str | None, reply_to: str | None) -> Outcome:
+    async def _attempt(
+        self, message: Message, fresh: Written | str | None, sender: str, reply_to: str | None
+    ) -> Outcome:
         """Send a message, written out now (`fresh`) or on an earlier attempt."""
         attempts = message.attempts + 1
         if isinstance(fresh, str):  # what it is about is gone
@@ -153,7 +159,7 @@ class MailWorker:
             return Outcome(message.id, MAILBOX, attempts, None, None, self._clock(), fresh)
         try:
             attachments = await self._attachments(written)
-            email = build_email(message, written, self._settings.mail_from, reply_to, attachments)
+            email = build_email(message, written, sender, reply_to, attachments)
             # Flattened once, and sent as bytes: the email package's own send path would copy
             # and flatten it again.
             sender, recipient = email["From"].addresses[0].addr_spec, written.recipient

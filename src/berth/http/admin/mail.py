@@ -3,7 +3,8 @@ message with its text and HTML, a booking's messages, and sending a booking's re
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.container import Services
@@ -17,6 +18,13 @@ from berth.store.mail_repo import STATUSES
 from berth.views.mail import message_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
+
+
+class ReceiptBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    to: str | None = Field(
+        default=None, max_length=254, description="Send it to this address instead of the guest's"
+    )
 
 
 @router.get("/mail", summary="Guests' emails, newest first (the mailbox when no SMTP server is set)")
@@ -47,6 +55,11 @@ async def booking_mail(bookingId: str, svc: Services = Depends(current_services)
     summary="Email the guest the booking's receipt (again), as the booking stands now",
 )
 async def send_receipt(
-    bookingId: str, actor: Actor = Depends(operator), svc: Services = Depends(current_services)
+    bookingId: str,
+    body: ReceiptBody | None = Body(default=None),
+    actor: Actor = Depends(operator),
+    svc: Services = Depends(current_services),
 ) -> Response:
-    return json_response(message_json(await svc.mail.send_receipt(bookingId, actor)))
+    return json_response(
+        message_json(await svc.mail.send_receipt(bookingId, actor, body.to if body else None))
+    )

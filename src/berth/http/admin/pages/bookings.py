@@ -16,7 +16,9 @@ from starlette.responses import Response
 from berth.delivery.mail.outbox import RECEIPTED
 from berth.domain.bookings import CHANGEABLE, BookingStatus
 from berth.domain.calendar import out_of_range, supported
+from berth.domain.catalog import DeliveryFormat
 from berth.domain.errors import NotFound, OctoError
+from berth.domain.tickets import VOUCHER, ticket_keys
 from berth.http.admin.backoffice import ACTIONS, Action, what_can_be_done
 from berth.http.admin.bookings import STAFF_VIEW
 from berth.http.admin.exports import bookings_csv
@@ -161,7 +163,37 @@ async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) 
         local=of_product(details.product),
         messages=await me.services.mail.messages_of(details.booking),
         receipted=details.booking.status in RECEIPTED,
+        documents=_documents(details),
     )
+
+
+DOCUMENT_KINDS = {DeliveryFormat.PDF_URL: "Open PDF", DeliveryFormat.PKPASS_URL: "Wallet pass"}
+
+
+def _documents(details: BookingDetails) -> dict[str, list[tuple[str, str]]]:
+    """The booking's ticket documents, as the guest's email links them: by key (`voucher`, or
+    a unit item's uuid), each format's link text and URL. Empty: the booking has none."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for key in ticket_keys(details.product, details.booking):
+        for delivery_format, text in DOCUMENT_KINDS.items():
+            url = details.tickets.url(key, delivery_format)
+            if url is not None and delivery_format in details.product.delivery_formats:
+                found.setdefault("voucher" if key == VOUCHER else key, []).append((text, url))
+    return found
+
+
+@router.get("/bookings/{booking_id}/tickets.pdf")
+async def tickets_pdf(booking_id: str, me: Staff = Depends(staff)) -> Response:
+    """Every ticket of the booking in one PDF (what its receipt attaches), to print."""
+    found = await me.services.tickets.for_booking(booking_id)
+    if found is None:
+        raise NotFound(
+            f"Booking {booking_id!r} has no tickets: it is not confirmed, or its product delivers none"
+        )
+    pdf = found.pdf
+    headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+               "Content-Disposition": f'inline; filename="{pdf.filename}"'}  # fmt: skip
+    return Response(pdf.content, media_type=pdf.media_type, headers=headers)
 
 
 def _back(booking_id: str, me: Staff, notice: Notice) -> Response:

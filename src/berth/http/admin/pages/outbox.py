@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import HTMLResponse, Response
 
 from berth.domain.errors import NotFound, OctoError
@@ -78,10 +78,12 @@ async def message_html(message_id: str, me: Staff = Depends(staff)) -> Response:
 
 
 @router.post("/bookings/{booking_id}/receipt")
-async def send_receipt(booking_id: str, me: Staff = Depends(operator_form)) -> Response:
+async def send_receipt(
+    booking_id: str, to: str = Form(default="", max_length=254), me: Staff = Depends(operator_form)
+) -> Response:
     back = f"/admin/bookings/{booking_id}"
     try:
-        sent = await me.services.mail.send_receipt(booking_id, me.actor)
+        sent = await me.services.mail.send_receipt(booking_id, me.actor, to.strip() or None)
     except NotFound:
         raise
     except OctoError as exc:
