@@ -4,6 +4,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import ModuleType
 
 import httpx
 import pytest
@@ -14,6 +15,7 @@ from berth.container import Services, build_services
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.domain.webhooks import fixed_signing_secret
 from berth.settings import Settings
+from tests import databases
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate, backend_name
 
 KEY_A = "demo-reseller-a"
@@ -27,7 +29,59 @@ def pytest_report_header() -> str:
     return f"berth test database: {backend_name()}"
 
 
+# The fixture every database fixture is built on (database_url, settings, services, app,
+# client, the catalogues, the back office's server): a test without it in its fixture closure
+# reaches no database and no Berth server through the fixtures.
+DATABASE_FIXTURE = "test_database"
+NOT_ON_POSTGRES = pytest.StashKey[int]()
+
+
+def _imports_from_databases(module: ModuleType) -> bool:
+    return "POSTGRES_URL" in vars(module) or any(
+        value is databases or getattr(value, "__module__", None) == databases.__name__
+        for value in vars(module).values()
+    )
+
+
+def _reads_postgres_url(module: ModuleType) -> bool:
+    """A test module, or a `tests` helper module it imports from, that reads `tests/databases.py`
+    itself (not through `test_database`): it makes its own PostgreSQL databases, or skips
+    without one. The conftest's own use is its `test_database` fixture."""
+    helpers = {getattr(value, "__module__", None) for value in vars(module).values()}
+    return _imports_from_databases(module) or any(
+        _imports_from_databases(sys.modules[name])
+        for name in helpers
+        if isinstance(name, str) and name.startswith("tests.") and name != __name__ and name in sys.modules
+    )
+
+
+def reaches_a_database(item: pytest.Item) -> bool:
+    if not isinstance(item, pytest.Function):
+        return True
+    return DATABASE_FIXTURE in item.fixturenames or _reads_postgres_url(item.module)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On PostgreSQL, run again only what can differ there: the tests that reach a database.
+    The others (pure domain, rendering, parsing) ran on SQLite and would run the same here."""
+    if not POSTGRES_URL:
+        return
+    kept = [item for item in items if reaches_a_database(item)]
+    deselected = [item for item in items if not reaches_a_database(item)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+    config.stash[NOT_ON_POSTGRES] = len(deselected)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = terminalreporter.config.stash.get(NOT_ON_POSTGRES, 0)
+    if skipped:
+        terminalreporter.write_line(
+            f"postgresql: {skipped} tests not run again (deselected): they reach no database "
+            f"(no {DATABASE_FIXTURE} in their fixtures, nothing from tests/databases.py in their module); "
+            "the SQLite run runs them"
+        )
     fuzz = sys.modules.get("tests.test_fuzz")
     cases = getattr(fuzz, "CASES", None)
     if cases:
