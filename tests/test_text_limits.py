@@ -25,6 +25,7 @@ from berth.container import Services
 from berth.http.octo.mappings import MappingRowBody
 from tests.bookings_helpers import GUEST, SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, auth
+from tests.routes import routes_at
 
 Segment = str | int  # a field's name, 0 for a list's first item, "{key}"/"{value}" of a dict
 # One character that takes three bytes in UTF-8: a limit is of characters, and the columns and
@@ -157,28 +158,17 @@ class Endpoint:
 
 def endpoints(app: FastAPI) -> list[Endpoint]:
     found = []
-    for route in _api_routes(app.routes):
-        body = route.body_field
-        if body is None or not route.path_format.startswith(("/octo", "/admin/api")):
+    for path, route in routes_at(app.routes):
+        body = route.body_field if isinstance(route, APIRoute) else None
+        if body is None or not path.startswith(("/octo", "/admin/api")):
             continue
         for option in _options(body.field_info.annotation):
             if isinstance(option, type) and issubclass(option, BaseModel):
-                for method in route.methods or ():
-                    found.append(Endpoint(method, route.path_format, option))
+                for method in getattr(route, "methods", None) or ():
+                    found.append(Endpoint(method, path, option))
     # Bodies a route reads itself (an array, which FastAPI's body models do not take).
     found.append(Endpoint("PUT", "/octo/mappings", MappingRowBody, listed=True))
     return found
-
-
-def _api_routes(routes: list[Any], prefix: str = "") -> Iterator[APIRoute]:
-    for route in routes:
-        included = getattr(route, "original_router", None)
-        if included is not None:
-            yield from _api_routes(included.routes, prefix + route.include_context.prefix)
-        elif isinstance(route, APIRoute):
-            copied = copy.copy(route)
-            copied.path_format = prefix + route.path_format
-            yield copied
 
 
 Prepared = tuple[str, Any, dict[str, str]]  # url, body, headers
