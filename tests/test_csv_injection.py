@@ -7,12 +7,10 @@ import csv
 import io
 import re
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from starlette.routing import BaseRoute
 
 from berth.container import Services
 from berth.views.exports import FORMULA_STARTS
@@ -20,6 +18,7 @@ from tests.backoffice.helpers import sign_in
 from tests.builders import load
 from tests.conftest import ADMIN, auth
 from tests.pickups_helpers import COACH, DEPARTURE, GRAND, MEET, pickups_catalog
+from tests.routes import routes_of
 
 # One hostile value per field a reseller or a guest fills in, each with another formula start.
 HOSTILE = {
@@ -37,19 +36,9 @@ HOSTILE = {
 CAPABILITIES = "octo/pickups"
 
 
-def _routes(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, set[str]]]:
-    """(path, methods) of every route, routers included (FastAPI nests included routers)."""
-    for route in routes:
-        included = getattr(route, "original_router", None)
-        if included is not None:
-            yield from _routes(included.routes, prefix + route.include_context.prefix)  # type: ignore[attr-defined]
-        elif hasattr(route, "methods") and hasattr(route, "path"):
-            yield prefix + route.path, set(route.methods or ())
-
-
 def admin_get_paths(app: FastAPI) -> list[str]:
     return sorted(
-        {path for path, methods in _routes(app.routes) if "GET" in methods and path.startswith("/admin")}
+        {path for path, methods in routes_of(app.routes) if "GET" in methods and path.startswith("/admin")}
     )
 
 

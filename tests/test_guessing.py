@@ -6,10 +6,13 @@ moves instead of the tests sleeping."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 import structlog
-from pydantic import ValidationError
+from fastapi import FastAPI
+from pydantic import SecretStr, ValidationError
 
 from berth.app import create_app
 from berth.container import Services, build_services
@@ -207,3 +210,126 @@ async def test_processes_count_together(settings: Settings, clock: Clock, servic
         for client in clients:
             await client.aclose()
         await other.close()
+
+
+# --- what a guesser cannot take from the staff (issue 39) -----------------------------------------
+
+LONG_ADMIN_TOKEN = "k" * 44  # as `openssl rand -base64 32` makes one
+
+
+async def lock_out(client: httpx.AsyncClient, clock: Clock, address: str) -> None:
+    """ADDRESS_LIMIT wrong bearer tokens from `address`: it is locked out."""
+    for guess in range(ADDRESS_LIMIT):
+        clock.advance(seconds=LOCKOUT / 2)  # past every wait, never past the forgetting
+        headers = {"Authorization": f"Bearer berth_staff_guess{guess}", "X-Forwarded-For": address}
+        assert (await client.get("/admin/api/me", headers=headers)).status_code == 400
+
+
+async def test_a_right_api_token_is_accepted_at_an_address_others_locked_out(
+    client: httpx.AsyncClient, services: Services, clock: Clock
+) -> None:
+    """Staff tokens are 256 random bits, a long admin token as good: the right one is no guess,
+    whatever other clients behind the same address sent. Wrong ones stay throttled, and a short
+    admin token (the demo's) stays behind the lockout like a password."""
+    await services.staff.create("ana@example.com", Role.OPERATOR, actor=COMMAND_LINE)
+    _, token = await services.staff.issue_token("ana@example.com", actor=COMMAND_LINE)
+    await lock_out(client, clock, NOISY)
+
+    def sent(secret: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {secret}", "X-Forwarded-For": NOISY}
+
+    staff_answer = await client.get("/admin/api/me", headers=sent(token))
+    assert staff_answer.status_code == 200 and staff_answer.json()["name"] == "ana@example.com"
+    wrong = await client.get("/admin/api/me", headers=sent("berth_staff_another-guess"))
+    assert wrong.status_code == 429 and wrong.json()["error"] == "TOO_MANY_REQUESTS"
+    assert (await client.get("/admin/api/me", headers=sent(DEMO_ADMIN_TOKEN))).status_code == 429
+    services.settings.admin_token = SecretStr(LONG_ADMIN_TOKEN)
+    assert (await client.get("/admin/api/me", headers=sent(LONG_ADMIN_TOKEN))).status_code == 200
+    assert (await client.get("/admin/api/me", headers=sent("k" * 43))).status_code == 429
+
+
+async def browser_sign_in(
+    client: httpx.AsyncClient, address: str, password: str, email: str = "ana@example.com"
+) -> httpx.Response:
+    """A sign-in from a browser that keeps its cookies (the session's is dropped, as after
+    signing out; the device cookie stays)."""
+    client.cookies.delete("berth_session", path="/admin")
+    form = await client.get("/admin/sign-in")
+    data = {"email": email, "password": password, "csrf_token": csrf_of(form.text)}
+    return await client.post("/admin/sign-in", data=data, headers={"X-Forwarded-For": address})
+
+
+async def test_a_browser_that_signed_in_before_is_not_locked_out_by_unknown_clients(
+    app: FastAPI, client: httpx.AsyncClient, services: Services, clock: Clock
+) -> None:
+    password = await staff_password(services)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://berth.test") as own:
+        signed = await browser_sign_in(own, REAL, password)
+        assert signed.status_code == 303 and "berth_device" in signed.cookies
+        # Unknown clients behind the member's own address (one proxy, one office) guess until
+        # both the address and the account are locked out.
+        for n in range(ACCOUNT_LIMIT):
+            clock.advance(seconds=LOCKOUT / 4)
+            refused = await sign_in(client, REAL if n < ADDRESS_LIMIT else f"192.0.2.{n}", "wrong")
+            assert refused.status_code in (401, 429)
+        # An unknown client is refused, whether its password is right or wrong: guessing stops.
+        assert (await sign_in(client, REAL, password)).status_code == 429
+        assert (await sign_in(client, "192.0.2.250", password)).status_code == 429
+        assert (await sign_in(client, "192.0.2.251", "wrong")).status_code == 429
+        # The member's own browser, known by its device cookie, signs in from the same address.
+        assert (await browser_sign_in(own, REAL, password)).status_code == 303
+        # Its own wrong passwords count against it alone, and lock it out in the end.
+        for _ in range(ACCOUNT_LIMIT):
+            clock.advance(seconds=LOCKOUT / 4)
+            assert (await browser_sign_in(own, REAL, "wrong")).status_code in (401, 429)
+        assert (await browser_sign_in(own, REAL, password)).status_code == 429
+        kinds = {kind for _, kind, _, _ in await lockouts(services)}
+        assert kinds == {"address", "account", "device"}
+
+
+async def test_a_device_cookie_of_another_account_or_forged_is_an_unknown_client(
+    app: FastAPI, client: httpx.AsyncClient, services: Services, clock: Clock
+) -> None:
+    password = await staff_password(services)
+    other = await staff_password(services, "bo@example.com")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://berth.test") as own:
+        assert (await browser_sign_in(own, REAL, other, "bo@example.com")).status_code == 303
+        for _ in range(ACCOUNT_LIMIT):  # ana's account locked out by unknown clients
+            clock.advance(seconds=LOCKOUT / 4)
+            await sign_in(client, f"192.0.2.{_}", "wrong")
+        # bo's browser knows bo, not ana; a made-up cookie is no device either.
+        assert (await browser_sign_in(own, REAL, password)).status_code == 429
+        own.cookies.set("berth_device", "made.up", path="/admin/sign-in")
+        assert (await browser_sign_in(own, REAL, password)).status_code == 429
+
+
+async def test_forwarded_addresses_from_an_untrusted_peer_are_warned_of_once(
+    settings: Settings, clock: Clock
+) -> None:
+    untrusting = build_services(settings.model_copy(update={"trusted_proxies": ""}), clock)
+    transport = httpx.ASGITransport(app=create_app(services=untrusting))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as client:
+            with structlog.testing.capture_logs() as logged:
+                for address in (NOISY, REAL):
+                    headers = {**ADMIN, "X-Forwarded-For": address}
+                    assert (await client.get("/admin/api/me", headers=headers)).status_code == 200
+                await client.get("/admin/api/me", headers=ADMIN)  # no header: nothing to warn of
+        [warning] = [e for e in logged if "X-Forwarded-For" in e["event"]]
+        assert warning["log_level"] == "warning" and warning["peer"] == "127.0.0.1"
+        assert "BERTH_TRUSTED_PROXIES" in warning["event"]
+    finally:
+        await untrusting.close()
+
+
+async def test_a_trusted_proxy_is_not_warned_of(client: httpx.AsyncClient) -> None:
+    with structlog.testing.capture_logs() as logged:
+        headers = {**ADMIN, "X-Forwarded-For": NOISY}
+        assert (await client.get("/admin/api/me", headers=headers)).status_code == 200
+    assert [e for e in logged if "X-Forwarded-For" in e["event"]] == []
+
+
+def test_the_install_guides_environment_file_names_the_trusted_proxy() -> None:
+    guide = (Path(__file__).parent.parent / "docs" / "operations.md").read_text()
+    env_file = guide[guide.index("# /etc/berth/berth.env") :].split("```")[0]
+    assert "\nBERTH_TRUSTED_PROXIES=127.0.0.1\n" in env_file

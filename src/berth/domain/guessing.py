@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# A bearer token at least this long is taken for random (the install guide makes the admin token
+# with `openssl rand -base64 32`: 44 characters; a staff token is 256 random bits): guessing it
+# is hopeless, so its owner is let in even from an address locked out by others' wrong guesses.
+UNGUESSABLE_TOKEN_LENGTH = 32
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -46,3 +51,7 @@ def after_failure(failures: Failures, now: float, policy: Policy) -> tuple[Failu
         delay = min(policy.delay_seconds * 2 ** (count - policy.free - 1), policy.lockout_seconds)
         return Failures(count, now, now + delay), False
     return Failures(count, now, 0.0), False
+
+
+def unguessable(token: str) -> bool:
+    return len(token) >= UNGUESSABLE_TOKEN_LENGTH

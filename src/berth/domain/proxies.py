@@ -29,6 +29,12 @@ def _address(text: str) -> IPv4Address | IPv6Address | None:
         return None
 
 
+def trusted(peer: str, proxies: Sequence[Network]) -> bool:
+    """Whether `peer` is one of the proxies whose X-Forwarded-For is believed."""
+    address = _address(peer)
+    return address is not None and any(address in network for network in proxies)
+
+
 def client_address(peer: str, forwarded_for: str | None, proxies: Sequence[Network]) -> str:
     """The client's address: the peer's, unless the peer is a trusted proxy; then the last
     address of X-Forwarded-For that is not a trusted proxy (each proxy appends the address it

@@ -50,6 +50,12 @@ ROLE_POWERS = {
 }
 
 
+# Saving a catalogue over the live bookings it removes or shrinks (`force`): one rule for every
+# door (the back office's editor and history, the admin API's import and restore), checked where
+# the save finds those bookings. An editor may save anything else.
+SAVE_OVER_LIVE_BOOKINGS = Role.ADMIN
+
+
 class RoleRefused(Forbidden):
     """A member of staff asked for an action their role does not allow."""
 

@@ -28,7 +28,7 @@ from berth.domain.catalog_history import (
     yaml_diff,
 )
 from berth.domain.errors import BadRequest, NotFound
-from berth.domain.staff import COMMAND_LINE, Actor
+from berth.domain.staff import COMMAND_LINE, SAVE_OVER_LIVE_BOOKINGS, Actor
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.store import audit_repo, bookings_repo, catalog_repo
@@ -164,6 +164,11 @@ class CatalogService:
                 return ImportOutcome(catalog, changes, None, current)
             if changes.conflicts and not force:
                 raise ImportRefused(changes)
+            if changes.conflicts:
+                doing = (
+                    "Restoring over live bookings" if restoring is not None else "Saving over live bookings"
+                )
+                actor.require(SAVE_OVER_LIVE_BOOKINGS, doing)
             prefix = f"Restored version {restoring}: " if restoring is not None else ""
             summary = summary_of(changes, prefix)
             version = await self._save(conn, before, catalog, actor, door, summary)

@@ -63,6 +63,11 @@ class GuessingGuard:
     def account(self, name: str) -> GuessKey:
         return GuessKey("account", name.strip().lower(), self._account)
 
+    def device(self, nonce: str) -> GuessKey:
+        """A browser that signed in to an account before (its device cookie): limited like an
+        account, on its own."""
+        return GuessKey("device", nonce, self._account)
+
     def _now(self) -> float:
         return self._clock().timestamp()
 
@@ -114,8 +119,8 @@ class GuessingGuard:
                 )
                 log.warning("locked out after wrong guesses", kind=key.kind, name=key.name, **details)
 
-    async def succeeded(self, account: GuessKey) -> None:
-        """The account's failures are forgotten (not the address's: signing in to one's own
-        account must not clear guesses at others')."""
+    async def succeeded(self, key: GuessKey) -> None:
+        """The failures of the account (or device) that signed in are forgotten (not the
+        address's: signing in to one's own account must not clear guesses at others')."""
         async with self._db.transaction(write=True) as conn:
-            await guessing_repo.forget(conn, account.key)
+            await guessing_repo.forget(conn, key.key)

@@ -126,7 +126,7 @@ bookings = Table(
     Column("slot_start", UTCDateTime, nullable=True),
     Column("local_date", String(10), nullable=True),
     Column("pax", Integer, nullable=False),
-    Column("reseller_reference", String(255), nullable=True),
+    Column("reseller_reference", String(1000), nullable=True),  # RESELLER_REFERENCE (domain.lengths)
     Column("supplier_reference", String(16), nullable=False, unique=True),
     Column("notes", Text, nullable=True),
     Column("contact", JSONDocument, nullable=False),
@@ -163,10 +163,12 @@ bookings = Table(
     _partial_index("ix_bookings_order_id", "order_id", "order_id"),
     _partial_index("ix_bookings_package_booking_id", "package_booking_id", "package_booking_id"),
     Index("ix_bookings_connection_date", "connection_id", "local_date"),
-    # Led by the reference: one index serves a connection's lookup by its reference (OCTO
+    # The reference alone: one index serves a connection's lookup by its reference (OCTO
     # GET /bookings) and the back office's search by any reference across connections, whose
-    # OR of reseller reference, supplier reference and uuid is one index lookup per arm.
-    Index("ix_bookings_reseller_reference", "reseller_reference", "connection_id"),
+    # OR of reseller reference, supplier reference and uuid is one index lookup per arm. A hash
+    # index on PostgreSQL: a B-tree entry holds at most 2,704 bytes, and a reference of 1,000
+    # characters may take 4,000.
+    Index("ix_bookings_reseller_reference", "reseller_reference", postgresql_using="hash"),
     Index("ix_bookings_uuid", "uuid"),
     Index("ix_bookings_status_expires", "status", "expires_at"),
 )
@@ -431,7 +433,7 @@ audit_log = Table(
     Column("action", String(64), nullable=False),
     Column("target_kind", String(32), nullable=False),
     Column("target_id", String(300), nullable=False),
-    Column("target_label", String(300), nullable=True),
+    Column("target_label", Text, nullable=True),  # a webhook's whole URL, for one
     Column("details", JSONDocument, nullable=False),
     Index("ix_audit_log_at", "at"),
     Index("ix_audit_log_actor", "actor", "at"),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from berth.domain import lengths
 from berth.domain.audit import Target
 from berth.domain.errors import BadRequest, NotFound
 from berth.domain.sealing import SecretBox
@@ -38,9 +39,9 @@ def _check_headers(headers: dict[str, str]) -> dict[str, str]:
     if len(headers) > MAX_HEADERS:
         raise BadRequest(f"headers may hold at most {MAX_HEADERS} entries")
     for name, value in headers.items():
-        if not name or any(c in name for c in " :\r\n") or len(name) > 100:
+        if not name or any(c in name for c in " :\r\n") or len(name) > lengths.HEADER_NAME:
             raise BadRequest(f"headers: {name!r} is not a valid header name")
-        if "\r" in value or "\n" in value or len(value) > 2000:
+        if "\r" in value or "\n" in value or len(value) > lengths.HEADER_VALUE:
             raise BadRequest(f"headers: the value of {name!r} is not a valid header value")
     return dict(headers)
 

@@ -3,11 +3,14 @@ an admission (operator), and a departure's parties for a scanner to keep offline
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from berth.container import Services
+from berth.domain import lengths
 from berth.domain.catalog import Catalog
 from berth.domain.checkin import MAX_CODE_LENGTH, MAX_DEVICE_LENGTH, Departure, check_nonce, clean_code
 from berth.domain.staff import Actor
@@ -35,7 +38,7 @@ class ScanBody(BaseModel):
         max_length=100, description="Made once per scan by the scanner and sent again on each retry"
     )
     departure: GateDeparture | None = Field(default=None, description="The departure the gate admits to")
-    unitItemUuids: list[str] | None = Field(
+    unitItemUuids: list[Annotated[str, Field(max_length=lengths.UNIT_ITEM_UUID)]] | None = Field(
         default=None, max_length=500, description="A voucher's tickets to admit (default: all)"
     )
     device: str | None = Field(default=None, max_length=MAX_DEVICE_LENGTH, description="The gate device")

@@ -13,7 +13,7 @@ from berth.capabilities.ids import RENTALS, RESOURCES
 from berth.container import Services
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
-from berth.http.octo.requests import ContactBody, Lenient, ReserveBody
+from berth.http.octo.requests import ContactBody, Currency, Lenient, ReserveBody, Text
 from berth.http.octo.schemas import ERROR_RESPONSES, OrderOut
 from berth.http.types import Flag, Whole
 from berth.read_models.orders import OrderDetails
@@ -23,7 +23,7 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 
 class OrderBody(Lenient):
-    currency: Annotated[str, Field(max_length=3)] | None = None
+    currency: Currency | None = None
     expirationMinutes: Whole | None = None
     emailReceipt: Flag | None = None
     contact: ContactBody | None = None
@@ -51,7 +51,7 @@ class OrderExtendBody(Lenient):
 
 
 class OrderCancelBody(Lenient):
-    reason: Annotated[str, Field(max_length=1000)] | None = None
+    reason: Text | None = None
     force: Flag | None = None
 
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from berth.capabilities.registry import active
+from berth.domain import lengths
 from berth.domain.bookings import CONTACT_KEYS, Contact
 from berth.http.types import Flag, IsoDate, Whole
 from berth.services.availability import AvailabilityQuery
@@ -22,8 +23,9 @@ from berth.services.bookings.inputs import (
 )
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-Text = Annotated[str, Field(max_length=1000)]
-Identifier = Annotated[str, Field(max_length=200)]
+Text = Annotated[str, Field(max_length=lengths.TEXT)]
+Identifier = Annotated[str, Field(max_length=lengths.IDENTIFIER)]
+Currency = Annotated[str, Field(max_length=lengths.CURRENCY)]
 
 
 def is_uuid(value: str) -> bool:
@@ -36,7 +38,7 @@ def _must_be_uuid(value: str) -> str:
     return value
 
 
-ClientUuid = Annotated[str, AfterValidator(_must_be_uuid)]
+ClientUuid = Annotated[str, Field(max_length=lengths.CLIENT_UUID), AfterValidator(_must_be_uuid)]
 
 
 class Lenient(BaseModel):
@@ -62,7 +64,7 @@ class AvailabilityBody(Lenient):
     localDateEnd: IsoDate | None = None
     availabilityIds: Annotated[list[Identifier], Field(max_length=500)] | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
-    currency: Annotated[str, Field(max_length=3)] | None = None
+    currency: Currency | None = None
     rentalDurationId: Identifier | None = None  # octo/rentals
 
     def query(self, rentals: bool = False) -> AvailabilityQuery:
@@ -85,7 +87,7 @@ class CalendarBody(Lenient):
     localDateStart: IsoDate | None = None
     localDateEnd: IsoDate | None = None
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
-    currency: Annotated[str, Field(max_length=3)] | None = None
+    currency: Currency | None = None
     rentalDurationId: Identifier | None = None  # octo/rentals
 
     def query(self, rentals: bool = False) -> AvailabilityQuery:
@@ -109,7 +111,9 @@ class ContactBody(Lenient):
     postalCode: Text | None = None
     country: Text | None = None
     notes: Text | None = None
-    locales: Annotated[list[Annotated[str, Field(max_length=35)]], Field(max_length=20)] | None = None
+    locales: (
+        Annotated[list[Annotated[str, Field(max_length=lengths.LOCALE)]], Field(max_length=20)] | None
+    ) = None
     allowMarketing: Flag | None = None
 
     def contact(self) -> Contact:
@@ -255,7 +259,7 @@ class PackageBookingBody(Lenient):
 
 class ReserveBody(_BookingFields):
     uuid: ClientUuid | None = None
-    currency: Annotated[str, Field(max_length=3)] | None = None
+    currency: Currency | None = None
     orderId: Identifier | None = None
     packageBookings: Annotated[list[PackageBookingBody], Field(max_length=100)] | None = None
 

@@ -8,8 +8,9 @@ from fastapi import APIRouter, Body, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from berth.capabilities.webhooks.service import WebhookInput
+from berth.capabilities.webhooks.service import MAX_HEADERS, WebhookInput
 from berth.container import Services
+from berth.domain import lengths
 from berth.domain.errors import BadRequest
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
@@ -25,9 +26,18 @@ class WebhookBody(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     event: Annotated[str, Field(max_length=40)] | None = None
-    url: Annotated[str, Field(max_length=2048)] | None = None
+    url: Annotated[str, Field(max_length=lengths.URL)] | None = None
     useContactLanguage: Flag | None = None
-    headers: dict[str, str] | None = None
+    headers: (
+        Annotated[
+            dict[
+                Annotated[str, Field(max_length=lengths.HEADER_NAME)],
+                Annotated[str, Field(max_length=lengths.HEADER_VALUE)],
+            ],
+            Field(max_length=MAX_HEADERS),
+        ]
+        | None
+    ) = None
     retryOnError: Flag | None = None
 
     def input(self) -> WebhookInput:
@@ -42,7 +52,7 @@ class WebhookBody(BaseModel):
 
 class DeleteByUrlBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    url: Annotated[str, Field(max_length=2048)] | None = None
+    url: Annotated[str, Field(max_length=lengths.URL)] | None = None
 
 
 class WebhookOut(BaseModel):

@@ -33,8 +33,10 @@ from berth.settings import Settings
 
 SESSION_COOKIE = "berth_session"
 NOTICE_COOKIE = "berth_notice"
+DEVICE_COOKIE = "berth_device"
 COOKIE_PATH = "/admin"
 SESSION_LIFETIME = timedelta(hours=12)
+DEVICE_LIFETIME = timedelta(days=90)
 
 
 class SignInRequired(Exception):
@@ -87,6 +89,15 @@ class Staff:
     def may(self, role: Role | str) -> bool:
         """Whether the pages show (and the routes accept) what `role` may do."""
         return self.actor.may(role)
+
+
+@dataclass(frozen=True)
+class Device:
+    """A browser that signed in to `account` before (OWASP's device cookie): its wrong passwords
+    count against `nonce`, and others' lockouts of the account or its address do not stop it."""
+
+    account: str
+    nonce: str
 
 
 def _b64(raw: bytes) -> str:
@@ -187,6 +198,31 @@ def set_notice(response: Response, key: bytes, notice: Notice, *, secure: bool) 
         httponly=True,
         samesite="lax",
     )
+
+
+def set_device(response: Response, key: bytes, account: str, now: datetime, *, secure: bool) -> None:
+    """A new device cookie for `account` (its guessing key, lowercase), after a right password."""
+    expires_at = int((now + DEVICE_LIFETIME).timestamp())
+    value = sign(key, {"k": "device", "a": account, "d": secrets.token_urlsafe(16), "e": expires_at})
+    response.set_cookie(
+        DEVICE_COOKIE,
+        value,
+        max_age=int(DEVICE_LIFETIME.total_seconds()),
+        path=COOKIE_PATH + "/sign-in",
+        secure=secure,
+        httponly=True,
+        samesite="strict",
+    )
+
+
+def read_device(request: Request, key: bytes, now: datetime) -> Device | None:
+    data = unsign(key, request.cookies.get(DEVICE_COOKIE, ""))
+    if data is None or data.get("k") != "device":
+        return None
+    account, nonce, expires_at = data.get("a"), data.get("d"), data.get("e")
+    if not isinstance(account, str) or not isinstance(nonce, str) or not isinstance(expires_at, int):
+        return None
+    return Device(account, nonce) if expires_at > now.timestamp() else None
 
 
 def take_notice(request: Request, key: bytes | None) -> Notice | None:

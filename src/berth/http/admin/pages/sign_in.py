@@ -22,8 +22,10 @@ from berth.http.admin.pages.session import (
     current_staff,
     end_session,
     new_session,
+    read_device,
     read_session,
     secure_cookies,
+    set_device,
     set_session,
     signed_in,
     signing_key,
@@ -108,7 +110,15 @@ async def sign_in(
         )
     address = client_of(request.scope, svc.settings)
     account = svc.guessing.account(email if email.strip() else ADMIN_TOKEN_ACCOUNT)
-    guessing = [svc.guessing.address(address), account]
+    device = read_device(request, key, now)
+    if device is not None and device.account == account.name:
+        # A browser that signed in to this account before: counted on its own, so that a guesser
+        # elsewhere (or behind the same address) does not lock its owner out.
+        own = svc.guessing.device(device.nonce)
+        guessing = [own]
+    else:
+        own = account
+        guessing = [svc.guessing.address(address), account]
     try:
         kept = await svc.guessing.check(guessing)
     except TooManyRequests as refused:
@@ -131,12 +141,13 @@ async def sign_in(
             "the value of BERTH_ADMIN_TOKEN on the server."
         )
         return _form(request, key, session, next_path, error=error, status_code=401)
-    if account.key in kept:
-        await svc.guessing.succeeded(account)
+    if own.key in kept:
+        await svc.guessing.succeeded(own)
     response = redirect("/admin/password" if member and member.must_change_password else next_path)
     # A fresh nonce, so a session id planted before sign-in is worth nothing after it.
     fresh = new_session(now, signed_in=True, member=member)
     set_session(response, key, fresh, secure=secure_cookies(request))
+    set_device(response, key, account.name, now, secure=secure_cookies(request))
     return response
 
 
