@@ -10,6 +10,7 @@ from berth.http.admin.pages import (
     catalog,
     catalog_editor,
     checkin,
+    connection,
     connections,
     dashboard,
     departure_list,
@@ -25,7 +26,7 @@ from berth.http.admin.pages import (
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, audit,
+    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, connection, audit,
     staff, departure_list, outbox, checkin,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
