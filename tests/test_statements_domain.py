@@ -38,6 +38,7 @@ def booking(
     confirmed_at: datetime | None = datetime(2026, 5, 20, 9, 0, tzinfo=UTC),
     connection_id: str = CONNECTION,
     test_mode: bool = False,
+    product_id: str = "thames-sightseeing",
 ) -> Booking:
     start = datetime(day.year, day.month, day.day, 9, tzinfo=UTC) if day is not None else None
     return Booking(
@@ -46,7 +47,7 @@ def booking(
         connection_id=connection_id,
         test_mode=test_mode,
         status=status,
-        product_id="thames-sightseeing",
+        product_id=product_id,
         option_id="DEFAULT",
         availability_id=start.isoformat() if start else None,
         slot_start=start,
@@ -186,6 +187,15 @@ def test_a_line_sums_its_booking_and_flags_a_missing_net() -> None:
         ("EUR", 9000, 7500, 1500, 3),
         ("GBP", 700, 500, 200, 1),
     ]
+    museum = booking(
+        7, BookingStatus.CONFIRMED, (unit_line(0, price(1800, 1440)),), product_id="tower-of-stories"
+    )
+    [all_day] = statement(CONNECTION, "A", JUNE, Basis.TRAVEL, [museum], CATALOG).lines
+    assert (all_day.product, all_day.travel_date, all_day.travel_time) == (
+        "Tower Of Stories",
+        date(2026, 6, 2),
+        None,
+    )
     by_confirmation = statement(
         CONNECTION, "A", Month(2026, 5), Basis.CONFIRMATION, [sold, open_dated], CATALOG
     )

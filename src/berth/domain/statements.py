@@ -28,7 +28,7 @@ from enum import StrEnum
 from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Booking, BookingStatus
-from berth.domain.catalog import Catalog
+from berth.domain.catalog import AvailabilityType, Catalog
 from berth.domain.errors import BadRequest
 
 SOLD = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED, BookingStatus.CANCELLED)
@@ -96,7 +96,7 @@ class StatementLine:
     option_id: str
     option: str
     travel_date: date | None
-    travel_time: str | None  # HH:MM in the product's time zone; None for an open-dated booking
+    travel_time: str | None  # HH:MM in the product's time zone; None: open-dated, or open all day
     time_zone: str | None
     units: tuple[tuple[str, int], ...]  # (unit name, count), in the booking's order
     status: LineStatus
@@ -190,7 +190,8 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
     zone = product.time_zone if product is not None else None
     start = booking.slot_start
     travel_time = None
-    if start is not None and booking.local_date is not None:
+    all_day = product is not None and product.availability_type is AvailabilityType.OPENING_HOURS
+    if start is not None and booking.local_date is not None and not all_day:
         travel_time = f"{start.astimezone(ZoneInfo(zone) if zone else UTC):%H:%M}"
     units = []
     for unit_id, count in Counter(item.unit_id for item in booking.unit_items).items():

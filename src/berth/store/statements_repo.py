@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from sqlalchemy import ColumnElement, and_, distinct, func, select
+from sqlalchemy import ColumnElement, and_, func, select
 
 from berth.domain.bookings import Booking
 from berth.domain.statements import SOLD, Basis, Month
@@ -73,8 +73,10 @@ async def months_with_bookings(conn: DbConnection, connection_id: str, basis: Ba
     sold = _sold(connection_id)
     months: set[Month] = set()
     if basis is Basis.TRAVEL:
-        dated = select(distinct(func.substr(bookings.c.local_date, 1, 7))).where(
-            *sold, bookings.c.local_date.is_not(None)
+        dated = (
+            select(func.substr(bookings.c.local_date, 1, 7))
+            .where(*sold, bookings.c.local_date.is_not(None))
+            .distinct()
         )
         months.update(Month.parse(text) for text in (await conn.scalars(dated)).all())
         sold = [*sold, bookings.c.local_date.is_(None)]

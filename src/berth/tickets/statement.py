@@ -39,7 +39,9 @@ COLUMNS = (
     "Net",
     "Commission",
 )
-WIDTHS = (34 * mm, 30 * mm, 72 * mm, 40 * mm, 26 * mm, 17 * mm, 22 * mm, 22 * mm, 22 * mm)
+# The columns' shares of the frame's width (A4 or Letter).
+SHARES = (32, 28, 58, 34, 26, 17, 22, 22, 22)
+FRAME_PADDING = 6  # points, each side: reportlab's default
 
 
 def _cell(text: str, limit: int = 200) -> Paragraph:
@@ -75,10 +77,11 @@ def _total_row(total: Total) -> list[str]:
     ]  # fmt: skip
 
 
-def _table(statement: Statement) -> Table:
+def _table(statement: Statement, width: float) -> Table:
     rows: list[list[str | Paragraph]] = [list(COLUMNS), *(_row(line) for line in statement.lines)]
     totals = [_total_row(total) for total in statement.totals]
-    table = Table([*rows, *totals], colWidths=WIDTHS, repeatRows=1)
+    widths = [width * share / sum(SHARES) for share in SHARES]
+    table = Table([*rows, *totals], colWidths=widths, repeatRows=1)
     first_total = len(rows)
     style: list[Any] = [
         ("FONT", (0, 0), (-1, 0), BOLD, 8),
@@ -163,7 +166,7 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
     )
     flow = _head(statement, supplier)
     if statement.lines:
-        flow.append(_table(statement))
+        flow.append(_table(statement, document.width - 2 * FRAME_PADDING))
     else:
         flow.append(Paragraph("No booking of this reseller in this period.", _LINE))
     document.build(flow, onFirstPage=decorate, onLaterPages=decorate)
