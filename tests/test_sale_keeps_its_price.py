@@ -23,7 +23,7 @@ from berth.store.migrate import downgrade, upgrade
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, booking_products, reservation
 from tests.builders import Document, catalog
-from tests.conftest import Clock, auth
+from tests.conftest import ADMIN, Clock, auth
 from tests.mail_helpers import Sink, parts, smtp_sink
 from tests.receivers import receiver
 from tests.test_webhooks import drain, subscribe
@@ -96,6 +96,13 @@ async def test_a_confirmed_sale_keeps_its_price_when_the_catalogue_changes(
         assert sold["pricing"]["retail"] == 2500 + 2500 + 1500
         assert [item["pricing"]["retail"] for item in sold["unitItems"]] == [2500, 2500, 1500]
         order = await _get(client, f"/octo/orders/{order_id}")
+        month = sold["availability"]["localDateTimeStart"][:7]
+        statement_path = f"/admin/api/connections/Reseller A/statements/{month}"
+        statement = (await client.get(statement_path, headers=ADMIN)).json()
+        assert [line["supplierReference"] for line in statement["lines"]] == [sold["supplierReference"]]
+        assert [(t["retail"], t["net"]) for t in statement["totals"]] == [
+            (sold["pricing"]["retail"], sold["pricing"]["net"])
+        ]
         await drain(bookable)
         target.requests.clear()
 
@@ -103,6 +110,7 @@ async def test_a_confirmed_sale_keeps_its_price_when_the_catalogue_changes(
 
         again = await _get(client, f"/octo/bookings/{uuid}")
         assert again["pricing"] == sold["pricing"]
+        assert (await client.get(statement_path, headers=ADMIN)).json() == statement
         assert [i["pricing"] for i in again["unitItems"]] == [i["pricing"] for i in sold["unitItems"]]
         assert (await _get(client, f"/octo/orders/{order_id}"))["pricing"] == order["pricing"]
         # The next webhook payload (a change of notes) carries the price as sold, and no price diff.

@@ -25,6 +25,7 @@ from berth.http.admin.pages import router as backoffice_router
 from berth.http.admin.pickups import router as admin_pickups_router
 from berth.http.admin.resources import router as admin_resources_router
 from berth.http.admin.staff import router as admin_staff_router
+from berth.http.admin.statements import router as admin_statements_router
 from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.docs import install_docs
@@ -109,7 +110,7 @@ def create_app(
     admin_routers = (
         admin_router, admin_bookings_router, admin_departures_router, admin_webhooks_router, admin_mappings_router,
         admin_resources_router, admin_staff_router, admin_pickups_router, admin_mail_router,
-        admin_checkin_router,
+        admin_checkin_router, admin_statements_router,
     )  # fmt: skip
     for router in admin_routers:
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])

@@ -41,6 +41,8 @@ from berth.domain.contracts import ALL
 from berth.domain.errors import NotFound, OctoError
 from berth.domain.proxies import proxy_networks
 from berth.domain.staff import COMMAND_LINE, Role, StaffMember
+from berth.domain.statements import Month, Total, amount_text
+from berth.http.admin.exports import file_name
 from berth.logs import configure_logging
 from berth.services.catalog import ImportOutcome
 from berth.services.contracts import SavedContract
@@ -49,9 +51,11 @@ from berth.store.backup import BackupError, backup_postgres, backup_sqlite, is_p
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
 from berth.store.migrate import UnknownRevision, Upgrade, current_revision, upgrade
 from berth.tickets.pkpass import PassSettingsError
+from berth.tickets.statement import render_statement
 from berth.views.catalog_changes import changes_lines, conflict_lines
 from berth.views.connections import connection_json
 from berth.views.staff import staff_json
+from berth.views.statements import statement_csv
 
 app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema and backups.", no_args_is_help=True)
@@ -565,7 +569,7 @@ def _contract_document(connection: Connection) -> dict[str, object]:
 @contract_app.command("show")
 def contract_show(connection: Annotated[str, typer.Argument(help="Connection id or unique name")]) -> None:
     """Print a connection's contract as YAML (the file `contract set` reads), with its version."""
-    found = _run(lambda services: services.contracts.get(connection))
+    found = _run(lambda services: _find_connection(services, connection))
     console.print(
         f"# {found.name} ({found.id}), contract version {found.contract_version}",
         highlight=False,
@@ -586,7 +590,8 @@ def contract_set(
         _fail("; ".join(str(p) for p in exc.problems))
 
     async def work(services: Services) -> SavedContract:
-        return await services.contracts.save(connection, document, base_version=None, actor=COMMAND_LINE)
+        found = await _find_connection(services, connection)
+        return await services.contracts.save(found.id, document, base_version=None, actor=COMMAND_LINE)
 
     saved = _run(work)
     _say(
@@ -594,6 +599,15 @@ def contract_set(
         f"in the {_written_to()}: {saved.contract.rate.kind}, products "
         f"{'all' if isinstance(saved.contract.products, str) else len(saved.contract.products)}."
     )
+
+
+async def _find_connection(services: Services, id_or_name: str) -> Connection:
+    """The connection with this id or unique name; NotFound says where to look them up."""
+    try:
+        return await services.connections.get(id_or_name)
+    except NotFound as exc:
+        hint = "`berth connection list` shows every connection's id and name"
+        raise NotFound(f"{exc.message}; {hint}") from None
 
 
 @connection_app.command("rotate-secret")
@@ -607,11 +621,7 @@ def connection_rotate_secret(
     this once)."""
 
     async def work(services: Services) -> tuple[Connection, str]:
-        try:
-            found = await services.connections.get(connection)
-        except NotFound as exc:
-            hint = "`berth connection list` shows every connection's id and name"
-            raise NotFound(f"{exc.message}; {hint}") from None
+        found = await _find_connection(services, connection)
         if found.revoked_at is not None:
             raise CommandRefused(f"connection {found.name} ({found.id}) is revoked: nothing was changed")
         grace = timedelta(hours=grace_hours)
@@ -624,6 +634,57 @@ def connection_rotate_secret(
         "(shown once):"
     )
     print(secret)
+
+
+@app.command("statements")
+def statements_command(
+    month: Annotated[str, typer.Argument(help="The month, as YYYY-MM")],
+    connection: Annotated[
+        str | None, typer.Option("--connection", help="Only this connection (id or name)")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", file_okay=False, help="The directory to write the files in")
+    ] = Path("."),
+) -> None:
+    """Write each connection's statement of MONTH (or one connection's) as CSV and PDF."""
+
+    async def work(services: Services) -> list[Path]:
+        period = Month.parse(month)
+        chosen = (
+            [await _find_connection(services, connection)]
+            if connection
+            else await services.connections.list()
+        )
+        catalog = (await services.catalog.snapshot()).catalog
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for found in chosen:
+            statement = await services.statements.of(catalog, found, period)
+            stem = out / file_name("statement", found.name, str(period))
+            csv_path, pdf_path = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".pdf")
+            csv_path.write_bytes(b"".join([chunk async for chunk in statement_csv(statement)]))
+            pdf_path.write_bytes(
+                render_statement(statement, catalog.supplier, services.settings.ticket_paper)
+            )
+            _say(
+                f"{found.name}: {len(statement.lines)} line(s); "
+                + ("; ".join(_total_text(t) for t in statement.totals) or "nothing sold")
+            )
+            written += [csv_path, pdf_path]
+        return written
+
+    written = _run(work)
+    _say(f"Wrote {len(written)} file(s) in {out}.")
+
+
+def _total_text(total: Total) -> str:
+    def amount(value: int) -> str:
+        return amount_text(value, total.precision)
+
+    return (
+        f"{total.currency or 'no currency'} retail {amount(total.retail)}, net {amount(total.net)}, "
+        f"commission {amount(total.commission)} ({total.count} booking(s))"
+    )
 
 
 def _wide(table: Table) -> None:

@@ -20,6 +20,7 @@ from berth.delivery.fanout import WebhookFanout
 from berth.delivery.mail.outbox import GuestMail
 from berth.delivery.mail.worker import MailWorker
 from berth.delivery.worker import DeliveryWorker
+from berth.domain.statements import Basis
 from berth.domain.tickets import WalletPasses
 from berth.services.answers import AnswerCache
 from berth.services.audit import AuditService
@@ -42,6 +43,7 @@ from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.staff import StaffService
+from berth.services.statements import StatementService
 from berth.services.tickets import TicketService
 from berth.settings import Settings
 from berth.store.database import Database
@@ -77,6 +79,7 @@ class Services:
     mailer: MailWorker
     checkin: CheckIn
     tickets: TicketDocuments
+    statements: StatementService
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -142,6 +145,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
         rate_limiter=RateLimiter(settings, database, seconds_of(clock)),
         answers=AnswerCache(database, clock, settings.answer_cache_seconds),
+        statements=StatementService(database, Basis(settings.statement_basis)),
         staff=StaffService(database, clock),
         audit=AuditService(database),
         guessing=GuessingGuard(database, settings, clock),

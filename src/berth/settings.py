@@ -195,6 +195,11 @@ class Settings(BaseSettings):
     ticket_paper: Literal["A4", "LETTER"] = Field(
         default="A4", description="Paper size of PDF tickets: `A4` or `LETTER`"
     )
+    statement_basis: Literal["travel", "confirmation"] = Field(
+        default="travel",
+        description="Which month lists a booking on a connection's monthly statement: that of its "
+        "travel date (`travel`) or of its confirmation, in UTC (`confirmation`)",
+    )
     pkpass_certificate: str | None = Field(
         default=None,
         description="Apple Wallet: path of the pass type certificate (PEM). With the key, team id and "

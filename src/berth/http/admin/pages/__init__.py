@@ -10,6 +10,7 @@ from berth.http.admin.pages import (
     catalog,
     catalog_editor,
     checkin,
+    connection,
     connections,
     contracts,
     dashboard,
@@ -26,7 +27,7 @@ from berth.http.admin.pages import (
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, contracts, audit,
+    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, connection, contracts, audit,
     staff, departure_list, outbox, checkin,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")

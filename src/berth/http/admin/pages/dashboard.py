@@ -1,6 +1,6 @@
-"""The dashboard: today's and tomorrow's slots with their occupancy, what needs a decision, and
-two charts: bookings per day over the last 30 days by reseller, and the next 14 days'
-occupancy by product."""
+"""The dashboard: today's and tomorrow's slots with their occupancy, what needs a decision, this
+month's net sales per reseller (from their statements), and two charts: bookings per day over
+the last 30 days by reseller, and the next 14 days' occupancy by product."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
 from berth.domain.bookings import BookingStatus
+from berth.domain.statements import Month, Statement
 from berth.http.admin.backoffice import coming_days, confirmations_by_day, occupancy_by_day
 from berth.http.admin.pages.charts import Chart, Series, ShareRow, share_rows, stacked_bars
 from berth.http.admin.pages.dates import Local, of_supplier
@@ -48,6 +49,18 @@ async def occupancy_chart(me: Staff, local: Local) -> Chart:
     return share_rows(days, rows, title=f"Places sold, next {OCCUPANCY_DAYS} days, by product", label_every=2)
 
 
+async def net_sales(me: Staff, local: Local) -> tuple[Month, list[Statement]]:
+    """This month's statement (in the supplier's time zone) of every connection that sold in it."""
+    month = Month.of(me.services.clock().astimezone(local.tz).date())
+    catalog = me.catalog.catalog
+    found = []
+    for connection in await me.services.connections.list():
+        statement = await me.services.statements.of(catalog, connection, month)
+        if statement.lines:
+            found.append(statement)
+    return month, found
+
+
 @router.get("")
 async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
     catalog = me.catalog.catalog
@@ -57,6 +70,7 @@ async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
         catalog, BookingFilter(status=BookingStatus.PENDING.value), limit=1, offset=0
     )
     waiting = sum(c.pending for c in await me.services.mappings.counts())
+    month, sales = await net_sales(me, local)
     return page(
         request,
         "dashboard.html",
@@ -65,6 +79,8 @@ async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
         days=days,
         pending=pending,
         waiting=waiting,
+        month=month,
+        sales=sales,
         bookings_chart=await bookings_chart(me, local),
         occupancy_chart=await occupancy_chart(me, local) if catalog.products else None,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from fastapi import Request
@@ -33,7 +34,7 @@ PAGE_HEADERS = {
 def money(amount: int | None, currency: str | None, precision: int = 2) -> str:
     if amount is None or currency is None:
         return "—"
-    return f"{amount / 10**precision:,.{precision}f} {currency}"
+    return f"{Decimal(amount).scaleb(-precision):,.{precision}f} {currency}"
 
 
 def unit_summary(details: BookingDetails) -> str:

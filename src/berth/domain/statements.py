@@ -1,0 +1,269 @@
+"""A connection's monthly statement: what the reseller sold in a month, at which net, and what
+it owes, read only from each booking's stored priced lines (domain.price_lines), never from
+today's catalogue (which names products, options and units, and nothing more).
+
+Rules (docs/contracts.md, "Monthly statements"):
+- a booking is on the statement if it was sold: confirmed at some time (CONFIRMED, REDEEMED, or
+  CANCELLED after its confirmation) and not a test booking. Holds (ON_HOLD, EXPIRED), requests
+  never accepted (PENDING, REJECTED) and holds cancelled before confirmation were never sold;
+- its month is the month of its travel date (basis `travel`), or of its confirmation in UTC
+  (basis `confirmation`); an open-dated booking has no travel date and counts in the month of
+  its confirmation under either basis;
+- one line per booking (per currency, should a booking's lines ever carry two): retail and net
+  are the sums of its lines, commission = retail - net; a line without a net counts its retail
+  as net (no commission) and is flagged; a cancelled booking is listed with zero amounts;
+- totals per currency are the exact sums of the lines, with their count.
+Every amount is an integer of minor units; text is written with Decimal, never float.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from enum import StrEnum
+from zoneinfo import ZoneInfo
+
+from berth.domain.bookings import Booking, BookingStatus
+from berth.domain.catalog import AvailabilityType, Catalog
+from berth.domain.errors import BadRequest
+
+SOLD = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED, BookingStatus.CANCELLED)
+_MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+class Basis(StrEnum):
+    TRAVEL = "travel"
+    CONFIRMATION = "confirmation"
+
+
+class LineStatus(StrEnum):
+    REDEEMED = "REDEEMED"
+    NOT_REDEEMED = "NOT_REDEEMED"
+    CANCELLED = "CANCELLED"
+
+
+@dataclass(frozen=True, order=True)
+class Month:
+    year: int
+    month: int
+
+    @classmethod
+    def parse(cls, text: str) -> Month:
+        """`2026-06`; BadRequest naming the text otherwise."""
+        found = _MONTH.fullmatch(text)
+        if found is None or not 1 <= int(found[2]) <= 12 or not 1 <= int(found[1]) < 9999:
+            raise BadRequest(f"month {text[:20]!r} is not a month as YYYY-MM (e.g. 2026-06)")
+        return cls(int(found[1]), int(found[2]))
+
+    @classmethod
+    def of(cls, day: date) -> Month:
+        return cls(day.year, day.month)
+
+    @property
+    def first(self) -> date:
+        return date(self.year, self.month, 1)
+
+    @property
+    def next(self) -> Month:
+        return Month(self.year + 1, 1) if self.month == 12 else Month(self.year, self.month + 1)
+
+    @property
+    def last(self) -> date:
+        return date.fromordinal(self.next.first.toordinal() - 1)
+
+    def starts_at(self) -> datetime:
+        """The month's first instant in UTC (the confirmation basis counts in UTC)."""
+        return datetime(self.year, self.month, 1, tzinfo=UTC)
+
+    def __str__(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.first:%B} {self.year}"
+
+
+@dataclass(frozen=True)
+class StatementLine:
+    supplier_reference: str
+    reseller_reference: str | None
+    product_id: str
+    product: str
+    option_id: str
+    option: str
+    travel_date: date | None
+    travel_time: str | None  # HH:MM in the product's time zone; None: open-dated, or open all day
+    time_zone: str | None
+    units: tuple[tuple[str, int], ...]  # (unit name, count), in the booking's order
+    status: LineStatus
+    currency: str | None
+    precision: int
+    retail: int
+    net: int
+    commission: int
+    net_missing: bool  # a line was sold without a net: its retail counts as net
+
+    @property
+    def units_text(self) -> str:
+        return ", ".join(f"{count} \N{MULTIPLICATION SIGN} {name}" for name, count in self.units)
+
+    @property
+    def unit_count(self) -> int:
+        return sum(count for _, count in self.units)
+
+
+@dataclass(frozen=True)
+class Total:
+    currency: str | None
+    precision: int
+    retail: int
+    net: int
+    commission: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Statement:
+    connection_id: str
+    connection_name: str
+    month: Month
+    basis: Basis
+    lines: tuple[StatementLine, ...]
+    totals: tuple[Total, ...]
+
+
+def amount_text(amount: int, precision: int) -> str:
+    """`1234` at precision 2: `12.34` (exact, through Decimal)."""
+    return f"{Decimal(amount).scaleb(-precision):.{precision}f}"
+
+
+def sold(booking: Booking) -> bool:
+    """Whether the booking was ever sold (see the module's rules)."""
+    return not booking.test_mode and booking.confirmed_at is not None and booking.status in SOLD
+
+
+def month_of(booking: Booking, basis: Basis) -> Month | None:
+    """The month whose statement lists the booking; None if it was never sold."""
+    if not sold(booking) or booking.confirmed_at is None:
+        return None
+    if basis is Basis.TRAVEL and booking.local_date is not None:
+        return Month.of(booking.local_date)
+    return Month.of(booking.confirmed_at.astimezone(UTC).date())
+
+
+def _status(booking: Booking) -> LineStatus:
+    if booking.status is BookingStatus.CANCELLED:
+        return LineStatus.CANCELLED
+    if booking.status is BookingStatus.REDEEMED or any(i.redeemed_at for i in booking.unit_items):
+        return LineStatus.REDEEMED
+    return LineStatus.NOT_REDEEMED
+
+
+@dataclass
+class _Sums:
+    precision: int
+    retail: int = 0
+    net: int = 0
+    missing: bool = False
+
+
+def _sums(booking: Booking) -> dict[str | None, _Sums]:
+    """The booking's stored lines summed per currency (its own currency, at zero, if none)."""
+    sums: dict[str | None, _Sums] = {}
+    for line in booking.price_lines:
+        price = line.price
+        found = sums.setdefault(price.currency, _Sums(price.currency_precision))
+        found.retail += price.retail
+        found.net += price.retail if price.net is None else price.net
+        found.missing = found.missing or price.net is None
+    return sums or {booking.currency: _Sums(2)}
+
+
+def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
+    """The booking's statement line (one per currency of its stored lines)."""
+    product = catalog.product(booking.product_id)
+    option = product.option(booking.option_id) if product is not None else None
+    zone = product.time_zone if product is not None else None
+    start = booking.slot_start
+    travel_time = None
+    all_day = product is not None and product.availability_type is AvailabilityType.OPENING_HOURS
+    if start is not None and booking.local_date is not None and not all_day:
+        travel_time = f"{start.astimezone(ZoneInfo(zone) if zone else UTC):%H:%M}"
+    units = []
+    for unit_id, count in Counter(item.unit_id for item in booking.unit_items).items():
+        unit = option.unit(unit_id) if option is not None else None
+        units.append((unit.internal_name if unit is not None else unit_id, count))
+    status = _status(booking)
+    cancelled = status is LineStatus.CANCELLED
+    lines = []
+    for currency, sums in _sums(booking).items():
+        retail, net = (0, 0) if cancelled else (sums.retail, sums.net)
+        lines.append(
+            StatementLine(
+                supplier_reference=booking.supplier_reference,
+                reseller_reference=booking.reseller_reference,
+                product_id=booking.product_id,
+                product=product.internal_name if product is not None else booking.product_id,
+                option_id=booking.option_id,
+                option=option.internal_name if option is not None else booking.option_id,
+                travel_date=booking.local_date,
+                travel_time=travel_time,
+                time_zone=zone if travel_time is not None else None,
+                units=tuple(units),
+                status=status,
+                currency=currency,
+                precision=sums.precision,
+                retail=retail,
+                net=net,
+                commission=retail - net,
+                net_missing=sums.missing and not cancelled,
+            )
+        )
+    return lines
+
+
+def totals_of(lines: Iterable[StatementLine]) -> tuple[Total, ...]:
+    """One total per currency (in order of currency code): the sums of its lines, and their count."""
+    totals: dict[str | None, Total] = {}
+    for line in lines:
+        found = totals.get(line.currency) or Total(line.currency, line.precision, 0, 0, 0, 0)
+        totals[line.currency] = Total(
+            line.currency,
+            found.precision,
+            found.retail + line.retail,
+            found.net + line.net,
+            found.commission + line.commission,
+            found.count + 1,
+        )
+    return tuple(totals[key] for key in sorted(totals, key=lambda currency: currency or ""))
+
+
+def statement(
+    connection_id: str,
+    connection_name: str,
+    month: Month,
+    basis: Basis,
+    bookings: Iterable[Booking],
+    catalog: Catalog,
+) -> Statement:
+    """The statement of `month` from `bookings` (any superset of the connection's bookings of
+    the month: those of another connection or month, or never sold, are left out)."""
+    lines = [
+        line
+        for booking in bookings
+        if booking.connection_id == connection_id and month_of(booking, basis) == month
+        for line in booking_lines(booking, catalog)
+    ]
+    lines.sort(
+        key=lambda line: (
+            line.travel_date or date.max,
+            line.travel_time or "",
+            line.supplier_reference,
+            line.currency or "",
+        )
+    )
+    return Statement(connection_id, connection_name, month, basis, tuple(lines), totals_of(lines))

@@ -1,0 +1,41 @@
+"""Connections' monthly statements (domain.statements), read from the bookings' stored lines."""
+
+from __future__ import annotations
+
+from berth.domain.catalog import Catalog
+from berth.domain.connections import Connection
+from berth.domain.errors import NotFound
+from berth.domain.statements import Basis, Month, Statement, statement
+from berth.store import connections_repo, statements_repo
+from berth.store.database import Database
+
+# The connection page lists this many of its newest months; older ones are a URL away.
+LISTED_MONTHS = 24
+
+
+class StatementService:
+    def __init__(self, database: Database, basis: Basis) -> None:
+        self._db = database
+        self.basis = basis
+
+    async def connection(self, id_or_name: str) -> Connection:
+        async with self._db.transaction(write=False) as conn:
+            found = await connections_repo.find_connection(conn, id_or_name)
+        if found is None:
+            raise NotFound(f"No connection with id or name {id_or_name!r}")
+        return found
+
+    async def of(self, catalog: Catalog, connection: Connection, month: Month) -> Statement:
+        """The connection's statement of `month`, read in one transaction, batch by batch."""
+        found = []
+        async with self._db.transaction(write=False) as conn:
+            async for batch in statements_repo.month_bookings(conn, connection.id, month, self.basis):
+                found.extend(batch)
+        return statement(connection.id, connection.name, month, self.basis, found, catalog)
+
+    async def months(self, catalog: Catalog, connection: Connection) -> list[Statement]:
+        """The statements of the connection's newest months with bookings, newest first."""
+        async with self._db.transaction(write=False) as conn:
+            months = await statements_repo.months_with_bookings(conn, connection.id, self.basis)
+        newest = sorted(months, reverse=True)[:LISTED_MONTHS]
+        return [await self.of(catalog, connection, month) for month in newest]

@@ -1,0 +1,92 @@
+"""A monthly statement as JSON (amounts in minor units, as OCTO's pricing) and as CSV rows
+(amounts as decimals in the currency's precision), through the one CSV writer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from berth.domain.statements import Statement, StatementLine, Total, amount_text
+from berth.views.exports import Row, csv_file
+
+CSV_HEADER = (
+    "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
+    "Time zone", "Units", "Unit count", "Status", "Currency", "Retail", "Net", "Commission",
+    "Net missing",
+)  # fmt: skip
+
+
+def _line_json(line: StatementLine) -> dict[str, Any]:
+    return {
+        "supplierReference": line.supplier_reference,
+        "resellerReference": line.reseller_reference,
+        "productId": line.product_id,
+        "product": line.product,
+        "optionId": line.option_id,
+        "option": line.option,
+        "travelDate": line.travel_date.isoformat() if line.travel_date else None,
+        "localTime": line.travel_time,
+        "timeZone": line.time_zone,
+        "units": [{"unit": name, "quantity": count} for name, count in line.units],
+        "unitCount": line.unit_count,
+        "status": line.status.value,
+        "currency": line.currency,
+        "currencyPrecision": line.precision,
+        "retail": line.retail,
+        "net": line.net,
+        "commission": line.commission,
+        "netMissing": line.net_missing,
+    }
+
+
+def _total_json(total: Total) -> dict[str, Any]:
+    return {
+        "currency": total.currency,
+        "currencyPrecision": total.precision,
+        "retail": total.retail,
+        "net": total.net,
+        "commission": total.commission,
+        "count": total.count,
+    }
+
+
+def statement_json(statement: Statement) -> dict[str, Any]:
+    return {
+        "connection": {"id": statement.connection_id, "name": statement.connection_name},
+        "month": str(statement.month),
+        "basis": statement.basis.value,
+        "lines": [_line_json(line) for line in statement.lines],
+        "totals": [_total_json(total) for total in statement.totals],
+    }
+
+
+def statement_rows(statement: Statement) -> list[Row]:
+    return [
+        [
+            line.supplier_reference,
+            line.reseller_reference or "",
+            line.product,
+            line.option,
+            line.travel_date.isoformat() if line.travel_date else "",
+            line.travel_time or "",
+            line.time_zone or "",
+            line.units_text,
+            line.unit_count,
+            line.status.value,
+            line.currency or "",
+            amount_text(line.retail, line.precision),
+            amount_text(line.net, line.precision),
+            amount_text(line.commission, line.precision),
+            "yes" if line.net_missing else "",
+        ]
+        for line in statement.lines
+    ]
+
+
+async def _one_batch(rows: list[Row]) -> AsyncIterator[Iterable[Row]]:
+    yield rows
+
+
+def statement_csv(statement: Statement) -> AsyncIterator[bytes]:
+    """The statement's lines as a CSV file (the one CSV writer's chunks)."""
+    return csv_file(CSV_HEADER, _one_batch(statement_rows(statement)))

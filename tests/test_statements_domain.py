@@ -1,0 +1,222 @@
+"""The monthly statement's rules (domain.statements, issue 37), as properties: for random
+bookings, prices and cancellations, the totals are the exact sums of the lines and of the sold
+bookings' stored prices, in integers; the month a booking counts in follows the basis."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact, UnitItem
+from berth.domain.catalog import Price
+from berth.domain.errors import BadRequest
+from berth.domain.price_lines import LineKind, PriceLine
+from berth.domain.statements import Basis, LineStatus, Month, Statement, amount_text, month_of, statement
+from tests.bookings_helpers import booking_catalog
+
+CATALOG = booking_catalog()
+JUNE = Month(2026, 6)
+CONNECTION = "connection-a"
+
+
+def price(retail: int, net: int | None, currency: str = "EUR", precision: int = 2) -> Price:
+    return Price.model_validate(
+        {"currency": currency, "currencyPrecision": precision, "retail": retail, "net": net}
+    )
+
+
+def booking(
+    number: int,
+    status: BookingStatus,
+    lines: tuple[PriceLine, ...],
+    *,
+    day: date | None = date(2026, 6, 2),
+    confirmed_at: datetime | None = datetime(2026, 5, 20, 9, 0, tzinfo=UTC),
+    connection_id: str = CONNECTION,
+    test_mode: bool = False,
+    product_id: str = "thames-sightseeing",
+) -> Booking:
+    start = datetime(day.year, day.month, day.day, 9, tzinfo=UTC) if day is not None else None
+    return Booking(
+        id=f"id-{number}",
+        uuid=f"uuid-{number}",
+        connection_id=connection_id,
+        test_mode=test_mode,
+        status=status,
+        product_id=product_id,
+        option_id="DEFAULT",
+        availability_id=start.isoformat() if start else None,
+        slot_start=start,
+        local_date=day,
+        pax=len(lines),
+        reseller_reference=f"R-{number}",
+        supplier_reference=f"S{number:05d}",
+        notes=None,
+        contact=Contact(),
+        unit_items=tuple(UnitItem(f"u{number}-{i}", "adult", f"S{number}-{i}") for i in range(len(lines))),
+        currency=lines[0].price.currency if lines else None,
+        freesale=False,
+        request_fingerprint="",
+        created_at=datetime(2026, 5, 20, 8, 0, tzinfo=UTC),
+        confirmed_at=confirmed_at,
+        cancellation=Cancellation("FULL", None, datetime(2026, 5, 21, tzinfo=UTC))
+        if status is BookingStatus.CANCELLED
+        else None,
+        price_lines=lines,
+    )
+
+
+def unit_line(i: int, sold_at: Price) -> PriceLine:
+    return PriceLine(LineKind.UNIT, f"u-{i}", "adult", sold_at)
+
+
+prices = st.builds(
+    lambda retail, share, currency, missing: price(
+        retail, None if missing else retail * share // 100, currency, 0 if currency == "JPY" else 2
+    ),
+    st.integers(0, 10**9),
+    st.integers(0, 100),
+    st.sampled_from(("EUR", "GBP", "JPY")),
+    st.booleans(),
+)
+bookings = st.builds(
+    lambda n, status, sold, day, confirmed, test, other: booking(
+        n,
+        status,
+        tuple(unit_line(i, p) for i, p in enumerate(sold)),
+        day=day,
+        confirmed_at=confirmed,
+        test_mode=test,
+        connection_id="connection-b" if other else CONNECTION,
+    ),
+    st.integers(0, 10**6),
+    st.sampled_from(list(BookingStatus)),
+    st.lists(prices, max_size=4),
+    st.one_of(st.none(), st.dates(date(2026, 5, 25), date(2026, 7, 5))),
+    st.one_of(st.none(), st.datetimes(datetime(2026, 5, 1), datetime(2026, 7, 1), timezones=st.just(UTC))),
+    st.booleans(),
+    st.booleans(),
+)
+
+
+def _ints(found: Statement) -> None:
+    amounts = [(t.retail, t.net, t.commission) for t in found.totals]
+    amounts += [(line.retail, line.net, line.commission) for line in found.lines]
+    assert all(type(amount) is int for triple in amounts for amount in triple)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(bookings, max_size=25, unique_by=lambda b: b.id), st.sampled_from(list(Basis)))
+def test_totals_are_the_sums_of_the_lines_and_of_the_stored_prices(
+    found: list[Booking], basis: Basis
+) -> None:
+    made = statement(CONNECTION, "Reseller A", JUNE, basis, found, CATALOG)
+    _ints(made)
+    listed = [b for b in found if b.connection_id == CONNECTION and month_of(b, basis) == JUNE]
+    assert {line.supplier_reference for line in made.lines} == {b.supplier_reference for b in listed}
+    for total in made.totals:
+        lines = [line for line in made.lines if line.currency == total.currency]
+        assert total.count == len(lines)
+        assert total.retail == sum(line.retail for line in lines)
+        assert total.net == sum(line.net for line in lines)
+        assert total.commission == sum(line.commission for line in lines) == total.retail - total.net
+        stored = [
+            line.price
+            for b in listed
+            if b.status is not BookingStatus.CANCELLED
+            for line in b.price_lines
+            if line.price.currency == total.currency
+        ]
+        assert total.retail == sum(p.retail for p in stored)
+        assert total.net == sum(p.retail if p.net is None else p.net for p in stored)
+    for line in made.lines:
+        if line.status is LineStatus.CANCELLED:
+            assert (line.retail, line.net, line.commission, line.net_missing) == (0, 0, 0, False)
+    assert sum(t.count for t in made.totals) == len(made.lines)
+
+
+@given(bookings, st.sampled_from(list(Basis)))
+def test_only_what_was_sold_is_listed(found: Booking, basis: Basis) -> None:
+    """Holds, requests never accepted and test bookings never appear; a sold booking counts in
+    its travel month (travel basis, when it has a date) or its confirmation month (UTC)."""
+    month = month_of(found, basis)
+    sold = (
+        not found.test_mode
+        and found.confirmed_at is not None
+        and found.status in (BookingStatus.CONFIRMED, BookingStatus.REDEEMED, BookingStatus.CANCELLED)
+    )
+    assert (month is not None) == sold
+    if month is not None and found.confirmed_at is not None:
+        on_date = basis is Basis.TRAVEL and found.local_date is not None
+        expected = found.local_date if on_date else found.confirmed_at.date()
+        assert expected is not None and month == Month.of(expected)
+
+
+def test_a_line_sums_its_booking_and_flags_a_missing_net() -> None:
+    sold = booking(
+        1, BookingStatus.CONFIRMED, (unit_line(0, price(5000, 4000)), unit_line(1, price(1500, None)))
+    )
+    redeemed = replace(
+        booking(2, BookingStatus.REDEEMED, (unit_line(0, price(2500, 2000)),), day=date(2026, 6, 1)),
+        redeemed_at=datetime(2026, 6, 1, 9, tzinfo=UTC),
+    )
+    cancelled = booking(3, BookingStatus.CANCELLED, (unit_line(0, price(9999, 1)),))
+    open_dated = booking(4, BookingStatus.CONFIRMED, (unit_line(0, price(700, 500, "GBP")),), day=None,
+                         confirmed_at=datetime(2026, 6, 30, 23, 30, tzinfo=UTC))  # fmt: skip
+    held = booking(5, BookingStatus.ON_HOLD, (unit_line(0, price(100, 50)),), confirmed_at=None)
+    pending = booking(6, BookingStatus.PENDING, (unit_line(0, price(100, 50)),), confirmed_at=None)
+    made = statement(
+        CONNECTION, "A", JUNE, Basis.TRAVEL, [sold, redeemed, cancelled, open_dated, held, pending], CATALOG
+    )
+    assert [(line.supplier_reference, line.status, line.retail, line.net, line.commission, line.net_missing) for line in made.lines] == [
+        ("S00002", LineStatus.REDEEMED, 2500, 2000, 500, False),
+        ("S00001", LineStatus.NOT_REDEEMED, 6500, 5500, 1000, True),
+        ("S00003", LineStatus.CANCELLED, 0, 0, 0, False),
+        ("S00004", LineStatus.NOT_REDEEMED, 700, 500, 200, False),
+    ]  # fmt: skip
+    first = made.lines[1]
+    assert (first.product, first.travel_date, first.travel_time, first.time_zone) == (
+        "Thames Sightseeing", date(2026, 6, 2), "10:00", "Europe/London",
+    )  # fmt: skip
+    assert first.units_text == "2 \N{MULTIPLICATION SIGN} Adult" and first.unit_count == 2
+    assert [(t.currency, t.retail, t.net, t.commission, t.count) for t in made.totals] == [
+        ("EUR", 9000, 7500, 1500, 3),
+        ("GBP", 700, 500, 200, 1),
+    ]
+    museum = booking(
+        7, BookingStatus.CONFIRMED, (unit_line(0, price(1800, 1440)),), product_id="tower-of-stories"
+    )
+    [all_day] = statement(CONNECTION, "A", JUNE, Basis.TRAVEL, [museum], CATALOG).lines
+    assert (all_day.product, all_day.travel_date, all_day.travel_time) == (
+        "Tower Of Stories",
+        date(2026, 6, 2),
+        None,
+    )
+    by_confirmation = statement(
+        CONNECTION, "A", Month(2026, 5), Basis.CONFIRMATION, [sold, open_dated], CATALOG
+    )
+    assert [line.supplier_reference for line in by_confirmation.lines] == ["S00001"]
+
+
+@pytest.mark.parametrize(
+    "text", ["2026-13", "2026-00", "2026-6", "June", "", "0000-01", "9999-12", "2026-06-01"]
+)
+def test_a_bad_month_is_refused_naming_it(text: str) -> None:
+    with pytest.raises(BadRequest, match="YYYY-MM") as refused:
+        Month.parse(text)
+    assert repr(text) in refused.value.message
+
+
+def test_months_and_amounts_are_exact() -> None:
+    assert (str(Month.parse("2026-12")), Month.parse("2026-12").last, Month(2026, 12).next) == (
+        "2026-12", date(2026, 12, 31), Month(2027, 1),
+    )  # fmt: skip
+    assert Month(2024, 2).last == date(2024, 2, 29) and Month(2026, 6).title == "June 2026"
+    assert [amount_text(a, p) for a, p in ((1234, 2), (5, 2), (0, 0), (10**18 + 1, 3), (7, 4))] == [
+        "12.34", "0.05", "0", "1000000000000000.001", "0.0007",
+    ]  # fmt: skip
+    assert Month(2026, 6).starts_at() + timedelta(days=30) == Month(2026, 7).starts_at()
