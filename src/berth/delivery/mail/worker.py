@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 import structlog
 
 from berth.delivery.mail.compose import mail_address
+from berth.delivery.mail.headers import UnsafeMessage
 from berth.delivery.mail.outbox import GuestMail
-from berth.delivery.mail.smtp import build_email
+from berth.delivery.mail.smtp import build_email, flattened, sender_of
 from berth.domain.smtp import SmtpServer, parse_smtp_url
 from berth.domain.webhooks import next_retry_delay, parse_schedule
 from berth.logs import info_logged
@@ -156,9 +157,13 @@ class MailWorker:
             email = build_email(message, written, self._settings.mail_from, reply_to, attachments)
             # Flattened once, and sent as bytes: the email package's own send path would copy
             # and flatten it again.
-            sender, recipient = email["From"].addresses[0].addr_spec, written.recipient
+            data = flattened(email)
+            sender, recipient = sender_of(self._settings.mail_from)[1], written.recipient
             assert recipient is not None  # a message without one is undeliverable
-            await self._send(self._server, sender, recipient, email.as_bytes())
+            await self._send(self._server, sender, recipient, data)
+        except UnsafeMessage as exc:
+            log.warning("mail not sent", message=message.id, error=str(exc))
+            return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)
         except Rejected as exc:
             log.warning("mail refused", message=message.id, error=str(exc))
             return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)
