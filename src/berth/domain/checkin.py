@@ -27,6 +27,7 @@ class ScanResult(StrEnum):
     CANCELLED = "CANCELLED"
     NOT_CONFIRMED = "NOT_CONFIRMED"
     UNKNOWN_CODE = "UNKNOWN_CODE"
+    UNDONE = "UNDONE"  # a scan sent again whose admission was taken back since: it no longer counts
 
 
 @dataclass(frozen=True)

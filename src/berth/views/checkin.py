@@ -26,6 +26,7 @@ MESSAGES = {
     ScanResult.CANCELLED: "Cancelled booking",
     ScanResult.NOT_CONFIRMED: "Not confirmed",
     ScanResult.UNKNOWN_CODE: "Unknown code",
+    ScanResult.UNDONE: "Admitted, then undone: the admission no longer counts",
 }
 
 
