@@ -22,6 +22,7 @@ _TAG_INT = "tag:yaml.org,2002:int"
 _TAG_FLOAT = "tag:yaml.org,2002:float"
 _TAG_BOOL = "tag:yaml.org,2002:bool"
 _TAG_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+MAX_DEPTH = 100  # nested collections and values; a catalogue's deepest path has about 12
 
 
 @dataclass(frozen=True)
@@ -105,9 +106,26 @@ def _in_file_order(problem: Problem) -> tuple[int, str]:
     return (problem.line or 0, problem.path)
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a document nested deeper than MAX_DEPTH: composing and
+    building are recursive, and a deeper one ran out of Python's stack (RecursionError)."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
 def _compose(text: str) -> yaml.Node | None:
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
