@@ -29,7 +29,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import mail_repo
-from berth.store.database import Database
+from berth.store.database import Database, log_failure
 from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, UNDELIVERABLE, Message, Outcome, Written
 from berth.tickets.documents import TicketDocuments
 
@@ -82,8 +82,8 @@ class MailWorker:
                 self._mail.wakeup.clear()
                 try:
                     sent = await self.send_due()
-                except Exception:  # the loop must not die; what failed is retried on the next tick
-                    log.exception("mail loop failed")
+                except Exception as exc:  # the loop must not die; what failed is retried on the next tick
+                    log_failure(log, "mail loop failed", exc)
                     sent = 0
                 if sent < self._settings.mail_concurrency:
                     await self._idle(stop)
@@ -133,8 +133,8 @@ class MailWorker:
             try:
                 async with self._db.transaction(write=True) as conn:
                     await mail_repo.renew_leases(conn, list(self._held), self._clock() + LEASE)
-            except Exception:
-                log.exception("mail lease renewal failed")
+            except Exception as exc:
+                log_failure(log, "mail lease renewal failed", exc)
 
     async def _reply_to(self) -> str | None:
         """Replies go to the supplier (the catalogue's contact email), when it has a valid one."""
