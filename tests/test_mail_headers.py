@@ -20,7 +20,7 @@ import pytest
 from pydantic import SecretStr
 
 from berth.container import Services
-from berth.delivery.mail.compose import NAME_LIMIT, one_line
+from berth.delivery.mail.compose import NAME_LIMIT, mail_address, one_line
 from berth.delivery.mail.headers import UnsafeMessage, check_rendered
 from berth.domain.catalog import Catalog
 from berth.settings import Settings
@@ -232,3 +232,33 @@ def test_the_last_check_refuses_a_broken_header_block(data: bytes, why: str) -> 
     with pytest.raises(UnsafeMessage) as refused:
         check_rendered(data, ["Subject", "To", "MIME-Version"])
     assert why in str(refused.value) and str(refused.value).startswith("not sent: ")
+
+
+@pytest.mark.parametrize(
+    ("given", "sent", "why"),
+    [
+        ("ada@bücher.de", "ada@xn--bcher-kva.de", None),  # the email package wrote an encoded word there
+        ("jürgen@example.com", None, "is not an email address"),
+        ('"ada lovelace"@example.com', None, "Berth can send to (printable ASCII without spaces)"),
+        ('"=?utf-8?q?x=0D=0A?="@example.com', None, "is not an email address"),
+        ("x=?utf-8?q?=0A?=@example.com", None, "Berth can send to (printable ASCII without spaces)"),
+        ("ada@" + "ü" * 70 + ".de", None, "Berth can send to (its domain is no IDNA name)"),
+    ],
+)
+def test_addresses_berth_can_write_in_a_header(given: str, sent: str | None, why: str | None) -> None:
+    found, problem = mail_address(given)
+    assert found == sent
+    assert (problem is None) if why is None else (problem is not None and why in problem)
+
+
+async def test_an_international_domain_is_sent_as_idna(
+    client: httpx.AsyncClient, services: Services, sink: Sink
+) -> None:
+    """The email package wrote `ada@=?utf-8?q?b=C3=BCcher?=.de` into the To header."""
+    await load(services, hostile_catalog())
+    await confirm_with_receipt(client, {**GUEST, "emailAddress": "ada@bücher.de"})
+    await send_all(services)
+    [email] = sink.received
+    assert sink.envelopes[0][1] == ["ada@xn--bcher-kva.de"]
+    assert email["To"].addresses[0].addr_spec == "ada@xn--bcher-kva.de"
+    assert email.keys() == FIELDS
