@@ -330,3 +330,19 @@ async def test_a_file_nested_five_thousand_deep_is_a_problem_not_a_500(
             path, content=deep_json, headers={**headers, "Content-Type": "application/json"}
         )
         assert response.status_code == 400 and response.json()["error"] == "BAD_REQUEST", response.text
+
+
+async def test_a_nul_escaped_in_yaml_is_a_problem_on_both_databases(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """The API refuses a NUL byte in any request; YAML can write one as an escape, which
+    SQLite stored and PostgreSQL refused with a 500."""
+    stored = catalog_to_yaml(booking_catalog())
+    for escape in ("\\0", "\\x00", "\\U00000000"):  # "\\u0000" is refused as in JSON bodies
+        broken = stored.replace("title: Thames Sightseeing Cruise", f'title: "Thames{escape}Cruise"', 1)
+        assert broken != stored
+        response = await client.put("/admin/api/catalog", content=broken.encode(), headers=ADMIN)
+        assert response.status_code == 400, response.text
+        [problem] = response.json()["problems"]
+        assert problem["message"] == "holds the NUL character (U+0000), which no field accepts"
+        assert problem["path"].endswith(".title")

@@ -21,8 +21,9 @@ from pydantic import SecretStr
 
 from berth.container import Services
 from berth.delivery.mail.compose import NAME_LIMIT, mail_address, one_line
-from berth.delivery.mail.headers import UnsafeMessage, check_rendered
+from berth.delivery.mail.headers import UnsafeMessage, check_rendered, mailbox, unstructured
 from berth.domain.catalog import Catalog
+from berth.domain.catalog.document import CatalogFileError
 from berth.settings import Settings
 from berth.store import mail_repo
 from tests.bookings_helpers import GUEST, booking_products, reservation, reserve
@@ -145,6 +146,10 @@ async def test_a_product_title_never_breaks_the_subject(
     client: httpx.AsyncClient, services: Services, sink: Sink
 ) -> None:
     for value in HOSTILE.values():
+        if "\x00" in value:  # a catalogue refuses it (tests/test_catalog_import.py)
+            with pytest.raises(CatalogFileError):
+                hostile_catalog(title=value)
+            continue
         await load(services, hostile_catalog(title=value))
         booking = await confirm_with_receipt(client)
         await send_all(services)
@@ -177,6 +182,15 @@ async def test_an_encoded_word_in_mail_from_stays_text(
     await check_received(services, sink)
 
 
+# Control characters but NUL, which PostgreSQL cannot store (the API and the catalogue refuse it).
+NAMED = "Guest\x1b\r\nBcc: v@evil.example\x7f\u2029" + HOSTILE["q"]
+
+
+def test_a_nul_never_reaches_a_header() -> None:
+    assert unstructured("Subject", "a\x00\r\nBcc: b").lines == ("a Bcc: b",)
+    assert mailbox("To", "A\x00\nB", "ada@example.com").lines == ('"A B" <ada@example.com>',)
+
+
 async def test_a_stored_message_is_checked_again_when_sent(
     client: httpx.AsyncClient, services: Services, sink: Sink
 ) -> None:
@@ -191,9 +205,7 @@ async def test_a_stored_message_is_checked_again_when_sent(
         broken.id: mail_repo.Written(
             "ada@example.com\r\nBcc: v@evil.example", "Ada", "en", "s", "t", "<p>h</p>"
         ),
-        named.id: mail_repo.Written(
-            "ada@example.com", HOSTILE["NUL"] + HOSTILE["q"], "en", "s", "t", "<p>h</p>"
-        ),
+        named.id: mail_repo.Written("ada@example.com", NAMED, "en", "s", "t", "<p>h</p>"),
     }
     async with services.database.transaction(write=True) as conn:
         for message_id, written in rows.items():
@@ -201,7 +213,7 @@ async def test_a_stored_message_is_checked_again_when_sent(
     await send_all(services)
     [email] = sink.received
     assert email.keys() == FIELDS and email["Bcc"] is None
-    assert display_name(sink.raw[0], "To") == one_line(HOSTILE["NUL"] + HOSTILE["q"])
+    assert display_name(sink.raw[0], "To") == "Guest Bcc: v@evil.example " + HOSTILE["q"]
     found = {m.id: m for m in await messages(services)}
     assert found[named.id].status == mail_repo.SENT
     failed = found[broken.id]

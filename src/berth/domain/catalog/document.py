@@ -79,6 +79,16 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
         assert isinstance(node, yaml.ScalarNode)
+        if "\x00" in node.value:  # written as an escape ("\0", "\x00"): PostgreSQL cannot store it
+            self.problems.append(
+                Problem(
+                    self.lines[path],
+                    format_path(path),
+                    "holds the NUL character (U+0000), which no field accepts",
+                )
+            )
+            self.unreadable.add(path)
+            return node.value.replace("\x00", "")
         if node.tag in (_TAG_INT, _TAG_FLOAT) and ":" in node.value:
             return node.value
         if node.tag == _TAG_BOOL and node.value.lower() not in ("true", "false"):
