@@ -24,6 +24,7 @@ class Sink:
 
     replies: deque[str] = field(default_factory=deque)
     received: list[EmailMessage] = field(default_factory=list)
+    raw: list[bytes] = field(default_factory=list)  # each message as it came, unparsed
     envelopes: list[tuple[str, list[str]]] = field(default_factory=list)
     port: int = 0
     delay: float = 0.0  # seconds between taking a message and answering 250
@@ -38,6 +39,7 @@ class Sink:
         parsed = message_from_bytes(envelope.content, policy=default)
         assert isinstance(parsed, EmailMessage)
         self.received.append(parsed)
+        self.raw.append(envelope.content)
         self.envelopes.append((envelope.mail_from or "", list(envelope.rcpt_tos)))
         message_id = str(parsed["Message-ID"])
         self._open[message_id] += 1

@@ -7,7 +7,13 @@ import pytest
 
 from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
-from berth.domain.catalog.document import CatalogFileError, catalog_to_yaml, parse_catalog
+from berth.domain.catalog.document import (
+    MAX_DEPTH,
+    CatalogFileError,
+    catalog_to_yaml,
+    parse_catalog,
+    read_yaml,
+)
 from berth.domain.staff import COMMAND_LINE
 from tests.bookings_helpers import booking_catalog
 from tests.conftest import ADMIN, auth
@@ -296,3 +302,47 @@ def test_values_yaml_cannot_build_are_problems_not_crashes() -> None:
         "line 6: products[0].internalName: is not a value YAML can read (could not convert string to float: 'abc')",
         "line 17: products[0].options[0].closedDates[0]: is not a valid date (day is out of range for month)",
     ]
+
+
+DEEP = 5000
+
+
+async def test_a_file_nested_five_thousand_deep_is_a_problem_not_a_500(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """YAML nested deeper than Berth reads is refused like any other problem of the file (it
+    was PyYAML's RecursionError, a 500); a JSON body of the same depth is a 400 too."""
+    before = (await client.get("/admin/api/catalog", headers=ADMIN)).text
+    for deep in ("[" * DEEP + "]" * DEEP, "supplier: " + "{a: " * DEEP + "1" + "}" * DEEP):
+        response = await client.put("/admin/api/catalog", content=deep.encode(), headers=ADMIN)
+        assert response.status_code == 400, response.text
+        body = response.json()
+        assert body["errorMessage"] == "The catalogue file has 1 problem(s); nothing was imported"
+        [problem] = body["problems"]
+        assert problem["message"] == f"not valid YAML: nested deeper than {MAX_DEPTH} levels"
+        assert problem["line"] is not None
+        with pytest.raises(CatalogFileError):
+            read_yaml(deep)  # the back office editor's fields
+    assert (await client.get("/admin/api/catalog", headers=ADMIN)).text == before
+    deep_json = '{"a":' * DEEP + "1" + "}" * DEEP
+    for path, headers in (("/admin/api/connections", ADMIN), ("/octo/availability", auth())):
+        response = await client.post(
+            path, content=deep_json, headers={**headers, "Content-Type": "application/json"}
+        )
+        assert response.status_code == 400 and response.json()["error"] == "BAD_REQUEST", response.text
+
+
+async def test_a_nul_escaped_in_yaml_is_a_problem_on_both_databases(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """The API refuses a NUL byte in any request; YAML can write one as an escape, which
+    SQLite stored and PostgreSQL refused with a 500."""
+    stored = catalog_to_yaml(booking_catalog())
+    for escape in ("\\0", "\\x00", "\\U00000000"):  # "\\u0000" is refused as in JSON bodies
+        broken = stored.replace("title: Thames Sightseeing Cruise", f'title: "Thames{escape}Cruise"', 1)
+        assert broken != stored
+        response = await client.put("/admin/api/catalog", content=broken.encode(), headers=ADMIN)
+        assert response.status_code == 400, response.text
+        [problem] = response.json()["problems"]
+        assert problem["message"] == "holds the NUL character (U+0000), which no field accepts"
+        assert problem["path"].endswith(".title")

@@ -16,6 +16,7 @@ import pytest
 
 from berth.container import build_services
 from berth.domain.bookings import Booking
+from berth.domain.catalog.document import MAX_DEPTH
 from berth.settings import Settings
 from berth.store.bookings_repo import BookingFilter
 
@@ -152,3 +153,15 @@ def test_every_problem_of_a_file_at_once(environment: dict[str, str], tmp_path: 
         f"  {file}:line {duplicate}: products[6].id: duplicate product id 'harbour-cruise'",
     ]
     assert exported(environment) == stored
+
+
+def test_a_file_nested_too_deep_is_a_problem(environment: dict[str, str], tmp_path: Path) -> None:
+    """It was PyYAML's RecursionError: a traceback and exit code 1 without a word of what was wrong."""
+    file = tmp_path / "deep.yaml"
+    file.write_text("supplier: " + "[" * 5000 + "]" * 5000 + "\n")
+    result = berth(environment, "catalog", "import", str(file))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"{file}: 1 problem(s); nothing was imported",
+        f"  {file}:line 1: (root): not valid YAML: nested deeper than {MAX_DEPTH} levels",
+    ]

@@ -89,6 +89,49 @@ async def test_a_retried_scan_admits_once_and_answers_the_same(
     assert entries["entries"][0]["details"]["nonce"] == same
 
 
+async def test_a_nonce_sent_again_with_another_scan_is_a_conflict(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """A client that reuses a nonce by mistake must not be shown the earlier scan's green for
+    a party that was not admitted."""
+    first, other = await party(client), await party(client)
+    same = nonce()
+    admitted = await scan(client, first["supplierReference"], nonce=same)
+    items = [u["uuid"] for u in admitted["booking"]["units"]]
+    for changed in (
+        {"code": other["supplierReference"]},
+        {"code": first["supplierReference"], "unitItemUuids": items[:1]},
+        {"code": first["supplierReference"], "gate": None},
+    ):
+        refused = await scan(client, nonce=same, status=409, **changed)
+        assert refused["error"] == "CONFLICT"
+        assert refused["errorMessage"] == (
+            f"The nonce {same!r} was sent before with another scan (another code, departure or "
+            "tickets): make a new nonce for each scan"
+        )
+    # The other party was not admitted; the same scan sent again is still answered as it was.
+    assert (await scan(client, other["supplierReference"]))["result"] == "ADMITTED"
+    retried = await scan(client, first["supplierReference"], nonce=same, device="another phone")
+    assert retried["result"] == "ADMITTED" and retried["replayed"] is True
+
+
+async def test_a_scan_sent_again_after_its_undo_says_it_no_longer_counts(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    booking = await party(client)
+    scan_id = nonce()
+    await scan(client, booking["supplierReference"], nonce=scan_id)
+    undone = await client.post("/admin/api/checkin/undo", json={"nonce": scan_id}, headers=ADMIN)
+    assert undone.status_code == 200, undone.text
+    replayed = await scan(client, booking["supplierReference"], nonce=scan_id)
+    assert replayed["result"] == "UNDONE" and replayed["replayed"] is True
+    assert replayed["message"] == "Admitted, then undone: the admission no longer counts"
+    assert not any(u["admitted"] for u in replayed["booking"]["units"])
+    # Admitted again by another scan: the undone one still does not count.
+    assert (await scan(client, booking["supplierReference"]))["result"] == "ADMITTED"
+    assert (await scan(client, booking["supplierReference"], nonce=scan_id))["result"] == "UNDONE"
+
+
 async def test_what_the_gate_refuses(client: httpx.AsyncClient, bookable: Services) -> None:
     elsewhere = await party(client, slot=OTHER_SLOT)
     other = await scan(client, elsewhere["supplierReference"])

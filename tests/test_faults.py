@@ -64,6 +64,17 @@ class Logs:
     def events(self) -> set[str]:
         return {line["event"] for line in self.read()}
 
+    def fault_of(self, response: httpx.Response) -> dict[str, Any]:
+        """The one line logged for this response's failure (a warning or an error), found by
+        its X-Request-Id."""
+        request_id = response.headers["x-request-id"]
+        (found,) = [
+            line
+            for line in self.read()
+            if line.get("request_id") == request_id and line["level"] in ("warning", "error")
+        ]
+        return found
+
     def error_of(self, response: httpx.Response) -> dict[str, Any]:
         """The error line logged for this response, found by its X-Request-Id."""
         request_id = response.headers["x-request-id"]
@@ -147,9 +158,11 @@ async def test_requests_during_an_outage_get_a_plain_500_and_the_next_ones_succe
     for response in during:
         assert response.status_code == 500
         assert response.json() == UNAVAILABLE  # the whole body: no driver text, host or SQL
-        logged = logs.error_of(response)  # ... which the log has, under the request id
+        # ... which the log has, under the request id: one warning line, no traceback
+        logged = logs.fault_of(response)
+        assert logged["level"] == "warning" and "exception" not in logged
         assert logged["event"] == "unhandled error" and logged["fault"] == "unavailable"
-        assert "is not currently accepting connections" in logged["exception"]
+        assert "is not currently accepting connections" in logged["error"]
     ready = await client.get("/readyz")
     assert ready.status_code == 503 and ready.json()["status"] == "unavailable"
 
@@ -174,7 +187,9 @@ async def test_a_connection_lost_mid_transaction_rolls_back_and_the_pool_recover
         assert await outage.kill(keep=locker_pid) >= 1
         response = await asyncio.wait_for(request, 8)
     assert response.status_code == 500 and response.json() == UNAVAILABLE
-    assert "terminating connection due to administrator command" in logs.error_of(response)["exception"]
+    logged = logs.fault_of(response)
+    assert logged["level"] == "warning" and "exception" not in logged
+    assert "terminating connection due to administrator command" in logged["error"]
 
     # Having seen a disconnect, SQLAlchemy drops the pooled connections made before it: the
     # next requests get fresh ones, with no restart. Nothing of the reservation was kept.
@@ -205,6 +220,9 @@ async def test_the_background_loops_ride_out_an_outage(
         try:
             await until(lambda: {"expiry sweep failed", "delivery loop failed"} <= logs.events())
             assert not loops.done()
+            failed = [line for line in logs.read() if line["event"].endswith("failed")]
+            assert {line["level"] for line in failed} == {"warning"}
+            assert not any("exception" in line for line in failed)
             await outage.end()
             clock.advance(minutes=2)
             await until(lambda: any(p["booking"]["status"] == "EXPIRED" for p in target.payloads()))

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from pydantic import SecretStr
 
 from berth import __version__
+from berth.cli import startup_warnings
+from berth.settings import Settings
 from tests.berth_process import BERTH, berth, berth_environment, berth_serve, free_port
 
 KEY_ONE = "first-secret-key-of-the-supplier-0123456789"
@@ -209,3 +212,20 @@ def test_serve_on_a_busy_port_is_one_error_line(database_url: str) -> None:
     assert run.stdout == ""  # no "serving at" banner first
     line = one_line_error(run.stderr)
     assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in line, line
+
+
+def test_serve_warns_of_mail_without_a_public_url() -> None:
+    """Guests' ticket links would name the listen address, which they cannot reach."""
+    smtp = SecretStr("smtp://relay.example:25")
+    listening = Settings(
+        listen_url="http://127.0.0.1:8860", public_url=None, secret_key=KEY_ONE, smtp_url=smtp
+    )
+    [warning] = startup_warnings(listening, demo=False)
+    assert warning == (
+        "BERTH_SMTP_URL is set but BERTH_PUBLIC_URL is not: the ticket links in guests' emails name "
+        "http://127.0.0.1:8860, the address Berth listens on. Set BERTH_PUBLIC_URL to the address "
+        "guests reach."
+    )
+    public = listening.model_copy(update={"public_url": "https://octo.example.com"})
+    assert startup_warnings(public, demo=False) == []
+    assert startup_warnings(listening.model_copy(update={"smtp_url": None}), demo=False) == []

@@ -113,6 +113,22 @@ async def test_bad_webhooks_store_nothing(client: httpx.AsyncClient, bookable: S
             {"event": "booking_update", "url": "https://hooks.example/a", "headers": {"Bad Name": "x"}},
             "headers",
         ),
+        *(
+            (
+                {"event": "booking_update", "url": "https://hooks.example/a", "headers": headers},
+                "is not a valid header",
+            )
+            for headers in (
+                {"X-Token": "a\x0bb"},
+                {"X-Token": "a\x1bb"},
+                {"X-Token": "a\x7f"},
+                {"X-Token": "a\rBcc: x"},
+                {"X-Token": "a\x1e"},
+                {"X-Tök": "a"},
+                {"X\x01Token": "a"},
+                {"(Token)": "a"},
+            )
+        ),
     ):
         response = await client.post("/octo/webhooks", json=body, headers=auth())
         assert response.status_code == 400 and response.json()["error"] == "BAD_REQUEST", body

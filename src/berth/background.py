@@ -15,7 +15,7 @@ import structlog
 from berth import __version__
 from berth.container import Services
 from berth.settings import Settings
-from berth.store.database import describe_database
+from berth.store.database import describe_database, log_failure
 
 log = structlog.get_logger("berth.worker")
 
@@ -50,8 +50,8 @@ async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
             expired = await services.orders.expire_due(catalog) + await services.expiry.expire_due()
             if expired:
                 log.info("expired holds", count=expired)
-        except Exception:  # a failed sweep is retried on the next tick; the loop must not die
-            log.exception("expiry sweep failed")
+        except Exception as exc:  # a failed sweep is retried on the next tick; the loop must not die
+            log_failure(log, "expiry sweep failed", exc)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)
 

@@ -165,6 +165,23 @@ def _run(
         return asyncio.run(main())
 
 
+def startup_warnings(settings: Settings, *, demo: bool) -> list[str]:
+    """What `berth serve` warns of at start: settings a live server should not go without."""
+    warnings = []
+    if settings.secret_key is None and not demo:
+        warnings.append(
+            "BERTH_SECRET_KEY is not set: webhook signing secrets are sealed with the built-in "
+            "development key, which is public. Set it before going live."
+        )
+    if settings.smtp_url is not None and not settings.public_url:
+        warnings.append(
+            f"BERTH_SMTP_URL is set but BERTH_PUBLIC_URL is not: the ticket links in guests' emails "
+            f"name {settings.tickets_url}, the address Berth listens on. Set BERTH_PUBLIC_URL to the "
+            "address guests reach."
+        )
+    return warnings
+
+
 def _no_database(url: str) -> str:
     named = (
         "named by BERTH_DATABASE_URL"
@@ -263,11 +280,8 @@ def serve(
     console.print(
         f"Berth serving the OCTO API at [bold]{settings.octo_endpoint()}[/bold]{everywhere} ({redact_database_url(settings.database_url)})"
     )
-    if settings.secret_key is None and not demo:
-        errors.print(
-            "[yellow]warning:[/yellow] BERTH_SECRET_KEY is not set: webhook signing secrets are sealed with "
-            "the built-in development key, which is public. Set it before going live."
-        )
+    for warning in startup_warnings(settings, demo=demo):
+        errors.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     if demo:
         console.print("Demo API keys: demo-reseller-a, demo-reseller-b; admin token: " + DEMO_ADMIN_TOKEN)
     trusted = [str(network) for network in proxy_networks(settings.trusted_proxies)]

@@ -32,8 +32,10 @@ class Settings(BaseSettings):
     )
     public_url: str | None = Field(
         default=None,
-        description="Base URL resellers use, e.g. https://octo.example.com (`/octo` is appended). Unset: "
-        "each answer names the address its request came in on, and webhook payloads the listen URL",
+        description="Base URL resellers and guests use, e.g. https://octo.example.com (`/octo` is appended "
+        "for the OCTO API). Ticket links (in guests' emails, on tickets, in OCTO answers) and webhook "
+        "payloads name it. Unset: each answer names the address its request came in on, and ticket links "
+        "and webhook payloads the listen URL (`berth serve` warns when BERTH_SMTP_URL is set without it)",
     )
     listen_url: str = Field(
         default="http://127.0.0.1:8000",
@@ -179,7 +181,8 @@ class Settings(BaseSettings):
         default=None,
         description="Where guests' emails go: `smtp://user:password@host:587` (STARTTLS), "
         "`smtps://user:password@host:465` (implicit TLS) or `smtp://host:25` (a plain relay); "
-        "unset: they stay in the database's mailbox, shown in the back office under Outbox",
+        "unset: they stay in the database's mailbox, shown in the back office under Outbox. Their ticket "
+        "links name BERTH_PUBLIC_URL",
     )
     mail_from: str | None = Field(
         default=None,

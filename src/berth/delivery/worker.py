@@ -32,7 +32,7 @@ from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
 from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
-from berth.store.database import Database, DbConnection
+from berth.store.database import Database, DbConnection, log_failure
 from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SUPERSEDED, Delivery
 
 log = structlog.get_logger("berth.delivery")
@@ -158,8 +158,8 @@ class DeliveryWorker:
                     if fan_out or not self._held or time.monotonic() - claimed_at >= poll:
                         claimed = await self._claim(free)
                         claimed_at = time.monotonic()
-                except Exception:  # keep the loop alive; what failed is retried on the next tick
-                    log.exception("delivery loop failed")
+                except Exception as exc:  # keep the loop alive; what failed is retried on the next tick
+                    log_failure(log, "delivery loop failed", exc)
                     fanned, claimed = 0, []
                 start(claimed)
                 if not (fanned or len(claimed) == free > 0):
@@ -252,8 +252,8 @@ class DeliveryWorker:
                 await deliveries_repo.record_outcomes(conn, finished)
                 if refill and free >= self._refill_at:
                     claimed = await self._claim_in(conn, free)
-        except Exception:
-            log.exception("recording delivery outcomes failed", deliveries=len(outcomes))
+        except Exception as exc:
+            log_failure(log, "recording delivery outcomes failed", exc, deliveries=len(outcomes))
             return []
         finally:
             self._held -= recorded
@@ -274,8 +274,8 @@ class DeliveryWorker:
             try:
                 async with self._db.transaction(write=True) as conn:
                     await deliveries_repo.renew_leases(conn, list(self._held), self._clock() + self._lease)
-            except Exception:
-                log.exception("delivery lease renewal failed")
+            except Exception as exc:
+                log_failure(log, "delivery lease renewal failed", exc)
 
     async def _secrets_of(self, conn: DbConnection, connection_id: str, now: datetime) -> list[str] | None:
         """The connection's live signing secrets, opened; None when the key cannot open them."""

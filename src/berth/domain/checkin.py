@@ -29,6 +29,7 @@ class ScanResult(StrEnum):
     UNKNOWN_CODE = "UNKNOWN_CODE"
     # A look-up's answer where a scan would admit: it admits nothing itself.
     VALID = "VALID"
+    UNDONE = "UNDONE"  # a scan sent again whose admission was taken back since: it no longer counts
 
 
 @dataclass(frozen=True)

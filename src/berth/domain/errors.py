@@ -50,6 +50,12 @@ class NotFound(OctoError):
     code = "NOT_FOUND"
 
 
+class Conflict(OctoError):
+    """The request contradicts one made before under the same key (answered 409)."""
+
+    code = "CONFLICT"
+
+
 class InvalidProductId(OctoError):
     code = "INVALID_PRODUCT_ID"
 

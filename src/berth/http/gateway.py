@@ -33,7 +33,7 @@ from berth.http.errors import error_response, internal_error
 from berth.http.hot_routes import hot_answer
 from berth.http.limits import rate_limited, read_body
 from berth.logs import info_logged
-from berth.store.database import fault_of
+from berth.store.database import log_failure
 
 access_log = structlog.get_logger("berth.access")
 log = structlog.get_logger("berth.http")
@@ -115,7 +115,7 @@ class Gateway:
                 if expired:
                     log.warning("timed-out request failed while stopping", error=type(exc).__name__)
                 else:
-                    access_log.exception("unhandled error", path=scope["path"], fault=fault_of(exc))
+                    log_failure(access_log, "unhandled error", exc, path=scope["path"])
                     if status is not None:  # part of the answer is out: nothing better to do than to end it
                         raise
                     respond = error_response(internal_error(exc), _capabilities(scope))

@@ -27,7 +27,7 @@ from berth.domain.checkin import (
     with_admitted,
     without_admitted,
 )
-from berth.domain.errors import InvalidAvailabilityId, NotFound, UnprocessableEntity
+from berth.domain.errors import Conflict, InvalidAvailabilityId, NotFound, UnprocessableEntity
 from berth.domain.slots import Slot, slot_for_id
 from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
@@ -69,6 +69,17 @@ class ScanOutcome:
 class Party:
     details: BookingDetails
     admissions: dict[str, Admission]
+
+
+def _asked(request: ScanRequest) -> dict[str, Any]:
+    """What a scan asked for, kept with the scan to tell a retry from another scan under the
+    same nonce (the device aside: it does not change what is admitted)."""
+    gate = request.departure
+    return {
+        "code": request.code,
+        "departure": [gate.product_id, gate.option_id, gate.availability_id] if gate else None,
+        "unitItemUuids": sorted(request.unit_item_uuids) if request.unit_item_uuids else None,
+    }
 
 
 def _pick(found: Sequence[Scanned], gate: Departure | None) -> tuple[Scanned | None, int]:
@@ -163,7 +174,9 @@ class CheckIn:
     async def scan(self, catalog: Catalog, request: ScanRequest, *, actor: Actor) -> ScanOutcome:
         """Admit the tickets the code names that are not through yet. A scan that admits is
         kept by its nonce with its outcome: sent again, it is answered the same and admits
-        nothing more (a scan that admits nothing is not kept: sent again, it is decided again).
+        nothing more, or UNDONE when its admission was taken back since; the nonce sent with
+        another code, departure or tickets is refused (Conflict). A scan that admits nothing
+        is not kept: sent again, it is decided again.
         On SQLite, whose one writer at a time is the bottleneck, a scan is decided in a read
         first and takes the write lock only to admit; on PostgreSQL it is one transaction."""
         scanned: Scanned | None = None
@@ -171,7 +184,7 @@ class CheckIn:
             async with self._db.transaction(write=False) as conn:
                 kept = await checkin_repo.scan(conn, request.nonce)
                 if kept is not None:
-                    return await self._replay(conn, catalog, request.code, kept)
+                    return await self._replay(conn, catalog, request, kept)
                 scanned, ambiguous, admissions = await self._read(conn, catalog, request)
                 if scanned is None:
                     return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
@@ -194,7 +207,7 @@ class CheckIn:
             booking = await self._steps.lock_in(conn, booking)
             kept = await checkin_repo.scan(conn, request.nonce)
             if kept is not None:  # the same scan, sent again, was first
-                return await self._replay(conn, catalog, request.code, kept)
+                return await self._replay(conn, catalog, request, kept)
             return await self._admit_locked(conn, catalog, Scanned(booking, scanned.unit), request, actor)
 
     async def _admit_locked(
@@ -208,7 +221,13 @@ class CheckIn:
         if admitting:
             booking = await self._admit(conn, catalog, booking, admitting, request, actor, now)
             admissions |= {u: Admission(u, now, actor.name, request.device, request.nonce) for u in admitting}
-            outcome = {"result": result.value, "bookingId": booking.id, "admitted": admitting, "unit": unit}
+            outcome = {
+                "result": result.value,
+                "bookingId": booking.id,
+                "admitted": admitting,
+                "unit": unit,
+                "asked": _asked(request),
+            }
             await checkin_repo.keep_scan(conn, request.nonce, now, booking.id, outcome)
         [details] = await self._details(conn, catalog, [booking])
         return ScanOutcome(result, request.code, details, tuple(admitting), admissions, unit)
@@ -269,16 +288,26 @@ class CheckIn:
         return [item.supplier_reference for item in booking.unit_items if item.uuid in chosen]
 
     async def _replay(
-        self, conn: DbConnection, catalog: Catalog, code: str, kept: dict[str, Any]
+        self, conn: DbConnection, catalog: Catalog, request: ScanRequest, kept: dict[str, Any]
     ) -> ScanOutcome:
-        """The answer to a scan sent again: its result and the tickets it admitted then, with
-        the party as it stands now."""
+        """The answer to a scan sent again: its result and the tickets it admitted then (UNDONE
+        if none of them is still admitted by it), with the party as it stands now. Scans kept
+        before what they asked was kept too (issue 39) are taken for the same scan."""
+        asked = kept.get("asked")
+        if asked is not None and asked != _asked(request):
+            raise Conflict(
+                f"The nonce {request.nonce!r} was sent before with another scan (another code, "
+                "departure or tickets): make a new nonce for each scan"
+            )
         booking = await bookings_repo.get_by_id(conn, kept["bookingId"])
         assert booking is not None  # bookings are never deleted
         admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
         [details] = await self._details(conn, catalog, [booking])
         result = ScanResult(kept["result"])
-        return ScanOutcome(result, code, details, tuple(kept["admitted"]), admissions, kept["unit"], True)
+        if not any(u in admissions and admissions[u].nonce == request.nonce for u in kept["admitted"]):
+            result = ScanResult.UNDONE
+        admitted = tuple(kept["admitted"])
+        return ScanOutcome(result, request.code, details, admitted, admissions, kept["unit"], True)
 
     async def undo(self, catalog: Catalog, nonce: str, *, actor: Actor) -> ScanOutcome:
         """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission: the

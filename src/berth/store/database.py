@@ -89,6 +89,22 @@ def fault_of(exc: BaseException) -> Literal["unavailable", "full"] | None:
     return None
 
 
+def log_failure(logger: Any, event: str, exc: BaseException, **fields: Any) -> None:
+    """Log a failure of a request or a background tick. A lost database is expected (a restart,
+    a failover, a terminated backend) and says the same on every request meanwhile: one warning
+    line naming it, no traceback. Anything else: an error with its traceback."""
+    fault = fault_of(exc)
+    if fault != "unavailable":
+        logger.error(event, exc_info=exc, fault=fault, **fields)
+        return
+    if isinstance(exc, DatabaseUnavailable):
+        said = f"{exc}: {exc.reason()}"
+    else:  # the driver's first line: the lines after it quote the SQL and its parameters
+        lines = str(getattr(exc, "orig", None) or exc).splitlines() or [""]
+        said = " ".join(lines[0].split()) or type(exc).__name__
+    logger.warning(event, fault=fault, error=said, **fields)
+
+
 class DbConnection(Protocol):
     """What the repositories use of a connection: SQLAlchemy's AsyncConnection on PostgreSQL,
     `SqliteConnection` on SQLite."""

@@ -28,6 +28,7 @@ MESSAGES = {
     ScanResult.NOT_CONFIRMED: "Not confirmed",
     ScanResult.UNKNOWN_CODE: "Unknown code",
     ScanResult.VALID: "Valid: the tickets may go through",
+    ScanResult.UNDONE: "Admitted, then undone: the admission no longer counts",
 }
 
 

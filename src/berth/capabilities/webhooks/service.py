@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -35,14 +36,26 @@ class WebhookInput:
     retry_on_error: bool | None = None
 
 
+# RFC 9110: a field name is a token; a value is visible characters, spaces and tabs inside (no
+# control character, which a receiver may take for the end of a line or refuse).
+_FIELD_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
+_FIELD_VALUE = re.compile(r"([^\x00-\x1f\x7f]([^\x00-\x08\x0a-\x1f\x7f]*[^\x00-\x1f\x7f])?)?")
+
+
 def _check_headers(headers: dict[str, str]) -> dict[str, str]:
     if len(headers) > MAX_HEADERS:
         raise BadRequest(f"headers may hold at most {MAX_HEADERS} entries")
     for name, value in headers.items():
-        if not name or any(c in name for c in " :\r\n") or len(name) > lengths.HEADER_NAME:
-            raise BadRequest(f"headers: {name!r} is not a valid header name")
-        if "\r" in value or "\n" in value or len(value) > lengths.HEADER_VALUE:
-            raise BadRequest(f"headers: the value of {name!r} is not a valid header value")
+        if _FIELD_NAME.fullmatch(name) is None or len(name) > lengths.HEADER_NAME:
+            raise BadRequest(
+                f"headers: {name!r} is not a valid header name (letters, digits and !#$%&'*+-.^_`|~, "
+                f"at most {lengths.HEADER_NAME} characters)"
+            )
+        if _FIELD_VALUE.fullmatch(value) is None or len(value) > lengths.HEADER_VALUE:
+            raise BadRequest(
+                f"headers: the value of {name!r} is not a valid header value (no control characters, "
+                f"at most {lengths.HEADER_VALUE} characters)"
+            )
     return dict(headers)
 
 

@@ -33,7 +33,8 @@ SUBJECTS = {
 }
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
-_SPACES = re.compile(r"\s+")
+_ASCII_ADDRESS = re.compile(r"[!-;=?-~]+")  # printable ASCII but white space and < >
+_SPACES = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")  # white space and control characters
 _PRICING = BY_ID[PRICING]
 _HTML = Environment(
     loader=PackageLoader("berth.delivery.mail", "templates"),
@@ -53,23 +54,32 @@ _TEXT = Environment(
 
 
 def one_line(value: str | None, limit: int = FIELD_LIMIT) -> str:
-    """A guest's or catalogue's text for one line: whitespace (newlines too) made single
-    spaces, cut at `limit` characters."""
+    """A guest's or catalogue's text for one line: white space (line breaks and separators too)
+    and control characters made single spaces, cut at `limit` characters."""
     text = _SPACES.sub(" ", value or "").strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def mail_address(value: str | None) -> tuple[str | None, str | None]:
-    """The contact's emailAddress as an address to send to, or None and why not."""
+    """The contact's emailAddress as an address to send to, or None and why not. Berth sends
+    without SMTPUTF8: a domain outside ASCII is sent as IDNA, a mailbox name outside ASCII (or
+    with white space, or an encoded word) is refused."""
     if not value or not value.strip():
         return None, "the contact has no emailAddress"
     value = value.strip()
+    why = f"the contact's emailAddress {one_line(value, 80)!r} is not an email address"
     try:
         address = Address(addr_spec=value)
     except Exception:  # the email package raises several kinds for a malformed address
-        address = None
-    if address is None or len(value) > 254 or "." not in address.domain or "[" in address.domain:
-        return None, f"the contact's emailAddress {one_line(value, 80)!r} is not an email address"
+        return None, why
+    try:
+        address = Address(username=address.username, domain=address.domain.encode("idna").decode("ascii"))
+    except (UnicodeError, ValueError):
+        return None, why + " Berth can send to (its domain is no IDNA name)"
+    if len(value) > 254 or "." not in address.domain or "[" in address.domain:
+        return None, why
+    if _ASCII_ADDRESS.fullmatch(address.addr_spec) is None or "=?" in address.addr_spec:
+        return None, why + " Berth can send to (printable ASCII without spaces)"
     return address.addr_spec, None
 
 

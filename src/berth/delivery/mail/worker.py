@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 import structlog
 
 from berth.delivery.mail.compose import FALLBACK_FROM, mail_address, mail_sender
+from berth.delivery.mail.headers import UnsafeMessage
 from berth.delivery.mail.outbox import GuestMail
-from berth.delivery.mail.smtp import build_email
+from berth.delivery.mail.smtp import build_email, flattened, sender_of
 from berth.domain.smtp import SmtpServer, parse_smtp_url
 from berth.domain.webhooks import next_retry_delay, parse_schedule
 from berth.logs import info_logged
@@ -28,7 +29,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import mail_repo
-from berth.store.database import Database
+from berth.store.database import Database, log_failure
 from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, UNDELIVERABLE, Message, Outcome, Written
 from berth.tickets.documents import TicketDocuments
 
@@ -81,8 +82,8 @@ class MailWorker:
                 self._mail.wakeup.clear()
                 try:
                     sent = await self.send_due()
-                except Exception:  # the loop must not die; what failed is retried on the next tick
-                    log.exception("mail loop failed")
+                except Exception as exc:  # the loop must not die; what failed is retried on the next tick
+                    log_failure(log, "mail loop failed", exc)
                     sent = 0
                 if sent < self._settings.mail_concurrency:
                     await self._idle(stop)
@@ -134,8 +135,8 @@ class MailWorker:
             try:
                 async with self._db.transaction(write=True) as conn:
                     await mail_repo.renew_leases(conn, list(self._held), self._clock() + LEASE)
-            except Exception:
-                log.exception("mail lease renewal failed")
+            except Exception as exc:
+                log_failure(log, "mail lease renewal failed", exc)
 
     async def _addresses(self) -> tuple[str, str | None]:
         """The sender (BERTH_MAIL_FROM, else the supplier), and where replies go: the supplier
@@ -162,9 +163,13 @@ class MailWorker:
             email = build_email(message, written, sender, reply_to, attachments)
             # Flattened once, and sent as bytes: the email package's own send path would copy
             # and flatten it again.
-            sender, recipient = email["From"].addresses[0].addr_spec, written.recipient
+            data = flattened(email)
+            envelope, recipient = sender_of(sender)[1], written.recipient
             assert recipient is not None  # a message without one is undeliverable
-            await self._send(self._server, sender, recipient, email.as_bytes())
+            await self._send(self._server, envelope, recipient, data)
+        except UnsafeMessage as exc:
+            log.warning("mail not sent", message=message.id, error=str(exc))
+            return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)
         except Rejected as exc:
             log.warning("mail refused", message=message.id, error=str(exc))
             return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)

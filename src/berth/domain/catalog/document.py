@@ -22,6 +22,7 @@ _TAG_INT = "tag:yaml.org,2002:int"
 _TAG_FLOAT = "tag:yaml.org,2002:float"
 _TAG_BOOL = "tag:yaml.org,2002:bool"
 _TAG_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+MAX_DEPTH = 100  # nested collections and values; a catalogue's deepest path has about 12
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,16 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
         assert isinstance(node, yaml.ScalarNode)
+        if "\x00" in node.value:  # written as an escape ("\0", "\x00"): PostgreSQL cannot store it
+            self.problems.append(
+                Problem(
+                    self.lines[path],
+                    format_path(path),
+                    "holds the NUL character (U+0000), which no field accepts",
+                )
+            )
+            self.unreadable.add(path)
+            return node.value.replace("\x00", "")
         if node.tag in (_TAG_INT, _TAG_FLOAT) and ":" in node.value:
             return node.value
         if node.tag == _TAG_BOOL and node.value.lower() not in ("true", "false"):
@@ -105,9 +116,26 @@ def _in_file_order(problem: Problem) -> tuple[int, str]:
     return (problem.line or 0, problem.path)
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a document nested deeper than MAX_DEPTH: composing and
+    building are recursive, and a deeper one ran out of Python's stack (RecursionError)."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
 def _compose(text: str) -> yaml.Node | None:
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -16,7 +16,7 @@ from berth.domain.checkin import MAX_CODE_LENGTH, MAX_DEVICE_LENGTH, Departure, 
 from berth.domain.staff import Actor
 from berth.http.admin.roles import operator, viewer
 from berth.http.context import current_services
-from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES, OctoErrorBody
 from berth.http.responses import json_response
 from berth.services.checkin import ScanRequest
 from berth.views.checkin import departure_parties_json, scan_json, undo_json
@@ -80,9 +80,12 @@ async def departure_parties(svc: Services, departure: Departure) -> Response:
     description=(
         "`result`: ADMITTED, ALREADY_ADMITTED (with who admitted the ticket and when), "
         "NOT_THIS_DEPARTURE, CANCELLED, NOT_CONFIRMED or UNKNOWN_CODE. The same `nonce` sent again "
-        "is answered the same and admits nothing more. A code is looked for as given, then read "
-        "as one of Berth's references: spaces dropped, O as 0, I and L as 1."
+        "with the same body is answered the same (`replayed`) and admits nothing more; UNDONE when "
+        "the admission was undone since (it no longer counts). Sent with another code, departure "
+        "or tickets, the nonce is refused with 409 CONFLICT. A code is looked for as given, then "
+        "read as one of Berth's references: spaces dropped, O as 0, I and L as 1."
     ),
+    responses={409: {"model": OctoErrorBody, "description": "CONFLICT: the nonce was used by another scan"}},
 )
 async def scan(
     body: ScanBody, actor: Actor = Depends(operator), svc: Services = Depends(current_services)

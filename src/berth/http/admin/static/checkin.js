@@ -433,6 +433,9 @@
         const when = d.localDateTimeStart ? d.localDateTimeStart.replace("T", " ").slice(0, 16) : "open date";
         return ["warn", "Another departure", `Booked on ${d.product} · ${d.option}, ${when}.`];
       }
+      case "UNDONE":
+        // A scan sent again (an offline one synced late) whose admission was undone since.
+        return ["warn", "Admission undone", "It was admitted, then undone: it no longer counts."];
       case "CANCELLED":
         return ["bad", "Cancelled", "This booking was cancelled: do not admit."];
       case "NOT_CONFIRMED":
