@@ -15,7 +15,15 @@ from starlette.datastructures import FormData
 from starlette.responses import Response
 
 from berth.capabilities.registry import EDITOR_PARTS
-from berth.domain.catalog import Catalog, ContactField, DeliveryMethod, DurationUnit, UnitType, Weekday
+from berth.domain.catalog import (
+    Catalog,
+    ContactField,
+    DeliveryFormat,
+    DeliveryMethod,
+    DurationUnit,
+    UnitType,
+    Weekday,
+)
 from berth.domain.catalog.document import CatalogFileError, read_yaml
 from berth.domain.catalog.model import AvailabilityType, PricingPer, RedemptionMethod
 from berth.domain.catalog_changes import ImportRefused
@@ -28,6 +36,9 @@ from berth.http.admin.pages.catalog_form import (
     FieldProblems,
     ProductForm,
     Shown,
+    as_hours,
+    as_list,
+    as_text,
     dump_yaml,
     field_id,
     money,
@@ -35,6 +46,7 @@ from berth.http.admin.pages.catalog_form import (
     product_problems,
     reading_problems,
     shown,
+    tax_amount,
 )
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
@@ -44,10 +56,10 @@ from berth.views.catalog_changes import changes_lines, conflict_lines
 
 router = APIRouter(route_class=PageRoute)
 HISTORY_PAGE = 30
-# The codes Berth issues (URL formats are refused by the catalogue rules).
-TICKET_CODES = ("QRCODE", "CODE128", "AZTECCODE")
 # The file's values as staff say them (the others: capitalised, `START_TIME` -> `Start time`).
 VALUE_LABELS = {
+    "PDF_URL": "PDF ticket (attached to emails, linked in OCTO)",
+    "PKPASS_URL": "Apple Wallet pass",
     "QRCODE": "QR code",
     "CODE128": "Code 128 barcode",
     "AZTECCODE": "Aztec code",
@@ -83,7 +95,7 @@ def _stored_product(me: Staff, product_id: str) -> tuple[int, Document]:
 def _choices() -> dict[str, Any]:
     return {
         "availability_types": [t.value for t in AvailabilityType],
-        "ticket_codes": TICKET_CODES,
+        "delivery_formats": [f.value for f in DeliveryFormat],
         "delivery_methods": [m.value for m in DeliveryMethod],
         "redemption_methods": [m.value for m in RedemptionMethod],
         "pricing_per": [p.value for p in PricingPer],
@@ -127,6 +139,10 @@ def _editor_page(
         option_parts=[p for p in EDITOR_PARTS if p.level == "option"],
         part_yaml=part_yaml,
         amount=money,
+        text=as_text,
+        listed=as_list,
+        hours=as_hours,
+        tax_amount=tax_amount,
         fid=field_id,
         labels=FIELD_LABELS,
         **_choices(),
@@ -182,12 +198,15 @@ async def _save_product(
             problems=problems,
             status_code=400,
         )
+    action = str(form.get("action", "preview"))
+    if action == "save" and product_id is not None and doc == reader.stored:
+        notice = Notice("success", f"Nothing changed: catalogue version {base_version} stays as it is.")
+        return redirect(f"/admin/catalog/{quote(product_id, safe='')}", me, notice)
     catalog = _document(me.catalog.catalog)
     products = list(catalog.get("products", []))
     index = next((i for i, p in enumerate(products) if p.get("id") == product_id), len(products))
     products[index : index + 1] = [doc]
     catalog["products"] = products
-    action = str(form.get("action", "preview"))
     try:
         outcome = await _import(me, catalog, base_version, action)
     except CatalogFileError as exc:
