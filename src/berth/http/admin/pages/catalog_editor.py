@@ -79,7 +79,7 @@ def _new_product(catalog: Catalog) -> Document:
         "internalName": "",
         "timeZone": zone,
         "availabilityType": "START_TIME",
-        "deliveryFormats": ["QRCODE"],
+        "deliveryFormats": ["QRCODE", "PDF_URL"],
         "deliveryMethods": ["TICKET"],
         "options": [],
     }
