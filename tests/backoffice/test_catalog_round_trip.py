@@ -82,6 +82,20 @@ async def test_every_demo_product_saved_unchanged_is_no_change(
     await saved_unchanged(client, demo)
 
 
+async def test_the_supplier_and_a_product_as_yaml_saved_unchanged_are_no_change(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    await sign_in(client)
+    before = await demo.catalog.snapshot()
+    for path in ("/admin/catalog/supplier", "/admin/catalog/thames-sightseeing/yaml"):
+        fields = form_of((await client.get(path)).text)
+        saved = await send(client, path, with_action(fields, "save"))
+        assert saved.status_code == 303, (path, text_of(saved.text)[:3000])
+        notice = notice_of((await client.get(saved.headers["location"])).text)
+        assert notice is not None and NOTHING_CHANGED.fullmatch(notice), (path, notice)
+    assert (await demo.catalog.snapshot()).version == before.version
+
+
 async def test_a_price_and_a_departure_changed_change_only_those_fields(
     client: httpx.AsyncClient, demo: Services
 ) -> None:

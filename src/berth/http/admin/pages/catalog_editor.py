@@ -200,8 +200,7 @@ async def _save_product(
         )
     action = str(form.get("action", "preview"))
     if action == "save" and product_id is not None and doc == reader.stored:
-        notice = Notice("success", f"Nothing changed: catalogue version {base_version} stays as it is.")
-        return redirect(f"/admin/catalog/{quote(product_id, safe='')}", me, notice)
+        return redirect(f"/admin/catalog/{quote(product_id, safe='')}", me, _unchanged(base_version))
     catalog = _document(me.catalog.catalog)
     products = list(catalog.get("products", []))
     index = next((i for i, p in enumerate(products) if p.get("id") == product_id), len(products))
@@ -251,6 +250,10 @@ async def _import(me: Staff, catalog: Document, base_version: int, action: str) 
     )
 
 
+def _unchanged(base_version: int) -> Notice:
+    return Notice("success", f"Nothing changed: catalogue version {base_version} stays as it is.")
+
+
 def _saved_notice(outcome: ImportOutcome) -> Notice:
     forced = f" over {outcome.changes.affected_bookings} live booking(s)" if outcome.changes.conflicts else ""
     return Notice("success", f"Saved as catalogue version {outcome.version}{forced}.")
@@ -296,7 +299,7 @@ async def save_product_yaml(product_id: str, request: Request, me: Staff = Depen
     form = await request.form()
     base_version = _base_version(form)
     text = str(form.get("document", ""))
-    index, _ = _stored_product(me, product_id)
+    index, stored = _stored_product(me, product_id)
     try:
         doc = read_yaml(text)
     except CatalogFileError as exc:
@@ -306,6 +309,8 @@ async def save_product_yaml(product_id: str, request: Request, me: Staff = Depen
     if not isinstance(doc, dict):
         problems = ["The product must be a mapping of its fields (id, internalName, options, …)"]
         return _yaml_page(request, me, product_id, text, base_version, 400, problems=problems)
+    if str(form.get("action")) == "save" and doc == stored:
+        return redirect(f"/admin/catalog/{quote(product_id, safe='')}", me, _unchanged(base_version))
     catalog = _document(me.catalog.catalog)
     catalog["products"][index] = doc
     try:
@@ -359,7 +364,8 @@ def _supplier_page(
 async def save_supplier(request: Request, me: Staff = Depends(editor_form)) -> Response:
     form = await request.form()
     base_version = _base_version(form)
-    doc = me.catalog.catalog.supplier.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    stored = me.catalog.catalog.supplier.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    doc = dict(stored)
     reader = ProductForm(form, {}, ())
     for key in ("name", "reference"):
         value = reader.text(key)
@@ -378,6 +384,8 @@ async def save_supplier(request: Request, me: Staff = Depends(editor_form)) -> R
     doc["content"] = content or {}
     if problems:
         return _supplier_page(request, me, doc, base_version, 400, problems=problems)
+    if {key: value for key, value in doc.items() if value} == stored:
+        return redirect("/admin/catalog", me, _unchanged(base_version))
     catalog = _document(me.catalog.catalog)
     catalog["supplier"] = doc
     try:
