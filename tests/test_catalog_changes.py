@@ -121,8 +121,20 @@ def test_products_options_and_units_added_changed_and_removed() -> None:
     changes = compare_catalogs(catalog(), after, [], NOW)
     assert changes.supplier_changed
     assert changes.items == (
-        ItemChange(Change.CHANGED, "walk", fields=("internalName",)),
-        ItemChange(Change.CHANGED, "walk", "DEFAULT", "adult", fields=("internalName",)),
+        ItemChange(
+            Change.CHANGED,
+            "walk",
+            fields=("internalName",),
+            values=("internalName City walk -> Old town walk",),
+        ),
+        ItemChange(
+            Change.CHANGED,
+            "walk",
+            "DEFAULT",
+            "adult",
+            fields=("internalName",),
+            values=("internalName Adult -> Grown-up",),
+        ),
         ItemChange(Change.REMOVED, "walk", "DEFAULT", "child"),
         ItemChange(Change.ADDED, "walk", "night"),
         ItemChange(Change.REMOVED, "museum"),
@@ -131,6 +143,49 @@ def test_products_options_and_units_added_changed_and_removed() -> None:
     assert [item.name for item in changes.items[:3]] == ["walk", "walk/DEFAULT/adult", "walk/DEFAULT/child"]
     # With no live booking there is no booking horizon: departures are not compared.
     assert changes.horizon_end is None and changes.departures == () and changes.conflicts == ()
+
+
+def test_a_change_says_what_each_field_was_and_is() -> None:
+    """Issue 38: a price change reads `EUR 25.00 -> 27.00`, and its tax's change too; a start
+    time added shows the times before and after; a price added or removed says so."""
+    priced = catalog(
+        WALK,
+        (
+            "{id: adult, internalName: Adult, type: ADULT}",
+            "{id: adult, internalName: Adult, type: ADULT, prices: [{currency: EUR, retail: 2500, net: 2000,"
+            " includedTaxes: [{name: VAT, retail: 417, original: 417}]}]}",
+        ),
+        (
+            "{id: child, internalName: Child, type: CHILD}",
+            "{id: child, internalName: Child, type: CHILD, prices: [{currency: EUR, retail: 1500}]}",
+        ),
+    )
+    after = catalog(
+        WALK,
+        ('startTimes: ["10:00", "14:30"]', 'startTimes: ["10:00", "14:30", "17:00"]'),
+        (
+            "{id: adult, internalName: Adult, type: ADULT}",
+            "{id: adult, internalName: Adult, type: ADULT, prices: [{currency: EUR, retail: 2700, net: 2000,"
+            " includedTaxes: [{name: VAT, retail: 450, original: 450}]}]}",
+        ),
+        (
+            "{id: child, internalName: Child, type: CHILD}",
+            "{id: child, internalName: Child, type: CHILD, prices: [{currency: EUR, retail: 1300, from: 2026-07-01}]}",
+        ),
+    )
+    values = {item.name: item.values for item in compare_catalogs(priced, after, [], NOW).items}
+    assert values == {
+        "walk/DEFAULT": ("schedules 1 startTimes 10:00, 14:30 -> 10:00, 14:30, 17:00",),
+        "walk/DEFAULT/adult": (
+            "EUR 25.00 -> 27.00",
+            "EUR includedTaxes 1 retail 417 -> 450",
+            "EUR includedTaxes 1 original 417 -> 450",
+        ),
+        "walk/DEFAULT/child": (
+            "EUR (2026-07-01 to \N{HORIZONTAL ELLIPSIS}) 13.00 added",
+            "EUR 15.00 removed",
+        ),
+    }
 
 
 def test_departures_losing_capacity_over_the_booking_horizon() -> None:

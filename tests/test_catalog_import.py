@@ -129,6 +129,46 @@ def test_prices_must_cover_every_currency() -> None:
     ]
 
 
+def test_a_net_above_retail_is_refused_naming_its_field() -> None:
+    """Issue 37: a reseller never pays more than the guest; nor does an included tax's net
+    exceed its retail. Unit, booking and extra prices alike."""
+    priced = MINIMAL.replace(
+        "            type: ADULT\n",
+        "            type: ADULT\n            prices:\n"
+        "              - {currency: EUR, retail: 2500, net: 2600}\n"
+        "              - {currency: EUR, retail: 2000, net: 2000, from: 2027-01-01,"
+        " includedTaxes: [{name: VAT, retail: 333, original: 333, net: 400}]}\n",
+    )
+    assert problems_of(priced) == [
+        "line 22: products[0].options[0].units[0].prices[0].net: net 2600 is above retail 2500",
+        "line 23: products[0].options[0].units[0].prices[1].includedTaxes[0].net: net 400 is above retail 333",
+    ]
+
+
+def test_an_included_tax_given_as_a_rate_is_worked_out_from_each_amount() -> None:
+    """Issue 38: `rate: 20` on 2500 / 2800 / 2000 is 417 / 467 / 333 (half up, minor units);
+    written back as the rate; a rate with amounts, or a rate out of range, is refused."""
+    taxed = MINIMAL.replace(
+        "            type: ADULT\n",
+        "            type: ADULT\n            prices:\n"
+        "              - {currency: EUR, retail: 2500, original: 2800, net: 2000,"
+        " includedTaxes: [{name: VAT, rate: 20}, {name: City tax, rate: 2.5}]}\n",
+    )
+    price = parse_catalog(taxed, CATALOG_RULES).products[0].options[0].units[0].prices[0]
+    vat, city = price.included_taxes
+    assert (vat.retail, vat.original, vat.net) == (417, 467, 333)
+    assert (city.retail, city.original, city.net) == (61, 68, 49)  # 2500 x 2.5 / 102.5 = 60.98
+    exported = catalog_to_yaml(parse_catalog(taxed, CATALOG_RULES))
+    assert "rate: 20" in exported and "rate: 2.5" in exported and "retail: 417" not in exported
+    assert problems_of(taxed.replace("{name: VAT, rate: 20}", "{name: VAT, rate: 20, retail: 417}")) == [
+        "line 22: products[0].options[0].units[0].prices[0]: included tax 'VAT' gives a rate and retail: "
+        "give the rate or the amounts, not both"
+    ]
+    assert problems_of(taxed.replace("rate: 20}", "rate: 120}")) == [
+        "line 22: products[0].options[0].units[0].prices[0].includedTaxes[0].rate: must be at most 100"
+    ]
+
+
 async def test_broken_import_writes_nothing(client: httpx.AsyncClient, bookable: Services) -> None:
     before = (await client.get("/admin/api/catalog", headers=ADMIN)).text
     version = (await bookable.catalog.snapshot()).version

@@ -118,7 +118,7 @@ async def test_dry_run_of_lower_capacity_lists_the_departures(
     lines = dry.stdout.splitlines()
     assert lines[1:3] == [
         "Products, options and units:",
-        "  ~ changed option thames-sightseeing/DEFAULT (schedules)",
+        "  ~ changed option thames-sightseeing/DEFAULT (schedules): schedules 1 capacity 200 -> 150",
     ]
     assert lines[3].startswith("Departures losing places, today to ")
     assert lines[4].startswith("  thames-sightseeing/DEFAULT ") and lines[4].endswith(

@@ -76,9 +76,10 @@ async def test_dry_run_answers_the_changes_and_stores_nothing(
     }
     assert body["changes"] == [
         {"change": "changed", "kind": "option", "productId": "thames-sightseeing", "optionId": "DEFAULT",
-         "unitId": None, "fields": ["schedules"]},
+         "unitId": None, "fields": ["schedules"], "values": ["schedules 1 capacity 20 -> 10"]},
         {"change": "changed", "kind": "product", "productId": "tower-of-stories", "optionId": None,
-         "unitId": None, "fields": ["internalName"]},
+         "unitId": None, "fields": ["internalName"],
+         "values": ["internalName Tower Of Stories -> Tower of Tales"]},
     ]  # fmt: skip
     # The last live booking (12 June) sets the horizon.
     assert body["departuresUntil"] == "2026-06-12"
@@ -119,7 +120,7 @@ async def test_removing_a_product_with_live_bookings_is_refused_unless_forced(
     )
     assert body["changes"] == [
         {"change": "removed", "kind": "product", "productId": "harbour-cruise", "optionId": None,
-         "unitId": None, "fields": []},
+         "unitId": None, "fields": [], "values": []},
     ]  # fmt: skip
     assert body["conflicts"] == [
         {

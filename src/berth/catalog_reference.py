@@ -6,6 +6,7 @@ the file and the model disagree."""
 from __future__ import annotations
 
 import datetime
+import decimal
 import enum
 import types
 import typing
@@ -30,6 +31,22 @@ Keys are camelCase; a key that is not listed here is refused. *Required* fields 
 the others take the default shown. Amounts are integers in the currency's minor unit (`2500`
 is 25.00 EUR). Dates are `YYYY-MM-DD`; times of day `HH:MM` (quote them in YAML: `"10:00"`),
 local to the product's `timeZone`.
+
+A product's `deliveryFormats` say how its tickets reach guests and resellers:
+
+| Format | What Berth does with it |
+| --- | --- |
+| `PDF_URL` | Renders a PDF ticket per unit item (and the voucher): OCTO's `deliveryOptions` carry its URL, and the guest's confirmation email attaches it and links each ticket. Without it the email has no tickets. |
+| `PKPASS_URL` | An Apple Wallet pass per ticket, linked in OCTO; only with a pass certificate set up (`BERTH_PKPASS_*`, docs/operations.md), else the catalogue is refused. |
+| `QRCODE` | The ticket's code as a QR code: drawn on the PDF ticket and the pass, and the code itself in OCTO. |
+| `CODE128` | The code as a Code 128 barcode (for scanners that read only 1D codes). |
+| `AZTECCODE` | The code as an Aztec code. |
+
+A ticket shows the code formats the product names (a QR code when it names none); the gate
+scanner reads each of them.
+
+A price's included tax is given as amounts, or as a rate worked out from the price (see
+[Tax](#tax)): `includedTaxes: [{name: VAT, rate: 20}]` on a retail price of 2700 is a tax of 450.
 
 This page is generated from `src/berth/domain/catalog/model.py` by
 `python scripts/catalog_reference.py`; `tests/test_catalog_reference.py` fails when it is stale.
@@ -116,6 +133,7 @@ def type_name(annotation: Any, metadata: list[Any] | None = None) -> tuple[str, 
         float: "number",
         bool: "true/false",
         datetime.date: "date",
+        decimal.Decimal: "number",
     }
     return plain.get(annotation, getattr(annotation, "__name__", str(annotation))), []
 

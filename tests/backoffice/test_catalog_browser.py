@@ -129,7 +129,7 @@ def test_add_a_product_from_an_empty_catalogue_and_book_it(
             "options.0.units.0.prices.0.currency": "GBP",
             "options.0.units.0.prices.0.retail": "12.50",
             "options.0.units.0.prices.0.tax.name": "VAT",
-            "options.0.units.0.prices.0.tax.retail": "2.08",
+            "options.0.units.0.prices.0.tax.rate": "20",
         },
     )
     for day in ("MON", "TUE", "WED", "THU", "FRI"):
@@ -215,7 +215,11 @@ def test_a_price_change_shows_in_octo_pricing_and_the_history(
     shot(page, "problems")
     fill(page, {"options.0.units.0.prices.0.retail": "14.00"})
     page.get_by_role("button", name="Preview changes").click()
-    expect(page.locator(".preview pre")).to_contain_text("~ changed unit harbour-walk/DEFAULT/adult (prices)")
+    expect(page.locator(".preview pre")).to_contain_text(
+        "~ changed unit harbour-walk/DEFAULT/adult (prices): GBP 12.50 -> 14.00"
+    )
+    # The VAT given as 20 % follows the price: 14.00 x 20 / 120.
+    expect(page.locator('[name="options.0.units.0.prices.0.tax.retail"]')).to_have_value("2.33")
     shot(page, "preview")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator(".notice.success")).to_contain_text("Saved as catalogue version")
@@ -223,7 +227,7 @@ def test_a_price_change_shows_in_octo_pricing_and_the_history(
 
     page.goto("/admin/catalog/history")
     rows = page.locator("table.versions tbody tr")
-    expect(rows.first).to_contain_text("Changed unit harbour-walk/DEFAULT/adult: prices")
+    expect(rows.first).to_contain_text("Changed unit harbour-walk/DEFAULT/adult: prices (GBP 12.50 -> 14.00)")
     expect(rows.first).to_contain_text("Back office")
     shot(page, "history")
     rows.first.get_by_role("link").click()
@@ -252,7 +256,7 @@ def test_restoring_the_older_version_brings_the_price_back(
     assert summaries[0].startswith(
         f"Restored version {state['first_version']}: Changed unit harbour-walk/DEFAULT/adult: prices"
     )
-    assert summaries[1] == "Changed unit harbour-walk/DEFAULT/adult: prices"
+    assert summaries[1] == "Changed unit harbour-walk/DEFAULT/adult: prices (GBP 12.50 -> 14.00)"
     assert summaries[2] == "Added product harbour-walk"
     page.context.close()
     assert problems == []

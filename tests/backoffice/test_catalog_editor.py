@@ -150,11 +150,14 @@ async def test_a_price_change_is_previewed_then_saved_as_a_version(
     fields = form_of(page.text)
     name = next(n for n, _ in fields if n.endswith(".prices.0.retail"))
     price = dict(fields)[name]
-    changed = replaced(fields, name, "9.50")
+    changed = replaced(replaced(fields, name, "22.00"), name.replace(".retail", ".tax.rate"), "20")
     preview = await send(client, "/admin/catalog/thames-sightseeing/edit", with_action(changed, "preview"))
     assert preview.status_code == 200, text_of(preview.text)[:3000]
     assert "Preview: what saving changes" in preview.text
-    assert re.search(r"~ changed unit thames-sightseeing/\S+ \(prices\)", text_of(preview.text))
+    assert re.search(
+        rf"~ changed unit thames-sightseeing/\S+ \(prices\): EUR {re.escape(price)} -> 22\.00",
+        text_of(preview.text),
+    ), text_of(preview.text)
     assert (await editing.catalog.snapshot()).version == before.version  # a preview saves nothing
 
     saved = await send(client, "/admin/catalog/thames-sightseeing/edit", with_action(changed, "save"))
@@ -163,8 +166,13 @@ async def test_a_price_change_is_previewed_then_saved_as_a_version(
     assert notice_of(shown.text) == f"Saved as catalogue version {before.version + 1}."
     after = (await editing.catalog.snapshot()).catalog.product("thames-sightseeing")
     assert after is not None
-    assert 950 in [p.retail for o in after.options for u in o.units for p in u.prices]
-    assert price != "9.50"
+    assert (2200, (367,)) in [  # the tax: 20 % of 22.00 included, half up
+        (p.retail, tuple(t.retail for t in p.included_taxes))
+        for o in after.options
+        for u in o.units
+        for p in u.prices
+    ]
+    assert price != "22.00"
     latest = (await editing.catalog.versions(limit=1))[0]
     assert latest.door is Door.EDITOR and latest.actor == "BERTH_ADMIN_TOKEN"
     assert "prices" in latest.summary
@@ -181,6 +189,7 @@ async def test_problems_are_shown_next_to_their_fields_in_words(
     broken = replaced(
         replaced(replaced(fields, retail, "-5"), unit_id, first_unit), "timeZone", "Mars/Olympus"
     )
+    broken = replaced(broken, retail.replace(".retail", ".tax.rate"), "20")  # the tax follows the price
     answer = await send(client, "/admin/catalog/thames-sightseeing/edit", with_action(broken, "save"))
     assert answer.status_code == 400
     text = text_of(answer.text).replace(" :", ":").replace("\u203a", ">")

@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.catalog import Catalog, CatalogModel, Option, Product, Resource
+from berth.domain.catalog_values import value_changes
 from berth.domain.errors import BadRequest
 from berth.domain.rentals import HeldInterval, peak_held
 from berth.domain.resources import places_of, serves, serving
@@ -46,13 +47,15 @@ class Change(StrEnum):
 @dataclass(frozen=True)
 class ItemChange:
     """A product, option (with `option_id`) or unit (with `unit_id`) added, changed or removed;
-    `fields`: for a change, the file keys that differ (its options or units are items of their own)."""
+    `fields`: for a change, the file keys that differ (its options or units are items of their own);
+    `values`: what they were and are, in a few words (`EUR 25.00 -> 27.00`)."""
 
     change: Change
     product_id: str
     option_id: str | None = None
     unit_id: str | None = None
     fields: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -155,9 +158,13 @@ def _document(model: CatalogModel, without: str) -> dict[str, Any]:
     return document
 
 
-def _fields(before: CatalogModel, after: CatalogModel, without: str = "") -> tuple[str, ...]:
+def _changed(
+    before: CatalogModel, after: CatalogModel, without: str = ""
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The keys that differ, and what they were and are."""
     old, new = _document(before, without), _document(after, without)
-    return tuple(key for key in {**old, **new} if old.get(key) != new.get(key))
+    fields = tuple(key for key in {**old, **new} if old.get(key) != new.get(key))
+    return fields, tuple(words for key in fields for words in value_changes(key, old.get(key), new.get(key)))
 
 
 def _item_changes(before: Catalog, after: Catalog) -> Iterable[ItemChange]:
@@ -166,21 +173,27 @@ def _item_changes(before: Catalog, after: Catalog) -> Iterable[ItemChange]:
         if new_product is None:
             yield ItemChange(Change.REMOVED, product.id)
             continue
-        if fields := _fields(product, new_product, "options"):
-            yield ItemChange(Change.CHANGED, product.id, fields=fields)
+        fields, values = _changed(product, new_product, "options")
+        if fields:
+            yield ItemChange(Change.CHANGED, product.id, fields=fields, values=values)
         for option in product.options:
             new_option = new_product.option(option.id)
             if new_option is None:
                 yield ItemChange(Change.REMOVED, product.id, option.id)
                 continue
-            if fields := _fields(option, new_option, "units"):
-                yield ItemChange(Change.CHANGED, product.id, option.id, fields=fields)
+            fields, values = _changed(option, new_option, "units")
+            if fields:
+                yield ItemChange(Change.CHANGED, product.id, option.id, fields=fields, values=values)
             for unit in option.units:
                 new_unit = new_option.unit(unit.id)
                 if new_unit is None:
                     yield ItemChange(Change.REMOVED, product.id, option.id, unit.id)
-                elif fields := _fields(unit, new_unit):
-                    yield ItemChange(Change.CHANGED, product.id, option.id, unit.id, fields=fields)
+                    continue
+                fields, values = _changed(unit, new_unit)
+                if fields:
+                    yield ItemChange(
+                        Change.CHANGED, product.id, option.id, unit.id, fields=fields, values=values
+                    )
             for unit in new_option.units:
                 if option.unit(unit.id) is None:
                     yield ItemChange(Change.ADDED, product.id, option.id, unit.id)

@@ -46,9 +46,10 @@ def field_words(key: str) -> str:
 
 
 def change_words(item: ItemChange) -> str:
-    """`Changed unit walk/DEFAULT/adult: prices` - one line a person reads."""
+    """`Changed unit walk/DEFAULT/adult: prices EUR 25.00 -> 27.00` - one line a person reads."""
     fields = f": {', '.join(field_words(f) for f in item.fields)}" if item.fields else ""
-    return f"{_VERBS[item.change]} {item.kind} {item.name}{fields}"
+    values = f" ({'; '.join(item.values)})" if item.values else ""
+    return f"{_VERBS[item.change]} {item.kind} {item.name}{fields}{values}"
 
 
 def changes_words(changes: CatalogChanges) -> list[str]:

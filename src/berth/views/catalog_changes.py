@@ -23,6 +23,7 @@ def changes_json(changes: CatalogChanges) -> JSON:
                 "optionId": item.option_id,
                 "unitId": item.unit_id,
                 "fields": list(item.fields),
+                "values": list(item.values),
             }
             for item in changes.items
         ],
@@ -72,6 +73,7 @@ def changes_lines(changes: CatalogChanges) -> list[str]:
         lines.append("Products, options and units:")
         for item in changes.items:
             fields = f" ({', '.join(item.fields)})" if item.fields else ""
+            fields += f": {'; '.join(item.values)}" if item.values else ""
             lines.append(f"  {_MARKS[item.change]} {item.change.value} {item.kind} {item.name}{fields}")
     if not changes.changed:
         lines.append("No changes: the file is the catalogue as stored.")

@@ -13,9 +13,22 @@ from enum import StrEnum
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
+
+from berth.domain.catalog.taxes import AMOUNT_KEYS, with_tax_amounts
 
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
@@ -300,11 +313,37 @@ class SupplierContent(CatalogModel):
 # --- prices (octo/pricing) -----------------------------------------------------------------
 
 
+def _rate_written(rate: Decimal) -> int | float:
+    """A rate as the file writes it: `20`, `5.5` (at most 4 decimals: the float is exact in text)."""
+    return int(rate) if rate == rate.to_integral_value() else float(rate)
+
+
+TaxRate = Annotated[
+    Decimal, Field(gt=0, le=100, decimal_places=4), PlainSerializer(_rate_written, when_used="json")
+]
+
+
 class Tax(CatalogModel):
+    """A tax included in a price: its amounts in minor units, or its `rate` in percent (`rate:
+    20` for VAT 20 % included) and no amounts. A rate's amounts are worked out when the
+    catalogue is loaded, for the price's `retail`, `original` (or retail) and `net` (when the
+    price has one): price x rate / (100 + rate), rounded half up to the minor unit (20 % of a
+    price of 2500 is 417, of 2700 it is 450). So a new price carries its new tax."""
+
     name: Annotated[str, Field(min_length=1)]
+    rate: TaxRate | None = None
     retail: Amount
     original: Amount
     net: Amount | None = None
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A tax given by rate is written back as its rate: the amounts follow the price."""
+        written: dict[str, object] = handler(self)
+        if self.rate is not None:
+            for key in AMOUNT_KEYS:
+                written.pop(key, None)
+        return written
 
 
 class Price(CatalogModel):
@@ -318,6 +357,11 @@ class Price(CatalogModel):
     included_taxes: tuple[Tax, ...] = ()
     valid_from: date | None = Field(default=None, alias="from")
     valid_until: date | None = Field(default=None, alias="until")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tax_amounts(cls, data: object) -> object:
+        return with_tax_amounts(data) if isinstance(data, dict) else data
 
     @property
     def original_or_retail(self) -> int:

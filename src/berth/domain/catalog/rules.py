@@ -152,6 +152,16 @@ def price_problems(prices: tuple[Price, ...], path: Path, currencies: list[str])
     for index, price in enumerate(prices):
         if price.original is not None and price.original < price.retail:
             problems.append(((*path, index, "original"), "original must not be lower than retail"))
+        if price.net is not None and price.net > price.retail:
+            problems.append(((*path, index, "net"), f"net {price.net} is above retail {price.retail}"))
+        for t_index, tax in enumerate(price.included_taxes):
+            if tax.net is not None and tax.net > tax.retail:
+                problems.append(
+                    (
+                        (*path, index, "includedTaxes", t_index, "net"),
+                        f"net {tax.net} is above retail {tax.retail}",
+                    )
+                )
         if price.valid_from and price.valid_until and price.valid_from > price.valid_until:
             problems.append(((*path, index), "'from' is after 'until'"))
     return problems

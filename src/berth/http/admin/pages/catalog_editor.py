@@ -15,7 +15,15 @@ from starlette.datastructures import FormData
 from starlette.responses import Response
 
 from berth.capabilities.registry import EDITOR_PARTS
-from berth.domain.catalog import Catalog, ContactField, DeliveryMethod, DurationUnit, UnitType, Weekday
+from berth.domain.catalog import (
+    Catalog,
+    ContactField,
+    DeliveryFormat,
+    DeliveryMethod,
+    DurationUnit,
+    UnitType,
+    Weekday,
+)
 from berth.domain.catalog.document import CatalogFileError, read_yaml
 from berth.domain.catalog.model import AvailabilityType, PricingPer, RedemptionMethod
 from berth.domain.catalog_changes import ImportRefused
@@ -27,6 +35,9 @@ from berth.http.admin.pages.catalog_form import (
     FieldProblems,
     ProductForm,
     Shown,
+    as_hours,
+    as_list,
+    as_text,
     dump_yaml,
     field_id,
     money,
@@ -34,6 +45,7 @@ from berth.http.admin.pages.catalog_form import (
     product_problems,
     reading_problems,
     shown,
+    tax_amount,
 )
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
@@ -43,10 +55,10 @@ from berth.views.catalog_changes import changes_lines, conflict_lines
 
 router = APIRouter(route_class=PageRoute)
 HISTORY_PAGE = 30
-# The codes Berth issues (URL formats are refused by the catalogue rules).
-TICKET_CODES = ("QRCODE", "CODE128", "AZTECCODE")
 # The file's values as staff say them (the others: capitalised, `START_TIME` -> `Start time`).
 VALUE_LABELS = {
+    "PDF_URL": "PDF ticket (attached to emails, linked in OCTO)",
+    "PKPASS_URL": "Apple Wallet pass",
     "QRCODE": "QR code",
     "CODE128": "Code 128 barcode",
     "AZTECCODE": "Aztec code",
@@ -66,7 +78,7 @@ def _new_product(catalog: Catalog) -> Document:
         "internalName": "",
         "timeZone": zone,
         "availabilityType": "START_TIME",
-        "deliveryFormats": ["QRCODE"],
+        "deliveryFormats": ["QRCODE", "PDF_URL"],
         "deliveryMethods": ["TICKET"],
         "options": [],
     }
@@ -82,7 +94,7 @@ def _stored_product(me: Staff, product_id: str) -> tuple[int, Document]:
 def _choices() -> dict[str, Any]:
     return {
         "availability_types": [t.value for t in AvailabilityType],
-        "ticket_codes": TICKET_CODES,
+        "delivery_formats": [f.value for f in DeliveryFormat],
         "delivery_methods": [m.value for m in DeliveryMethod],
         "redemption_methods": [m.value for m in RedemptionMethod],
         "pricing_per": [p.value for p in PricingPer],
@@ -126,6 +138,10 @@ def _editor_page(
         option_parts=[p for p in EDITOR_PARTS if p.level == "option"],
         part_yaml=part_yaml,
         amount=money,
+        text=as_text,
+        listed=as_list,
+        hours=as_hours,
+        tax_amount=tax_amount,
         fid=field_id,
         labels=FIELD_LABELS,
         **_choices(),
@@ -181,12 +197,14 @@ async def _save_product(
             problems=problems,
             status_code=400,
         )
+    action = str(form.get("action", "preview"))
+    if action == "save" and product_id is not None and doc == reader.stored:
+        return redirect(f"/admin/catalog/{quote(product_id, safe='')}", me, _unchanged(base_version))
     catalog = _document(me.catalog.catalog)
     products = list(catalog.get("products", []))
     index = next((i for i, p in enumerate(products) if p.get("id") == product_id), len(products))
     products[index : index + 1] = [doc]
     catalog["products"] = products
-    action = str(form.get("action", "preview"))
     try:
         outcome = await _import(me, catalog, base_version, action)
     except CatalogFileError as exc:
@@ -228,6 +246,10 @@ async def _import(me: Staff, catalog: Document, base_version: int, action: str) 
         force=action == "force",
         base_version=base_version,
     )
+
+
+def _unchanged(base_version: int) -> Notice:
+    return Notice("success", f"Nothing changed: catalogue version {base_version} stays as it is.")
 
 
 def _saved_notice(outcome: ImportOutcome) -> Notice:
@@ -275,7 +297,7 @@ async def save_product_yaml(product_id: str, request: Request, me: Staff = Depen
     form = await request.form()
     base_version = _base_version(form)
     text = str(form.get("document", ""))
-    index, _ = _stored_product(me, product_id)
+    index, stored = _stored_product(me, product_id)
     try:
         doc = read_yaml(text)
     except CatalogFileError as exc:
@@ -285,6 +307,8 @@ async def save_product_yaml(product_id: str, request: Request, me: Staff = Depen
     if not isinstance(doc, dict):
         problems = ["The product must be a mapping of its fields (id, internalName, options, …)"]
         return _yaml_page(request, me, product_id, text, base_version, 400, problems=problems)
+    if str(form.get("action")) == "save" and doc == stored:
+        return redirect(f"/admin/catalog/{quote(product_id, safe='')}", me, _unchanged(base_version))
     catalog = _document(me.catalog.catalog)
     catalog["products"][index] = doc
     try:
@@ -338,7 +362,8 @@ def _supplier_page(
 async def save_supplier(request: Request, me: Staff = Depends(editor_form)) -> Response:
     form = await request.form()
     base_version = _base_version(form)
-    doc = me.catalog.catalog.supplier.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    stored = me.catalog.catalog.supplier.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    doc = dict(stored)
     reader = ProductForm(form, {}, ())
     for key in ("name", "reference"):
         value = reader.text(key)
@@ -357,6 +382,8 @@ async def save_supplier(request: Request, me: Staff = Depends(editor_form)) -> R
     doc["content"] = content or {}
     if problems:
         return _supplier_page(request, me, doc, base_version, 400, problems=problems)
+    if {key: value for key, value in doc.items() if value} == stored:
+        return redirect("/admin/catalog", me, _unchanged(base_version))
     catalog = _document(me.catalog.catalog)
     catalog["supplier"] = doc
     try:

@@ -2,14 +2,17 @@
 problems put back next to the fields they concern, in words.
 
 A field's name is the path of its value in the product document (`options.0.units.1.type`), so
-a problem's path (`products[3].options[0].units[1].type`) names its field. Each list item of the
-form carries the index it had in the stored document (`….source`): the form changes the keys it
-shows and keeps every other key of the item as stored, so nothing it does not show is lost. A
-blank new item is left out; an item with `remove` ticked is removed.
+a problem's path (`products[3].options[0].units[1].type`) names its field. The form is read
+into a copy of the stored document: a field sent back as the template showed it (the same
+`as_text`, `money`, ... writes it and reads it back) leaves its key as stored, a changed one
+writes its key, and a key the form does not show is never touched. Each list item carries the
+index it had in the stored document (`….source`); a list is written back only when one of its
+items changed, was added (a blank new item is left out) or removed (`remove` ticked).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,7 +23,9 @@ import yaml
 from starlette.datastructures import FormData
 
 from berth.capabilities.base import EditorPart
+from berth.domain.catalog import Weekday
 from berth.domain.catalog.document import CatalogFileError, read_yaml
+from berth.domain.catalog.taxes import AMOUNT_KEYS, included_tax, rate_of
 from berth.domain.catalog_history import field_words
 
 Document = dict[str, Any]
@@ -33,7 +38,7 @@ FIELD_LABELS = {
     "timeZone": "Time zone",
     "locale": "Main language",
     "availabilityType": "Sold by",
-    "deliveryFormats": "Ticket codes",
+    "deliveryFormats": "Ticket formats",
     "deliveryMethods": "Delivered as",
     "redemptionMethod": "Redeemed by",
     "pricingPer": "Priced per",
@@ -59,8 +64,11 @@ FIELD_LABELS = {
     "original": "Price before discount",
     "net": "Net price",
     "includedTaxes": "Tax included",
+    "rate": "Rate (%)",
     "shortDescription": "Short description",
 }
+CONTENT_TEXTS = ("title", "shortDescription", "description")
+WEEKDAYS = tuple(day.value for day in Weekday)
 _ITEM_WORDS = {"options": "Option", "units": "Unit", "schedules": "Schedule", "prices": "Price"}
 
 
@@ -75,7 +83,7 @@ def field_id(name: str) -> str:
 
 def in_words(name: str, document: Document) -> str:
     """Where a field is, as staff read it: `Option 1 "DEFAULT" > Unit 2 "child" > Price 1 (EUR) > Price`."""
-    parts = name.split(".") if name else []
+    parts = name.replace("tax.retail", "tax.amount").split(".") if name else []
     words: list[str] = []
     node: Any = document
     index = 0
@@ -177,11 +185,63 @@ def part_yaml(item: Document, part: EditorPart) -> str:
     return dump_yaml({key: item[key] for key in part.keys if key in item})
 
 
+# --- what the form shows --------------------------------------------------------------------------
+# The template writes each value with these, and the reader compares what comes back with them:
+# a field sent back as it was shown keeps its stored value exactly.
+
+
+def as_text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def as_list(values: Any) -> str:
+    return ", ".join(map(str, values)) if isinstance(values, list) else as_text(values)
+
+
+def as_hours(hours: Any) -> str:
+    if not isinstance(hours, list):
+        return as_text(hours)
+    return ", ".join(f"{h.get('from')}-{h.get('to')}" if isinstance(h, dict) else str(h) for h in hours)
+
+
+def money(amount: Any, precision: Any) -> str:
+    """Minor units as an amount to type (`2550` -> `25.50`)."""
+    if not isinstance(amount, int):
+        return "" if amount is None else str(amount)
+    scale = precision if isinstance(precision, int) else 2
+    return f"{Decimal(amount) / 10**scale:.{scale}f}"
+
+
+def tax_amount(price: Any, tax: Any) -> str:
+    """The tax's amount as the form shows it: with a rate, the one it works out to."""
+    if not isinstance(tax, dict) or not isinstance(price, dict):
+        return ""
+    precision = price.get("currencyPrecision", 2)
+    rate = rate_of(tax.get("rate"))
+    retail = price.get("retail")
+    if tax.get("rate") is None:
+        return money(tax.get("retail"), precision)
+    if rate is None or not isinstance(retail, int) or isinstance(retail, bool):
+        return ""
+    return money(included_tax(retail, rate), precision)
+
+
+def _or(default: str) -> Callable[[Any], str]:
+    """A choice shown with its default selected when the document leaves it out."""
+    return lambda value: as_text(value) or default
+
+
+def _typed(text: str) -> str:
+    """What a field holds, as the browser sends it (a textarea's lines end in CR LF)."""
+    return text.replace("\r\n", "\n").strip()
+
+
 # --- reading the form ---------------------------------------------------------------------------
 
 
 class ProductForm:
-    """One submitted product form, read into a product document over the stored one."""
+    """One submitted product form, read into a copy of the stored product document: each field
+    the form shows writes its key back when it was changed; every other key stays as stored."""
 
     def __init__(self, form: FormData, stored: Document, parts: Iterable[EditorPart]) -> None:
         self.form = form
@@ -191,52 +251,84 @@ class ProductForm:
 
     def text(self, name: str) -> str:
         value = self.form.get(name)
-        return value.strip() if isinstance(value, str) else ""
+        return _typed(value) if isinstance(value, str) else ""
+
+    def changed(self, name: str, shown: str) -> bool:
+        """Whether the field `name` is in the form and holds something else than it showed."""
+        return name in self.form and self.text(name) != _typed(shown)
+
+    def _field(
+        self,
+        item: Document,
+        key: str,
+        name: str,
+        show: Callable[[Any], str] = as_text,
+        read: Callable[[str], Any] = str,
+    ) -> None:
+        if self.changed(name, show(item.get(key))):
+            _set(item, key, read(self.text(name)))
+
+    def _checked(self, item: Document, key: str, name: str, default: bool) -> None:
+        """A checkbox: the key is written when the box says otherwise than the stored value."""
+        checked = self.form.get(name) == "on"
+        if checked != item.get(key, default):
+            _set(item, key, "" if checked == default else checked)
+
+    def _chosen(self, item: Document, key: str, name: str, every: Iterable[str] | None = None) -> None:
+        """Checkboxes of one list; `every` ticked is the default (the key left out)."""
+        chosen = [value for value in self.form.getlist(name) if isinstance(value, str)]
+        stored = item.get(key, list(every) if every is not None else [])
+        if not (isinstance(stored, list) and sorted(chosen) == sorted(map(str, stored))):
+            item[key] = chosen
 
     def document(self) -> Document:
-        doc = dict(self.stored)
-        if "id" in self.form:
-            doc["id"] = self.text("id")
-        for key in ("internalName", "reference", "locale", "timeZone", "defaultCurrency"):
-            _set(doc, key, self.text(key))
-        for key in ("availabilityType", "redemptionMethod", "pricingPer"):
-            _set(doc, key, self.text(key))
+        doc = copy.deepcopy(self.stored)
+        for key in ("id", "internalName", "reference", "timeZone", "defaultCurrency"):
+            self._field(doc, key, key)
+        for key, default in (
+            ("locale", "en-GB"),
+            ("availabilityType", ""),
+            ("redemptionMethod", "DIGITAL"),
+            ("pricingPer", "UNIT"),
+        ):
+            self._field(doc, key, key, show=_or(default))
         for key in ("deliveryFormats", "deliveryMethods"):
-            doc[key] = _in_stored_order(self.form.getlist(key), doc.get(key))
-        for key, default in (("instantConfirmation", True), ("allowFreesale", False)):
-            checked = self.form.get(key) == "on"
-            if checked == default:
-                doc.pop(key, None)
-            else:
-                doc[key] = checked
+            self._chosen(doc, key, key)
+        self._checked(doc, "instantConfirmation", "instantConfirmation", True)
+        self._checked(doc, "allowFreesale", "allowFreesale", False)
         self._parts(doc, "", "product")
-        self._content(doc)  # after the content part: the title fields win over its YAML
-        doc["options"] = self._items("options", self.stored.get("options"), self._option)
+        self._content(doc)  # after the content part: a title field changed wins over its YAML
+        self._list(doc, "options", "options", self._option)
         return doc
 
     def _content(self, doc: Document) -> None:
-        content = {tag: dict(value) for tag, value in (doc.get("content") or {}).items()}
-        for tag in list(content):
-            for key in ("title", "shortDescription", "description"):
+        content = doc.get("content")
+        content = content if isinstance(content, dict) else {}
+        stored = self.stored.get("content")
+        stored = stored if isinstance(stored, dict) else {}
+        for tag, texts in content.items():
+            shown_texts = stored.get(tag)
+            shown_texts = shown_texts if isinstance(shown_texts, dict) else {}
+            for key in CONTENT_TEXTS:
                 name = f"content.{tag}.{key}"
-                if name in self.form:
-                    _set(content[tag], key, self.text(name))
-            if not content[tag]:
-                del content[tag]
+                if isinstance(texts, dict) and self.changed(name, as_text(shown_texts.get(key))):
+                    _set(texts, key, self.text(name))
         new_tag = self.text("content.new.language")
         if new_tag:
             added = content.setdefault(new_tag, {})
-            for key in ("title", "shortDescription", "description"):
+            for key in CONTENT_TEXTS:
                 _set(added, key, self.text(f"content.new.{key}"))
-        if content:
-            doc["content"] = content
-        else:
-            doc.pop("content", None)
+        # A language whose texts the form emptied goes; one stored empty stays as it is.
+        _set(
+            doc,
+            "content",
+            {tag: texts for tag, texts in content.items() if texts or texts == stored.get(tag)},
+        )
 
     def _parts(self, item: Document, prefix: str, level: str) -> None:
         for part in self.parts:
             name = f"{prefix}part.{part.id}"
-            if part.level != level or name not in self.form:
+            if part.level != level or not self.changed(name, part_yaml(item, part)):
                 continue
             for key in part.keys:
                 item.pop(key, None)
@@ -256,10 +348,12 @@ class ProductForm:
                         (name, f"{key!r} is not part of {part.title} (only {', '.join(part.keys)})")
                     )
 
-    def _items(
-        self, prefix: str, stored: Any, read: Callable[[str, Document, bool], Document | None]
-    ) -> list[Document]:
-        """The list at `prefix` as the form has it: stored items changed, new ones added."""
+    def _list(
+        self, item: Document, key: str, prefix: str, read: Callable[[str, Document, bool], Document | None]
+    ) -> None:
+        """The list at `prefix` as the form has it: stored items changed, new ones added,
+        ticked ones removed; the key is written back only when the list changed."""
+        stored = item.get(key)
         stored_list = stored if isinstance(stored, list) else []
         items: list[Document] = []
         index = 0
@@ -270,11 +364,12 @@ class ProductForm:
                 continue
             source = self.text(f"{name}.source")
             is_new = not source.isdigit() or int(source) >= len(stored_list)
-            base = {} if is_new else dict(stored_list[int(source)])
-            item = read(name, base, is_new)
-            if item is not None:
-                items.append(item)
-        return items
+            base = {} if is_new else copy.deepcopy(stored_list[int(source)])
+            read_item = read(name, base, is_new)
+            if read_item is not None:
+                items.append(read_item)
+        if items != stored_list:
+            _set(item, key, items)
 
     def _blank(self, name: str, keys: Iterable[str]) -> bool:
         return not any(self.text(f"{name}.{key}") for key in keys)
@@ -283,22 +378,29 @@ class ProductForm:
         if is_new and self._blank(name, ("id", "internalName")):
             return None
         for key in ("id", "internalName", "reference"):
-            _set(option, key, self.text(f"{name}.{key}"))
+            self._field(option, key, f"{name}.{key}")
         # The radio's value is the option's place in the form (`options.N` -> N).
-        _set(option, "default", self.text("defaultOption") == name.rsplit(".", 1)[1] or "")
+        is_default = self.text("defaultOption") == name.rsplit(".", 1)[1]
+        if is_default != bool(option.get("default")):
+            _set(option, "default", is_default or "")
         for key in ("durationMinutes", "cancellationCutoffAmount", "salesCutoffMinutes"):
-            _set(option, key, _number(self.text(f"{name}.{key}")))
-        _set(option, "cancellationCutoffUnit", self.text(f"{name}.cancellationCutoffUnit"))
-        restrictions = dict(option.get("restrictions") or {})
+            self._field(option, key, f"{name}.{key}", read=_number)
+        self._field(
+            option,
+            "cancellationCutoffUnit",
+            f"{name}.cancellationCutoffUnit",
+            show=_or("hour"),
+        )
+        restrictions = option.get("restrictions")
+        restrictions = dict(restrictions) if isinstance(restrictions, dict) else {}
         for key in ("minUnits", "maxUnits"):
-            _set(restrictions, key, _number(self.text(f"{name}.restrictions.{key}")))
-        _set(option, "restrictions", restrictions or "")
-        _set(option, "closedDates", _listed(self.text(f"{name}.closedDates")))
+            self._field(restrictions, key, f"{name}.restrictions.{key}", read=_number)
+        if restrictions != option.get("restrictions", {}):
+            _set(option, "restrictions", restrictions)
+        self._field(option, "closedDates", f"{name}.closedDates", show=as_list, read=_listed)
         self._parts(option, f"{name}.", "option")
-        option["schedules"] = self._items(f"{name}.schedules", option.get("schedules"), self._schedule)
-        if not option["schedules"]:
-            del option["schedules"]
-        option["units"] = self._items(f"{name}.units", option.get("units"), self._unit)
+        self._list(option, "schedules", f"{name}.schedules", self._schedule)
+        self._list(option, "units", f"{name}.units", self._unit)
         return option
 
     def _schedule(self, name: str, schedule: Document, is_new: bool) -> Document | None:
@@ -306,64 +408,80 @@ class ProductForm:
         if is_new and self._blank(name, fields):
             return None
         for key in ("from", "until"):
-            _set(schedule, key, self.text(f"{name}.{key}"))
-        days = _in_stored_order(self.form.getlist(f"{name}.weekdays"), schedule.get("weekdays"))
-        if len(days) < 7 or "weekdays" in schedule:  # every day is the default
-            schedule["weekdays"] = days
-        _set(schedule, "startTimes", _listed(self.text(f"{name}.startTimes")))
-        hours = []
-        for span in _listed(self.text(f"{name}.openingHours")):
-            opens, _, closes = span.partition("-")
-            hours.append({"from": opens.strip(), "to": closes.strip()})
-        _set(schedule, "openingHours", hours)
-        capacity = self.text(f"{name}.capacity")
-        schedule["capacity"] = _number(capacity) if capacity else None
+            self._field(schedule, key, f"{name}.{key}")
+        self._chosen(schedule, "weekdays", f"{name}.weekdays", WEEKDAYS)
+        self._field(schedule, "startTimes", f"{name}.startTimes", show=as_list, read=_listed)
+        self._field(schedule, "openingHours", f"{name}.openingHours", show=as_hours, read=_hours)
+        if is_new or self.changed(f"{name}.capacity", as_text(schedule.get("capacity"))):
+            capacity = self.text(f"{name}.capacity")
+            schedule["capacity"] = _number(capacity) if capacity else None
         return schedule
 
     def _unit(self, name: str, unit: Document, is_new: bool) -> Document | None:
         if is_new and self._blank(name, ("id", "internalName")):
             return None
         for key in ("id", "internalName", "type"):
-            _set(unit, key, self.text(f"{name}.{key}"))
-        restrictions = dict(unit.get("restrictions") or {})
+            self._field(unit, key, f"{name}.{key}")
+        restrictions = unit.get("restrictions")
+        restrictions = dict(restrictions) if isinstance(restrictions, dict) else {}
         for key in ("minAge", "maxAge", "minQuantity", "maxQuantity", "paxCount"):
-            _set(restrictions, key, _number(self.text(f"{name}.restrictions.{key}")))
-        _set(unit, "restrictions", restrictions or "")
-        unit["prices"] = self._items(f"{name}.prices", unit.get("prices"), self._price)
-        if not unit["prices"]:
-            del unit["prices"]
+            self._field(restrictions, key, f"{name}.restrictions.{key}", read=_number)
+        if restrictions != unit.get("restrictions", {}):
+            _set(unit, "restrictions", restrictions)
+        self._list(unit, "prices", f"{name}.prices", self._price)
         return unit
 
     def _price(self, name: str, price: Document, is_new: bool) -> Document | None:
         if is_new and self._blank(name, ("currency", "retail")):
             return None
-        _set(price, "currency", self.text(f"{name}.currency").upper())
+        self._field(price, "currency", f"{name}.currency", read=str.upper)
         precision = price.get("currencyPrecision", 2)
         scale = precision if isinstance(precision, int) else 2
+        retail_changed = self.changed(f"{name}.retail", money(price.get("retail"), scale))
+        taxes = price.get("includedTaxes")
+        shown_tax = tax_amount(price, taxes[0]) if isinstance(taxes, list) and taxes else ""
         for key in ("retail", "original", "net"):
-            _set(price, key, _minor(self.text(f"{name}.{key}"), scale))
-        taxes = [dict(tax) for tax in price.get("includedTaxes") or []]
-        tax_name, tax_amount = self.text(f"{name}.tax.name"), self.text(f"{name}.tax.retail")
-        if tax_name or tax_amount:
-            tax = taxes[0] if taxes else {}
-            amount = _minor(tax_amount, scale)
-            tax.update({"name": tax_name, "retail": amount})
-            if "original" not in tax or not taxes:
-                tax["original"] = amount
-            taxes[:1] = [tax]
-        elif taxes:
-            taxes = taxes[1:]
-        _set(price, "includedTaxes", taxes)
+            self._field(
+                price,
+                key,
+                f"{name}.{key}",
+                show=lambda value: money(value, scale),
+                read=lambda text: _minor(text, scale),
+            )
+        self._tax(name, price, scale, shown_tax, retail_changed)
         return price
 
-
-def _in_stored_order(chosen: list[Any], stored: Any) -> list[str]:
-    """The ticked values; in the stored order when they are the stored ones (a list whose
-    order changed is a change)."""
-    values = [value for value in chosen if isinstance(value, str)]
-    if isinstance(stored, list) and sorted(stored) == sorted(values):
-        return list(stored)
-    return values
+    def _tax(self, name: str, price: Document, scale: int, shown_amount: str, retail_changed: bool) -> None:
+        """The price's first included tax: its name, and its rate or its amount (`shown_amount`:
+        the amount the form showed, worked out from the rate for a tax given by one)."""
+        taxes = [dict(tax) if isinstance(tax, dict) else tax for tax in price.get("includedTaxes") or []]
+        stored = taxes[0] if taxes and isinstance(taxes[0], dict) else {}
+        tax = dict(stored)
+        self._field(tax, "name", f"{name}.tax.name")
+        self._field(tax, "rate", f"{name}.tax.rate", read=_rate)
+        if "rate" in tax:
+            for key in AMOUNT_KEYS:
+                tax.pop(key, None)
+        elif "rate" in stored or self.changed(f"{name}.tax.retail", shown_amount):
+            amount = _minor(self.text(f"{name}.tax.retail"), scale)
+            tax["retail"] = amount
+            if "original" not in tax or "rate" in stored:
+                tax["original"] = amount
+        elif retail_changed and isinstance(tax.get("retail"), int) and tax["retail"] > 0:
+            self.problems.append(
+                (
+                    f"{name}.tax.retail",
+                    "the tax amount is the one of the old price: give the tax's rate, "
+                    "or its amount in the new price",
+                )
+            )
+        if tax == stored:
+            return
+        if not any(self.text(f"{name}.tax.{key}") for key in ("name", "rate", "retail")):
+            taxes = taxes[1:]
+        else:
+            taxes[:1] = [tax]
+        _set(price, "includedTaxes", taxes)
 
 
 def _set(document: Document, key: str, value: Any) -> None:
@@ -397,12 +515,20 @@ def _listed(text: str) -> list[str]:
     return [part.strip() for part in re.split(r"[,\s]+", text) if part.strip()]
 
 
-def money(amount: Any, precision: Any) -> str:
-    """Minor units as an amount to type (`2550` -> `25.50`)."""
-    if not isinstance(amount, int):
-        return "" if amount is None else str(amount)
-    scale = precision if isinstance(precision, int) else 2
-    return f"{Decimal(amount) / 10**scale:.{scale}f}"
+def _hours(text: str) -> list[Document]:
+    """`09:00-12:00, 13:00-17:00` as opening hours."""
+    hours = []
+    for span in _listed(text):
+        opens, _, closes = span.partition("-")
+        hours.append({"from": opens.strip(), "to": closes.strip()})
+    return hours
+
+
+def _rate(text: str) -> int | str:
+    """A rate as typed (`20`, `5.5`, `20 %`): a whole one as an integer, else the text, which the
+    catalogue reads exactly."""
+    typed = text.removesuffix("%").strip()
+    return int(typed) if typed.isdigit() else typed
 
 
 def reading_problems(problems: list[tuple[str, str]], document: Document) -> FieldProblems:
