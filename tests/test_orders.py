@@ -438,3 +438,21 @@ async def test_a_held_order_past_the_cancellation_cutoff_can_be_released(
     cancelled = await client.post(f"/octo/orders/{order['id']}/cancel", headers=auth(capabilities=CART))
     assert cancelled.json()["status"] == "CANCELLED", cancelled.text
     assert await vacancies(client) == before
+
+
+async def test_an_extension_by_a_huge_number_of_minutes_is_the_longest_hold(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """Found by the fuzzer: 10^15 minutes overflowed the date (500); it is the longest hold."""
+    order = await create(client, item())
+    extended = await client.post(
+        f"/octo/orders/{order['id']}/extend",
+        json={"expirationMinutes": 10**15},
+        headers=auth(capabilities=CART),
+    )
+    assert extended.status_code == 200, extended.text
+    held = await client.post("/octo/bookings", json=reservation(), headers=auth())
+    again = await client.post(
+        f"/octo/bookings/{held.json()['uuid']}/extend", json={"expirationMinutes": 10**15}, headers=auth()
+    )
+    assert again.status_code == 200, again.text

@@ -127,7 +127,7 @@ async def test_a_confirmed_sale_keeps_its_price_when_the_catalogue_changes(
             pass
         [email] = sink.received
         text, html = parts(email)
-        assert "EUR 65.00" in text and "EUR 65.00" in html
+        assert "€65.00" in text and "€65.00" in html
 
 
 async def test_an_update_prices_only_the_new_parts_at_the_rates_of_that_moment(

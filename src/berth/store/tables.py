@@ -126,7 +126,9 @@ bookings = Table(
     Column("slot_start", UTCDateTime, nullable=True),
     Column("local_date", String(10), nullable=True),
     Column("pax", Integer, nullable=False),
-    Column("reseller_reference", String(1000), nullable=True),  # RESELLER_REFERENCE (domain.lengths)
+    # RESELLER_REFERENCE (domain.lengths). SQLite keeps the length it was created with: it
+    # enforces none, and changing a declared type there copies the table (migration 0030).
+    Column("reseller_reference", String(1000).with_variant(String(255), "sqlite"), nullable=True),
     Column("supplier_reference", String(16), nullable=False, unique=True),
     Column("notes", Text, nullable=True),
     Column("contact", JSONDocument, nullable=False),
@@ -433,7 +435,9 @@ audit_log = Table(
     Column("action", String(64), nullable=False),
     Column("target_kind", String(32), nullable=False),
     Column("target_id", String(300), nullable=False),
-    Column("target_label", Text, nullable=True),  # a webhook's whole URL, for one
+    Column(
+        "target_label", Text().with_variant(String(300), "sqlite"), nullable=True
+    ),  # a webhook's whole URL, for one
     Column("details", JSONDocument, nullable=False),
     Index("ix_audit_log_at", "at"),
     Index("ix_audit_log_actor", "actor", "at"),

@@ -186,8 +186,11 @@ class BookingSteps:
             minutes = self._settings.default_expiration_minutes
         if minutes < 1:
             raise BadRequest(f"expirationMinutes must be at least 1; {minutes} given")
-        ceiling = now + timedelta(minutes=self._settings.max_expiration_minutes)
-        expires_at = min(max(now, current) + timedelta(minutes=minutes), ceiling)
+        longest = self._settings.max_expiration_minutes
+        # Minutes past the longest hold change nothing (and a huge number would overflow).
+        expires_at = min(
+            max(now, current) + timedelta(minutes=min(minutes, longest)), now + timedelta(minutes=longest)
+        )
         if expires_at <= current:
             raise UnprocessableEntity(
                 f"The hold already lasts the longest allowed ({self._settings.max_expiration_minutes} minutes)"
