@@ -1,6 +1,6 @@
 """What a scan shows the gate of a party: its extras (the party's and each ticket's), its
-pickup and its answers, from the capabilities that keep them; and ticket documents' URLs as
-codes."""
+pickup and its answers, as the lines of the capabilities that keep them (the party's `lines`,
+each ticket's `lines` beyond them); and ticket documents' URLs as codes."""
 
 from __future__ import annotations
 
@@ -53,8 +53,22 @@ async def test_the_gate_sees_extras_pickup_and_answers(client: httpx.AsyncClient
     )  # fmt: skip
     seen = await scan(client, lunch["supplierReference"], gate=None)
     party = seen["booking"]
-    assert party["extras"] == ["Photo package"]
-    assert [u["extras"] for u in party["units"]] == [["Two-course lunch"], []]
+    assert party["lines"] == [
+        {
+            "label": "Extras",
+            "text": "1 \N{MULTIPLICATION SIGN} Photo package, 1 \N{MULTIPLICATION SIGN} Two-course lunch",
+        }
+    ]
+    # A ticket's extras, its own first, then the party's it shares (as its ticket prints them).
+    assert [u["lines"] for u in party["units"]] == [
+        [
+            {
+                "label": "Extras",
+                "text": "1 \N{MULTIPLICATION SIGN} Two-course lunch, 1 \N{MULTIPLICATION SIGN} Photo package",
+            }
+        ],
+        [{"label": "Extras", "text": "1 \N{MULTIPLICATION SIGN} Photo package"}],
+    ]
 
     coach = await confirmed(
         client,
@@ -65,8 +79,15 @@ async def test_the_gate_sees_extras_pickup_and_answers(client: httpx.AsyncClient
             "pickupPointId": GRAND,
         },
     )
-    pickup = (await scan(client, coach["supplierReference"], gate=None))["booking"]["pickup"]
-    assert pickup["place"] == "Grand Hotel" and pickup["opens"] is not None
+    pickup = (await scan(client, coach["supplierReference"], gate=None))["booking"]["lines"]
+    # The pickup window in the departure's own zone (Europe/London: BST in June).
+    assert pickup == [
+        {
+            "label": "Pickup",
+            "text": "Grand Hotel, 1 Princes Street, EH2 2EQ, Edinburgh, GB, 09:15 BST to 09:30 BST",
+        },
+        {"label": "Directions", "text": "Wait at the main entrance"},
+    ]
 
     kayak = await confirmed(
         client,
@@ -76,11 +97,9 @@ async def test_the_gate_sees_extras_pickup_and_answers(client: httpx.AsyncClient
             "questionAnswers": answers(waiver="accept", swim="yes", diet="vegan"),
         },
     )  # fmt: skip
-    given = (await scan(client, kayak["supplierReference"], gate=None))["booking"]["answers"]
-    swim = {"ticket": None, "unit": None, "question": "Can everyone in the party swim?", "answer": "yes"}
-    assert swim in given
-    ticket = kayak["unitItems"][0]["supplierReference"]
-    assert any(a["ticket"] == ticket and a["answer"] == "1990-04-01" for a in given)
+    given = (await scan(client, kayak["supplierReference"], gate=None))["booking"]
+    assert {"label": "Can everyone in the party swim?", "text": "yes"} in given["lines"]
+    assert [u["lines"] for u in given["units"]] == [[{"label": "Date of birth", "text": "1990-04-01"}]]
 
 
 async def test_ticket_urls_are_codes(client: httpx.AsyncClient, services: Services) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -115,11 +115,6 @@ class Capability:
         the manifest and the tickets show every capability's lines (`registry.booking_lines`),
         so a capability added to the registry appears in all three."""
         return []
-
-    def party_fields(self, details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
-        """The capability's own keys of the gate's party view (`out`) and of its tickets'
-        (`units`, by unit item uuid): what the scanner's page reads beside the lines."""
-        return None
 
     def departure_part(self, option: Option, travelling: Sequence[BookingDetails]) -> object | None:
         """The capability's section of a departure's manifest, over the bookings `travelling`

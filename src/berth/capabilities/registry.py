@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
-from berth.capabilities.base import JSON, Capability, EditorPart
+from berth.capabilities.base import Capability, EditorPart
 from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.editor import EDITOR_PARTS as CONTENT_EDITOR
 from berth.capabilities.content.fields import ContentCapability
@@ -100,12 +100,6 @@ def booking_lines(details: BookingDetails, item: UnitItem | None) -> list[Ticket
     """What a booking (`item` None) or one of its unit items shows of every capability's part
     of it: the one extension point of its tickets, the gate and the manifest."""
     return [line for capability in CAPABILITIES for line in capability.booking_lines(details, item)]
-
-
-def party_fields(details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
-    """Each capability's own keys of the gate's party view."""
-    for capability in CAPABILITIES:
-        capability.party_fields(details, out, units)
 
 
 def departure_parts(option: Option, travelling: Sequence[BookingDetails]) -> dict[str, object]:

@@ -1,6 +1,6 @@
 """What the gate is shown of a scan and of a departure's parties: the lead name, the tickets
-with their state, what each capability shows of them (the extras, the pickup, the answers) and
-the notes. No more personal data than
+with their state, what every capability shows of them (`lines`: the extras, the pickup, the
+answers, whatever a capability added to the registry shows) and the notes. No more personal data than
 that: the scanner keeps a departure's parties in the browser to go on offline."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from berth.capabilities.registry import booking_lines, party_fields
+from berth.capabilities.registry import booking_lines
 from berth.domain.bookings import people_of
 from berth.domain.checkin import Admission, ScanResult, admitted_earlier
 from berth.domain.slots import Slot
@@ -60,7 +60,7 @@ def _lines_json(lines: Sequence[TicketLine]) -> list[JSON]:
 
 def party_json(details: BookingDetails, admissions: Mapping[str, Admission]) -> JSON:
     """One booking as the gate sees it: with what every capability shows of it (`lines`) and
-    of each ticket (its `lines` beyond the booking's), and each capability's own keys."""
+    of each ticket (its `lines` beyond the booking's), which the scanner's page shows as given."""
     booking, option = details.booking, details.option
     earlier = admitted_earlier(booking, admissions)
     shown = booking_lines(details, None)
@@ -78,7 +78,7 @@ def party_json(details: BookingDetails, admissions: Mapping[str, Admission]) -> 
             "utcRedeemedAt": format_utc_or_none(item.redeemed_at or booking.redeemed_at),
             "lines": _lines_json([line for line in booking_lines(details, item) if line not in shown]),
         }
-    party: JSON = {
+    return {
         "bookingId": booking.id,
         "code": booking.supplier_reference,
         "resellerReference": booking.reseller_reference,
@@ -90,8 +90,6 @@ def party_json(details: BookingDetails, admissions: Mapping[str, Admission]) -> 
         "notes": booking.notes,
         "departure": departure_json(details),
     }
-    party_fields(details, party, units)
-    return party
 
 
 def scan_json(outcome: ScanOutcome) -> JSON:

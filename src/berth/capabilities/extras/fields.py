@@ -5,7 +5,7 @@ octo/pricing the booking's `extraPricing` per extra."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, Nested, View
@@ -112,14 +112,6 @@ class ExtrasCapability(Capability):
             if extra is not None:
                 taken.append(f"{count} \N{MULTIPLICATION SIGN} {extra.title or extra.internal_name}")
         return [TicketLine("Extras", ", ".join(taken))] if taken else []
-
-    def party_fields(self, details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
-        """The names of the party's extras, and of each ticket's."""
-        names = {e.id: e.title or e.internal_name for e in details.option.extras}
-        booked = of_booking(details.booking)
-        out["extras"] = [names.get(p.extra_id, p.extra_id) for p in booked.booking]
-        for item_uuid, unit in units.items():
-            unit["extras"] = [names.get(p.extra_id, p.extra_id) for p in booked.of_item(item_uuid)]
 
     def departure_part(self, option: Option, travelling: Sequence[BookingDetails]) -> DepartureExtras | None:
         return extras_on(option, travelling)

@@ -3,7 +3,7 @@ availability (the schema puts none on products), and the pickup chosen on bookin
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, Nested, View
@@ -15,7 +15,6 @@ from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product
 from berth.domain.slots import Slot
 from berth.domain.tickets import TicketLine, local_time
-from berth.domain.times import format_utc_or_none
 
 if TYPE_CHECKING:
     from berth.read_models.availability import SlotAvailability
@@ -81,12 +80,6 @@ class PickupsCapability(Capability):
         if not lines:
             lines.append(TicketLine("Pickup", "requested"))
         return lines
-
-    def party_fields(self, details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
-        stops = pickup_list([details])
-        out["pickup"] = (
-            {"place": stops[0].place, "opens": format_utc_or_none(stops[0].opens)} if stops else None
-        )
 
     def departure_part(self, option: Option, travelling: Sequence[BookingDetails]) -> list[PickupStop] | None:
         """The driver's pickup list; empty (not None) for an option with pickup points that

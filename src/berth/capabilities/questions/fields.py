@@ -3,14 +3,14 @@ and `questionAnswers` on bookings and unit items: every question asked, with its
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import QUESTIONS
 from berth.capabilities.questions.asked import booking_questions, question_view, unit_questions
 from berth.capabilities.questions.extension import ANSWERS, Answers, Given
-from berth.capabilities.questions.manifest import Answered, answered, answers_on
+from berth.capabilities.questions.manifest import Answered, answers_on
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product, Unit
 from berth.domain.catalog.model import Question
@@ -60,12 +60,6 @@ class QuestionsCapability(Capability):
             given = answers.of_item(item.uuid)
             asked = unit_questions(details.product, details.option, unit) if unit is not None else []
         return [TicketLine(q.title, given[q.id], staff_only=True) for q in asked if q.id in given]
-
-    def party_fields(self, details: BookingDetails, out: JSON, units: Mapping[str, JSON]) -> None:
-        out["answers"] = [
-            {"ticket": a.ticket, "unit": a.unit, "question": a.question, "answer": a.value}
-            for a in answered(details)
-        ]
 
     def departure_part(
         self, option: Option, travelling: Sequence[BookingDetails]

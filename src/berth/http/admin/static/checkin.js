@@ -321,23 +321,16 @@
         const when = unit.admission ? `in ${time(unit.admission.at)}${who(unit.admission)}` : unit.pending ? "in (offline, to sync)" : "in";
         label.append(line("span", ` ${when}`, "muted"));
       }
-      if (unit.extras.length) {
-        label.append(line("span", ` + ${unit.extras.join(", ")}`, "gate-extra"));
-      }
       item.append(label);
+      for (const fact of unit.lines) {
+        item.append(line("div", `${fact.label}: ${fact.text}`, "gate-line"));
+      }
       units.append(item);
     }
     el.party.append(units);
-    const facts = [];
-    if (party.extras.length) {
-      facts.push(["Extras", party.extras.join(", ")]);
-    }
-    if (party.pickup) {
-      facts.push(["Pickup", party.pickup.place + (party.pickup.opens ? ` from ${time(party.pickup.opens)}` : "")]);
-    }
-    for (const answer of party.answers) {
-      facts.push([answer.question + (answer.ticket ? ` (${answer.ticket})` : ""), answer.answer]);
-    }
+    // Every capability's lines, as the server gives them: a capability added to the registry
+    // shows here with no change to this page.
+    const facts = party.lines.map((fact) => [fact.label, fact.text]);
     if (party.notes) {
       facts.push(["Notes", party.notes]);
     }
