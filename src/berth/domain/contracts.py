@@ -20,7 +20,7 @@ tax scaled the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
@@ -28,7 +28,15 @@ from hashlib import sha256
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from berth.domain.catalog import Catalog, Option, Price, Product, Tax, Unit
@@ -119,13 +127,24 @@ class Contract(_Model):
             raise ValueError("validUntil is before validFrom")
         return self
 
+    # Worked out once: every reseller request asks for it.
+    _digest: str = PrivateAttr(default="")
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._digest = sha256(orjson.dumps(self.to_document(), option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Contract:
+        copied = super().model_copy(update=update, deep=deep)
+        copied.model_post_init(None)  # a copy with other fields has another digest
+        return copied
+
     def to_document(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
     @property
     def digest(self) -> str:
         """The same for equal contracts: what answers kept per contract are kept under."""
-        return sha256(orjson.dumps(self.to_document(), option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+        return self._digest
 
     def in_force(self, today: date) -> bool:
         return self.not_in_force(today) is None
@@ -245,10 +264,15 @@ def contract_product(product: Product, contract: Contract) -> Product | None:
     return product.model_copy(update={"options": tuple(_option(product, o, rate) for o in options)})
 
 
+def is_default(contract: Contract) -> bool:
+    """Every product at the catalogue's net, always: the catalogue as it is."""
+    return contract.digest == DEFAULT_CONTRACT.digest
+
+
 def contract_catalog(catalog: Catalog, contract: Contract, today: date) -> Catalog:
     """The catalogue as a connection under `contract` sees it on `today`: nothing when the
     contract is not in force; else the products and options it may sell, at its net."""
-    if contract == DEFAULT_CONTRACT:
+    if is_default(contract):
         return catalog
     unsold = contract.not_in_force(today)
     if unsold is not None:

@@ -10,11 +10,11 @@ from typing import Any
 from berth.domain.audit import Target
 from berth.domain.connections import Connection
 from berth.domain.contracts import (
-    DEFAULT_CONTRACT,
     Contract,
     ContractConflict,
     catalog_problems,
     contract_catalog,
+    is_default,
     parse_contract,
 )
 from berth.domain.errors import BadRequest, NotFound
@@ -65,7 +65,7 @@ class ContractService:
         """The catalogue `connection`'s contract sells today: the base itself for the default
         contract; else one kept per catalogue version, contract and day."""
         contract = connection.contract
-        if contract == DEFAULT_CONTRACT:
+        if is_default(contract):
             return base
         today = self._clock().date()
         key = (base.version, contract.digest, today)
