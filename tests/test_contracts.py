@@ -76,6 +76,12 @@ async def test_contracts_are_versioned_audited_and_refused_on_a_stale_base(
     assert restored.status_code == 200 and restored.json()["version"] == 3
     audit = (await client.get("/admin/api/audit", params={"action": "contract.save"}, headers=ADMIN)).json()
     assert len(audit["entries"] if isinstance(audit, dict) else audit) >= 3
+    # A version number beyond the database's integers names no version (the fuzzer found a 500).
+    for version in (0, 9, 2**31, 2**71):
+        missing = await client.post(
+            f"/admin/api/connections/{cid}/contract/versions/{version}/restore", headers=ADMIN
+        )
+        assert missing.status_code == 404 and missing.json()["error"] == "NOT_FOUND", (version, missing.text)
 
 
 async def test_bad_contracts_are_refused_with_the_field_and_nothing_saved(

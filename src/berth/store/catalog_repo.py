@@ -12,7 +12,7 @@ from berth.domain.catalog.document import catalog_to_yaml
 from berth.domain.catalog_history import CatalogVersion, Door
 from berth.domain.staff import Actor
 from berth.store.database import DbConnection
-from berth.store.tables import catalog_meta, catalog_versions, products
+from berth.store.tables import LAST_VERSION, catalog_meta, catalog_versions, products
 
 
 async def catalog_version(conn: DbConnection) -> int:
@@ -107,13 +107,8 @@ _VERSION_COLUMNS = (
 )
 
 
-# Version numbers are 32-bit integers in the database; a number asked for beyond them (a typed
-# URL, a fuzzer) names no version rather than failing to bind.
-_LAST_VERSION = 2**31 - 1
-
-
 def _bounded(version: int) -> int:
-    return max(0, min(version, _LAST_VERSION))
+    return max(0, min(version, LAST_VERSION))
 
 
 async def list_versions(conn: DbConnection, *, limit: int, before: int | None = None) -> list[CatalogVersion]:
@@ -126,7 +121,7 @@ async def list_versions(conn: DbConnection, *, limit: int, before: int | None = 
 
 async def find_version(conn: DbConnection, version: int) -> tuple[CatalogVersion, str] | None:
     """A version and its document (YAML)."""
-    if not 0 < version <= _LAST_VERSION:
+    if not 0 < version <= LAST_VERSION:
         return None
     row = (
         await conn.execute(

@@ -14,7 +14,7 @@ from berth.domain.connections import Connection
 from berth.domain.contracts import DEFAULT_CONTRACT, Contract
 from berth.domain.staff import Actor
 from berth.store.database import DbConnection
-from berth.store.tables import catalog_meta, connections, contract_versions
+from berth.store.tables import LAST_VERSION, catalog_meta, connections, contract_versions
 
 _COLUMNS = (
     connections.c.id,
@@ -109,6 +109,8 @@ async def contract_versions_of(conn: DbConnection, connection_id: str, limit: in
 
 
 async def contract_version(conn: DbConnection, connection_id: str, version: int) -> ContractVersion | None:
+    if not 0 < version <= LAST_VERSION:
+        return None
     row = (
         await conn.execute(
             select(contract_versions).where(

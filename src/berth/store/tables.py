@@ -21,6 +21,10 @@ from sqlalchemy import (
 
 from berth.store.types import JSONDocument, UTCDateTime
 
+# Version numbers (catalogue, contracts) are 32-bit integers; a number asked for beyond them (a
+# typed URL, a fuzzer) names no version rather than failing to bind.
+LAST_VERSION = 2**31 - 1
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(column_0_label)s",
