@@ -22,6 +22,7 @@ from berth.delivery.mail.worker import MailWorker
 from berth.delivery.worker import DeliveryWorker
 from berth.domain.statements import Basis
 from berth.domain.tickets import WalletPasses
+from berth.services.allotments import AllotmentService
 from berth.services.answers import AnswerCache
 from berth.services.audit import AuditService
 from berth.services.availability import AvailabilityService
@@ -59,6 +60,7 @@ class Services:
     catalog: CatalogService
     connections: ConnectionService
     contracts: ContractService
+    allotments: AllotmentService
     availability: AvailabilityService
     bookings: ResellerBookings
     staff_bookings: SupplierBookings
@@ -104,15 +106,17 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     catalog = CatalogService(database, clock, (*CATALOG_RULES, *((WalletPasses(),) if passes else ())))
     # Capacity policies in registry order: an option is a rental, or has resources, or is plain.
     policies = CapacityPolicies((RentalPolicy(), ResourcePolicy(clock)))
-    availability = AvailabilityService(database, settings, clock, policies)
+    allotments = AllotmentService(database, clock, settings.auth_cache_seconds)
+    availability = AvailabilityService(database, settings, clock, policies, allotments)
     availability.add_extension(PackageAvailability(availability, clock))
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
+    allotments.observer = fanout
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
     extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
     loader = BookingLoader(clock, policies, settings.tickets_url)
-    steps = BookingSteps(settings, clock, fanout, policies, locks, loader, extensions)
+    steps = BookingSteps(settings, clock, fanout, policies, locks, loader, allotments, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
     steps.orders = orders
@@ -131,7 +135,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         clock=clock,
         catalog=catalog,
         connections=connections,
-        contracts=ContractService(database, clock, connections, catalog),
+        contracts=ContractService(database, clock, connections, catalog, allotments),
+        allotments=allotments,
         availability=availability,
         bookings=bookings,
         staff_bookings=SupplierBookings(database, clock, steps),

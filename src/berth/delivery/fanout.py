@@ -32,6 +32,7 @@ from berth.domain.orders import Order
 from berth.domain.slots import slot_for_id
 from berth.domain.webhooks import Webhook, WebhookEvent
 from berth.read_models.availability import SlotAvailability
+from berth.services.allotments import Viewer
 from berth.services.availability import AvailabilityService
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
@@ -108,6 +109,11 @@ class Contracts:
         if contract is None or not contract.in_force(self._today):
             return None
         return contract_product(product, contract)
+
+    def viewer(self, webhook: Webhook) -> Viewer:
+        """Who the webhook's availability is for (after `product`, which loads the contracts)."""
+        contract = (self._loaded or {}).get(webhook.connection_id)
+        return Viewer(webhook.connection_id, contract.stop_sells if contract is not None else ())
 
 
 class MappingRows:
@@ -211,11 +217,16 @@ class WebhookFanout:
             )
         after_commit(conn, self.wakeup.set)
 
-    async def slots_changed(self, conn: DbConnection, slots: Sequence[tuple[str, str, str]]) -> None:
+    async def slots_changed(
+        self, conn: DbConnection, slots: Sequence[tuple[str, str, str]], unchanged_for: Sequence[str] = ()
+    ) -> None:
+        """Announce `slots`' availability to its subscribers, but to the connections
+        `unchanged_for` (whose view of them did not change: a block's own, at its release)."""
         if not await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE, limit=1):
             return  # nobody listens: a later subscriber must not hear of changes made before it
+        unchanged = {"unchangedFor": list(unchanged_for)} if unchanged_for else {}
         subjects = [
-            {"productId": product_id, "optionId": option_id, "availabilityId": availability_id}
+            {"productId": product_id, "optionId": option_id, "availabilityId": availability_id, **unchanged}
             for product_id, option_id, availability_id in slots
         ]
         await deliveries_repo.add_outbox(
@@ -290,9 +301,14 @@ class WebhookFanout:
             if not rows:
                 return 0
             hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE)
-            subjects = list(
-                dict.fromkeys((s["productId"], s["optionId"], s["availabilityId"]) for _, _, s in rows)
-            )
+            # A departure announced twice is announced once; to a connection only if one of
+            # its announcements did not leave that connection out.
+            unchanged: dict[tuple[str, str, str], set[str]] = {}
+            for _, _, s in rows:
+                key = (s["productId"], s["optionId"], s["availabilityId"])
+                left_out = set(s.get("unchangedFor", ()))
+                unchanged[key] = left_out if key not in unchanged else unchanged[key] & left_out
+            subjects = list(unchanged)
             if hooks:
                 now = self._clock()
                 mapping_rows = MappingRows(conn)
@@ -302,11 +318,15 @@ class WebhookFanout:
                     if found is None:
                         continue
                     for hook in hooks:
+                        if hook.connection_id in unchanged[(product_id, option_id, availability_id)]:
+                            continue
                         product = await contracts.product(hook, found.product)
                         option = product.option(option_id) if product is not None else None
                         if product is None or option is None:
                             continue
-                        item = replace(found, product=product, option=option)
+                        item = await self._availability.seen_in(
+                            conn, contracts.viewer(hook), replace(found, product=product, option=option)
+                        )
                         view = self._view(hook, catalog, mappings=await mapping_rows.of(hook))
                         payload = {
                             **self._envelope(hook, catalog, view),

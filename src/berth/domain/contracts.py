@@ -39,6 +39,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from berth.domain.allotments import Allotment, StopSell
 from berth.domain.catalog import Catalog, Option, Price, Product, Tax, Unit
 from berth.domain.catalog.model import Amount, CurrencyCode, Extra, Identifier
 from berth.domain.errors import BadRequest, OctoError
@@ -107,10 +108,13 @@ class Rate(_Model):
 
 class Contract(_Model):
     """What a connection may sell (every product, or the ones listed), its rate, when the
-    contract is in force (travel-independent: the day of the sale), its payment terms."""
+    contract is in force (travel-independent: the day of the sale), its payment terms, the
+    places held for it (allotments) and what it may not sell for a while (stop-sells)."""
 
     products: Literal["ALL"] | tuple[Grant, ...] = ALL
     rate: Rate = Rate()
+    allotments: Annotated[tuple[Allotment, ...], Field(max_length=500)] = ()
+    stop_sells: Annotated[tuple[StopSell, ...], Field(max_length=500)] = ()
     valid_from: date | None = None
     valid_until: date | None = None
     payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE
@@ -312,7 +316,8 @@ def parse_contract(data: Any) -> Contract:
     """The contract a document describes; BAD_REQUEST naming every field in error."""
     if not isinstance(data, dict):
         raise BadRequest(
-            "A contract is a mapping (products, rate, validFrom, validUntil, paymentTerms, notes)"
+            "A contract is a mapping (products, rate, validFrom, validUntil, paymentTerms, notes, "
+            "allotments, stopSells)"
         )
     try:
         return Contract.model_validate(data)
@@ -374,4 +379,32 @@ def catalog_problems(contract: Contract, catalog: Catalog) -> list[str]:
             problems.append(f"{where}.unit: {entry.product!r} has no unit {entry.unit!r}")
         if entry.currency not in product.currencies:
             problems.append(f"{where}.currency: {entry.product!r} is not sold in {entry.currency}")
+    problems.extend(_allotment_problems(contract, catalog))
+    return problems
+
+
+def _allotment_problems(contract: Contract, catalog: Catalog) -> list[str]:
+    problems = []
+    named: list[tuple[str, str | None, str | None]] = [
+        (f"allotments[{i}]", a.product, a.option) for i, a in enumerate(contract.allotments)
+    ]
+    named += [(f"stopSells[{i}]", s.product, s.option) for i, s in enumerate(contract.stop_sells)]
+    for where, product_id, option_id in named:
+        if product_id is None:
+            continue
+        product = catalog.product(product_id)
+        if product is None:
+            problems.append(f"{where}.product: no product {product_id!r} in the catalogue")
+        elif option_id is not None and product.option(option_id) is None:
+            problems.append(f"{where}.option: {product_id!r} has no option {option_id!r}")
+        elif where.startswith("allotments") and contract.grant(product_id) is None:
+            problems.append(f"{where}.product: the contract does not sell {product_id!r}")
+    for index, allotment in enumerate(contract.allotments):
+        product = catalog.product(allotment.product)
+        options = [] if product is None else [o for o in product.options if allotment.option in (None, o.id)]
+        if any(o.is_rental for o in options):
+            problems.append(
+                f"allotments[{index}]: {allotment.product!r} is rented by duration, not sold by "
+                "departure; allotments hold places on departures"
+            )
     return problems

@@ -29,7 +29,7 @@ from typing import Any
 from berth.domain.availability import SELLABLE, AvailabilityStatus, SlotState, slot_state
 from berth.domain.catalog import Catalog, CountBy, Option, Product, Resource, ResourceGroup, Seat, SeatMap
 from berth.domain.errors import BadRequest, UnprocessableEntity
-from berth.domain.slots import Slot
+from berth.domain.slots import Slot, slot_clock
 
 # The paxCount of each unit item of a booking (or of an availability request's units), in order.
 Party = tuple[int, ...]
@@ -94,11 +94,6 @@ NO_USE = ResourceUse()
 
 
 # --- which resources serve a slot, and what is free ----------------------------------------
-
-
-def slot_clock(slot: Slot) -> str | None:
-    """The local start time of a departure (`HH:MM`); None for a whole day."""
-    return None if slot.all_day else f"{slot.start.hour:02d}:{slot.start.minute:02d}"
 
 
 def serves(resource: Resource, slot: Slot) -> bool:

@@ -43,6 +43,11 @@ class Slot:
     cutoff_utc: datetime
 
 
+def slot_clock(slot: Slot) -> str | None:
+    """The local start time of a departure (`HH:MM`); None for a whole day."""
+    return None if slot.all_day else f"{slot.start.hour:02d}:{slot.start.minute:02d}"
+
+
 @dataclass(frozen=True)
 class _Candidate:
     slot: Slot

@@ -7,7 +7,7 @@ A rental option's slots are start times: each is checked for the requested renta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
@@ -19,6 +19,7 @@ from berth.domain.catalog.lookup import find_currency, find_option, find_product
 from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.slots import Slot, check_day_range, slot_for_id, slots_between
 from berth.read_models.availability import CalendarDay, SlotAvailability
+from berth.services.allotments import STAFF, AllotmentService, Viewer
 from berth.services.bookings.capacity import CapacityPolicies, Wanted, slots_as_run
 from berth.services.clock import Clock
 from berth.settings import Settings
@@ -57,9 +58,15 @@ MAX_REMEMBERED_DAYS = 200_000
 
 class AvailabilityService:
     def __init__(
-        self, database: Database, settings: Settings, clock: Clock, policies: CapacityPolicies
+        self,
+        database: Database,
+        settings: Settings,
+        clock: Clock,
+        policies: CapacityPolicies,
+        allotments: AllotmentService,
     ) -> None:
         self._db = database
+        self.allotments = allotments
         self._settings = settings
         self._clock = clock
         self.policies = policies
@@ -100,12 +107,23 @@ class AvailabilityService:
         slots: Sequence[Slot],
         now: datetime,
         wanted: Wanted | None = None,
+        viewer: Viewer = STAFF,
     ) -> list[SlotState]:
-        """Each slot's state from the option's policy (one read, none for no slots)."""
+        """Each slot's state from the option's policy as `viewer` sees it (its stop-sells, the
+        others' blocks): one read, two more where others hold blocks, none for no slots."""
         if not slots:
             return []
         async with self._db.single_read() as conn:
-            return await self.policies.of(option).states(conn, product, option, slots, now, wanted)
+            states = await self.policies.of(option).states(conn, product, option, slots, now, wanted)
+            requested = wanted.pax if wanted is not None else None
+            return await self.allotments.seen_by(conn, viewer, product, option, slots, states, now, requested)
+
+    async def seen_in(self, conn: DbConnection, viewer: Viewer, item: SlotAvailability) -> SlotAvailability:
+        """One slot read by `states_in`, as `viewer` sees it."""
+        (state,) = await self.allotments.seen_by(
+            conn, viewer, item.product, item.option, [item.slot], [item.state], self._clock(), None
+        )
+        return item if state is item.state else replace(item, state=state)
 
     async def held_as_run(
         self, product: Product, option: Option, slots: Sequence[Slot], now: datetime
@@ -152,7 +170,9 @@ class AvailabilityService:
             states = await policy.states(conn, product, option, stretched, now)
         return [(held.get(s.id, 0), state) for s, state in zip(slots, states, strict=True)]
 
-    async def check(self, catalog: Catalog, query: AvailabilityQuery) -> list[SlotAvailability]:
+    async def check(
+        self, catalog: Catalog, query: AvailabilityQuery, viewer: Viewer = STAFF
+    ) -> list[SlotAvailability]:
         product = find_product(catalog, query.product_id)
         option = find_option(product, query.option_id)
         selectors = [
@@ -187,7 +207,7 @@ class AvailabilityService:
             self._range(product, start, end)
             slots = self.slots(catalog, product, option, start, end)
         slots = [policy.stretch(slot, rental) for slot in slots]
-        states = await self.states(product, option, slots, self._clock(), wanted)
+        states = await self.states(product, option, slots, self._clock(), wanted, viewer)
         items = [
             SlotAvailability(product, option, slot, state, tuple(units), currency, rental)
             for slot, state in zip(slots, states, strict=True)
@@ -197,7 +217,9 @@ class AvailabilityService:
                 items = await extension.extend(catalog, items, wanted)
         return items
 
-    async def calendar(self, catalog: Catalog, query: AvailabilityQuery) -> list[CalendarDay]:
+    async def calendar(
+        self, catalog: Catalog, query: AvailabilityQuery, viewer: Viewer = STAFF
+    ) -> list[CalendarDay]:
         product = find_product(catalog, query.product_id)
         option = find_option(product, query.option_id)
         if query.local_date_start is None or query.local_date_end is None:
@@ -211,7 +233,7 @@ class AvailabilityService:
         wanted = Wanted(pax, tuple(units)) if query.units else None
         slots = self.slots(catalog, product, option, start, end)
         stretched = [policy.stretch(slot, rental) for slot in slots]
-        states = await self.states(product, option, stretched, self._clock(), wanted)
+        states = await self.states(product, option, stretched, self._clock(), wanted, viewer)
         by_day: dict[date, list[tuple[Slot, SlotState]]] = {}
         for slot, state in zip(slots, states, strict=True):
             by_day.setdefault(slot.local_date, []).append((slot, state))

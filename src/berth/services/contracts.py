@@ -19,6 +19,7 @@ from berth.domain.contracts import (
 )
 from berth.domain.errors import BadRequest, NotFound
 from berth.domain.staff import Actor
+from berth.services.allotments import AllotmentService
 from berth.services.catalog import CatalogService, CatalogSnapshot
 from berth.services.clock import Clock
 from berth.services.connections import ConnectionService
@@ -43,6 +44,8 @@ _FIELDS = (
     ("valid_until", "validUntil"),
     ("payment_terms", "paymentTerms"),
     ("notes", "notes"),
+    ("allotments", "allotments"),
+    ("stop_sells", "stopSells"),
 )
 
 
@@ -53,9 +56,15 @@ def _summary(before: Contract, after: Contract) -> str:
 
 class ContractService:
     def __init__(
-        self, database: Database, clock: Clock, connections: ConnectionService, catalog: CatalogService
+        self,
+        database: Database,
+        clock: Clock,
+        connections: ConnectionService,
+        catalog: CatalogService,
+        allotments: AllotmentService,
     ) -> None:
         self._db = database
+        self._allotments = allotments
         self._clock = clock
         self._connections = connections
         self._catalog = catalog
@@ -142,5 +151,6 @@ class ContractService:
                 at=now,
             )
         self._connections.forget()
+        self._allotments.forget()
         saved = await self._connections.get(connection.id)
         return SavedContract(saved, saved.contract, saved.contract_version)

@@ -207,6 +207,23 @@ departure_overrides = Table(
     Index("ix_departure_overrides_start", "product_id", "option_id", "slot_start"),
 )
 
+# Allotments (domain.allotments): a block's release on one departure, once. `early`: staff
+# released it before its time; else the release sweep recorded that its time came (and told the
+# webhooks). Blocks themselves live in the contracts.
+allotment_releases = Table(
+    "allotment_releases",
+    metadata,
+    Column("connection_id", String(36), ForeignKey("connections.id"), primary_key=True),
+    Column("product_id", String(100), primary_key=True),
+    Column("option_id", String(100), primary_key=True),
+    Column("availability_id", String(40), primary_key=True),
+    Column("slot_start", UTCDateTime, nullable=False),
+    Column("released_at", UTCDateTime, nullable=False),
+    Column("early", Boolean, nullable=False),
+    Column("actor", String(254), nullable=True),
+    Index("ix_allotment_releases_slot", "product_id", "option_id", "slot_start"),
+)
+
 # octo/extras: the pieces of each extra a booking has on its departure. An extra's stock per
 # departure is counted from the rows of the bookings that hold places (joined with `bookings`),
 # under the departure's slot lock: a booking that ends releases its extras as it does its places.

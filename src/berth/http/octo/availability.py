@@ -18,6 +18,8 @@ from berth.http.octo.common import octo_response
 from berth.http.octo.requests import AvailabilityBody, CalendarBody
 from berth.http.octo.routing import Call, OctoRoute, add_routes
 from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
+from berth.services.allotments import Viewer
+from berth.services.availability import AvailabilityQuery
 from berth.views.availability import availability_view, calendar_view
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -34,34 +36,49 @@ async def _numbered(index: int, work: Awaitable[T]) -> T:
         raise
 
 
-def _answer_key(kind: str, octo: OctoRequest, query: Hashable) -> Hashable:
+def viewer_of(octo: OctoRequest) -> Viewer:
+    return Viewer(octo.connection.id, octo.connection.contract.stop_sells)
+
+
+async def _answer_key(kind: str, octo: OctoRequest, svc: Services, query: AvailabilityQuery) -> Hashable:
     """Everything an availability answer depends on but the database and the clock: the
-    catalogue as the connection's contract sells it, the question, how it is serialized (a
-    connection's mapped rows included)."""
+    catalogue as the connection's contract sells it (its stop-sells included), the question,
+    how it is serialized (a connection's mapped rows included), and who asks where blocks
+    make each connection's view its own."""
     mapped_for = octo.connection.id if octo.view.mappings is not None else None
-    return (kind, octo.snapshot.version, octo.snapshot.scope, query, octo.view.shared_key, mapped_for)
+    book = await svc.allotments.book()
+    blocks_for = octo.connection.id if query.product_id and book.has_blocks(query.product_id) else None
+    return (
+        kind,
+        octo.snapshot.version,
+        octo.snapshot.scope,
+        query,
+        octo.view.shared_key,
+        mapped_for,
+        blocks_for,
+    )
 
 
 async def availability_answer(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> Response:
     query = body.query(octo.view.has(RENTALS))
 
     async def compute() -> bytes:
-        items = await svc.availability.check(octo.snapshot.catalog, query)
+        items = await svc.availability.check(octo.snapshot.catalog, query, viewer_of(octo))
         return orjson.dumps([availability_view(item, octo.view) for item in items])
 
-    return octo_response(octo, encoded=await svc.answers.answer(_answer_key("check", octo, query), compute))
+    key = await _answer_key("check", octo, svc, query)
+    return octo_response(octo, encoded=await svc.answers.answer(key, compute))
 
 
 async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) -> Response:
     query = body.query(octo.view.has(RENTALS))
 
     async def compute() -> bytes:
-        days = await svc.availability.calendar(octo.snapshot.catalog, query)
+        days = await svc.availability.calendar(octo.snapshot.catalog, query, viewer_of(octo))
         return orjson.dumps([calendar_view(day, octo.view) for day in days])
 
-    return octo_response(
-        octo, encoded=await svc.answers.answer(_answer_key("calendar", octo, query), compute)
-    )
+    key = await _answer_key("calendar", octo, svc, query)
+    return octo_response(octo, encoded=await svc.answers.answer(key, compute))
 
 
 async def _availability(call: Call) -> Response:
@@ -96,7 +113,9 @@ async def check_availability_batch(
     rows: list[dict[str, Any]] = []
     rentals = octo.view.has(RENTALS)
     for index, request in enumerate(body):
-        items = await _numbered(index, svc.availability.check(octo.snapshot.catalog, request.query(rentals)))
+        items = await _numbered(
+            index, svc.availability.check(octo.snapshot.catalog, request.query(rentals), viewer_of(octo))
+        )
         rows.extend(
             {"productId": item.product.id, "optionId": item.option.id, **availability_view(item, octo.view)}
             for item in items
@@ -118,7 +137,7 @@ async def availability_calendar_batch(
     rentals = octo.view.has(RENTALS)
     for index, request in enumerate(body):
         days = await _numbered(
-            index, svc.availability.calendar(octo.snapshot.catalog, request.query(rentals))
+            index, svc.availability.calendar(octo.snapshot.catalog, request.query(rentals), viewer_of(octo))
         )
         rows.extend(
             {"productId": day.product.id, "optionId": day.option.id, **calendar_view(day, octo.view)}

@@ -46,6 +46,7 @@ from berth.domain.pricing import booking_priceables
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
 from berth.domain.tickets import ISSUED, ticket_keys
 from berth.domain.times import format_utc
+from berth.services.allotments import AllotmentService
 from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy, slots_as_run
 from berth.services.bookings.extensions import BookingExtensions, Holding, Stage
 from berth.services.bookings.inputs import (
@@ -133,9 +134,11 @@ class BookingSteps:
         policies: CapacityPolicies,
         locks: SlotLocks,
         loader: BookingLoader,
+        allotments: AllotmentService,
         extensions: BookingExtensions | None = None,
     ) -> None:
         self._settings = settings
+        self.allotments = allotments
         self._clock = clock
         self._observer = observer
         self.policies = policies
@@ -256,14 +259,20 @@ class BookingSteps:
         slot: Slot,
         now: datetime,
         excluding: str | None,
+        connection_id: str,
     ) -> tuple[Slot, int]:
-        """The slot as it runs (staff's overrides applied) and the places held in it."""
+        """The slot as it runs (staff's overrides applied) and the places taken in it for a
+        booking of `connection_id`: those held, and the other connections' unused blocks."""
         (run,) = await slots_as_run(conn, product, option, [slot])
         # No limit (freesale, or capacity from resources): the places held do not matter.
         if run.capacity is None:
             return run, 0
         policy = self.policies.of(option)
-        return run, (await policy.held(conn, product, option, [run], now, excluding=excluding))[0]
+        held = (await policy.held(conn, product, option, [run], now, excluding=excluding))[0]
+        blocked = await self.allotments.reserved_in(
+            conn, product, option, run, connection_id, now, excluding=excluding
+        )
+        return run, held + blocked
 
     async def _take_places(
         self,
@@ -283,7 +292,7 @@ class BookingSteps:
         now = self._clock()
 
         async def held(c: DbConnection) -> tuple[Slot, int]:
-            return await self._held_as_run(c, product, option, slot, now, excluding)
+            return await self._held_as_run(c, product, option, slot, now, excluding, booking.connection_id)
 
         keys = [policy.lock_key(product, option, slot), *also_lock]
         # The departure as staff left it (closed, capacity), read under its lock as the places
@@ -295,6 +304,14 @@ class BookingSteps:
                 reason = "is closed for sale" if run.closed else "is past its sales cutoff"
                 raise UnprocessableEntity(f"Availability {run.id} {reason}")
             raise UnprocessableEntity(policy.sold_out(run, state.vacancies or 0, pax))
+
+    async def _check_on_sale(
+        self, conn: DbConnection, product: Product, option: Option, slot: Slot, booking: Booking
+    ) -> None:
+        """A new sale or a move to `slot`: refused when the connection's contract stops it
+        selling there (the supplier's reason is its own, never said)."""
+        if await self.allotments.stopped(conn, booking.connection_id, product, option, slot):
+            raise InvalidAvailabilityId(slot.id, f"Availability {slot.id} is not on sale for this connection")
 
     def _holding(
         self,
@@ -324,7 +341,9 @@ class BookingSteps:
         await self.extensions.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
 
         async def held(c: DbConnection) -> tuple[Slot, int]:
-            return await self._held_as_run(c, prepared.product, prepared.option, slot, now, None)
+            return await self._held_as_run(
+                c, prepared.product, prepared.option, slot, now, None, booking.connection_id
+            )
 
         await self.locks.read_ahead(self._places_token(booking), held)
 
@@ -536,6 +555,7 @@ class BookingSteps:
             if existing is not None:
                 return self._repeat(existing, booking), False
             assert prepared.slot is not None
+            await self._check_on_sale(conn, product, option, prepared.slot, booking)
             await self._take_places(conn, product, option, prepared.slot, booking, booking.pax)
         if prepared.slot is not None:
             allocations = await policy.allocate(
@@ -590,8 +610,10 @@ class BookingSteps:
         the statement are one round trip, or are sent with the COMMIT where the transaction
         allows it and nothing follows (the booking's extensions hold nothing: it has none).
         Raises UNPROCESSABLE_ENTITY (or, from the COMMIT, ClosingRefused)."""
+        await self._check_on_sale(conn, product, option, slot, booking)
         now = self._clock()
-        if self.locks.checks_in_statement and not (slot.closed or now >= slot.cutoff_utc):
+        blocked = await self.allotments.may_block(conn, product, option, slot, booking.connection_id, now)
+        if self.locks.checks_in_statement and not (blocked or slot.closed or now >= slot.cutoff_utc):
             key = self.policies.of(option).lock_key(product, option, slot)
             if not booking.extensions and bookings_repo.hold_at_commit(
                 conn, key, booking, slot.capacity, now
@@ -599,8 +621,8 @@ class BookingSteps:
                 return
             if await bookings_repo.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
                 return
-        # Refused (or no lock: the race tests' read-ahead count): the count, read under the
-        # lock, says why; it raises.
+        # Refused, other connections' blocks to count, or no lock (the race tests' read-ahead
+        # count): the count, read under the lock, decides (and says why when it refuses).
         await self._take_places(conn, product, option, slot, booking, booking.pax)
         await bookings_repo.count_new_hold(conn, booking)
 
@@ -749,6 +771,8 @@ class BookingSteps:
         same_slot = slot is not None and old_slot is not None and (product.id, option.id, slot.id) == (
             old_product.id, old_option.id, old_slot.id,
         ) and slot_end == booking.slot_end  # fmt: skip
+        if slot is not None and not same_slot:
+            await self._check_on_sale(conn, product, option, slot, booking)
         if slot is not None and not booking.test_mode and (not same_slot or pax > booking.pax):
             old_lock = (
                 [self.policies.of(old_option).lock_key(old_product, old_option, old_slot)]

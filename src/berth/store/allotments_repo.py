@@ -1,0 +1,145 @@
+"""What the allotment arithmetic reads of a departure: the places each connection holds, and
+the blocks released on it (domain.allotments)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from berth.store.bookings_repo import HOLDING_NOW
+from berth.store.database import DbConnection
+from berth.store.tables import allotment_releases, bookings
+
+# Departure (product id, option id, availability id).
+Departure = tuple[str, str, str]
+
+_HOLDINGS = (
+    select(bookings.c.availability_id, bookings.c.connection_id, func.sum(bookings.c.pax))
+    .where(
+        bookings.c.product_id == bindparam("product_id"),
+        bookings.c.option_id == bindparam("option_id"),
+        bookings.c.slot_start >= bindparam("first"),
+        bookings.c.slot_start <= bindparam("last"),
+        HOLDING_NOW,
+    )
+    .group_by(bookings.c.availability_id, bookings.c.connection_id)
+)
+_HOLDINGS_EXCLUDING = _HOLDINGS.where(bookings.c.id != bindparam("excluding"))
+_RELEASED = select(
+    allotment_releases.c.availability_id, allotment_releases.c.connection_id, allotment_releases.c.early
+).where(
+    allotment_releases.c.product_id == bindparam("product_id"),
+    allotment_releases.c.option_id == bindparam("option_id"),
+    allotment_releases.c.slot_start >= bindparam("first"),
+    allotment_releases.c.slot_start <= bindparam("last"),
+)
+
+
+_INSERT: dict[str, Any] = {
+    "sqlite": sqlite_insert(allotment_releases),
+    "postgresql": pg_insert(allotment_releases),
+}
+
+
+class Standing:
+    """A range of one option's departures: the places each connection holds in each, and the
+    blocks released early on each."""
+
+    def __init__(self, holdings: dict[str, dict[str, int]], early: dict[str, frozenset[str]]) -> None:
+        self._holdings = holdings
+        self._early = early
+
+    def holdings(self, availability_id: str) -> dict[str, int]:
+        return self._holdings.get(availability_id, {})
+
+    def released_early(self, availability_id: str) -> frozenset[str]:
+        return self._early.get(availability_id, frozenset())
+
+
+async def standing(
+    conn: DbConnection,
+    product_id: str,
+    option_id: str,
+    first: datetime,
+    last: datetime,
+    now: datetime,
+    *,
+    excluding: str | None = None,
+) -> Standing:
+    """Departures starting in [first, last] (UTC): two queries."""
+    parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
+    if excluding is None:
+        rows = await conn.execute(_HOLDINGS, parameters)
+    else:
+        rows = await conn.execute(_HOLDINGS_EXCLUDING, {**parameters, "excluding": excluding})
+    holdings: dict[str, dict[str, int]] = {}
+    for availability_id, connection_id, pax in rows:
+        if pax:
+            holdings.setdefault(availability_id, {})[connection_id] = int(pax)
+    early: dict[str, set[str]] = {}
+    for availability_id, connection_id, was_early in await conn.execute(_RELEASED, parameters):
+        if was_early:
+            early.setdefault(availability_id, set()).add(connection_id)
+    return Standing(holdings, {k: frozenset(v) for k, v in early.items()})
+
+
+async def recorded(conn: DbConnection, keys: Sequence[tuple[str, Departure]]) -> set[tuple[str, Departure]]:
+    """Which of (connection id, departure) have their release recorded."""
+    c = allotment_releases.c
+    found: set[tuple[str, Departure]] = set()
+    for connection_id, (product_id, option_id, availability_id) in keys:
+        row = await conn.scalar(
+            select(c.early).where(
+                c.connection_id == connection_id,
+                c.product_id == product_id,
+                c.option_id == option_id,
+                c.availability_id == availability_id,
+            )
+        )
+        if row is not None:
+            found.add((connection_id, (product_id, option_id, availability_id)))
+    return found
+
+
+async def record_releases(
+    conn: DbConnection,
+    releases: Iterable[tuple[str, Departure, datetime]],
+    at: datetime,
+    *,
+    early: bool,
+    actor: str | None = None,
+) -> set[tuple[str, Departure]]:
+    """Record releases (connection id, departure, its start) not recorded yet; answers those
+    this call recorded (a release is recorded once, whichever process gets there first)."""
+    rows = [
+        {
+            "connection_id": connection_id,
+            "product_id": departure[0],
+            "option_id": departure[1],
+            "availability_id": departure[2],
+            "slot_start": start,
+            "released_at": at,
+            "early": early,
+            "actor": actor,
+        }
+        for connection_id, departure, start in releases
+    ]
+    if not rows:
+        return set()
+    c = allotment_releases.c
+    statement = (
+        _INSERT[conn.dialect.name]
+        .on_conflict_do_nothing()
+        .returning(c.connection_id, c.product_id, c.option_id, c.availability_id)
+    )
+    recorded: set[tuple[str, Departure]] = set()
+    for row in rows:  # one by one: RETURNING of a many-row insert is not kept by every driver
+        found = (await conn.execute(statement, row)).first()
+        if found is not None:
+            recorded.add((found[0], (found[1], found[2], found[3])))
+    return recorded
