@@ -1,0 +1,173 @@
+"""Allotments and stop-sells over HTTP (issue 40): a reseller's block is its own until its
+release time, every other key sees and books only the general pool; at the release time (or
+early, by staff) the unused places go back to everyone, announced once to those whose view
+changed; a stop-sell closes departures to one reseller only. Clock: 2026-06-01T08:00Z; the
+cruise's departures hold 20 places."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from berth.container import Services
+from berth.domain.catalog.lookup import find_option, find_product
+from berth.domain.slots import slot_for_id
+from tests.bookings_helpers import SLOT, TOUR, confirm, reservation
+from tests.conftest import ADMIN, KEY_A, KEY_B, Clock, auth
+from tests.receivers import receiver
+from tests.test_contracts import connection_id, put_contract
+from tests.test_webhooks import drain, subscribe
+
+TWO_PM = "2026-06-02T14:00:00+01:00"
+# Released at 2026-06-01T21:00Z, twelve hours before the 10:00 departure (09:00Z).
+BLOCK_OF_TEN = {
+    "allotments": [
+        {
+            "product": "thames-sightseeing",
+            "option": "DEFAULT",
+            "startTimes": ["10:00"],
+            "places": 10,
+            "releaseHours": 12,
+        }
+    ]
+}
+
+
+async def seen(client: httpx.AsyncClient, key: str, availability_id: str = SLOT) -> dict[str, Any]:
+    response = await client.post(
+        "/octo/availability", json={**TOUR, "availabilityIds": [availability_id]}, headers=auth(key)
+    )
+    assert response.status_code == 200, response.text
+    found: dict[str, Any] = response.json()[0]
+    return found
+
+
+async def book(
+    client: httpx.AsyncClient, key: str, adults: int, availability_id: str = SLOT
+) -> httpx.Response:
+    return await client.post(
+        "/octo/bookings", json=reservation(("adult",) * adults, availability_id), headers=auth(key)
+    )
+
+
+async def test_a_block_is_its_resellers_alone_until_its_release(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    assert (await put_contract(client, bookable, KEY_B, BLOCK_OF_TEN)).status_code == 200
+    a, b = await seen(client, KEY_A), await seen(client, KEY_B)
+    assert (a["vacancies"], a["capacity"], b["vacancies"], b["capacity"]) == (10, 10, 20, 20)
+    # The 14:00 departure has no block.
+    assert (await seen(client, KEY_A, TWO_PM))["vacancies"] == 20
+    # A sells the general pool out; B's block is still all B's.
+    for _ in range(5):
+        assert (await book(client, KEY_A, 2)).status_code == 200
+    refused = await book(client, KEY_A, 1)
+    assert refused.status_code == 400 and refused.json()["error"] == "UNPROCESSABLE_ENTITY", refused.text
+    assert "sold out" in refused.json()["errorMessage"]
+    a, b = await seen(client, KEY_A), await seen(client, KEY_B)
+    assert (a["status"], a["vacancies"]) == ("SOLD_OUT", 0)
+    assert (b["status"], b["vacancies"]) == ("AVAILABLE", 10)
+    # B's own bookings draw on its block.
+    assert (await book(client, KEY_B, 11)).status_code == 400
+    assert (await book(client, KEY_B, 10)).status_code == 200
+    assert (await seen(client, KEY_B))["status"] == "SOLD_OUT"
+
+
+async def test_at_the_release_time_the_unused_places_go_back_announced_once(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    assert (await put_contract(client, bookable, KEY_B, BLOCK_OF_TEN)).status_code == 200
+    async with receiver() as to_a, receiver() as to_b:
+        await subscribe(client, to_a.url, event="availability_update")
+        await subscribe(client, to_b.url, event="availability_update", key=KEY_B)
+        catalog = (await bookable.catalog.snapshot()).catalog
+        # Today's 10:00 departure (09:00Z) is within its twelve hours: released at once.
+        assert await bookable.allotments.release_due(catalog) == 1
+        for key, adults in ((KEY_A, 5), (KEY_B, 3)):
+            held = await book(client, key, adults)
+            assert (await confirm(client, held.json()["uuid"], key)).status_code == 200
+        await drain(bookable)
+        before_a, before_b = len(to_a.requests), len(to_b.requests)
+        # 20 - 8 held - 7 of B's block unused.
+        assert (await seen(client, KEY_A))["vacancies"] == 5
+        assert (await seen(client, KEY_B))["vacancies"] == 12
+        assert await bookable.allotments.release_due(catalog) == 0
+        clock.advance(hours=13)  # 21:00Z passed; the departure is at 09:00Z tomorrow
+        assert (await seen(client, KEY_A))["vacancies"] == 12
+        assert await bookable.allotments.release_due(catalog) == 1
+        assert await bookable.allotments.release_due(catalog) == 0, "a release is recorded once"
+        await drain(bookable)
+        announced = to_a.payloads()[before_a:]
+        assert [p["availability"]["id"] for p in announced] == [SLOT]
+        assert announced[0]["availability"]["vacancies"] == 12
+        assert len(to_b.requests) == before_b, "B's own view did not change: no webhook"
+
+
+async def test_staff_release_a_block_early_once(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    assert (await put_contract(client, bookable, KEY_B, BLOCK_OF_TEN)).status_code == 200
+    catalog = (await bookable.catalog.snapshot()).catalog
+    product = find_product(catalog, TOUR["productId"])
+    option = find_option(product, "DEFAULT")
+    slot = slot_for_id(product, option, SLOT)
+    assert slot is not None
+    b = await connection_id(bookable, KEY_B)
+    (uses,) = await bookable.allotments.blocks_of(product, option, [slot])
+    assert [(u.block.places, u.used, u.unused, u.released) for u in uses] == [(10, 0, 10, False)]
+    assert await bookable.allotments.release_early(product, option, slot, b, actor="tests")
+    assert not await bookable.allotments.release_early(product, option, slot, b, actor="tests")
+    assert (await seen(client, KEY_A))["vacancies"] == 20
+    (uses,) = await bookable.allotments.blocks_of(product, option, [slot])
+    assert [(u.unused, u.released) for u in uses] == [(0, True)]
+
+
+async def test_a_stop_sell_closes_departures_to_one_reseller_only(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    held = await book(client, KEY_A, 2)
+    assert held.status_code == 200
+    stop = {"stopSells": [{"product": "thames-sightseeing", "from": "2026-06-02", "until": "2026-06-02", "reason": "unpaid invoice 42"}]}  # fmt: skip
+    assert (await put_contract(client, bookable, KEY_A, stop)).status_code == 200
+    a, b = await seen(client, KEY_A), await seen(client, KEY_B)
+    assert (a["status"], a["available"], b["status"]) == ("CLOSED", False, "AVAILABLE")
+    assert (await seen(client, KEY_A, "2026-06-03T10:00:00+01:00"))["status"] == "AVAILABLE"
+    refused = await book(client, KEY_A, 1)
+    assert refused.status_code == 400 and refused.json()["error"] == "INVALID_AVAILABILITY_ID"
+    assert "not on sale for this connection" in refused.json()["errorMessage"]
+    assert "unpaid" not in refused.text
+    # Existing bookings are untouched: the hold made before is confirmed.
+    assert (await confirm(client, held.json()["uuid"])).status_code == 200
+    # A move onto a stopped departure is a new sale there.
+    other = await book(client, KEY_A, 1, "2026-06-03T10:00:00+01:00")
+    moved = await client.patch(
+        f"/octo/bookings/{other.json()['uuid']}", json={"availabilityId": TWO_PM}, headers=auth(KEY_A)
+    )
+    assert moved.status_code == 400 and moved.json()["error"] == "INVALID_AVAILABILITY_ID"
+    assert (await book(client, KEY_B, 1)).status_code == 200
+
+
+async def test_bad_allotments_are_refused_with_their_path(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    unknown = await put_contract(client, bookable, KEY_B, {"allotments": [{"product": "no-such", "places": 2, "releaseHours": 1}]})  # fmt: skip
+    assert unknown.status_code == 400 and "allotments[0].product" in unknown.json()["errorMessage"]
+    bad = await put_contract(client, bookable, KEY_B, {"allotments": [{"product": "sunset-kayak", "places": 0, "releaseHours": -1}]})  # fmt: skip
+    message = bad.json()["errorMessage"]
+    assert (
+        bad.status_code == 400
+        and "allotments[0].places" in message
+        and "allotments[0].releaseHours" in message
+    )
+    unsold = await put_contract(
+        client,
+        bookable,
+        KEY_B,
+        {
+            "products": [{"product": "tower-of-stories"}],
+            "allotments": [{"product": "sunset-kayak", "places": 2, "releaseHours": 1}],
+        },  # fmt: skip
+    )
+    assert unsold.status_code == 400 and "does not sell 'sunset-kayak'" in unsold.json()["errorMessage"]
+    assert (await client.get(f"/admin/api/connections/{await connection_id(bookable, KEY_B)}/contract", headers=ADMIN)).json()["version"] == 0  # fmt: skip
