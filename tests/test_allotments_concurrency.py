@@ -1,0 +1,68 @@
+"""Blocks under races: resellers with and without a block, and the box office, race for one
+departure from several "processes" (service containers with their own pools) on one database.
+Nothing is sold beyond the departure's capacity, none of the block's places go to anyone else
+before its release, and the block's reseller is never refused a place its block still has.
+(Remove the count of the others' blocks from the writer's check, `AllotmentService.reserved_in`,
+and the first and second promises fail: the issue 40 note shows the run.)"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import func, select
+
+from berth.container import Services, build_services
+from berth.domain.errors import UnprocessableEntity
+from berth.domain.staff import COMMAND_LINE
+from berth.services.bookings.inputs import ReserveInput, UnitItemInput
+from berth.settings import Settings
+from berth.store.tables import bookings
+from tests.conftest import Clock
+from tests.test_catalog_import import MINIMAL
+
+CAPACITY = 20
+BLOCK = 8
+PROCESSES = 5
+SLOT = "2026-06-02T10:00:00+01:00"
+# Requests at once: the others first, so that without the block's count they would take it.
+OTHERS, BOX_OFFICE, BLOCK_HOLDER = 30, 10, 12
+
+
+async def test_racing_resellers_never_take_a_blocks_places(settings: Settings, clock: Clock) -> None:
+    fleet = [build_services(settings, clock) for _ in range(PROCESSES)]
+    try:
+        first = fleet[0]
+        await first.catalog.import_text(
+            MINIMAL.replace("capacity: 12", f"capacity: {CAPACITY}"), actor=COMMAND_LINE
+        )
+        other = await first.connections.ensure("Other", "other-key")
+        box = await first.connections.ensure("Box office", "box-key")
+        holder = await first.connections.ensure("Holder", "holder-key")
+        block = {"product": "walk", "startTimes": ["10:00"], "places": BLOCK, "releaseHours": 0}
+        await first.contracts.save(holder.id, {"allotments": [block]}, base_version=None, actor=COMMAND_LINE)
+        catalog = (await first.catalog.snapshot()).catalog
+        request = ReserveInput(
+            product_id="walk", option_id="DEFAULT", availability_id=SLOT, unit_items=(UnitItemInput("adult"),)
+        )
+
+        async def one(services: Services, connection_id: str) -> str | None:
+            try:
+                await services.bookings.reserve(catalog, connection_id, request)
+            except UnprocessableEntity:
+                return None
+            return connection_id
+
+        racers = [other.id] * OTHERS + [box.id] * BOX_OFFICE + [holder.id] * BLOCK_HOLDER
+        outcomes = await asyncio.gather(*(one(fleet[n % PROCESSES], c) for n, c in enumerate(racers)))
+        async with first.database.transaction(write=False) as conn:
+            held = int(await conn.scalar(select(func.coalesce(func.sum(bookings.c.pax), 0))) or 0)
+        sold_to_holder = outcomes.count(holder.id)
+        sold_to_others = outcomes.count(other.id) + outcomes.count(box.id)
+        assert held == sold_to_holder + sold_to_others == CAPACITY
+        assert sold_to_others <= CAPACITY - BLOCK, (
+            f"{sold_to_others - (CAPACITY - BLOCK)} of the block's places sold to others"
+        )
+        assert sold_to_holder >= BLOCK, "the block's reseller was refused places its block still had"
+    finally:
+        for services in fleet:
+            await services.close()
