@@ -8,7 +8,9 @@ and the first and second promises fail: the issue 40 note shows the run.)"""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from berth.container import Services, build_services
@@ -17,13 +19,18 @@ from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from berth.store.tables import bookings
-from tests.conftest import Clock
+from tests.bookings_helpers import booking_catalog, reservation
+from tests.builders import load
+from tests.conftest import KEY_A, KEY_B, Clock, auth
+from tests.databases import POSTGRES_URL
 from tests.test_catalog_import import MINIMAL
+from tests.test_multi_process import berth_processes, clients, departure, troubles
 
 CAPACITY = 20
 BLOCK = 8
 PROCESSES = 5
 SLOT = "2026-06-02T10:00:00+01:00"
+MP_SLOT = departure(10)  # a week ahead on the real clock: the processes run on it
 # Requests at once: the others first, so that without the block's count they would take it.
 OTHERS, BOX_OFFICE, BLOCK_HOLDER = 30, 10, 12
 
@@ -66,3 +73,37 @@ async def test_racing_resellers_never_take_a_blocks_places(settings: Settings, c
     finally:
         for services in fleet:
             await services.close()
+
+
+@pytest.mark.skipif(
+    not POSTGRES_URL, reason="two server processes on one PostgreSQL: set BERTH_TEST_POSTGRES_URL"
+)
+async def test_two_server_processes_keep_a_block(
+    services: Services, database_url: str, tmp_path: Path
+) -> None:
+    """The same promises through two real `berth serve` processes (and a worker)."""
+    await load(services, booking_catalog())
+    found = await services.connections.authenticate(KEY_B)
+    assert found is not None
+    block = {"product": "thames-sightseeing", "startTimes": ["10:00"], "places": BLOCK, "releaseHours": 0}
+    await services.contracts.save(found[0].id, {"allotments": [block]}, base_version=None, actor=COMMAND_LINE)
+    with berth_processes(database_url, tmp_path) as bases:
+        async with clients(bases) as both:
+            keys = [KEY_A] * OTHERS + [KEY_B] * BLOCK_HOLDER
+            answers = await asyncio.gather(
+                *(
+                    both[n % 2].post(
+                        "/octo/bookings", json=reservation(("adult",), MP_SLOT), headers=auth(key)
+                    )
+                    for n, key in enumerate(keys)
+                )
+            )
+            refused = {a.json()["error"] for a in answers if a.status_code != 200}
+            assert refused == {"UNPROCESSABLE_ENTITY"}, refused
+            sold = [key for key, a in zip(keys, answers, strict=True) if a.status_code == 200]
+            assert len(sold) == 20  # the cruise's capacity
+            assert sold.count(KEY_A) <= 20 - BLOCK, (
+                f"{sold.count(KEY_A) - (20 - BLOCK)} block places sold to others"
+            )
+            assert sold.count(KEY_B) >= BLOCK
+    assert troubles(tmp_path) == []
