@@ -15,7 +15,7 @@ from berth.container import Services
 from berth.demo.loader import SOLD_OUT_PRODUCT, demo_catalog_text, load_demo
 from berth.domain.catalog import AvailabilityType
 from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
-from tests.conftest import ADMIN, KEY_A, auth
+from tests.conftest import ADMIN, KEY_A, KEY_B, auth
 from tests.octo_core import document
 from tests.test_mappings import listed, put, refs, row
 
@@ -150,3 +150,22 @@ def test_demo_uses_pickups_questions_and_extras() -> None:
     assert {q.internal_name for q in kayak.questions} == {"waiver"}
     assert [q.title for q in kayak.default_option.questions] == ["Can everyone in the party swim 50 metres?"]
     assert [(e.id, e.per_unit, e.stock) for e in cruise.default_option.extras] == [("lunch-box", True, 40)]
+
+
+async def test_demo_reseller_b_holds_a_block_on_the_ten_oclock_cruises(
+    client: httpx.AsyncClient, demo: Services
+) -> None:
+    """Ten places of every 10:00 Thames cruise are B's until 48 hours before it: tomorrow's
+    block is already released, the one in three days is not."""
+    today = demo.clock().date()
+
+    async def vacancies(key: str, days: int, hour: str = "10:00") -> int:
+        day = (today + timedelta(days=days)).isoformat()
+        body = {"productId": "thames-sightseeing", "optionId": "DEFAULT", "localDate": day}
+        slots = (await client.post("/octo/availability", json=body, headers=auth(key))).json()
+        found: int = next(s for s in slots if s["localDateTimeStart"][11:16] == hour)["vacancies"]
+        return found
+
+    assert await vacancies(KEY_B, 3) == await vacancies(KEY_A, 3) + 10
+    assert await vacancies(KEY_B, 1) == await vacancies(KEY_A, 1)
+    assert await vacancies(KEY_B, 3, "12:00") == await vacancies(KEY_A, 3, "12:00")
