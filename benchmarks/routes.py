@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from uuid import uuid4
 
 import httpx
@@ -805,4 +806,60 @@ LOOK_TO_BOOK = "look-to-book"
 ROUTES += [
     Route(LOOK_TO_BOOK, "POST", "/octo/availability", RESELLER,
           expected_errors=frozenset({"400 UNPROCESSABLE_ENTITY"})),  # random departures sell out
+]  # fmt: skip
+
+# --- allotments (issue 40): demo-reseller-b holds a block on the bench cruise in three days ------
+# demo-reseller-a books and reads around it: its reservations count B's unused block under the
+# departure's lock, and its availability reads each connection's holdings. Set up once per mode,
+# after every other route (none of them meets the block), and compared in the same run with the
+# same reads and writes on a day without a block (availability-1d-bench) and with booking-reserve.
+BLOCK_HOLDER = "Demo reseller B"  # the demo connection of key demo-reseller-b
+
+
+async def _block_for_b(ctx: BenchContext) -> None:
+    """B sells the bench cruise and holds 100,000 places of its departure in three days."""
+    await _add_product(ctx, "bench-cruise", BENCH_PRODUCT)
+    path = f"/admin/api/connections/{quote(BLOCK_HOLDER)}/contract"
+    current = await ctx.client.get(path, headers=ADMIN)
+    current.raise_for_status()
+    contract = current.json()["contract"]
+    if contract.get("allotments", [])[-1:] and contract["allotments"][-1]["product"] == "bench-cruise":
+        return
+    products = contract.get("products", "ALL")
+    if products != "ALL" and not any(p["product"] == "bench-cruise" for p in products):
+        contract["products"] = [*products, {"product": "bench-cruise"}]
+    block = {
+        "product": "bench-cruise",
+        "from": _day(3),
+        "until": _day(3),
+        "places": 100_000,
+        "releaseHours": 0,
+    }
+    contract["allotments"] = [*contract.get("allotments", []), block]
+    saved = await ctx.client.put(path, json=contract, headers=ADMIN)
+    saved.raise_for_status()
+    # The other workers read the contracts again after BERTH_AUTH_CACHE_SECONDS.
+    from berth.settings import Settings
+
+    await asyncio.sleep(float(Settings.model_fields["auth_cache_seconds"].default) + 0.2)
+
+
+def _bench_day(offset: int) -> SetupHook:
+    async def setup(ctx: BenchContext) -> Any:
+        await _block_for_b(ctx)
+        return {**BENCH_CRUISE, "localDate": _day(offset)}
+
+    return setup
+
+
+async def _reservation_beside_a_block(ctx: BenchContext) -> Any:
+    await _block_for_b(ctx)
+    return await _reservation(ctx)
+
+
+ROUTES += [
+    Route("availability-1d-bench", "POST", "/octo/availability", RESELLER, setup=_bench_day(4)),
+    Route("availability-1d-allotment", "POST", "/octo/availability", RESELLER, setup=_bench_day(3)),
+    Route("booking-reserve-allotment", "POST", "/octo/bookings", RESELLER, setup=_reservation_beside_a_block,
+          script="booking.lua", check=_no_oversell),
 ]  # fmt: skip

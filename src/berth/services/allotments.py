@@ -139,9 +139,9 @@ class AllotmentService:
         others = [b for b in book.blocks(product.id, option.id, slot) if b.connection_id != connection_id]
         if not others:
             return 0
-        start = slot.start.astimezone(UTC)
+        holders = {b.connection_id for b in others}
         standing = await allotments_repo.standing(
-            conn, product.id, option.id, start, start, now, excluding=excluding
+            conn, product.id, option.id, [slot], holders, now, excluding=excluding
         )
         return reserved_for(
             connection_id, others, standing.holdings(slot.id), now, standing.released_early(slot.id)
@@ -173,14 +173,8 @@ class AllotmentService:
         blocks = [book.blocks(product.id, option.id, slot) for slot in slots]
         if not any(b.connection_id != viewer.connection_id for found in blocks for b in found):
             return states
-        standing = await allotments_repo.standing(
-            conn,
-            product.id,
-            option.id,
-            min(s.start for s in slots).astimezone(UTC),
-            max(s.start for s in slots).astimezone(UTC),
-            now,
-        )
+        holders = {b.connection_id for found in blocks for b in found}
+        standing = await allotments_repo.standing(conn, product.id, option.id, slots, holders, now)
         return [
             seen_with(
                 state,
@@ -208,14 +202,8 @@ class AllotmentService:
         if not any(blocks):
             return [[] for _ in slots]
         async with self._db.single_read() as conn:
-            standing = await allotments_repo.standing(
-                conn,
-                product.id,
-                option.id,
-                min(s.start for s in slots).astimezone(UTC),
-                max(s.start for s in slots).astimezone(UTC),
-                now,
-            )
+            holders = {b.connection_id for found in blocks for b in found}
+            standing = await allotments_repo.standing(conn, product.id, option.id, slots, holders, now)
         return [
             uses(found, standing.holdings(slot.id), now, standing.released_early(slot.id))
             for slot, found in zip(slots, blocks, strict=True)

@@ -3,14 +3,15 @@ the blocks released on it (domain.allotments)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Collection, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from berth.domain.slots import Slot
 from berth.store.bookings_repo import HOLDING_NOW
 from berth.store.database import DbConnection
 from berth.store.tables import allotment_releases, bookings
@@ -18,9 +19,14 @@ from berth.store.tables import allotment_releases, bookings
 # Departure (product id, option id, availability id).
 Departure = tuple[str, str, str]
 
+# The holdings of the connections with blocks only, through their bookings of those days
+# (`ix_bookings_connection_date`): a few rows, however many others booked the departure.
 _HOLDINGS = (
     select(bookings.c.availability_id, bookings.c.connection_id, func.sum(bookings.c.pax))
     .where(
+        bookings.c.connection_id.in_(bindparam("connections", expanding=True)),
+        bookings.c.local_date >= bindparam("first_day"),
+        bookings.c.local_date <= bindparam("last_day"),
         bookings.c.product_id == bindparam("product_id"),
         bookings.c.option_id == bindparam("option_id"),
         bookings.c.slot_start >= bindparam("first"),
@@ -65,18 +71,30 @@ async def standing(
     conn: DbConnection,
     product_id: str,
     option_id: str,
-    first: datetime,
-    last: datetime,
+    slots: Sequence[Slot],
+    connections: Collection[str],
     now: datetime,
     *,
     excluding: str | None = None,
 ) -> Standing:
-    """Departures starting in [first, last] (UTC): two queries."""
-    parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
+    """The places `connections` (those with blocks) hold on `slots` of one option, and the
+    blocks released early there: two queries."""
+    parameters = {
+        "product_id": product_id,
+        "option_id": option_id,
+        "first": min(s.start for s in slots).astimezone(UTC),
+        "last": max(s.start for s in slots).astimezone(UTC),
+        "now": now,
+    }
+    days = {
+        "connections": sorted(connections),
+        "first_day": min(s.local_date for s in slots).isoformat(),
+        "last_day": max(s.local_date for s in slots).isoformat(),
+    }
     if excluding is None:
-        rows = await conn.execute(_HOLDINGS, parameters)
+        rows = await conn.execute(_HOLDINGS, {**parameters, **days})
     else:
-        rows = await conn.execute(_HOLDINGS_EXCLUDING, {**parameters, "excluding": excluding})
+        rows = await conn.execute(_HOLDINGS_EXCLUDING, {**parameters, **days, "excluding": excluding})
     holdings: dict[str, dict[str, int]] = {}
     for availability_id, connection_id, pax in rows:
         if pax:
