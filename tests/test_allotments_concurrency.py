@@ -2,8 +2,9 @@
 departure from several "processes" (service containers with their own pools) on one database.
 Nothing is sold beyond the departure's capacity, none of the block's places go to anyone else
 before its release, and the block's reseller is never refused a place its block still has.
-(Remove the count of the others' blocks from the writer's check, `AllotmentService.reserved_in`,
-and the first and second promises fail: the issue 40 note shows the run.)"""
+(Remove the count of the others' blocks from the writer's check — `AllotmentService.blocking`
+answering no blocks and `reserved_in` none — and block places go to others: the issue 40 note
+shows the run.)"""
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ class AllotmentService:
         self._kept = (time.monotonic(), terms)
         return terms
 
-    async def may_block(
+    async def blocking(
         self,
         conn: DbConnection,
         product: Product,
@@ -111,14 +111,17 @@ class AllotmentService:
         slot: Slot,
         connection_id: str,
         now: datetime,
-    ) -> bool:
-        """Whether other connections hold blocks on `slot` not released by the clock yet (a
-        writer then counts them under the departure's lock)."""
+    ) -> list[tuple[str, int]]:
+        """The other connections' blocks on `slot` not released by the clock yet (connection
+        id, places): a writer counts what is unused of them under the departure's lock."""
         book = await self.book(conn)
-        return book.has_blocks(product.id) and any(
-            b.connection_id != connection_id and now < b.release_at
+        if not book.has_blocks(product.id):
+            return []
+        return [
+            (b.connection_id, b.places)
             for b in book.blocks(product.id, option.id, slot)
-        )
+            if b.connection_id != connection_id and now < b.release_at
+        ]
 
     async def reserved_in(
         self,

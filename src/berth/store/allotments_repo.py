@@ -7,9 +7,10 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Integer, String, bindparam, case, exists, func, select, union_all
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.slots import Slot
 from berth.store.bookings_repo import HOLDING_NOW
@@ -44,6 +45,49 @@ _RELEASED = select(
     allotment_releases.c.slot_start >= bindparam("first"),
     allotment_releases.c.slot_start <= bindparam("last"),
 )
+
+
+def others_unused(blocks: Sequence[tuple[str, int]], day: str) -> tuple[ColumnElement[Any], dict[str, Any]]:
+    """The unused places of `blocks` (connection id, places) on the departure of a hold's
+    statement (`bookings_repo.lock_and_hold_reserving`: its product_id, option_id,
+    availability_id and now), less those released early; and the parameters it adds."""
+    # Portable rows of bound values (SQLite's VALUES takes no column names).
+    listed = union_all(
+        *(
+            select(
+                bindparam(f"block_connection_{n}", type_=String()).label("connection_id"),
+                bindparam(f"block_places_{n}", type_=Integer()).label("places"),
+            )
+            for n in range(len(blocks))
+        )
+    ).subquery("blocks")
+    held = (
+        select(func.coalesce(func.sum(bookings.c.pax), 0))
+        .where(
+            bookings.c.connection_id == listed.c.connection_id,
+            bookings.c.local_date == bindparam("block_day"),
+            bookings.c.product_id == bindparam("product_id"),
+            bookings.c.option_id == bindparam("option_id"),
+            bookings.c.availability_id == bindparam("availability_id"),
+            HOLDING_NOW,
+        )
+        .scalar_subquery()
+    )
+    r = allotment_releases.c
+    early = exists().where(
+        r.connection_id == listed.c.connection_id,
+        r.product_id == bindparam("product_id"),
+        r.option_id == bindparam("option_id"),
+        r.availability_id == bindparam("availability_id"),
+        r.early.is_(True),
+    )
+    standing = select(listed.c.places, held.label("held")).where(~early).subquery("standing")
+    unused = case((standing.c.places > standing.c.held, standing.c.places - standing.c.held), else_=0)
+    reserved = select(func.coalesce(func.sum(unused), 0)).scalar_subquery()
+    parameters: dict[str, Any] = {"block_day": day}
+    for n, (connection_id, places) in enumerate(blocks):
+        parameters |= {f"block_connection_{n}": connection_id, f"block_places_{n}": places}
+    return reserved, parameters
 
 
 _INSERT: dict[str, Any] = {

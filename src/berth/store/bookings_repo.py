@@ -276,11 +276,12 @@ async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstE
     return True
 
 
-def _hold_if_room(dialect: str) -> Any:
+def _hold_if_room(dialect: str, reserved: ColumnElement[Any] | None = None) -> Any:
     """Add a new hold to its slot's count if the departure, as staff left it, has room for it:
     the check and the write in one statement. `capacity` is the catalogue's (NULL: no limit),
     staff's own capacity or closing of the departure win over it; `need` is what must be left
-    (the hold's places, at least one)."""
+    (the hold's places, at least one); `reserved`, places of the departure counted as taken
+    besides the holds (other connections' allotment blocks)."""
     held, staff = slot_holds.c, departure_overrides.c
     key = {"product_id": String(), "option_id": String(), "availability_id": String()}
     slot = [held[name] == bindparam(name, type_=kind) for name, kind in key.items()]
@@ -295,7 +296,10 @@ def _hold_if_room(dialect: str) -> Any:
     )
     room = and_(
         ~exists().where(*staffs, staff.closed.is_(True)),
-        or_(capacity.is_(None), taken + bindparam("need", type_=Integer()) <= capacity),
+        or_(
+            capacity.is_(None),
+            taken + bindparam("need", type_=Integer()) + (0 if reserved is None else reserved) <= capacity,
+        ),
     )
     row = select(
         *(bindparam(name, type_=kind) for name, kind in key.items()),
@@ -336,6 +340,27 @@ def _hold_parameters(hold: PlaceHold, capacity: int | None, now: datetime) -> di
         "capacity": capacity,
         "now": now,
     }
+
+
+async def lock_and_hold_reserving(
+    conn: DbConnection,
+    lock_key: tuple[str, str, str],
+    booking: Booking,
+    capacity: int | None,
+    now: datetime,
+    reserved: ColumnElement[Any],
+    parameters: dict[str, Any],
+) -> bool:
+    """`lock_and_hold_if_room` where places besides the holds are taken (`reserved`, with its
+    own `parameters`), worked out in the hold's statement under the slot's lock."""
+    hold = place_hold(booking)
+    if hold is None:
+        return True
+    await lock_slots(conn, [lock_key])
+    statement = _hold_if_room(conn.dialect.name, reserved)
+    return (
+        await conn.execute(statement, {**_hold_parameters(hold, capacity, now), **parameters})
+    ).first() is not None
 
 
 _LOCK_AND_HOLD = text(

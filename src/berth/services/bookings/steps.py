@@ -64,7 +64,7 @@ from berth.services.bookings.locks import SlotKey, SlotLocks
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver, GuestNotices
 from berth.settings import Settings
-from berth.store import bookings_repo, orders_repo, tickets_repo
+from berth.store import allotments_repo, bookings_repo, orders_repo, tickets_repo
 from berth.store.database import DbConnection, forgo_closing
 
 
@@ -612,17 +612,23 @@ class BookingSteps:
         Raises UNPROCESSABLE_ENTITY (or, from the COMMIT, ClosingRefused)."""
         await self._check_on_sale(conn, product, option, slot, booking)
         now = self._clock()
-        blocked = await self.allotments.may_block(conn, product, option, slot, booking.connection_id, now)
-        if self.locks.checks_in_statement and not (blocked or slot.closed or now >= slot.cutoff_utc):
+        blocks = await self.allotments.blocking(conn, product, option, slot, booking.connection_id, now)
+        if self.locks.checks_in_statement and not (slot.closed or now >= slot.cutoff_utc):
             key = self.policies.of(option).lock_key(product, option, slot)
-            if not booking.extensions and bookings_repo.hold_at_commit(
-                conn, key, booking, slot.capacity, now
-            ):
+            if blocks:
+                # Other connections' blocks: their unused places count as taken, in the statement.
+                reserved, parameters = allotments_repo.others_unused(blocks, slot.local_date.isoformat())
+                if await bookings_repo.lock_and_hold_reserving(
+                    conn, key, booking, slot.capacity, now, reserved, parameters
+                ):
+                    return
+            elif (
+                not booking.extensions
+                and bookings_repo.hold_at_commit(conn, key, booking, slot.capacity, now)
+            ) or await bookings_repo.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
                 return
-            if await bookings_repo.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
-                return
-        # Refused, other connections' blocks to count, or no lock (the race tests' read-ahead
-        # count): the count, read under the lock, decides (and says why when it refuses).
+        # Refused, or no lock (the race tests' read-ahead count): the count, read under the
+        # lock, decides (and says why when it refuses).
         await self._take_places(conn, product, option, slot, booking, booking.pax)
         await bookings_repo.count_new_hold(conn, booking)
 
