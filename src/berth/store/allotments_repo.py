@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Integer, String, bindparam, case, exists, func, select, union_all
@@ -13,6 +14,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.slots import Slot
+from berth.store import bookings_repo
 from berth.store.bookings_repo import HOLDING_NOW
 from berth.store.database import DbConnection
 from berth.store.tables import allotment_releases, bookings
@@ -47,10 +49,28 @@ _RELEASED = select(
 )
 
 
-def others_unused(blocks: Sequence[tuple[str, int]], day: str) -> tuple[ColumnElement[Any], dict[str, Any]]:
-    """The unused places of `blocks` (connection id, places) on the departure of a hold's
-    statement (`bookings_repo.lock_and_hold_reserving`: its product_id, option_id,
-    availability_id and now), less those released early; and the parameters it adds."""
+def hold_beside_blocks(
+    dialect: str, blocks: Sequence[tuple[str, int]], day: str
+) -> tuple[Any, dict[str, Any]]:
+    """The hold statement of a reservation on a departure where `blocks` (connection id,
+    places) of other connections are not released by the clock (for
+    `bookings_repo.lock_and_hold_reserving`), and its parameters: their unused places, less
+    blocks released early, count as taken."""
+    parameters: dict[str, Any] = {"block_day": day}
+    for n, (connection_id, places) in enumerate(blocks):
+        parameters |= {f"block_connection_{n}": connection_id, f"block_places_{n}": places}
+    return _hold_beside(dialect, len(blocks)), parameters
+
+
+@lru_cache(maxsize=32)
+def _hold_beside(dialect: str, count: int) -> Any:
+    return bookings_repo.hold_if_room_reserving(dialect, _others_unused(count))
+
+
+def _others_unused(count: int) -> ColumnElement[Any]:
+    """The unused places of `count` blocks on the hold's departure (its product_id, option_id,
+    availability_id and now): each holder's places from its own bookings of that day
+    (`ix_bookings_connection_date`: a few rows, however many others booked the departure)."""
     # Portable rows of bound values (SQLite's VALUES takes no column names).
     listed = union_all(
         *(
@@ -58,7 +78,7 @@ def others_unused(blocks: Sequence[tuple[str, int]], day: str) -> tuple[ColumnEl
                 bindparam(f"block_connection_{n}", type_=String()).label("connection_id"),
                 bindparam(f"block_places_{n}", type_=Integer()).label("places"),
             )
-            for n in range(len(blocks))
+            for n in range(count)
         )
     ).subquery("blocks")
     held = (
@@ -83,11 +103,7 @@ def others_unused(blocks: Sequence[tuple[str, int]], day: str) -> tuple[ColumnEl
     )
     standing = select(listed.c.places, held.label("held")).where(~early).subquery("standing")
     unused = case((standing.c.places > standing.c.held, standing.c.places - standing.c.held), else_=0)
-    reserved = select(func.coalesce(func.sum(unused), 0)).scalar_subquery()
-    parameters: dict[str, Any] = {"block_day": day}
-    for n, (connection_id, places) in enumerate(blocks):
-        parameters |= {f"block_connection_{n}": connection_id, f"block_places_{n}": places}
-    return reserved, parameters
+    return select(func.coalesce(func.sum(unused), 0)).scalar_subquery()
 
 
 _INSERT: dict[str, Any] = {

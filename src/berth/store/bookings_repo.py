@@ -342,25 +342,31 @@ def _hold_parameters(hold: PlaceHold, capacity: int | None, now: datetime) -> di
     }
 
 
+def hold_if_room_reserving(dialect: str, reserved: ColumnElement[Any]) -> Any:
+    """The statement of `hold_if_room` where `reserved` places besides the holds are taken;
+    for `lock_and_hold_reserving` (built once per shape by its caller: building one costs more
+    than running it)."""
+    return _hold_if_room(dialect, reserved)
+
+
 async def lock_and_hold_reserving(
     conn: DbConnection,
     lock_key: tuple[str, str, str],
     booking: Booking,
     capacity: int | None,
     now: datetime,
-    reserved: ColumnElement[Any],
+    statement: Any,
     parameters: dict[str, Any],
 ) -> bool:
-    """`lock_and_hold_if_room` where places besides the holds are taken (`reserved`, with its
-    own `parameters`), worked out in the hold's statement under the slot's lock."""
+    """`lock_and_hold_if_room` with a `hold_if_room_reserving` statement and its own
+    `parameters`: the places it reserves are worked out in the hold's statement, under the
+    slot's lock."""
     hold = place_hold(booking)
     if hold is None:
         return True
     await lock_slots(conn, [lock_key])
-    statement = _hold_if_room(conn.dialect.name, reserved)
-    return (
-        await conn.execute(statement, {**_hold_parameters(hold, capacity, now), **parameters})
-    ).first() is not None
+    found = await conn.execute(statement, {**_hold_parameters(hold, capacity, now), **parameters})
+    return found.first() is not None
 
 
 _LOCK_AND_HOLD = text(

@@ -617,9 +617,11 @@ class BookingSteps:
             key = self.policies.of(option).lock_key(product, option, slot)
             if blocks:
                 # Other connections' blocks: their unused places count as taken, in the statement.
-                reserved, parameters = allotments_repo.others_unused(blocks, slot.local_date.isoformat())
+                statement, parameters = allotments_repo.hold_beside_blocks(
+                    conn.dialect.name, blocks, slot.local_date.isoformat()
+                )
                 if await bookings_repo.lock_and_hold_reserving(
-                    conn, key, booking, slot.capacity, now, reserved, parameters
+                    conn, key, booking, slot.capacity, now, statement, parameters
                 ):
                     return
             elif (
