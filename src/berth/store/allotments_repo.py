@@ -49,17 +49,14 @@ _RELEASED = select(
 )
 
 
-def hold_beside_blocks(
-    dialect: str, blocks: Sequence[tuple[str, int]], day: str
-) -> tuple[Any, dict[str, Any]]:
-    """The hold statement of a reservation on a departure where `blocks` (connection id,
-    places) of other connections are not released by the clock (for
-    `bookings_repo.lock_and_hold_reserving`), and its parameters: their unused places, less
-    blocks released early, count as taken."""
+def reserving(dialect: str, blocks: Sequence[tuple[str, int]], day: str) -> bookings_repo.Reserving:
+    """What a reservation on a departure of `day` counts as taken besides the holds: the
+    unused places of other connections' `blocks` (connection id, places) not released by the
+    clock, less blocks released early (`bookings_repo.lock_and_hold_reserving`)."""
     parameters: dict[str, Any] = {"block_day": day}
     for n, (connection_id, places) in enumerate(blocks):
         parameters |= {f"block_connection_{n}": connection_id, f"block_places_{n}": places}
-    return _hold_beside(dialect, len(blocks)), parameters
+    return bookings_repo.Reserving(tuple(blocks), day, _hold_beside(dialect, len(blocks)), parameters)
 
 
 @lru_cache(maxsize=32)

@@ -23,6 +23,7 @@ from sqlalchemy import (
     tuple_,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
@@ -355,18 +356,52 @@ async def lock_and_hold_reserving(
     booking: Booking,
     capacity: int | None,
     now: datetime,
-    statement: Any,
-    parameters: dict[str, Any],
+    reserving: Reserving,
 ) -> bool:
-    """`lock_and_hold_if_room` with a `hold_if_room_reserving` statement and its own
-    `parameters`: the places it reserves are worked out in the hold's statement, under the
-    slot's lock."""
-    hold = place_hold(booking)
+    """`lock_and_hold_if_room` where other connections' allotment blocks are counted as taken
+    (`reserving`). On PostgreSQL in one round trip (the function of migration 0032) when the
+    lock is the hold's own slot and not yet held by the transaction; else the lock, then the
+    `hold_if_room_reserving` statement."""
+    hold = _hold_taking_its_lock(conn, lock_key, booking) if conn.dialect.name == "postgresql" else None
     if hold is None:
-        return True
-    await lock_slots(conn, [lock_key])
-    found = await conn.execute(statement, {**_hold_parameters(hold, capacity, now), **parameters})
-    return found.first() is not None
+        hold = place_hold(booking)
+        if hold is None:
+            return True
+        await lock_slots(conn, [lock_key])
+        parameters = {**_hold_parameters(hold, capacity, now), **reserving.parameters}
+        return (await conn.execute(reserving.statement, parameters)).first() is not None
+    held_in_transaction(conn).add(("slot lock", *lock_key))
+    arguments = {
+        **_hold_parameters(hold, capacity, now),
+        "block_connections": [connection_id for connection_id, _ in reserving.blocks],
+        "block_places": [places for _, places in reserving.blocks],
+        "block_day": reserving.day,
+    }
+    return await conn.scalar(_LOCK_AND_HOLD_RESERVING, arguments) is not None
+
+
+@dataclass(frozen=True)
+class Reserving:
+    """Other connections' blocks (connection id, places) on a departure of `day`, for
+    `lock_and_hold_reserving`: as a `hold_if_room_reserving` statement with its parameters, and
+    as the arguments of the PostgreSQL function."""
+
+    blocks: tuple[tuple[str, int], ...]
+    day: str
+    statement: Any
+    parameters: dict[str, Any]
+
+
+_LOCK_AND_HOLD_RESERVING = text(
+    "SELECT berth_lock_and_hold_reserving(:product_id, :option_id, :availability_id, :until, :slot_start, "
+    ":pax, :capacity, :need, :now, :block_connections, :block_places, :block_day)"
+).bindparams(
+    bindparam("until", type_=UTCDateTime()),
+    bindparam("slot_start", type_=UTCDateTime()),
+    bindparam("now", type_=UTCDateTime()),
+    bindparam("block_connections", type_=ARRAY(String())),
+    bindparam("block_places", type_=ARRAY(Integer())),
+)
 
 
 _LOCK_AND_HOLD = text(

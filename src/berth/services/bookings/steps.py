@@ -617,11 +617,9 @@ class BookingSteps:
             key = self.policies.of(option).lock_key(product, option, slot)
             if blocks:
                 # Other connections' blocks: their unused places count as taken, in the statement.
-                statement, parameters = allotments_repo.hold_beside_blocks(
-                    conn.dialect.name, blocks, slot.local_date.isoformat()
-                )
+                reserving = allotments_repo.reserving(conn.dialect.name, blocks, slot.local_date.isoformat())
                 if await bookings_repo.lock_and_hold_reserving(
-                    conn, key, booking, slot.capacity, now, statement, parameters
+                    conn, key, booking, slot.capacity, now, reserving
                 ):
                     return
             elif (
