@@ -47,6 +47,10 @@ class Viewer:
 
 STAFF = Viewer(None)
 
+# How far back the release sweep looks for releases to record and announce: a sweep that did
+# not run for longer (every process down) leaves older ones unannounced, never wrong.
+RELEASE_LOOKBACK = timedelta(hours=6)
+
 
 @dataclass(frozen=True)
 class _Terms:
@@ -236,9 +240,10 @@ class AllotmentService:
         return bool(recorded)
 
     async def release_due(self, catalog: Catalog) -> int:
-        """Record the blocks whose release time has come on departures not yet started, and
-        announce each departure once (to everyone but the block's connection, whose view does
-        not change). Any process may run it: each release is recorded once."""
+        """Record the blocks whose release time came within the last `RELEASE_LOOKBACK`, on
+        departures not yet started, and announce each departure once (to everyone but the
+        block's connection, whose view does not change). Any process may run it: each release
+        is recorded once. (Reads never wait for it: a block past its time is released.)"""
         now = self._clock()
         book = await self.book()
         if not book:
@@ -248,24 +253,22 @@ class AllotmentService:
             product = catalog.product(allotment.product)
             if product is None:
                 continue
-            horizon = now + timedelta(hours=allotment.release_hours)
+            # Departures released in (now - lookback, now]: starting that much after now.
+            latest = now + timedelta(hours=allotment.release_hours)
+            earliest = max(now, latest - RELEASE_LOOKBACK)
+            zone = ZoneInfo(product.time_zone)
             for option in product.options:
                 if allotment.option not in (None, option.id):
                     continue
-                zone = ZoneInfo(product.time_zone)
-                first, last = now.astimezone(zone).date(), horizon.astimezone(zone).date()
-                for slot in slots_between(product, option, first, last):
+                days = (earliest.astimezone(zone).date(), latest.astimezone(zone).date())
+                for slot in slots_between(product, option, *days):
                     start = slot.start.astimezone(UTC)
-                    if (
-                        now < start
-                        and allotment.release_at(slot) <= now
-                        and allotment.covers(product.id, option.id, slot)
-                    ):
+                    if earliest < start <= latest and allotment.covers(product.id, option.id, slot):
                         due.append((connection_id, (product.id, option.id, slot.id), start))
         if not due:
             return 0
         async with self._db.single_read() as conn:  # no write turn (SQLite) when all are recorded
-            done = await allotments_repo.recorded(conn, [(c, d) for c, d, _ in due])
+            done = await allotments_repo.recorded(conn, due)
         due = [(c, d, start) for c, d, start in due if (c, d) not in done]
         if not due:
             return 0

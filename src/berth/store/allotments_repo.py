@@ -163,21 +163,26 @@ async def standing(
     return Standing(holdings, {k: frozenset(v) for k, v in early.items()})
 
 
-async def recorded(conn: DbConnection, keys: Sequence[tuple[str, Departure]]) -> set[tuple[str, Departure]]:
-    """Which of (connection id, departure) have their release recorded."""
+async def recorded(
+    conn: DbConnection, releases: Sequence[tuple[str, Departure, datetime]]
+) -> set[tuple[str, Departure]]:
+    """Which of `releases` (connection id, departure, its start) are recorded: one query per
+    option, over the range of their starts."""
     c = allotment_releases.c
+    by_option: dict[tuple[str, str], list[datetime]] = {}
+    for _, (product_id, option_id, _), start in releases:
+        by_option.setdefault((product_id, option_id), []).append(start)
     found: set[tuple[str, Departure]] = set()
-    for connection_id, (product_id, option_id, availability_id) in keys:
-        row = await conn.scalar(
-            select(c.early).where(
-                c.connection_id == connection_id,
+    for (product_id, option_id), starts in by_option.items():
+        rows = await conn.execute(
+            select(c.connection_id, c.availability_id).where(
                 c.product_id == product_id,
                 c.option_id == option_id,
-                c.availability_id == availability_id,
+                c.slot_start >= min(starts),
+                c.slot_start <= max(starts),
             )
         )
-        if row is not None:
-            found.add((connection_id, (product_id, option_id, availability_id)))
+        found.update((row[0], (product_id, option_id, row[1])) for row in rows)
     return found
 
 
