@@ -168,7 +168,7 @@ async def test_bad_allotments_are_refused_with_their_path(
         {
             "products": [{"product": "tower-of-stories"}],
             "allotments": [{"product": "sunset-kayak", "places": 2, "releaseHours": 1}],
-        },  # fmt: skip
+        },
     )
     assert unsold.status_code == 400 and "does not sell 'sunset-kayak'" in unsold.json()["errorMessage"]
     assert (await client.get(f"/admin/api/connections/{await connection_id(bookable, KEY_B)}/contract", headers=ADMIN)).json()["version"] == 0  # fmt: skip

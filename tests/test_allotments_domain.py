@@ -53,7 +53,7 @@ def as_blocks(spec: dict[str, tuple[int, bool]]) -> list[Block]:
 
 def issue_formula(capacity: int, blocks: list[Block], holdings: dict[str, int], viewer: str) -> int:
     """The issue's words: general pool plus the viewer's own unused block."""
-    live = {b.connection_id: b.places for b in blocks if NOW < b.release_at}
+    live = {b.connection_id: b.places for b in blocks if b.release_at > NOW}
     pool = (
         capacity
         - sum(live.values())
@@ -96,7 +96,7 @@ def test_a_run_of_checked_bookings_keeps_every_promise(
     capacity: int, spec: dict[str, tuple[int, bool]], attempts: list[tuple[str, int]]
 ) -> None:
     blocks = as_blocks(spec)
-    live = {b.connection_id: b.places for b in blocks if NOW < b.release_at}
+    live = {b.connection_id: b.places for b in blocks if b.release_at > NOW}
     # A supplier cannot promise more than the departure holds: the model starts from a sane one.
     if sum(live.values()) > capacity:
         return
@@ -149,9 +149,15 @@ def test_which_departures_a_block_covers_and_when_it_releases() -> None:
     assert allotment.covers("cruise", "DEFAULT", wednesday_ten)
     assert not allotment.covers("cruise", "EVENING", wednesday_ten)
     assert not allotment.covers("museum", "DEFAULT", wednesday_ten)
-    assert not allotment.covers("cruise", "DEFAULT", departure(20, datetime(2026, 6, 3, 14, 0, tzinfo=LONDON)))
-    assert not allotment.covers("cruise", "DEFAULT", departure(20, datetime(2026, 6, 4, 10, 0, tzinfo=LONDON)))
-    assert not allotment.covers("cruise", "DEFAULT", departure(20, datetime(2026, 7, 1, 10, 0, tzinfo=LONDON)))
+    assert not allotment.covers(
+        "cruise", "DEFAULT", departure(20, datetime(2026, 6, 3, 14, 0, tzinfo=LONDON))
+    )
+    assert not allotment.covers(
+        "cruise", "DEFAULT", departure(20, datetime(2026, 6, 4, 10, 0, tzinfo=LONDON))
+    )
+    assert not allotment.covers(
+        "cruise", "DEFAULT", departure(20, datetime(2026, 7, 1, 10, 0, tzinfo=LONDON))
+    )
     assert allotment.release_at(wednesday_ten) == datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
     book = AllotmentBook([("b", [allotment, allotment.model_copy(update={"places": 3})]), ("c", [])])
     assert book.blocks("cruise", "DEFAULT", wednesday_ten) == (
