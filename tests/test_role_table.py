@@ -67,7 +67,10 @@ API: dict[tuple[str, str], Role] = {
     ("PATCH", "/admin/api/departures/{productId}/{optionId}/{availabilityId}"): OP,
     ("GET", "/admin/api/departures/{productId}/{optionId}/{availabilityId}/affected"): V,
     ("GET", "/admin/api/departures/{productId}/{optionId}/{availabilityId}/blocks"): V,
-    ("POST", "/admin/api/departures/{productId}/{optionId}/{availabilityId}/blocks/{connectionId}/release"): OP,
+    (
+        "POST",
+        "/admin/api/departures/{productId}/{optionId}/{availabilityId}/blocks/{connectionId}/release",
+    ): OP,
     ("POST", "/admin/api/departures/{productId}/{optionId}/{availabilityId}/cancel"): OP,
     ("GET", "/admin/api/departures/{productId}/{optionId}/{availabilityId}/manifest.csv"): V,
     ("GET", "/admin/api/mail"): V,

@@ -221,6 +221,9 @@ async def save_contract(request: Request, connection_id: str, me: Staff = Depend
             request, me, connection, contract=contract, preview_of=str(form.get("preview") or ""),
             base_version=base_version,
         )  # fmt: skip
+    if contract.digest == connection.contract.digest and base_version == connection.contract_version:
+        said = f"Nothing changed: the contract of {connection.name} stays at version {base_version}."
+        return redirect(f"/admin/connections/{connection.id}/contract", me, Notice("success", said))
     try:
         saved = await me.services.contracts.save(
             connection.id, document, base_version=base_version, actor=me.actor
