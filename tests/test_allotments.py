@@ -13,6 +13,7 @@ import httpx
 from berth.container import Services
 from berth.domain.catalog.lookup import find_option, find_product
 from berth.domain.slots import slot_for_id
+from berth.domain.staff import COMMAND_LINE
 from tests.bookings_helpers import SLOT, TOUR, confirm, reservation
 from tests.conftest import ADMIN, KEY_A, KEY_B, Clock, auth
 from tests.receivers import receiver
@@ -117,8 +118,8 @@ async def test_staff_release_a_block_early_once(
     b = await connection_id(bookable, KEY_B)
     (uses,) = await bookable.allotments.blocks_of(product, option, [slot])
     assert [(u.block.places, u.used, u.unused, u.released) for u in uses] == [(10, 0, 10, False)]
-    assert await bookable.allotments.release_early(product, option, slot, b, actor="tests")
-    assert not await bookable.allotments.release_early(product, option, slot, b, actor="tests")
+    assert await bookable.allotments.release_early(product, option, slot, b, actor=COMMAND_LINE)
+    assert not await bookable.allotments.release_early(product, option, slot, b, actor=COMMAND_LINE)
     assert (await seen(client, KEY_A))["vacancies"] == 20
     (uses,) = await bookable.allotments.blocks_of(product, option, [slot])
     assert [(u.unused, u.released) for u in uses] == [(0, True)]

@@ -32,11 +32,12 @@ Fields = list[tuple[str, str]]
 
 
 class _Form(HTMLParser):
-    """The fields the editor's form sends as a browser would: inputs (ticked boxes only),
-    selected options, textareas."""
+    """The fields a form (of class `form_class`) sends as a browser would: inputs (ticked boxes
+    only), selected options, textareas."""
 
-    def __init__(self) -> None:
+    def __init__(self, form_class: str) -> None:
         super().__init__()
+        self._form_class = form_class
         self.fields: Fields = []
         self._in_form = False
         self._select: str | None = None
@@ -45,7 +46,7 @@ class _Form(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
-        if tag == "form" and "editor" in a.get("class", ""):
+        if tag == "form" and self._form_class in a.get("class", "").split():
             self._in_form = True
         if not self._in_form:
             return
@@ -79,10 +80,10 @@ class _Form(HTMLParser):
             self._textarea = None
 
 
-def form_of(page: str) -> Fields:
-    parser = _Form()
+def form_of(page: str, form_class: str = "editor") -> Fields:
+    parser = _Form(form_class)
     parser.feed(page)
-    assert parser.fields, "the page has no editor form"
+    assert parser.fields, f"the page has no {form_class} form"
     return parser.fields
 
 

@@ -122,6 +122,7 @@ class BlockUse:
     block: Block
     used: int
     released: bool
+    released_early: bool = False  # by staff, before its time
 
     @property
     def unused(self) -> int:
@@ -177,7 +178,12 @@ def uses(
     blocks: Iterable[Block], holdings: Mapping[str, int], now: datetime, released_early: frozenset[str]
 ) -> list[BlockUse]:
     return [
-        BlockUse(b, min(holdings.get(b.connection_id, 0), b.places), not b.unreleased(now, released_early))
+        BlockUse(
+            b,
+            min(holdings.get(b.connection_id, 0), b.places),
+            not b.unreleased(now, released_early),
+            b.connection_id in released_early,
+        )
         for b in blocks
     ]
 

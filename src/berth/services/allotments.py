@@ -27,12 +27,14 @@ from berth.domain.allotments import (
     stopped,
     uses,
 )
+from berth.domain.audit import Target
 from berth.domain.availability import SlotState
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.errors import NotFound
 from berth.domain.slots import Slot, slots_between
+from berth.domain.staff import Actor
 from berth.services.clock import Clock
-from berth.store import allotments_repo, connections_repo
+from berth.store import allotments_repo, audit_repo, connections_repo
 from berth.store.allotments_repo import Departure
 from berth.store.database import Database, DbConnection
 
@@ -217,10 +219,11 @@ class AllotmentService:
         ]
 
     async def release_early(
-        self, product: Product, option: Option, slot: Slot, connection_id: str, *, actor: str
+        self, product: Product, option: Option, slot: Slot, connection_id: str, *, actor: Actor
     ) -> bool:
-        """Staff give a block's unused places back to the general pool now. False: it was
-        released already (or its time had come)."""
+        """Staff give a block's unused places back to the general pool now, in the audit trail
+        (`allotment.release`, the connection its target). False: it was released already (or
+        its time had come)."""
         book = await self.book()
         block = next(
             (b for b in book.blocks(product.id, option.id, slot) if b.connection_id == connection_id), None
@@ -233,8 +236,17 @@ class AllotmentService:
         departure = (product.id, option.id, slot.id)
         async with self._db.transaction(write=True) as conn:
             recorded = await allotments_repo.record_releases(
-                conn, [(connection_id, departure, slot.start.astimezone(UTC))], now, early=True, actor=actor
+                conn,
+                [(connection_id, departure, slot.start.astimezone(UTC))],
+                now,
+                early=True,
+                actor=actor.name,
             )
+            if recorded:
+                connection = await connections_repo.find_connection(conn, connection_id)
+                target = Target("connection", connection_id, connection.name if connection else None)
+                details = {"departure": "/".join(departure), "places": block.places}
+                await audit_repo.record(conn, actor, "allotment.release", target, details, at=now)
             if recorded and self.observer is not None:
                 await self.observer.slots_changed(conn, [departure], unchanged_for=[connection_id])
         return bool(recorded)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from berth.capabilities.base import JSON
-from berth.domain.times import format_local, format_utc_or_none
+from berth.domain.allotments import BlockUse
+from berth.domain.times import format_local, format_utc, format_utc_or_none
 from berth.read_models.departures import Departure, DepartureCancellation
 
 
@@ -35,4 +38,19 @@ def cancellation_json(done: DepartureCancellation) -> JSON:
         "departure": departure_json(done.departure),
         "cancelledBookingIds": list(done.cancelled),
         "connectionIds": list(done.connection_ids),
+    }
+
+
+def block_json(use: BlockUse, names: Mapping[str, str]) -> JSON:
+    """A block (one connection's allotment) on a departure; `names`: connection names by id."""
+    block = use.block
+    return {
+        "connectionId": block.connection_id,
+        "connectionName": names.get(block.connection_id),
+        "places": block.places,
+        "used": use.used,
+        "unused": use.unused,
+        "releaseAt": format_utc(block.release_at),
+        "released": use.released,
+        "releasedEarly": use.released_early,
     }

@@ -1,6 +1,6 @@
 """Departure operations for supplier staff: list departures with their places, close or
 reopen one, give it a capacity of its own, note something on it, cancel it with every live
-booking on it, and its manifest as CSV.
+booking on it, its manifest as CSV, and its blocks (allotments), each releasable early.
 
 Each action route calls one `DepartureService` method (a role check and an audit record can be
 added per route)."""
@@ -11,16 +11,18 @@ from fastapi import APIRouter, Body, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
+from berth.capabilities.base import JSON
 from berth.container import Services
+from berth.domain.errors import Conflict, NotFound
 from berth.domain.staff import Actor
 from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
 from berth.http.admin.roles import operator
 from berth.http.context import current_services
-from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
+from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES, OctoErrorBody
 from berth.http.responses import json_response
 from berth.http.types import Flag, IsoDate
 from berth.services.departures import DepartureChange, day_range
-from berth.views.departures import cancellation_json, departure_json
+from berth.views.departures import block_json, cancellation_json, departure_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 DEPARTURE = "/departures/{productId}/{optionId}/{availabilityId}"
@@ -125,3 +127,61 @@ async def manifest_csv(
     departure = await svc.departures.get(catalog, productId, optionId, availabilityId)
     name = file_name("manifest", productId, optionId, departure.slot.start.strftime("%Y-%m-%d-%H%M")) + ".csv"
     return bookings_csv(svc, catalog, manifest_filter(departure), name)
+
+
+async def _blocks(svc: Services, productId: str, optionId: str, availabilityId: str) -> list[JSON]:
+    catalog = (await svc.catalog.snapshot()).catalog
+    departure = await svc.departures.get(catalog, productId, optionId, availabilityId)
+    (uses,) = await svc.allotments.blocks_of(departure.product, departure.option, [departure.slot])
+    names = {c.id: c.name for c in await svc.connections.list()} if uses else {}
+    return [block_json(use, names) for use in uses]
+
+
+@router.get(
+    DEPARTURE + "/blocks",
+    summary="The departure's blocks: each connection's allotment on it, what it uses and when it releases",
+    description=(
+        "One entry per connection whose contract holds places on the departure: `places`, `used` "
+        "(what its bookings hold of them), `unused`, `releaseAt` (UTC), `released` (by its time or "
+        "early) and `releasedEarly` (by staff)."
+    ),
+)
+async def departure_blocks(
+    productId: str, optionId: str, availabilityId: str, svc: Services = Depends(current_services)
+) -> Response:
+    return json_response(await _blocks(svc, productId, optionId, availabilityId))
+
+
+@router.post(
+    DEPARTURE + "/blocks/{connectionId}/release",
+    summary="Release a connection's block on the departure now: its unused places go back on general sale",
+    description=(
+        "Answers the block, released. 404 NOT_FOUND when the connection has no block on the "
+        "departure; 409 CONFLICT when the block is released already (early, or its release time "
+        "has come). In the audit trail as `allotment.release`."
+    ),
+    responses={409: {"model": OctoErrorBody, "description": "CONFLICT: the block is released already"}},
+)
+async def release_block(
+    productId: str,
+    optionId: str,
+    availabilityId: str,
+    connectionId: str,
+    svc: Services = Depends(current_services),
+    actor: Actor = Depends(operator),
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    departure = await svc.departures.get(catalog, productId, optionId, availabilityId)
+    released = await svc.allotments.release_early(
+        departure.product, departure.option, departure.slot, connectionId, actor=actor
+    )
+    if not released:
+        raise Conflict(
+            f"The block of connection {connectionId} on availability {availabilityId} is released already",
+            connectionId=connectionId,
+        )
+    found = await _blocks(svc, productId, optionId, availabilityId)
+    block = next((b for b in found if b["connectionId"] == connectionId), None)
+    if block is None:  # its contract changed since
+        raise NotFound(f"Connection {connectionId} has no block on availability {availabilityId}")
+    return json_response(block)

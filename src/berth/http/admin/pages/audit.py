@@ -41,6 +41,7 @@ ACTIONS = {
     "departure.capacity": "Changed the capacity of departure",
     "departure.note": "Noted on departure",
     "departure.cancel": "Cancelled departure",
+    "allotment.release": "Released early a block of",
     "catalog.import": "Imported the catalogue as",
     "catalog.edit": "Edited the catalogue:",
     "catalog.restore": "Restored an older catalogue as",

@@ -1,6 +1,8 @@
 """A connection's contract in the back office: read by every role; changed by editors and admins
-as a form (products as a checklist, the rate, the net price list as a table), previewed as the
-reseller will see one product before it is saved; its versions, each restorable."""
+as a form (products as a checklist, the rate, the net price list, the allotments and the
+stop-sells as tables), previewed as the reseller will see one product before it is saved; its
+versions, each restorable. The form edits a copy of the stored contract: it writes back only the
+fields it shows."""
 
 from __future__ import annotations
 
@@ -23,6 +25,17 @@ from berth.http.admin.pages.session import Notice, Staff, editor_form, staff
 router = APIRouter(route_class=PageRoute)
 BLANK_ROWS = 3  # empty price list rows offered for new entries
 NET_PRICE_FIELDS = ("product", "option", "unit", "currency", "net", "from", "until")
+ALLOTMENT_FIELDS = (
+    "product",
+    "option",
+    "from",
+    "until",
+    "weekdays",
+    "start_times",
+    "places",
+    "release_hours",
+)
+STOP_SELL_FIELDS = ("product", "option", "from", "until", "reason")
 
 
 @dataclass(frozen=True)
@@ -63,44 +76,90 @@ def _preview(
     return sold, rows
 
 
-def _document(form: FormData) -> dict[str, Any]:
-    """The contract the form describes (parse_contract checks it)."""
-    document: dict[str, Any] = {}
-    if form.get("products") == "LIST":
-        chosen = [str(p) for p in form.getlist("product")]
-        grants = []
-        for product_id in chosen:
-            options = [str(o) for o in form.getlist(f"options:{product_id}")]
-            all_options = form.get(f"all_options:{product_id}") == "1"
-            grants.append(
-                {"product": product_id, **({} if all_options or not options else {"options": options})}
-            )
-        document["products"] = grants
+def _rows(form: FormData, prefix: str, fields: tuple[str, ...]) -> list[dict[str, str]]:
+    """A table's rows (`{prefix}_{field}` per column), the blank ones left out, each with only
+    the cells filled in."""
+    columns = [form.getlist(f"{prefix}_{name}") for name in fields]
+    if len({len(column) for column in columns}) > 1:
+        raise BadRequest(f"The form's {prefix}_ table has rows of different lengths; reload the page")
+    rows = []
+    for row in zip(*columns, strict=True):
+        values = {name: str(value).strip() for name, value in zip(fields, row, strict=True)}
+        if any(values.values()):
+            rows.append({name: value for name, value in values.items() if value})
+    return rows
+
+
+def _words(text: str) -> list[str]:
+    """`MON, TUE` or `10:00 14:00` as a list."""
+    return text.replace(",", " ").split()
+
+
+def _allotment(row: dict[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        key: row[name]
+        for name, key in (("product", "product"), ("option", "option"), ("from", "from"), ("until", "until"))
+        if name in row
+    }
+    if "weekdays" in row:
+        entry["weekdays"] = [day.upper() for day in _words(row["weekdays"])]
+    if "start_times" in row:
+        entry["startTimes"] = _words(row["start_times"])
+    entry["places"] = row.get("places", "")
+    entry["releaseHours"] = row.get("release_hours", "")
+    return entry
+
+
+def _put(document: dict[str, Any], key: str, value: Any) -> None:
+    """Set `key`, or drop it when the form leaves it empty (the contract's default)."""
+    if value in (None, "", [], {}):
+        document.pop(key, None)
     else:
-        document["products"] = ALL
-    rate: dict[str, Any] = {}
-    commission = str(form.get("commission") or "").strip().rstrip("%").strip()
-    if commission:
+        document[key] = value
+
+
+def _document(form: FormData, stored: Contract) -> dict[str, Any]:
+    """The contract the form describes (parse_contract checks it): the stored contract with the
+    fields the form shows replaced by the form's values. A field the form does not send keeps
+    its stored value, so a part of the contract the form does not show is never lost."""
+    document = stored.to_document()
+    if "products" in form:
+        if form.get("products") == "LIST":
+            grants = []
+            for product_id in (str(p) for p in form.getlist("product")):
+                options = [str(o) for o in form.getlist(f"options:{product_id}")]
+                all_options = form.get(f"all_options:{product_id}") == "1"
+                grants.append(
+                    {"product": product_id, **({} if all_options or not options else {"options": options})}
+                )
+            document["products"] = grants
+        else:
+            document["products"] = ALL
+    rate: dict[str, Any] = dict(document.get("rate", {}))
+    if "commission" in form:
+        commission = str(form.get("commission") or "").strip().rstrip("%").strip()
         try:
-            rate["commission"] = str(Decimal(commission.replace(",", ".")))
+            _put(rate, "commission", str(Decimal(commission.replace(",", "."))) if commission else None)
         except InvalidOperation:
             raise BadRequest(f"rate.commission: {commission!r} is not a percentage") from None
-    rows = zip(*(form.getlist(f"np_{name}") for name in NET_PRICE_FIELDS), strict=True)
-    entries = []
-    for row in rows:
-        values = dict(zip(NET_PRICE_FIELDS, (str(v).strip() for v in row), strict=True))
-        if not values["product"] and not values["net"]:
-            continue
-        entries.append({key: value for key, value in values.items() if value})
-    if entries:
-        rate["netPrices"] = entries
-    document["rate"] = rate
+    if "np_product" in form:
+        _put(rate, "netPrices", _rows(form, "np", NET_PRICE_FIELDS))
+    _put(document, "rate", rate)
+    if "al_product" in form:
+        _put(document, "allotments", [_allotment(row) for row in _rows(form, "al", ALLOTMENT_FIELDS)])
+    if "ss_product" in form:
+        stop_sells = _rows(form, "ss", STOP_SELL_FIELDS)
+        for row in stop_sells:  # `*`: every product (a row stopping everything is not blank)
+            if row.get("product") == "*":
+                del row["product"]
+        _put(document, "stopSells", stop_sells)
     for field, key in (("valid_from", "validFrom"), ("valid_until", "validUntil")):
-        value = str(form.get(field) or "").strip()
-        if value:
-            document[key] = value
-    document["paymentTerms"] = str(form.get("payment_terms") or "MONTHLY_INVOICE")
-    document["notes"] = str(form.get("notes") or "")
+        if field in form:
+            _put(document, key, str(form.get(field) or "").strip())
+    if "notes" in form:  # a browser sends a textarea's lines ended by CR LF
+        _put(document, "notes", str(form.get("notes") or "").replace("\r\n", "\n"))
+    if "payment_terms" in form:
+        document["paymentTerms"] = str(form.get("payment_terms") or "MONTHLY_INVOICE")
     return document
 
 
@@ -153,7 +212,7 @@ async def save_contract(request: Request, connection_id: str, me: Staff = Depend
     base = str(form.get("base_version") or "")
     base_version = int(base) if base.isdigit() else None
     try:
-        document = _document(form)
+        document = _document(form, connection.contract)
         contract = parse_contract(document)
     except OctoError as exc:
         return await _page(request, me, connection, error=exc.message, base_version=base_version)
@@ -162,6 +221,9 @@ async def save_contract(request: Request, connection_id: str, me: Staff = Depend
             request, me, connection, contract=contract, preview_of=str(form.get("preview") or ""),
             base_version=base_version,
         )  # fmt: skip
+    if contract.digest == connection.contract.digest and base_version == connection.contract_version:
+        said = f"Nothing changed: the contract of {connection.name} stays at version {base_version}."
+        return redirect(f"/admin/connections/{connection.id}/contract", me, Notice("success", said))
     try:
         saved = await me.services.contracts.save(
             connection.id, document, base_version=base_version, actor=me.actor

@@ -1,6 +1,7 @@
 """Every departure of one product and option, a month at a time: places sold of its capacity,
-its state as resellers see it, staff's note, a link to its manifest, and close or reopen (the
-manifest's actions, answered back here)."""
+its state as resellers see it, resellers' blocks on it (read for the whole month at once),
+staff's note, a link to its manifest, and close or reopen (the manifest's actions, answered
+back here)."""
 
 from __future__ import annotations
 
@@ -60,9 +61,12 @@ async def departures(
     first = month_of(month, today)
     last = next_month(first) - timedelta(days=1)
     found = await me.services.departures.find(catalog, chosen.id, variant.id, first, last)
+    uses = await me.services.allotments.blocks_of(chosen, variant, [d.slot for d in found])
+    blocks = {d.slot.id: used for d, used in zip(found, uses, strict=True) if used}
+    names = {c.id: c.name for c in await me.services.connections.list()} if blocks else {}
     return page(
         request, "departures.html", me, section="departures", product=chosen, option=variant,
-        departures=found, local=local, month=first, last=last, today=today,
+        departures=found, blocks=blocks, names=names, local=local, month=first, last=last, today=today,
         here=departures_path(chosen, variant, first),
         earlier=departures_path(chosen, variant, previous_month(first)),
         later=departures_path(chosen, variant, next_month(first)),

@@ -1,9 +1,10 @@
 """A departure's actions on its manifest: close or reopen it, give it a capacity of its own,
-note something on it, and cancel it. Closing, a capacity and a cancellation first answer a
+note something on it, cancel it, and release a reseller's block early. Closing, a capacity and a cancellation first answer a
 confirmation step that says what they will do (how many bookings of which resellers); the
 step's button sends the same form again, confirmed.
 
-Each action calls one `DepartureService` method (`change` or `cancel`)."""
+Each action calls one `DepartureService` method (`change` or `cancel`), or
+`AllotmentService.release_early`."""
 
 from __future__ import annotations
 
@@ -294,3 +295,28 @@ async def cancel(
     resellers = plural(len(done.connection_ids), "reseller")
     text = f"{label} cancelled: {plural(len(done.cancelled), 'booking')} of {resellers} cancelled; the departure is closed."
     return redirect(path, me, Notice("success", text))
+
+
+@router.post(SLOT + "/blocks/{connection_id}/release")
+async def release_block(
+    product_id: str,
+    option_id: str,
+    availability_id: str,
+    connection_id: str,
+    me: Staff = Depends(operator_form),
+) -> Response:
+    departure = await _departure(me, product_id, option_id, availability_id)
+    label = departure_label(departure)
+    path = manifest_path(product_id, option_id, availability_id)
+    names = {c.id: c.name for c in await me.services.connections.list()}
+    whose = f"{names.get(connection_id, connection_id)}'s block on {label}"
+    try:
+        released = await me.services.allotments.release_early(
+            departure.product, departure.option, departure.slot, connection_id, actor=me.actor
+        )
+    except OctoError as exc:
+        return redirect(path, me, Notice("error", f"Not released: {exc.message.rstrip('.')}."))
+    if not released:
+        return redirect(path, me, Notice("error", f"Not released: {whose} is released already."))
+    done = f"{whose} released: its unused places are back on general sale."
+    return redirect(path, me, Notice("success", done))

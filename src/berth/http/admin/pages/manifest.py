@@ -1,4 +1,5 @@
-"""The manifest of one slot: who is booked on it, with their units and references."""
+"""The manifest of one slot: who is booked on it, with their units and references, and the
+blocks resellers hold on it (allotments)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,12 @@ async def slot_manifest(
     found = await manifest(me.services, catalog, product_id, option_id, availability_id)
     connections = {c.id: c for c in await me.services.connections.list()}
     departure = await me.services.departures.get(catalog, product_id, option_id, availability_id)
+    (blocks,) = await me.services.allotments.blocks_of(departure.product, departure.option, [departure.slot])
     affected = await me.services.departures.affected(catalog, product_id, option_id, availability_id)
     return page(
         request, "manifest.html", me, section="dashboard", manifest=found, connections=connections,
         boards=resource_boards(found), local=of_product(found.occupancy.product), departure=departure,
-        affected=affected, path=manifest_path(product_id, option_id, availability_id),
+        affected=affected, blocks=blocks, path=manifest_path(product_id, option_id, availability_id),
         capacity=capacity_words(departure), catalogue_capacity=capacity_words(departure, catalogue=True),
         parts=departure_parts(found.occupancy.option, found.expected),
         lines=lambda details: booking_lines(details, None),
