@@ -78,6 +78,7 @@ class BenchContext:
     database_url: str  # the fresh database Berth runs on; checks may read it directly
     workdir: Path  # a temporary directory of this mode's run
     client: httpx.AsyncClient  # base_url set, no default headers
+    bare_database_url: str | None = None  # the bare app's own database, when a bare route runs
 
     async def reseller_get(self, path: str, headers: Mapping[str, str] = RESELLER) -> Any:
         answer = await self.client.get(path, headers=dict(headers))
@@ -133,6 +134,11 @@ class Route:
     # Non-2xx answers that are expected, keyed as the script counts them ("409", or
     # "400 UNPROCESSABLE_ENTITY"): they do not count against the route (e.g. sold out).
     expected_errors: frozenset[str] = frozenset()
+    # Measured on the bare app (bare_app.py, the write ceiling) instead of Berth.
+    bare: bool = False
+    # The bare route this route's rate is divided by (`ceiling_ratio`), measured in the same
+    # run and mode; selecting this route selects that one too.
+    ceiling: str | None = None
 
     def target(self, mode: str) -> float | None:
         """The ratio to reach on the database `mode` ("sqlite", "postgres"), if any."""
@@ -380,18 +386,46 @@ async def ensure_bench_products(ctx: BenchContext) -> None:
     await _add_product(ctx, "bench-cruise", BENCH_PRODUCT)
 
 
+async def _bare_reservation(ctx: BenchContext) -> Any:
+    """booking-reserve's body, its departure added to the bare app's database with the bench
+    cruise's capacity."""
+    from bare_app import add_departures
+
+    body = await _reservation(ctx)
+    if ctx.bare_database_url is None:
+        raise BenchError("the bare app has no database")
+    key = (body["productId"], body["optionId"])
+    await add_departures(ctx.bare_database_url, [(*key, body["availabilityId"], CAPACITY[key])])
+    return body
+
+
+async def _bare_books(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Straight from the bare app's database: no departure over its capacity, held places equal
+    to the bookings' places, every booking answered 200 stored."""
+    from bare_app import audit
+
+    return await audit(ctx.bare_database_url, run.collected) if ctx.bare_database_url else ["no database"]
+
+
 ROUTES += [
+    # The write ceiling (issue 41): the bare app (bare_app.py) does the essence of booking-reserve
+    # and booking-flow on the raw driver, with their requests and scripts.
+    Route("bare-reserve", "POST", "/octo/bookings", RESELLER, setup=_bare_reservation, script="booking.lua",
+          check=_bare_books, bare=True),
+    Route("bare-flow", "POST", "/octo/bookings", RESELLER, setup=_bare_reservation, script="reserve_confirm.lua",
+          check=_bare_books, bare=True),
     Route("availability-1d", "POST", "/octo/availability", RESELLER, setup=_availability_one_day),
     Route("availability-1d-no-contract", "POST", "/octo/availability", NO_CONTRACT, setup=_availability_one_day),
     Route("calendar-30d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(30)),
     Route("calendar-365d", "POST", "/octo/availability/calendar", RESELLER, setup=_calendar(365)),
     Route("booking-reserve", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="booking.lua",
-          check=_no_oversell),
+          check=_no_oversell, ceiling="bare-reserve"),
     Route("booking-reserve-60", "POST", "/octo/bookings", RESELLER, setup=_reservation_60,
-          script="booking_slots.lua", check=_no_oversell),
+          script="booking_slots.lua", check=_no_oversell, ceiling="bare-reserve"),
     Route("booking-flow", "POST", "/octo/bookings", RESELLER, setup=_reservation, script="reserve_confirm.lua",
-          check=_no_oversell),
-    Route("order-create", "POST", "/octo/orders", RESELLER, setup=_order, script="booking.lua", check=_no_oversell),
+          check=_no_oversell, ceiling="bare-flow"),
+    Route("order-create", "POST", "/octo/orders", RESELLER, setup=_order, script="booking.lua", check=_no_oversell,
+          ceiling="bare-reserve"),
     Route("bookings-by-reference", "GET", "/octo/bookings?resellerReference=…", RESELLER,
           setup=_by_reseller_reference),
     Route("backoffice-search", "GET", "/admin/bookings?reference=…", setup=_backoffice_search),

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bare_app import create_schema as create_bare_schema
 from loadgen import WrkResult, compose_script, ensure_wrk, run_wrk, wrk_version
 from mixed import plan as look_to_book_plan
 from mixed import run_mixed
@@ -190,6 +191,10 @@ def parse_options(argv: Sequence[str]) -> Options:
     if args.list:
         for route in ROUTES:
             again = "  (again with --bookings)" if route.name in BIG_DATA_ROUTES else ""
+            if route.bare:
+                again += "  (the bare app: the write ceiling)"
+            elif route.ceiling:
+                again += f"  (ceiling: {route.ceiling})"
             print(f"{route.name:26} {route.method:5} {route.path:38} {_targets_text(route)}{again}")
         raise SystemExit(0)
 
@@ -249,6 +254,8 @@ class RouteOutcome:
     error: str | None = None  # the route could not be measured
     path: str | None = None  # as measured, when the setup hook chose it (`Prepared`)
     headers: dict[str, str] = field(default_factory=dict)  # as measured
+    # The bare route of Route.ceiling, as measured in the same mode and run (None: not measured).
+    ceiling: RouteOutcome | None = field(default=None, repr=False)
 
     @property
     def target(self) -> float | None:
@@ -272,6 +279,16 @@ class RouteOutcome:
         if berth is None or baseline is None or baseline.requests_per_s <= 0:
             return None
         return berth.requests_per_s / baseline.requests_per_s
+
+    @property
+    def ceiling_ratio(self) -> float | None:
+        """Best Berth requests/s ÷ best requests/s of the bare app on the route's ceiling route
+        (for a bare route, `berth` holds the bare app's rounds)."""
+        berth = self.best_berth
+        bare = self.ceiling.best_berth if self.ceiling is not None else None
+        if berth is None or bare is None or bare.requests_per_s <= 0:
+            return None
+        return berth.requests_per_s / bare.requests_per_s
 
     @property
     def non_2xx(self) -> int:
@@ -337,6 +354,9 @@ class RouteOutcome:
             "baseline_requests_per_s": round(baseline.requests_per_s, 1) if baseline else None,
             "ratio": round(self.ratio, 4) if self.ratio is not None else None,
             "ratio_of_medians": _ratio_of_medians(self),
+            "bare": self.route.bare,
+            "ceiling_route": self.route.ceiling,
+            "ceiling_ratio": round(self.ceiling_ratio, 4) if self.ceiling_ratio is not None else None,
             "met": self.met,
             "non_2xx": self.non_2xx,
             "unexpected_non_2xx": self.unexpected_non_2xx,
@@ -533,6 +553,11 @@ class ModeOutcome:
             "big_data": self.big.as_json(self.routes) if self.big else None,
         }
 
+    def measured(self, name: str | None) -> RouteOutcome | None:
+        """The outcome of the route `name` in this mode, if it was measured (bare routes run
+        before the routes whose ceiling they are: they come first in ROUTES)."""
+        return next((outcome for outcome in self.routes if outcome.route.name == name), None)
+
     @property
     def failed(self) -> bool:
         big = self.big
@@ -566,7 +591,10 @@ class Bench:
     def __init__(self, options: Options, console: Console) -> None:
         self.options = options
         self.console = console
-        self.routes = [route for route in ROUTES if not options.only or route.name in options.only]
+        # With --only, the bare routes the selected routes' ceiling ratios need come along.
+        wanted = set(options.only)
+        wanted |= {route.ceiling for route in ROUTES if route.name in wanted and route.ceiling}
+        self.routes = [route for route in ROUTES if not options.only or route.name in wanted]
         # Measured again on the big database (--bookings): those of BIG_DATA_ROUTES selected.
         self.big_routes = [
             route for route in self.routes if options.bookings and route.name in BIG_DATA_ROUTES
@@ -632,27 +660,7 @@ class Bench:
 
         port = free_port()
         baseline = ServerProcess(
-            "baseline",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "baseline_app:app",
-                "--app-dir",
-                str(BENCH_DIR),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                str(self.options.workers),
-                "--log-level",
-                "warning",
-                "--no-access-log",
-            ],
-            _clean_env(),
-            port,
-            workdir / "baseline.log",
+            "baseline", self._uvicorn("baseline_app:app", port), _clean_env(), port, workdir / "baseline.log"
         )
         columns = (
             SpinnerColumn(),
@@ -685,6 +693,39 @@ class Bench:
                 self.progress = None
                 baseline.stop()
 
+    def _uvicorn(self, app: str, port: int) -> list[str]:
+        """A bench app of this directory (the baseline, the bare app) under uvicorn, as many
+        workers as Berth."""
+        return [
+            sys.executable, "-m", "uvicorn", app, "--app-dir", str(BENCH_DIR), "--host", "127.0.0.1",
+            "--port", str(port), "--workers", str(self.options.workers), "--log-level", "warning",
+            "--no-access-log",
+        ]  # fmt: skip
+
+    async def start_bare(
+        self, mode: str, workdir: Path, stack: contextlib.AsyncExitStack
+    ) -> tuple[str | None, ServerProcess | None]:
+        """When a bare route runs: the bare app (the write ceiling) started on a fresh database
+        of its own, on the mode's database; the server is stopped and the database dropped
+        when `stack` closes."""
+        if not any(route.bare for route in self.routes):
+            return None, None
+        self._advance(f"{mode}: starting the bare app")
+        if mode == "sqlite":
+            database = sqlite_database(workdir, "bare.db")
+        else:
+            database = postgres_database(os.environ[POSTGRES_ENV])
+        url = await stack.enter_async_context(database)
+        await create_bare_schema(url)
+        port = free_port()
+        env = {**_clean_env(), "BARE_DATABASE_URL": url}
+        bare = ServerProcess(f"bare app ({mode})", self._uvicorn("bare_app:app", port), env, port,
+                             workdir / "bare.log")  # fmt: skip
+        stack.callback(bare.stop)
+        bare.start()
+        await bare.wait_healthy("/healthz")
+        return url, bare
+
     async def run_mode(self, outcome: ModeOutcome, baseline: ServerProcess, workdir: Path) -> None:
         _make_dir(workdir)
         if outcome.mode == "sqlite":
@@ -692,7 +733,8 @@ class Bench:
         else:
             database = postgres_database(os.environ[POSTGRES_ENV])
         self._advance(f"{outcome.mode}: creating a fresh database")
-        async with database as database_url:
+        async with database as database_url, contextlib.AsyncExitStack() as stack:
+            bare_url, bare = await self.start_bare(outcome.mode, workdir, stack)
             outcome.database = redact(database_url)
             port = free_port()
             env = {
@@ -722,14 +764,19 @@ class Bench:
                 # by default: a request can meet a closing connection (ReadError). Let go sooner.
                 limits = httpx.Limits(max_keepalive_connections=TOP_UP_CONCURRENCY, keepalive_expiry=1.0)
                 async with httpx.AsyncClient(base_url=server.base_url, timeout=60, limits=limits) as client:
-                    context = BenchContext(outcome.mode, server.base_url, database_url, workdir, client)
+                    context = BenchContext(
+                        outcome.mode, server.base_url, database_url, workdir, client, bare_url
+                    )
                     for route in self.routes:
                         if route.name == LOOK_TO_BOOK:
                             await self.run_look_to_book(route, outcome, context, baseline, server)
                             continue
-                        route_outcome = RouteOutcome(route, outcome.mode)
+                        route_outcome = RouteOutcome(
+                            route, outcome.mode, ceiling=outcome.measured(route.ceiling)
+                        )
                         outcome.routes.append(route_outcome)
-                        await self.run_route(route_outcome, context, baseline, server)
+                        measured = bare if route.bare and bare is not None else server
+                        await self.run_route(route_outcome, context, baseline, measured)
                     await self.top_up(outcome, context, server)
                     if self.options.bookings:
                         await self.big_data(outcome, context, baseline, server)
@@ -809,7 +856,7 @@ class Bench:
             self.say(f"[red]{label}: {escape(big.error)}[/red]")
             return
         for route in self.big_routes:
-            route_outcome = RouteOutcome(route, mode)
+            route_outcome = RouteOutcome(route, mode, ceiling=outcome.measured(route.ceiling))
             big.routes.append(route_outcome)
             await self.run_route(route_outcome, context, baseline, server, label=label)
         big.rss_mb = server.worker_rss_mb()
@@ -969,6 +1016,9 @@ class Bench:
             "machine": self.facts,
             "method": {
                 "ratio": "best Berth requests/s ÷ best baseline requests/s of the same route, same run",
+                "ceiling_ratio": "best Berth requests/s ÷ best requests/s of the bare app (benchmarks/bare_app.py) "
+                "on the route's ceiling_route (bare-reserve, bare-flow), same mode, same run; the bare-* routes "
+                "are the bare app's own rows (bare: true), in Berth's fields",
                 "latency": "p50 and p99 of Berth's best round",
                 "non_2xx": "Berth answers with status >= 400, all measured rounds",
                 "rss": "VmRSS of each uvicorn worker process after the route's rounds",
@@ -980,6 +1030,8 @@ class Bench:
             "targets": {"ratios": TARGETS, "rss_mb_per_worker": RSS_TARGET_MB},
             "baseline": {
                 "app": "benchmarks/baseline_app.py (Starlette, pre-encoded JSON)",
+                "ceiling_app": "benchmarks/bare_app.py (Starlette on the raw driver: the essence of a reservation "
+                "and of its confirmation, one transaction each)",
                 "rss_mb_per_worker": {str(pid): round(size, 1) for pid, size in self.baseline_rss.items()},
             },
             "modes": [mode.as_json() for mode in self.modes],
@@ -999,6 +1051,8 @@ class Bench:
             caption=(
                 "requests/s, p50, p99: Berth's best round · non-2xx: status ≥ 400 over all Berth rounds · "
                 "ratio: best Berth ÷ best baseline requests/s, same route, same run · "
+                "ceiling: best Berth ÷ best bare app requests/s (bare-reserve, bare-flow), same mode, same run · "
+                "bare-* rows: the bare app in Berth's columns · "
                 f"RSS: each worker after the route (target ≤ {RSS_TARGET_MB:.0f} MB)"
             ),
         )
@@ -1012,6 +1066,7 @@ class Bench:
             ("sock err", "right"),
             ("base req/s", "right"),
             ("ratio", "right"),
+            ("ceiling", "right"),
             ("target", "right"),
             ("met", "center"),
             ("RSS MB/worker", "right"),
@@ -1020,7 +1075,7 @@ class Bench:
         for mode in self.modes:
             if mode.skipped or (mode.error and not mode.routes):
                 reason = "skipped" if mode.skipped else "failed"  # the reason was printed above
-                table.add_row(mode.mode, f"[yellow]{reason}[/yellow]", *[""] * 10)
+                table.add_row(mode.mode, f"[yellow]{reason}[/yellow]", *[""] * 11)
                 continue
             for outcome in mode.routes:
                 table.add_row(mode.mode, *_row(outcome))
@@ -1171,12 +1226,17 @@ def _row(outcome: RouteOutcome) -> list[str]:
         return [
             route.name,
             f"[red]{label}[/red]",
-            *[""] * 6,
+            *[""] * 7,
             target,
             "[red]no[/red]" if outcome.target else "—",
             "",
         ]
-    berth, baseline, ratio = outcome.best_berth, outcome.best_baseline, outcome.ratio
+    berth, baseline, ratio, ceiling = (
+        outcome.best_berth,
+        outcome.best_baseline,
+        outcome.ratio,
+        outcome.ceiling_ratio,
+    )
     non_2xx = str(outcome.non_2xx)
     if outcome.unexpected_non_2xx:
         non_2xx = f"[red]{non_2xx}[/red]"
@@ -1199,6 +1259,7 @@ def _row(outcome: RouteOutcome) -> list[str]:
         sock,
         f"{baseline.requests_per_s:,.0f}" if baseline else "—",
         f"{ratio:.3f}x" if ratio is not None else "—",
+        f"{ceiling:.3f}x" if ceiling is not None else "—",
         target,
         met,
         _rss_text(outcome.rss_mb),

@@ -173,8 +173,8 @@ def redact(url: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def sqlite_database(workdir: Path) -> AsyncIterator[str]:
-    path = workdir / "berth.db"
+async def sqlite_database(workdir: Path, name: str = "berth.db") -> AsyncIterator[str]:
+    path = workdir / name
     yield f"sqlite+aiosqlite:///{path}"
 
 
