@@ -2,7 +2,7 @@
 """Set up Berth's environment and run it.
 
     python3 dev.py serve [berth serve options]   # demo server on an embedded SQLite file
-    python3 dev.py test [pytest options]          # the whole test suite
+    python3 dev.py test [pytest options]          # the whole test suite, on every core
     python3 dev.py bench [benchmark options]      # Berth against a same-run baseline (benchmarks/)
 
 The first run creates `.venv` and installs the exact versions pinned in `constraints.txt`;
@@ -95,7 +95,16 @@ def main() -> None:
     ensure_chromium()
     ensure_pg_dump()
     ensure_openssl()
-    os.execv(python, [python, "-m", "pytest", *args])
+    os.execv(python, [python, "-m", "pytest", *parallel(args), *args])
+
+
+def parallel(args: list[str]) -> list[str]:
+    """The suite on every core (pytest-xdist), each test file on one worker: a file's
+    module-scoped servers and browsers start once and its tests keep their order. `-n 0` (or
+    any `-n`) given by the caller wins."""
+    if any(arg.startswith(("-n", "--numprocesses", "--dist")) or arg.endswith("no:xdist") for arg in args):
+        return []
+    return ["-n", "auto", "--dist", "loadfile"]
 
 
 if __name__ == "__main__":

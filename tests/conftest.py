@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import httpx
 import pytest
+from _pytest.nodeid import NodeId
 from fastapi import FastAPI
 
 from berth.app import create_app
@@ -61,9 +64,21 @@ def reaches_a_database(item: pytest.Item) -> bool:
     return DATABASE_FIXTURE in item.fixturenames or _reads_postgres_url(item.module)
 
 
+def _name_each_test_once(items: list[pytest.Item]) -> None:
+    """schemathesis (4.32) on pytest 9 gives every operation's test of `tests/test_fuzz.py` the
+    same node id (only its name has the operation); pytest-xdist tells tests apart by node id
+    and ran one operation of 91. Each gets the id its name says (pytest's own `_id`: no public
+    way to set it)."""
+    seen = Counter(item.nodeid for item in items)
+    for item in items:
+        if seen[item.nodeid] > 1 and isinstance(item, pytest.Function):
+            item._id = NodeId.parse(f"{item.nodeid.rpartition('::')[0]}::{item.name}")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On PostgreSQL, run again only what can differ there: the tests that reach a database.
     The others (pure domain, rendering, parsing) ran on SQLite and would run the same here."""
+    _name_each_test_once(items)
     if not POSTGRES_URL:
         return
     kept = [item for item in items if reaches_a_database(item)]
@@ -74,16 +89,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     config.stash[NOT_ON_POSTGRES] = len(deselected)
 
 
+def _fuzz_cases() -> Counter[str]:
+    fuzz = sys.modules.get("tests.test_fuzz")
+    return Counter(getattr(fuzz, "CASES", None) or {})
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (`-n`), a worker collects and runs the tests and the controller
+    writes the summary: the worker hands it what the summary reports."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["not_on_postgres"] = session.config.stash.get(NOT_ON_POSTGRES, 0)
+        workeroutput["fuzz_cases"] = dict(_fuzz_cases())
+
+
+WORKERS_NOT_ON_POSTGRES = pytest.StashKey[int]()
+WORKERS_FUZZ_CASES = pytest.StashKey[Counter[str]]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist's controller, as each worker ends: every worker collected every test (the same
+    deselection), and each ran its share of the fuzz tests."""
+    output = getattr(node, "workeroutput", {})
+    config: pytest.Config = node.config
+    config.stash[WORKERS_NOT_ON_POSTGRES] = output.get("not_on_postgres", 0)
+    cases = config.stash.setdefault(WORKERS_FUZZ_CASES, Counter())
+    cases.update(output.get("fuzz_cases", {}))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    skipped = terminalreporter.config.stash.get(NOT_ON_POSTGRES, 0)
+    stash = terminalreporter.config.stash
+    skipped = stash.get(NOT_ON_POSTGRES, 0) or stash.get(WORKERS_NOT_ON_POSTGRES, 0)
     if skipped:
         terminalreporter.write_line(
             f"postgresql: {skipped} tests not run again (deselected): they reach no database "
             f"(no {DATABASE_FIXTURE} in their fixtures, nothing from tests/databases.py in their module); "
             "the SQLite run runs them"
         )
-    fuzz = sys.modules.get("tests.test_fuzz")
-    cases = getattr(fuzz, "CASES", None)
+    cases = _fuzz_cases() or stash.get(WORKERS_FUZZ_CASES, Counter())
     if cases:
         operations = len([name for name in cases if name != "stateful"])
         terminalreporter.write_line(
