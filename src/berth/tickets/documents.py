@@ -102,8 +102,10 @@ class TicketDocuments:
         """An issued booking's PDF and ticket links (None: no such booking, or not issued).
         The links are those its product delivers (none without PDF_URL or PKPASS_URL)."""
         ticket = await self._service.by_booking(booking_id)
-        if ticket is None:
-            return None
+        return None if ticket is None else await self.for_issued(ticket)
+
+    async def for_issued(self, ticket: IssuedTicket) -> BookingTickets:
+        """`for_booking` of a booking already read (its voucher's ticket)."""
         details = ticket.details
         links = []
         names = document_names(details, booking_language(details))
