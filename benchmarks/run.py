@@ -39,6 +39,8 @@ from typing import Any
 import httpx
 from bare_app import create_schema as create_bare_schema
 from loadgen import WrkResult, compose_script, ensure_wrk, run_wrk, wrk_version
+from mail_live import MAIL_LIVE, Inbox, MailLive, run_mail_live, smtp_inbox, summary_line
+from mail_live import SECONDS as MAIL_LIVE_SECONDS
 from mixed import plan as look_to_book_plan
 from mixed import run_mixed
 from rich.console import Console
@@ -527,6 +529,7 @@ class ModeOutcome:
     top_up: TopUp | None = None
     rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the top-up
     big: BigData | None = None  # --bookings
+    mail_live: MailLive | None = None  # the mail-live route (issue 41 §5)
 
     @property
     def rss_met(self) -> bool | None:
@@ -551,6 +554,7 @@ class ModeOutcome:
             "rss_met": self.rss_met,
             "routes": [outcome.as_json() for outcome in self.routes],
             "big_data": self.big.as_json(self.routes) if self.big else None,
+            "mail_live": self.mail_live.as_json() if self.mail_live else None,
         }
 
     def measured(self, name: str | None) -> RouteOutcome | None:
@@ -564,6 +568,7 @@ class ModeOutcome:
         return bool(
             self.error
             or any(not outcome.healthy for outcome in self.routes)
+            or (self.mail_live is not None and not self.mail_live.healthy)
             or (big is not None and (big.error or big.problems or any(not o.healthy for o in big.routes)))
         )
 
@@ -733,6 +738,7 @@ class Bench:
         else:
             database = postgres_database(os.environ[POSTGRES_ENV])
         self._advance(f"{outcome.mode}: creating a fresh database")
+        inbox = Inbox()
         async with database as database_url, contextlib.AsyncExitStack() as stack:
             bare_url, bare = await self.start_bare(outcome.mode, workdir, stack)
             outcome.database = redact(database_url)
@@ -744,6 +750,9 @@ class Bench:
                 "BERTH_PUBLIC_URL": f"http://127.0.0.1:{port}",
                 **self.options.env,
             }
+            if any(route.name == MAIL_LIVE for route in self.routes):
+                # Guests' emails go to an SMTP sink in this process; no other route asks for one.
+                env["BERTH_SMTP_URL"] = await stack.enter_async_context(smtp_inbox(inbox))
             argv = [
                 _tool("berth"),
                 "serve",
@@ -770,6 +779,12 @@ class Bench:
                     for route in self.routes:
                         if route.name == LOOK_TO_BOOK:
                             await self.run_look_to_book(route, outcome, context, baseline, server)
+                            continue
+                        if route.name == MAIL_LIVE:
+                            self._advance(f"{outcome.mode} · {MAIL_LIVE}: {MAIL_LIVE_SECONDS} s of flows")
+                            outcome.mail_live = await run_mail_live(outcome.mode, server.base_url, inbox)
+                            server.ensure_alive()
+                            self.say(escape(summary_line(outcome.mail_live)))
                             continue
                         route_outcome = RouteOutcome(
                             route, outcome.mode, ceiling=outcome.measured(route.ceiling)

@@ -29,6 +29,9 @@ class Sink:
     port: int = 0
     delay: float = 0.0  # seconds between taking a message and answering 250
     in_flight: int = 0  # messages taken and not yet answered
+    connections: int = 0  # clients connected now
+    most_connections: int = 0  # clients connected at once, at most
+    turned_away: int = 0  # clients greeted with 421: over `max_connections`
     overlapping: list[str] = field(default_factory=list)  # Message-IDs taken while one was open
     _open: Counter[str] = field(default_factory=Counter)
 
@@ -74,10 +77,32 @@ async def smtp_sink(
     implicit: bool = False,
     auth: tuple[str, str] | None = None,
     idle_timeout: float = 300,
+    max_connections: int | None = None,
 ) -> AsyncIterator[Sink]:
     """An SMTP server on 127.0.0.1 at a free port: plain, with STARTTLS (`tls`), or TLS from
-    the first byte (`implicit`); with `auth`, it requires that login over TLS."""
+    the first byte (`implicit`); with `auth`, it requires that login over TLS. With
+    `max_connections`, a client beyond that many at once is greeted with 421 and dropped, as
+    relays limit their clients."""
     sink = Sink()
+
+    class CountedSMTP(SMTP):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            if max_connections is not None and sink.connections >= max_connections:
+                sink.turned_away += 1
+                assert isinstance(transport, asyncio.WriteTransport)
+                transport.write(b"421 sink.test too many connections\r\n")
+                transport.close()
+                return
+            sink.connections += 1
+            sink.most_connections = max(sink.most_connections, sink.connections)
+            self._counted = True
+            super().connection_made(transport)
+
+        def connection_lost(self, error: Exception | None) -> None:
+            if getattr(self, "_counted", False):
+                sink.connections -= 1
+                self._counted = False
+                super().connection_lost(error)
 
     def protocol() -> SMTP:
         with warnings.catch_warnings():
@@ -86,7 +111,7 @@ async def smtp_sink(
             return _protocol()
 
     def _protocol() -> SMTP:
-        return SMTP(
+        return CountedSMTP(
             sink,
             hostname="sink.test",
             timeout=idle_timeout,  # a client idle this long is disconnected

@@ -365,6 +365,30 @@ async def test_a_dropped_kept_connection_is_replaced(client: httpx.AsyncClient, 
         assert [m.attempts for m in await messages(bookable)] == [1, 1]
 
 
+async def test_a_relay_that_takes_fewer_connections_costs_no_attempt(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """The worker opens up to BERTH_MAIL_CONCURRENCY connections, and no more than the relay
+    takes: the emails the relay had no connection for (421) wait for one of the worker's own
+    and go out on their first attempt."""
+    async with smtp_sink(max_connections=2) as relay:
+        services = build_services(
+            bookable.settings.model_copy(
+                update={"smtp_url": SecretStr(f"smtp://127.0.0.1:{relay.port}"), "mail_concurrency": 6}
+            ),
+            bookable.clock,
+        )
+        try:
+            for _ in range(6):
+                await confirm_with_receipt(client)
+            assert await services.mailer.send_due() == 6
+        finally:
+            await services.close()
+        assert len(relay.received) == 6
+        assert relay.turned_away > 0 and relay.most_connections == 2
+    assert {(m.status, m.attempts) for m in await messages(bookable)} == {(mail_repo.SENT, 1)}
+
+
 async def test_the_box_office_sends_a_receipt(
     client: httpx.AsyncClient, bookable: Services, sink: Sink
 ) -> None:

@@ -1,6 +1,6 @@
 """A booking's ticket documents, rendered: what a ticket URL answers, and what an email
-attaches and links (`for_booking`). Rendering runs in a thread: the event loop goes on
-answering meanwhile."""
+attaches and links (`for_booking`). Rendering runs in a thread, one at a time: the event loop
+goes on answering meanwhile."""
 
 from __future__ import annotations
 
@@ -60,6 +60,10 @@ class TicketDocuments:
         self._service = service
         self._paper = paper
         self._passes = passes  # None: Apple Wallet passes are not configured
+        # A render holds the GIL for its whole length: one at a time per process, so that a
+        # batch of emails or a burst of downloads does not crowd out the event loop's requests
+        # (several threads would render no faster).
+        self._rendering = asyncio.Semaphore(1)
 
     async def by_url(self, token: str, suffix: str) -> Document | EndedTicket | None:
         """What `/tickets/{token}.{suffix}` answers: the document, the ended ticket (410), or
@@ -95,15 +99,18 @@ class TicketDocuments:
         # reportlab and the barcode libraries load with the first PDF, not with every process.
         from berth.tickets.pdf import render_pdf
 
-        content = await asyncio.to_thread(render_pdf, pages, self._paper, title)
+        async with self._rendering:
+            content = await asyncio.to_thread(render_pdf, pages, self._paper, title)
         return Document(content, MEDIA_TYPES[DeliveryFormat.PDF_URL], _filename(ticket, "pdf"))
 
     async def for_booking(self, booking_id: str) -> BookingTickets | None:
         """An issued booking's PDF and ticket links (None: no such booking, or not issued).
         The links are those its product delivers (none without PDF_URL or PKPASS_URL)."""
         ticket = await self._service.by_booking(booking_id)
-        if ticket is None:
-            return None
+        return None if ticket is None else await self.for_issued(ticket)
+
+    async def for_issued(self, ticket: IssuedTicket) -> BookingTickets:
+        """`for_booking` of a booking already read (its voucher's ticket)."""
         details = ticket.details
         links = []
         names = document_names(details, booking_language(details))

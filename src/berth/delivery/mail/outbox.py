@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -28,12 +29,14 @@ from berth.domain.catalog import Catalog
 from berth.domain.errors import BadRequest, NotFound, UnprocessableEntity
 from berth.domain.orders import Order, OrderStatus
 from berth.domain.staff import Actor
+from berth.domain.tickets import ISSUED, VOUCHER
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.loader import BookingLoader
 from berth.services.bookings.supplier import booking_target
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
+from berth.services.tickets import IssuedTicket
 from berth.store import audit_repo, bookings_repo, mail_repo, orders_repo
 from berth.store.database import Database, DbConnection, after_commit
 from berth.store.mail_repo import RECEIPT, Message, NewMessage, Written
@@ -45,6 +48,15 @@ RECEIPTED = (*CONFIRMED, BookingStatus.REDEEMED)  # what staff may send a receip
 
 def new_message_id() -> str:
     return "mail_" + uuid.uuid4().hex
+
+
+@dataclass
+class Batch:
+    """Messages written out at once (`written`: by message id, or why one cannot be), and the
+    issued bookings read for them, by id: their tickets' PDFs need not read them again."""
+
+    written: dict[str, Written | str] = field(default_factory=dict)
+    issued: dict[str, IssuedTicket] = field(default_factory=dict)
 
 
 class Unwritable(Exception):
@@ -138,12 +150,13 @@ class GuestMail:
 
     # --- written out by the worker ------------------------------------------------------------
 
-    async def write_all(self, messages: list[Message]) -> dict[str, Written | str]:
+    async def write_all(self, messages: list[Message]) -> Batch:
         """Each message not yet written out, written (or why it cannot be), in one read."""
         todo = [m for m in messages if m.written is None]
+        batch = Batch()
         if not todo:
-            return {}
-        done: dict[str, Written | str] = {}
+            return batch
+        done = batch.written
         async with self._db.transaction(write=False) as conn:
             catalog = (await self._catalogs.snapshot_in(conn)).catalog
             about: dict[str, Booking] = {}  # the bookings of one-booking messages, described at once
@@ -155,6 +168,11 @@ class GuestMail:
                     about[message.id] = booking
             described = await self._loader.describe(conn, catalog, list(about.values()), exact=True)
             details = dict(zip(about, described, strict=True))
+            batch.issued.update(
+                (found.booking.id, IssuedTicket(found, VOUCHER, catalog.supplier))
+                for found in described
+                if found.booking.status in ISSUED
+            )
             for message in todo:
                 try:
                     if message.id in details:
@@ -166,7 +184,7 @@ class GuestMail:
                         done[message.id] = await self.write(conn, message)
                 except Unwritable as exc:
                     done[message.id] = str(exc)
-        return done
+        return batch
 
     async def write(self, conn: DbConnection, message: Message) -> Written:
         catalog = (await self._catalogs.snapshot_in(conn)).catalog

@@ -19,14 +19,16 @@ from typing import TYPE_CHECKING
 import structlog
 
 from berth.delivery.mail.compose import FALLBACK_FROM, mail_address, mail_sender
+from berth.delivery.mail.connections import Link, SmtpConnections
 from berth.delivery.mail.headers import UnsafeMessage
-from berth.delivery.mail.outbox import GuestMail
+from berth.delivery.mail.outbox import Batch, GuestMail
 from berth.delivery.mail.smtp import build_email, flattened, sender_of
 from berth.domain.smtp import SmtpServer, parse_smtp_url
 from berth.domain.webhooks import next_retry_delay, parse_schedule
 from berth.logs import info_logged
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
+from berth.services.tickets import IssuedTicket
 from berth.settings import Settings
 from berth.store import mail_repo
 from berth.store.database import Database, log_failure
@@ -70,8 +72,8 @@ class MailWorker:
         if self._server is not None and self._server.cafile:
             self._tls = ssl.create_default_context(cafile=self._server.cafile)
         self._held: set[str] = set()
-        # Connections to the SMTP server, open and free (at most one per message sent at once).
-        self._open: list[aiosmtplib.SMTP] = []
+        # At most one per message sent at once, and no more than the relay takes.
+        self._connections = SmtpConnections(self._connect, settings.mail_concurrency)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Send until `stop` is set; sleep when idle until woken or polled. The batch in
@@ -95,8 +97,7 @@ class MailWorker:
 
     def close(self) -> None:
         """Close the SMTP connections kept open."""
-        while self._open:
-            self._open.pop().close()
+        self._connections.close()
 
     async def send_due(self) -> int:
         """One batch: claim what is due, send it all at once, record every outcome in one
@@ -109,10 +110,8 @@ class MailWorker:
         self._held.update(m.id for m in claimed)
         try:
             sender, reply_to = await self._addresses()
-            written = await self._mail.write_all(claimed)
-            outcomes = await asyncio.gather(
-                *(self._attempt(m, written.get(m.id), sender, reply_to) for m in claimed)
-            )
+            batch = await self._mail.write_all(claimed)
+            outcomes = await asyncio.gather(*(self._attempt(m, batch, sender, reply_to) for m in claimed))
             async with self._db.transaction(write=True) as conn:
                 await mail_repo.record(conn, outcomes)
         finally:
@@ -145,10 +144,9 @@ class MailWorker:
         sender = mail_sender(self._settings.mail_from, catalog) or FALLBACK_FROM
         return sender, mail_address(catalog.supplier.contact.email)[0]
 
-    async def _attempt(
-        self, message: Message, fresh: Written | str | None, sender: str, reply_to: str | None
-    ) -> Outcome:
-        """Send a message, written out now (`fresh`) or on an earlier attempt."""
+    async def _attempt(self, message: Message, batch: Batch, sender: str, reply_to: str | None) -> Outcome:
+        """Send a message, written out now (in `batch`) or on an earlier attempt."""
+        fresh = batch.written.get(message.id)
         attempts = message.attempts + 1
         if isinstance(fresh, str):  # what it is about is gone
             return Outcome(message.id, FAILED, attempts, fresh, None, None)
@@ -159,14 +157,16 @@ class MailWorker:
         if self._server is None:
             return Outcome(message.id, MAILBOX, attempts, None, None, self._clock(), fresh)
         try:
-            attachments = await self._attachments(written)
-            email = build_email(message, written, sender, reply_to, attachments)
-            # Flattened once, and sent as bytes: the email package's own send path would copy
-            # and flatten it again.
-            data = flattened(email)
-            envelope, recipient = sender_of(sender)[1], written.recipient
-            assert recipient is not None  # a message without one is undeliverable
-            await self._send(self._server, envelope, recipient, data)
+            # A connection first: while the relay is unreachable no PDF is rendered for nothing.
+            async with self._connections.held() as link:
+                attachments = await self._attachments(written, batch.issued)
+                email = build_email(message, written, sender, reply_to, attachments)
+                # Flattened once, and sent as bytes: the email package's own send path would copy
+                # and flatten it again.
+                data = flattened(email)
+                envelope, recipient = sender_of(sender)[1], written.recipient
+                assert recipient is not None  # a message without one is undeliverable
+                await self._send(link, envelope, recipient, data)
         except UnsafeMessage as exc:
             log.warning("mail not sent", message=message.id, error=str(exc))
             return Outcome(message.id, FAILED, attempts, str(exc), None, None, fresh)
@@ -186,49 +186,45 @@ class MailWorker:
             log.info("mail sent", message=message.id, kind=message.kind, attempt=attempts)
         return Outcome(message.id, SENT, attempts, None, None, self._clock(), fresh)
 
-    async def _attachments(self, written: Written) -> list[tuple[str, bytes]]:
-        """The tickets' PDFs, rendered now; a booking no longer issued (cancelled since) has none."""
+    async def _attachments(
+        self, written: Written, issued: dict[str, IssuedTicket]
+    ) -> list[tuple[str, bytes]]:
+        """The tickets' PDFs, rendered now; a booking no longer issued (cancelled since) has none.
+        A booking read to write the email out now is not read again."""
         found = []
         for attachment in written.attachments:
-            tickets = await self._tickets.for_booking(attachment["bookingId"])
+            booking_id = attachment["bookingId"]
+            ticket = issued.get(booking_id)
+            tickets = (
+                await self._tickets.for_issued(ticket)
+                if ticket is not None
+                else await self._tickets.for_booking(booking_id)
+            )
             if tickets is not None:
                 found.append((attachment["filename"], tickets.pdf.content))
         return found
 
-    async def _send(self, server: SmtpServer, sender: str, recipient: str, data: bytes) -> None:
+    async def _send(self, link: Link, sender: str, recipient: str, data: bytes) -> None:
         """Send over a connection kept from an earlier send (no new TLS handshake and login
-        for each email), or a new one; a kept connection the server has dropped meanwhile is
-        replaced once, at once."""
+        for each email), or a new one; a 5XX answer is final (Rejected)."""
         import aiosmtplib  # loaded by the first email sent over SMTP
 
-        reused = bool(self._open)
-        client = self._open.pop() if reused else await self._connect(server)
         try:
-            await client.sendmail(sender, [recipient], data)
+            await self._connections.send(link, sender, recipient, data)
         except aiosmtplib.SMTPRecipientsRefused as exc:
-            client.close()
             if all(500 <= refused.code < 600 for refused in exc.recipients):
                 raise Rejected(str(exc)) from exc
             raise
         except aiosmtplib.SMTPResponseException as exc:
-            client.close()
             if 500 <= exc.code < 600:
                 raise Rejected(f"{exc.code} {exc.message}") from exc
             raise
-        except (aiosmtplib.SMTPServerDisconnected, ConnectionError) as exc:
-            client.close()
-            if not reused:
-                raise
-            log.info("kept SMTP connection dropped; sending over a new one", error=str(exc))
-            client = await self._connect(server)
-            await client.sendmail(sender, [recipient], data)
-        except BaseException:
-            client.close()
-            raise
-        self._open.append(client)
 
-    async def _connect(self, server: SmtpServer) -> aiosmtplib.SMTP:
+    async def _connect(self) -> aiosmtplib.SMTP:
         import aiosmtplib
+
+        server = self._server
+        assert server is not None  # only called to send over SMTP
 
         client = aiosmtplib.SMTP(
             hostname=server.host,
