@@ -1,6 +1,6 @@
 """A booking's ticket documents, rendered: what a ticket URL answers, and what an email
-attaches and links (`for_booking`). Rendering runs in a thread, one at a time: the event loop
-goes on answering meanwhile."""
+attaches and links (`for_booking`). Rendering runs in a thread: the event loop goes on
+answering meanwhile."""
 
 from __future__ import annotations
 
@@ -60,10 +60,6 @@ class TicketDocuments:
         self._service = service
         self._paper = paper
         self._passes = passes  # None: Apple Wallet passes are not configured
-        # A render holds the GIL for its whole length: one at a time per process, so that a
-        # batch of emails or a burst of downloads does not crowd out the event loop's requests
-        # (several threads would render no faster).
-        self._rendering = asyncio.Semaphore(1)
 
     async def by_url(self, token: str, suffix: str) -> Document | EndedTicket | None:
         """What `/tickets/{token}.{suffix}` answers: the document, the ended ticket (410), or
@@ -99,8 +95,7 @@ class TicketDocuments:
         # reportlab and the barcode libraries load with the first PDF, not with every process.
         from berth.tickets.pdf import render_pdf
 
-        async with self._rendering:
-            content = await asyncio.to_thread(render_pdf, pages, self._paper, title)
+        content = await asyncio.to_thread(render_pdf, pages, self._paper, title)
         return Document(content, MEDIA_TYPES[DeliveryFormat.PDF_URL], _filename(ticket, "pdf"))
 
     async def for_booking(self, booking_id: str) -> BookingTickets | None:
