@@ -1,7 +1,5 @@
 """Counting the statements a use case sends to the database (a cursor listener on the engine),
-with BEGIN and COMMIT: the round trips a write pays, and so how long it holds its locks. A
-transaction's closing statement (`berth.store.database.close_with`) counts once, with the
-COMMIT and BEGIN sent in its message."""
+with BEGIN and COMMIT: the round trips a write pays, and so how long it holds its locks."""
 
 from __future__ import annotations
 
@@ -48,22 +46,19 @@ def counting(database: Database) -> Iterator[Statements]:
         statements.sent.append(text.strip())
 
     def began(conn: Any) -> None:
-        if not database.is_sqlite:  # SQLite's BEGIN IMMEDIATE is itself a statement
+        # SQLite's BEGIN IMMEDIATE is itself a statement; a PostgreSQL connection in autocommit
+        # (`single_read`, `one_call`) sends no BEGIN.
+        if not database.is_sqlite and conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
             statements.sent.append("BEGIN")
 
     def committed(conn: Any) -> None:
         statements.sent.append("COMMIT")
 
-    def closing(text: str) -> None:  # one message: the statement, COMMIT and BEGIN
-        statements.sent.append(f"{text}; COMMIT; BEGIN")
-
     listeners = (("before_cursor_execute", sent), ("begin", began), ("commit", committed))
     for name, listener in listeners:
         event.listen(engine, name, listener)
-    database.closing_listeners.append(closing)
     try:
         yield statements
     finally:
-        database.closing_listeners.remove(closing)
         for name, listener in listeners:
             event.remove(engine, name, listener)

@@ -222,16 +222,18 @@ class WebhookFanout:
     ) -> None:
         """Announce `slots`' availability to its subscribers, but to the connections
         `unchanged_for` (whose view of them did not change: a block's own, at its release)."""
-        if not await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE, limit=1):
-            return  # nobody listens: a later subscriber must not hear of changes made before it
         unchanged = {"unchangedFor": list(unchanged_for)} if unchanged_for else {}
         subjects = [
             {"productId": product_id, "optionId": option_id, "availabilityId": availability_id, **unchanged}
             for product_id, option_id, availability_id in slots
         ]
-        await deliveries_repo.add_outbox(
-            conn, WebhookEvent.AVAILABILITY_UPDATE.value, subjects, self._clock()
-        )
+        event, now = WebhookEvent.AVAILABILITY_UPDATE, self._clock()
+        # Written only while someone listens: a later subscriber must not hear of changes made
+        # before it (a one-call statement checks that itself).
+        if not deliveries_repo.keep_outbox(conn, event.value, subjects, now):
+            if not await webhooks_repo.active_webhooks(conn, event, limit=1):
+                return
+            await deliveries_repo.add_outbox(conn, event.value, subjects, now)
         after_commit(conn, self.wakeup.set)
 
     async def catalog_changed(self, conn: DbConnection, before: Catalog, after: Catalog) -> None:

@@ -20,10 +20,11 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    true,
     tuple_,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
@@ -42,8 +43,17 @@ from berth.domain.price_lines import lines_from_document, lines_to_document
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
-from berth.store.database import DbConnection, close_with, held_in_transaction, may_close, sql_literal
-from berth.store.tables import booking_events, bookings, departure_overrides, slot_holds, slot_locks
+from berth.store.database import DbConnection, held_in_transaction, one_call
+from berth.store.deliveries_repo import KEPT_OUTBOX
+from berth.store.tables import (
+    booking_events,
+    bookings,
+    departure_overrides,
+    outbox,
+    slot_holds,
+    slot_locks,
+    webhooks,
+)
 from berth.store.types import UTCDateTime
 
 
@@ -237,26 +247,31 @@ class FirstEvent(NamedTuple):
     detail: dict[str, Any]
 
 
-def _with_first_event() -> Any:
-    """PostgreSQL: the booking's row, unless its connection used its uuid, and its first event,
-    in one statement (one round trip): the insert is a CTE the event's insert selects from."""
-    new = (
+def _new_booking() -> Any:
+    """PostgreSQL: the booking's row unless its connection used its uuid, as a CTE."""
+    return (
         pg_insert(bookings)
         .values({column.key: bindparam(column.key, type_=column.type) for column in bookings.c})
         .on_conflict_do_nothing(index_elements=["connection_id", "uuid"])
         .returning(bookings.c.id)
         .cte("new_booking")
     )
+
+
+def _first_event_of(new: Any) -> Any:
+    """The first event of the booking `new` (a `_new_booking`) inserted, if it was."""
     event = booking_events.c
     first = select(
         new.c.id, *(bindparam(f"event_{name}", type_=event[name].type) for name in FirstEvent._fields)
     )
-    return (
-        insert(booking_events)
-        .from_select(["booking_id", *FirstEvent._fields], first)
-        .returning(event.booking_id)
-        .add_cte(new)
-    )
+    return insert(booking_events).from_select(["booking_id", *FirstEvent._fields], first)
+
+
+def _with_first_event() -> Any:
+    """PostgreSQL: the booking's row, unless its connection used its uuid, and its first event,
+    in one statement (one round trip): the insert is a CTE the event's insert selects from."""
+    new = _new_booking()
+    return _first_event_of(new).returning(booking_events.c.booking_id).add_cte(new)
 
 
 _INSERT_NEW_WITH_FIRST_EVENT = _with_first_event()
@@ -267,6 +282,10 @@ async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstE
     (False: nothing written): the uuid check and the insert in one statement (PostgreSQL: the
     event too). Its places count once `hold_if_room` or `count_new_hold` has run."""
     values = _row_values(booking)
+    call = one_call(conn)
+    if call is not None and _KEPT_BOOKING not in call.kept:
+        call.kept[_KEPT_BOOKING] = (values, first)  # for `hold_in_one_call`'s statement
+        return True
     if conn.dialect.name == "postgresql":
         event = {f"event_{name}": value for name, value in first._asdict().items()}
         inserted = await conn.execute(_INSERT_NEW_WITH_FIRST_EVENT, {**values, **event})
@@ -444,34 +463,68 @@ def _hold_taking_its_lock(
     return hold
 
 
-# The columns of a slot_holds row, and the SQL types their values are written in as (`sql_literal`).
-_HOLD_ROW_KINDS = (
+def _reserve_in_one_statement() -> Any:
+    """PostgreSQL, a reservation under `Database.one_call`: the booking's row (unless its
+    connection used its uuid: then nothing at all), its first event, its outbox rows (only
+    while an enabled webhook listens to their event), and last the departure's lock, check and
+    hold (`berth_hold_or_refuse`, migration 0025: refusing raises, and the statement is undone).
+    Bound parameters only. A row answered: it was all written."""
+    new = _new_booking()
+    subjects = func.jsonb_array_elements(bindparam("outbox_subjects", type_=JSONB())).table_valued("value")
+    listened = exists().where(webhooks.c.event == bindparam("outbox_event"), webhooks.c.disabled_at.is_(None))
+    rows = select(
+        bindparam("outbox_event", type_=String()),
+        subjects.c.value,
+        bindparam("outbox_at", type_=UTCDateTime()),
+    )
+    announced = insert(outbox).from_select(
+        ["event", "subject", "created_at"], rows.select_from(new).join(subjects, true()).where(listened)
+    )
+    hold = func.berth_hold_or_refuse(*(bindparam(f"hold_{name}", type_=kind) for name, kind in _HOLD_KINDS))
+    return (
+        select(hold)
+        .select_from(new)
+        .add_cte(_first_event_of(new).cte("first_event"), announced.cte("announced"))
+    )
+
+
+# berth_hold_or_refuse's arguments: a hold's row, then what `hold_if_room` checks it against.
+_HOLD_KINDS = (
     ("product_id", String()), ("option_id", String()), ("availability_id", String()),
     ("until", UTCDateTime()), ("slot_start", UTCDateTime()), ("pax", Integer()),
+    ("capacity", Integer()), ("need", Integer()), ("now", UTCDateTime()),
 )  # fmt: skip
-# berth_hold_or_refuse's arguments: a hold's row, then what `hold_if_room` checks it against.
-_HOLD_OR_REFUSE_KINDS = (
-    *_HOLD_ROW_KINDS,
-    ("capacity", Integer()),
-    ("need", Integer()),
-    ("now", UTCDateTime()),
-)
+_KEPT_BOOKING = "booking"
+_RESERVE_IN_ONE_STATEMENT = _reserve_in_one_statement()
 
 
-def hold_at_commit(
+def hold_in_one_call(
     conn: DbConnection, lock_key: tuple[str, str, str], booking: Booking, capacity: int | None, now: datetime
 ) -> bool:
-    """`lock_and_hold_if_room` as the transaction's closing statement (`close_with`): the
-    departure's lock, the check and the hold are sent with the COMMIT, and the lock is held
-    for the server's time alone. Where the transaction may close so, and the lock is the
-    hold's own slot, not yet held: True, and the transaction raises ClosingRefused if there
-    is no room. Anywhere else False, with nothing done."""
-    hold = _hold_taking_its_lock(conn, lock_key, booking) if may_close(conn) else None
-    if hold is None:
+    """`lock_and_hold_if_room` as the last part of a reservation's one statement
+    (`Database.one_call`), which then carries the booking's row, first event and outbox rows
+    kept before it: the departure's lock is held for the server's time alone. Where the block
+    is not one call, or the booking's row was not kept, or the lock is not the hold's own slot
+    or is held already: False, with nothing done. The statement raises OneCallRefused if there
+    is no room."""
+    call = one_call(conn)
+    hold = _hold_taking_its_lock(conn, lock_key, booking) if call is not None else None
+    if call is None or hold is None:
         return False
-    values = _hold_parameters(hold, capacity, now)
-    arguments = ", ".join(sql_literal(conn, kind, values[name]) for name, kind in _HOLD_OR_REFUSE_KINDS)
-    close_with(conn, f"SELECT berth_hold_or_refuse({arguments})")
+    kept = call.kept.get(_KEPT_BOOKING)
+    if kept is None or kept[0]["id"] != booking.id:
+        return False
+    row, first = kept
+    event_name, subjects, at = call.kept.get(KEPT_OUTBOX, ("", [], now))
+    parameters = {
+        **row,
+        **{f"event_{name}": value for name, value in first._asdict().items()},
+        "outbox_event": event_name,
+        "outbox_subjects": subjects,
+        "outbox_at": at,
+        **{f"hold_{name}": value for name, value in _hold_parameters(hold, capacity, now).items()},
+    }
+    call.close(_RESERVE_IN_ONE_STATEMENT, parameters)
     held_in_transaction(conn).add(("slot lock", *lock_key))
     return True
 
@@ -491,28 +544,6 @@ async def save_booking(
     await conn.execute(_SAVE_BOOKING, values)
     if move_places:
         await _count_holds(conn, before, booking)
-
-
-def move_places_at_commit(conn: DbConnection, before: Booking, booking: Booking) -> bool:
-    """`move_places` as the transaction's closing statement (`close_with`), sent with the
-    COMMIT: the count rows it locks are then held for the server's time alone. False, with
-    nothing done, where the transaction may not close so (or nothing moves)."""
-    rows = _hold_rows(before, booking) if may_close(conn) else []
-    if not rows:
-        return False
-    # `_add_to_holds`'s upsert, written out: that statement compiled with its values written in
-    # cost about 0.3 ms a confirmation.
-    values = ", ".join(
-        "(" + ", ".join(sql_literal(conn, kind, row[name]) for name, kind in _HOLD_ROW_KINDS) + ")"
-        for row in rows
-    )
-    columns = ", ".join(name for name, _ in _HOLD_ROW_KINDS)
-    key = ", ".join(_HOLD_KEY)
-    return close_with(
-        conn,
-        f"INSERT INTO slot_holds ({columns}) VALUES {values} "
-        f"ON CONFLICT ({key}) DO UPDATE SET pax = slot_holds.pax + excluded.pax",
-    )
 
 
 async def move_places(conn: DbConnection, before: Booking, booking: Booking) -> None:

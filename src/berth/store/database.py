@@ -17,17 +17,26 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
-import asyncpg
 import orjson
-from sqlalchemy import Connection, CursorResult, Dialect, Engine, ScalarResult, create_engine, event, text
+from sqlalchemy import (
+    Connection,
+    CursorResult,
+    Dialect,
+    Engine,
+    ScalarResult,
+    Select,
+    create_engine,
+    event,
+    text,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.base import Executable
-from sqlalchemy.types import TypeEngine
 
 from berth.store.change_marks import PostgresMarks, SqliteMarks
 from berth.store.group_commit import GroupCommit
@@ -186,58 +195,101 @@ class SqliteConnection:
         return self._info
 
 
-_CLOSING = "berth.closing_statement"
-# The SQLSTATE a closing statement raises to refuse (migration 0025's `berth_hold_or_refuse`).
+# The SQLSTATE a statement raises to refuse (migration 0025's `berth_hold_or_refuse`).
 REFUSED = "BR001"
+_ONE_CALL = "berth.one_call"
 
 
-class ClosingRefused(Exception):
-    """The statement a transaction was to close with (`close_with`) refused: the transaction
-    was rolled back, nothing of it was written."""
+class OneCallRefused(Exception):
+    """The one statement of `Database.one_call` refused (SQLSTATE `REFUSED`): nothing of it was
+    written."""
 
 
-def may_close(conn: DbConnection) -> bool:
-    """Whether the transaction may still leave a statement to its COMMIT (`close_with`)."""
-    closing = conn.info.get(_CLOSING)
-    return isinstance(closing, list) and not closing
+class NotOneCall(Exception):
+    """A block run under `Database.one_call` did what its one statement cannot carry (a write
+    no repository kept for it, a locking read, or a write after the statement was made):
+    nothing was written; the caller runs the block again in a `transaction`."""
 
 
-def close_with(conn: DbConnection, statement: str) -> bool:
-    """PostgreSQL, in a transaction opened with `closing=True`: send `statement` (SQL with its
-    values written in: `sql_literal`) as the transaction's last statement, in the same message as
-    its COMMIT, once the transaction's block is done. The locks it takes are then held for the
-    server's time alone, not for its answer's trip to the client and the COMMIT's trip back.
-    To refuse, it raises SQLSTATE `REFUSED`: the transaction is rolled back and `transaction`
-    raises ClosingRefused. The caller runs no statement after it in the block.
+@dataclass
+class OneCall:
+    """The writes a block under `Database.one_call` kept for its one statement, by the
+    repository that kept them (`kept`), and the statement that carries them all once the last
+    writer has made it (`close`)."""
 
-    False (nothing kept) in any other transaction: the caller sends its statement itself."""
-    if not may_close(conn):
-        return False
-    conn.info[_CLOSING].append(statement)
-    return True
+    kept: dict[str, Any] = field(default_factory=dict)
+    statement: Executable | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
 
-
-def forgo_closing(conn: DbConnection) -> None:
-    """The transaction's block will run statements after the point where a step would leave its
-    last one to the COMMIT (`close_with`): every statement is sent in its place instead."""
-    if _CLOSING in conn.info:
-        conn.info[_CLOSING] = None
+    def close(self, statement: Executable, parameters: dict[str, Any]) -> None:
+        self.statement, self.parameters = statement, parameters
 
 
-def sql_literal(conn: DbConnection, kind: TypeEngine[Any], value: Any) -> str:
-    """`value` written as an SQL literal of `kind` for `close_with`, by SQLAlchemy's literal
-    processors for the connection's dialect (which know the server's string escaping)."""
-    if value is None:
-        return "NULL"
-    process = kind.literal_processor(conn.dialect)
-    assert process is not None, kind
-    return str(process(value))
+def one_call(conn: DbConnection) -> OneCall | None:
+    """The one statement being gathered, when `conn` is a `Database.one_call` block's and its
+    statement is not made yet: a writer then keeps its rows there instead of sending them."""
+    call = conn.info.get(_ONE_CALL)
+    return call if isinstance(call, OneCall) and call.statement is None else None
 
 
-def _transaction_info(*, closing: bool = False) -> dict[Any, Any]:
+class OneCallConnection:
+    """A `Database.one_call` block's connection (PostgreSQL): reads run at once, each its own
+    snapshot, outside any transaction; writes are kept by the repositories (`one_call`) and
+    sent as one statement when the block ends. Anything else raises NotOneCall before it is
+    sent."""
+
+    def __init__(self, connection: AsyncConnection, info: dict[Any, Any]) -> None:
+        self._connection = connection
+        self._info = info
+        self.written = False
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._connection.dialect
+
+    @property
+    def info(self) -> dict[Any, Any]:
+        return self._info
+
+    @staticmethod
+    def _read_only(statement: Executable) -> Executable:
+        if isinstance(statement, Select) and statement._for_update_arg is None:
+            return statement
+        raise NotOneCall(f"{type(statement).__name__} cannot wait for the one statement")
+
+    async def execute(self, statement: Executable, parameters: Any = None) -> Rows:
+        return await self._connection.execute(self._read_only(statement), parameters)
+
+    async def scalar(self, statement: Executable, parameters: Any = None) -> Any:
+        return await self._connection.scalar(self._read_only(statement), parameters)
+
+    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]:
+        return await self._connection.scalars(self._read_only(statement), parameters)
+
+    async def run_sync(self, fn: Callable[[Connection], T]) -> T:
+        raise NotOneCall("a block under one_call cannot run driver code")
+
+    async def send(self) -> None:
+        """The kept writes' one statement, its own transaction: one round trip. `written`: it
+        answered a row (the statement's own sign that its writes were made)."""
+        call: OneCall = self._info[_ONE_CALL]
+        if call.statement is None:
+            if call.kept:
+                raise NotOneCall(f"the writes kept ({', '.join(call.kept)}) were never closed")
+            return
+        try:
+            rows = await self._connection.execute(call.statement, call.parameters)
+        except DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) == REFUSED:
+                raise OneCallRefused(str(exc.orig)) from exc
+            raise
+        self.written = rows.first() is not None
+
+
+def _transaction_info() -> dict[Any, Any]:
     # A new list each time: a failed transaction's callbacks are dropped with it. A pooled
     # PostgreSQL connection's info outlives its transactions: every key is set afresh.
-    return {_AFTER_COMMIT: [], _HELD: set(), _MEMO: {}, _CLOSING: [] if closing else None}
+    return {_AFTER_COMMIT: [], _HELD: set(), _MEMO: {}, _ONE_CALL: None}
 
 
 def _run_after_commit(info: dict[Any, Any]) -> None:
@@ -319,8 +371,6 @@ class Database:
         self._sqlite: Engine | None = None
         self._async: AsyncEngine | None = None
         self._marks: SqliteMarks | PostgresMarks | None = None
-        # Called with each closing statement sent (`close_with`): statement counts see them.
-        self.closing_listeners: list[Callable[[str], None]] = []
         if self.is_sqlite:
             path = make_url(self.url).database
             in_memory = not path or path == ":memory:"
@@ -440,9 +490,8 @@ class Database:
         return SqliteConnection(sync_conn, info), info
 
     @asynccontextmanager
-    async def transaction(self, *, write: bool, closing: bool = False) -> AsyncIterator[DbConnection]:
-        """A transaction; `write` ones change the database. `closing`: on PostgreSQL, the block
-        may leave its last statement to be sent with the COMMIT (`close_with`)."""
+    async def transaction(self, *, write: bool) -> AsyncIterator[DbConnection]:
+        """A transaction; `write` ones change the database."""
         if write and self._group_commit is not None:
             async with self._group_commit.transaction() as batched:
                 yield batched
@@ -454,40 +503,34 @@ class Database:
                     yield sqlite
         else:
             async with self._connect() as conn:
-                info = _transaction_info(closing=closing)
+                info = _transaction_info()
                 conn.info.update(info)
                 async with conn.begin():
                     yield conn
-                    if info[_CLOSING]:
-                        await self._send_closing(conn, info[_CLOSING][0])
         _run_after_commit(info)
 
-    async def _send_closing(self, conn: AsyncConnection, statement: str) -> None:
-        """The closing statement and the COMMIT in one message (the simple query protocol: one
-        round trip). An error in the statement makes the server skip the rest, so the COMMIT
-        is only run after it succeeded; the BEGIN after it opens the empty transaction
-        SQLAlchemy then commits as usual. (A block that sent nothing has no transaction begun
-        yet, SQLAlchemy's BEGIN being lazy: the statement alone is then its own transaction.)"""
-        for listener in self.closing_listeners:
-            listener(statement)
-        driver = (await conn.get_raw_connection()).driver_connection
-        assert driver is not None  # checked out: the pool hands out live connections
-        message = f"{statement}; COMMIT; BEGIN" if driver.is_in_transaction() else statement
-        try:
-            await driver.execute(message)
-            return
-        except asyncpg.PostgresError as exc:
-            if exc.sqlstate == REFUSED:
-                raise ClosingRefused(str(exc)) from exc
-            if not driver.is_closed():
-                raise
-            lost: BaseException = exc
-        except (OSError, asyncpg.InterfaceError) as exc:
-            lost = exc
-        # Sent past SQLAlchemy, so its marking of a lost connection is done here: the pool
-        # drops it, and the request is answered as any other that lost the database.
-        await conn.invalidate()
-        raise DatabaseUnavailable(f"lost the connection to {describe_database(self.url)}") from lost
+    @property
+    def sends_one_call(self) -> bool:
+        """Whether `one_call` is this database's (PostgreSQL's)."""
+        return self._async is not None
+
+    @asynccontextmanager
+    async def one_call(self) -> AsyncIterator[OneCallConnection]:
+        """PostgreSQL: a write whose statements are made into one, sent when the block ends as
+        its own transaction (one round trip; the locks it takes are held for the server's time
+        alone). The block's reads run at once; its writers keep their rows (`one_call`) and the
+        last makes the statement (`OneCall.close`). Raises NotOneCall when the block does what
+        one statement cannot carry, OneCallRefused when the statement refuses: either way
+        nothing was written. `written` says whether the statement answered a row."""
+        assert self._async is not None, "one_call is PostgreSQL's (sends_one_call)"
+        async with self._connect() as conn:
+            await conn.execution_options(isolation_level="AUTOCOMMIT")
+            info = {**_transaction_info(), _ONE_CALL: OneCall()}
+            conn.info.update(info)
+            call = OneCallConnection(conn, info)
+            yield call
+            await call.send()
+        _run_after_commit(info)
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:

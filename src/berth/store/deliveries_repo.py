@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.orm import aliased
 
-from berth.store.database import DbConnection
+from berth.store.database import DbConnection, one_call
 from berth.store.tables import deliveries, delivery_attempts, outbox
 
 PENDING = "pending"
@@ -121,6 +121,20 @@ async def add_outbox(
         await conn.execute(
             _ADD_OUTBOX, [{"event": event, "subject": subject, "created_at": now} for subject in subjects]
         )
+
+
+KEPT_OUTBOX = "outbox"
+
+
+def keep_outbox(conn: DbConnection, event: str, subjects: Sequence[dict[str, Any]], now: datetime) -> bool:
+    """Under `Database.one_call`: keep the outbox rows for the block's one statement, which
+    writes them only while an enabled webhook listens to `event`. False (nothing kept) in any
+    other block, or when rows were kept already."""
+    call = one_call(conn)
+    if call is None or KEPT_OUTBOX in call.kept:
+        return False
+    call.kept[KEPT_OUTBOX] = (event, list(subjects), now)
+    return True
 
 
 async def outbox_waiting(conn: DbConnection) -> bool:

@@ -22,7 +22,7 @@ from berth.services.bookings.steps import BookingSteps, CompanionStep, PreparedB
 from berth.services.clock import Clock
 from berth.store import bookings_repo
 from berth.store.bookings_repo import BookingFilter
-from berth.store.database import ClosingRefused, Database, DbConnection
+from berth.store.database import Database, DbConnection, NotOneCall, OneCallRefused
 
 
 class Grouping(Protocol):
@@ -71,13 +71,10 @@ class ResellerBookings:
         prepared = self._steps.prepare(catalog, connection_id, data, test_mode=test_mode)
         await self._steps.read_ahead(prepared)
         try:
-            try:
-                booking = await self._place(catalog, prepared, closing=True)
-            except ClosingRefused:
-                # The places were not there at the COMMIT (nothing was written): placed again
-                # with the check inside the transaction, which says why (or finds them freed).
-                booking = await self._place(catalog, prepared, closing=False)
+            booking = await self._place(catalog, prepared)
         except IntegrityError:
+            booking = None
+        if booking is None:
             return await self.repeated(catalog, prepared)
         # Serialized after commit: the write lock is held only for the write itself. The reads
         # (the slot's places; its resources or order, if any) are each as of now: no BEGIN and
@@ -85,10 +82,19 @@ class ResellerBookings:
         async with self._db.single_read() as conn:
             return await self._loader.one(conn, catalog, booking)
 
-    async def _place(self, catalog: Catalog, prepared: PreparedBooking, *, closing: bool) -> Booking:
-        """The reservation's one transaction. `closing`: on PostgreSQL its check-and-hold may be
-        sent with the COMMIT (nothing follows it here)."""
-        async with self._db.transaction(write=True, closing=closing) as conn:
+    async def _place(self, catalog: Catalog, prepared: PreparedBooking) -> Booking | None:
+        """The reservation's write. On PostgreSQL first as one statement (`Database.one_call`),
+        where its steps fit in one; None when its uuid was taken by then (the statement wrote
+        nothing). Otherwise, or when the places were not there (nothing was written), in a
+        transaction, whose check under the departure's lock says why (or finds them freed)."""
+        if self._db.sends_one_call:
+            try:
+                async with self._db.one_call() as call:
+                    booking, _ = await self._steps.place_in(call, catalog, prepared)
+                return booking if call.written else None
+            except (NotOneCall, OneCallRefused):
+                pass
+        async with self._db.transaction(write=True) as conn:
             booking, _ = await self._steps.place_in(conn, catalog, prepared)
         return booking
 
@@ -133,9 +139,8 @@ class ResellerBookings:
         companion: CompanionStep,
         *,
         skip: Sequence[BookingStatus] = (),
-        closing: bool = False,
     ) -> BookingDetails:
-        async with self._db.transaction(write=True, closing=closing) as conn:
+        async with self._db.transaction(write=True) as conn:
             booking = await self._owned(conn, connection_id, uuid)
             after = await self._steps.with_companions(
                 conn, catalog, booking, verb, first, companion, skip=skip
@@ -154,7 +159,6 @@ class ResellerBookings:
             catalog, connection_id, uuid, "confirm",
             lambda conn, b: self._steps.confirm_in(conn, catalog, b, data, now),
             lambda conn, b, _: self._steps.confirm_in(conn, catalog, b, for_companions, now),
-            closing=True,  # its count's move may go with the COMMIT (BookingSteps.confirm_in)
         )  # fmt: skip
 
     async def extend(

@@ -65,7 +65,7 @@ from berth.services.clock import Clock
 from berth.services.events import ChangeObserver, GuestNotices
 from berth.settings import Settings
 from berth.store import allotments_repo, bookings_repo, orders_repo, tickets_repo
-from berth.store.database import DbConnection, forgo_closing
+from berth.store.database import DbConnection
 
 
 @dataclass(frozen=True)
@@ -455,8 +455,6 @@ class BookingSteps:
         """Apply `first` to the (locked, as-of-now) booking and `companion` to each of its
         companions not in a `skip` status: all of them change, or none; its order follows."""
         companions = await self.companions(conn, booking, verb, staff=staff)
-        if companions or booking.order_id is not None:
-            forgo_closing(conn)  # their steps and the order's come after `first`'s
         after = await first(conn, booking)
         for member in companions:
             if member.status in skip:
@@ -607,9 +605,10 @@ class BookingSteps:
     ) -> None:
         """Lock the slot, then check and count a new booking's places in one statement (the
         departure as staff left it, the places held, the new hold); on PostgreSQL the lock and
-        the statement are one round trip, or are sent with the COMMIT where the transaction
-        allows it and nothing follows (the booking's extensions hold nothing: it has none).
-        Raises UNPROCESSABLE_ENTITY (or, from the COMMIT, ClosingRefused)."""
+        the statement are one round trip, or the last part of the reservation's one statement
+        under `Database.one_call` (anything after it, such as an extension's stock, then makes
+        the block run again as a transaction). Raises UNPROCESSABLE_ENTITY (or, from the one
+        statement, OneCallRefused)."""
         await self._check_on_sale(conn, product, option, slot, booking)
         now = self._clock()
         blocks = await self.allotments.blocking(conn, product, option, slot, booking.connection_id, now)
@@ -622,9 +621,8 @@ class BookingSteps:
                     conn, key, booking, slot.capacity, now, reserving
                 ):
                     return
-            elif (
-                not booking.extensions
-                and bookings_repo.hold_at_commit(conn, key, booking, slot.capacity, now)
+            elif bookings_repo.hold_in_one_call(
+                conn, key, booking, slot.capacity, now
             ) or await bookings_repo.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
                 return
         # Refused, or no lock (the race tests' read-ahead count): the count, read under the
@@ -720,7 +718,7 @@ class BookingSteps:
         )
         receipt = {"emailReceipt": True} if data.email_receipt else None
         await self.changed(conn, catalog, booking, confirmed, "confirmed", RESELLER, receipt)
-        if same_places and not bookings_repo.move_places_at_commit(conn, booking, confirmed):
+        if same_places:
             await bookings_repo.move_places(conn, booking, confirmed)
         return confirmed
 
