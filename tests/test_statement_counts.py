@@ -19,9 +19,10 @@ SLOT = "2026-06-02T10:00:00+01:00"
 # did: 7, 6, 11, 13). An order's bookings read the webhooks their events go to once per
 # transaction, an answer reads its departure's overrides and places held in one statement, and on
 # PostgreSQL a reservation's row, first event, outbox rows and its departure's lock, check and
-# hold are one statement sent as its own transaction (issue 41: `Database.one_call`).
+# hold are one statement sent as its own transaction (issue 41: `Database.one_call`), and a
+# booking of no order is read and locked in one statement.
 SQLITE_BOUNDS = {"reserve": 7, "repeated reserve": 5, "confirm": 9, "order of two bookings": 13}
-POSTGRES_BOUNDS = {"reserve": 2, "repeated reserve": 5, "confirm": 10, "order of two bookings": 12}
+POSTGRES_BOUNDS = {"reserve": 2, "repeated reserve": 5, "confirm": 9, "order of two bookings": 12}
 
 
 def _request(uuid: str) -> ReserveInput:

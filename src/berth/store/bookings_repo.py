@@ -581,6 +581,20 @@ async def get_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Book
     return None if row is None else booking_from_row(row)
 
 
+_ALONE_BY_UUID_LOCKED = _BY_UUID.where(bookings.c.order_id.is_(None)).with_for_update()
+
+
+async def lock_alone_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Booking | None:
+    """PostgreSQL: the connection's booking `uuid` read and locked in one statement, if it is
+    of no order (an order's bookings are locked after their order; a booking's order never
+    changes). None otherwise, and always on SQLite, whose write transaction holds the whole
+    database: `get_by_uuid` reads the booking as it stands."""
+    if conn.dialect.name != "postgresql":
+        return None
+    row = (await conn.execute(_ALONE_BY_UUID_LOCKED, {"connection_id": connection_id, "uuid": uuid})).first()
+    return None if row is None else booking_from_row(row)
+
+
 async def get_by_id(conn: DbConnection, booking_id: str) -> Booking | None:
     row = (await conn.execute(select(bookings).where(bookings.c.id == booking_id))).first()
     return None if row is None else booking_from_row(row)

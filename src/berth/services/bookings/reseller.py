@@ -49,10 +49,13 @@ class ResellerBookings:
 
     async def _owned(self, conn: DbConnection, connection_id: str, uuid: str) -> Booking:
         """The connection's booking, locked for this transaction, as it stands now."""
-        booking = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
+        booking = await bookings_repo.lock_alone_by_uuid(conn, connection_id, uuid)
         if booking is None:
-            raise InvalidBookingUuid(uuid)
-        return as_of(await self._steps.lock_in(conn, booking), self._clock())
+            found = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
+            if found is None:
+                raise InvalidBookingUuid(uuid)
+            booking = await self._steps.lock_in(conn, found)
+        return as_of(booking, self._clock())
 
     # --- reserve -----------------------------------------------------------------------------
 
@@ -87,7 +90,7 @@ class ResellerBookings:
         where its steps fit in one; None when its uuid was taken by then (the statement wrote
         nothing). Otherwise, or when the places were not there (nothing was written), in a
         transaction, whose check under the departure's lock says why (or finds them freed)."""
-        if self._db.sends_one_call:
+        if self._db.sends_one_call and self._steps.fits_one_call(prepared):
             try:
                 async with self._db.one_call() as call:
                     booking, _ = await self._steps.place_in(call, catalog, prepared)

@@ -587,6 +587,17 @@ class BookingSteps:
         )
         await self.extensions.hold(conn, self.locks, holding)
 
+    def fits_one_call(self, prepared: PreparedBooking) -> bool:
+        """Whether the reservation's write can be one statement (`Database.one_call`): a plain
+        hold, checked in the statement. A hint that spares the attempt what cannot fit (and the
+        race tests' read-ahead count); what does not fit is refused before anything is sent."""
+        return (
+            prepared.lock_key is not None
+            and self.locks.checks_in_statement
+            and not self._places_first(prepared)
+            and not prepared.booking.extensions
+        )
+
     @staticmethod
     def _places_first(prepared: PreparedBooking) -> bool:
         """Whether the booking's policy takes its places before its row is written."""
