@@ -9,7 +9,7 @@ from typing import Any
 
 from berth.capabilities.registry import CATALOG_RULES
 from berth.demo.loader import demo_catalog_text
-from berth.domain.bookings import Booking, BookingStatus, Contact, UnitItem
+from berth.domain.bookings import BookingStatus
 from berth.domain.catalog import Catalog
 from berth.domain.catalog.document import parse_catalog
 from berth.domain.catalog_changes import (
@@ -18,6 +18,7 @@ from berth.domain.catalog_changes import (
     Change,
     Conflict,
     DepartureLoss,
+    HeldBooking,
     ItemChange,
     LossReason,
     compare_catalogs,
@@ -79,23 +80,21 @@ def booking(
     option_id: str = "DEFAULT",
     units: tuple[str, ...] = (),
     **fields: Any,
-) -> Booking:
+) -> HeldBooking:
     number = next(_COUNTER)
     start = datetime.fromisoformat(availability_id) if availability_id else None
-    unit_ids = units or ("adult",) * pax
-    made = Booking(
-        id=f"b{number}", uuid=f"u{number}", connection_id="c", test_mode=False, status=status,
-        product_id=product_id, option_id=option_id, availability_id=availability_id,
-        slot_start=start.astimezone(UTC) if start else None, local_date=start.date() if start else None,
-        pax=pax, reseller_reference=f"R{number}", supplier_reference=f"S{number}", notes=None,
-        contact=Contact(), unit_items=tuple(UnitItem(f"i{number}-{n}", unit, f"T{number}-{n}") for n, unit in enumerate(unit_ids)),
-        currency=None, freesale=False, request_fingerprint="f", created_at=NOW,
+    made = HeldBooking(
+        supplier_reference=f"S{number}", reseller_reference=f"R{number}", status=status, test_mode=False,
         expires_at=NOW + timedelta(minutes=30) if status is BookingStatus.ON_HOLD else None,
+        product_id=product_id, option_id=option_id, availability_id=availability_id,
+        slot_start=start.astimezone(UTC) if start else None, slot_end=None,
+        local_date=start.date() if start else None, pax=pax, unit_ids=units or ("adult",) * pax,
+        rental_duration_id=None, resource_allocations=(),
     )  # fmt: skip
     return replace(made, **fields)
 
 
-def places(*bookings: Booking) -> tuple[BookedPlaces, ...]:
+def places(*bookings: HeldBooking) -> tuple[BookedPlaces, ...]:
     return tuple(BookedPlaces(b.supplier_reference, b.reseller_reference, b.status, b.pax) for b in bookings)
 
 

@@ -5,12 +5,16 @@ parties on the harbour cruise on 2 June."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+from datetime import timedelta
 from typing import Any
 
 import httpx
 
 from berth.container import Services
 from berth.domain.catalog.document import catalog_to_yaml
+from berth.domain.catalog_changes import HeldBooking
+from berth.store import bookings_repo
 from berth.store.bookings_repo import BookingFilter
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, Clock, auth
@@ -204,3 +208,42 @@ async def test_dry_run_and_force_take_true_or_false(client: httpx.AsyncClient, s
     assert response.json()["error"] == "BAD_REQUEST" and "dryRun" in response.json()["errorMessage"]
     unchanged = await put(client, STORED, dryRun="false")
     assert unchanged.status_code == 200 and unchanged.json()["changes"] == []
+
+
+async def test_the_check_reads_each_live_booking_as_its_record_has_it(
+    client: httpx.AsyncClient, seated: Services, clock: Clock
+) -> None:
+    """An import's check reads only the columns it needs (`holding_places_since`, issue 41): each
+    booking that holds places as its whole record has it (units, seats and allocations
+    included), and none that does not."""
+    on_hold = await reserve(client, reservation(("adult", "adult")))
+    cancelled = await booked(client, 1)
+    response = await client.post(f"/octo/bookings/{cancelled['uuid']}/cancel", json={}, headers=auth())
+    assert response.status_code == 200, response.text
+    now = clock()
+    async with seated.database.transaction(write=False) as conn:
+        records, _ = await bookings_repo.find_bookings(conn, BookingFilter())
+        read = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
+    same = [
+        field.name for field in fields(HeldBooking) if field.name != "unit_ids"
+    ]  # as the record names them
+    expected = [
+        HeldBooking(
+            **{name: getattr(record, name) for name in same},
+            unit_ids=tuple(item.unit_id for item in record.unit_items),
+        )
+        for record in records
+        if record.holds_places(now)
+    ]
+    assert sorted(read, key=lambda b: b.supplier_reference) == sorted(
+        expected, key=lambda b: b.supplier_reference
+    )
+    references = {b.supplier_reference for b in read}
+    assert on_hold["supplierReference"] in references
+    assert cancelled["supplierReference"] not in references
+    assert len(read) == 4  # the three seated parties and the hold
+    assert all(
+        b.resource_allocations and b.resource_allocations[0].seat_ids
+        for b in read
+        if b.product_id == "harbour-cruise"
+    )

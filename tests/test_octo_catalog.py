@@ -10,10 +10,11 @@ import pytest
 from berth.container import Services
 from tests.bookings_helpers import booking_products
 from tests.builders import catalog, load, supplier
-from tests.conftest import auth
+from tests.conftest import ADMIN, KEY_A, auth
 from tests.packages_helpers import city_pass
 from tests.rentals_helpers import bike_hire
 from tests.resources_helpers import resource_products
+from tests.test_contracts import put_contract
 
 CONTACT = {
     "website": "https://harbourside.example",
@@ -230,3 +231,50 @@ async def test_empty_berth_serves_a_default_supplier(client: httpx.AsyncClient, 
     await services.connections.ensure("Only", "only-key")
     assert (await client.get("/octo/products", headers=auth("only-key"))).json() == []
     assert (await client.get("/octo/supplier", headers=auth("only-key"))).json()["id"] == "berth"
+
+
+async def test_prepared_answers_follow_a_catalogue_save_and_a_contract_at_once(
+    client: httpx.AsyncClient, listed: Services
+) -> None:
+    """/supplier, /products and /products/{id} are made once per catalogue snapshot, contract
+    and view, then sent as they are (issue 41): a save or a new contract is answered at once,
+    and each view keeps its own answer."""
+    pricing = auth(capabilities="octo/pricing")
+    german = auth(capabilities="octo/content", **{"Accept-Language": "de"})
+
+    async def answers() -> list[httpx.Response]:
+        return [
+            await client.get("/octo/supplier", headers=auth()),
+            await client.get("/octo/products", headers=pricing),
+            await client.get("/octo/products/thames-sightseeing", headers=german),
+        ]
+
+    first = await answers()
+    again = await answers()
+    assert [(a.content, a.headers["Octo-Capabilities"]) for a in again] == [
+        (a.content, a.headers["Octo-Capabilities"]) for a in first
+    ]
+    assert again[2].headers["Content-Language"] == "de-DE"
+    assert again[2].json()["title"] == "Sightseeing-Bootsfahrt auf der Themse"
+    assert "title" not in again[1].json()[0]
+    assert "title" in (await client.get("/octo/products", headers=german)).json()[0]  # each view its own
+    net = first[1].json()[0]["options"][0]["units"][0]["pricingFrom"][0]["net"]
+
+    exported = (await client.get("/admin/api/catalog", headers=ADMIN)).text
+    renamed = exported.replace("Harbourside Adventures", "Harbourside Tours", 1).replace(
+        "Sightseeing-Bootsfahrt auf der Themse", "Themsefahrt", 1
+    )
+    saved = await client.put("/admin/api/catalog", content=renamed.encode(), headers=ADMIN)
+    assert saved.status_code == 200, saved.text
+    supplier, products, cruise = await answers()
+    assert supplier.json()["name"] == "Harbourside Tours"
+    assert cruise.json()["title"] == "Themsefahrt"
+    assert products.content == first[1].content  # what the save did not change reads the same
+
+    half = await put_contract(client, listed, KEY_A, {"rate": {"commission": 50}})
+    assert half.status_code == 200, half.text
+    supplier, products, cruise = await answers()
+    retail = products.json()[0]["options"][0]["units"][0]["pricingFrom"][0]["retail"]
+    assert products.json()[0]["options"][0]["units"][0]["pricingFrom"][0]["net"] == retail // 2 != net
+    assert cruise.json()["title"] == "Themsefahrt"
+    assert supplier.json()["name"] == "Harbourside Tours"

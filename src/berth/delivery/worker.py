@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
 
-import aiohttp
 import orjson
 import structlog
 from standardwebhooks.webhooks import Webhook as Signer
@@ -34,6 +34,9 @@ from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
 from berth.store.database import Database, DbConnection, log_failure
 from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SUPERSEDED, Delivery
+
+if TYPE_CHECKING:  # imported by the first send (`_attempt`): most processes never send one
+    import aiohttp
 
 log = structlog.get_logger("berth.delivery")
 
@@ -110,6 +113,8 @@ class DeliveryWorker:
     def _client(self) -> aiohttp.ClientSession:
         """aiohttp, not httpx: at 20 sends at once httpx spent 1.6-1.9 ms of CPU on each request
         (its pool checks every connection for each request), aiohttp 0.07 ms (docs/decisions.md)."""
+        import aiohttp
+
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 timeout=aiohttp.ClientTimeout(total=self._timeout), trust_env=True
@@ -285,6 +290,8 @@ class DeliveryWorker:
             return None
 
     async def _attempt(self, delivery: Delivery, secrets: list[str] | None) -> Outcome:
+        import aiohttp  # here, not at the top: a server that never sends a webhook never loads it
+
         started = time.perf_counter()
         outcome = Outcome(delivery)
         if secrets is None:  # never send unsigned: record it and retry once the key is fixed
@@ -310,6 +317,8 @@ class DeliveryWorker:
         return outcome
 
     async def _post(self, delivery: Delivery, secrets: list[str], outcome: Outcome) -> None:
+        import aiohttp
+
         await check_delivery_url(delivery.url, self._settings.webhook_allow_private_targets)
         body, headers = self._signed(delivery, secrets)
         async with self._client().post(

@@ -33,6 +33,16 @@ CHANGEABLE = (BookingStatus.ON_HOLD, BookingStatus.CONFIRMED, BookingStatus.PEND
 # Statuses a booking ends in without being used: its places are free again.
 ENDED = (BookingStatus.CANCELLED, BookingStatus.EXPIRED, BookingStatus.REJECTED)
 
+
+def holds_places(test_mode: bool, status: BookingStatus, expires_at: datetime | None, now: datetime) -> bool:
+    """Whether a booking in this state holds places at `now`."""
+    if test_mode:
+        return False
+    if status is BookingStatus.ON_HOLD:
+        return expires_at is not None and expires_at > now
+    return status in HOLDING
+
+
 CONTACT_KEYS = (
     "fullName", "firstName", "lastName", "emailAddress", "phoneNumber", "postalCode", "country", "notes",
 )  # fmt: skip
@@ -170,11 +180,7 @@ class Booking:
     price_lines: PriceLines = ()
 
     def holds_places(self, now: datetime) -> bool:
-        if self.test_mode:
-            return False
-        if self.status is BookingStatus.ON_HOLD:
-            return self.expires_at is not None and self.expires_at > now
-        return self.status in HOLDING
+        return holds_places(self.test_mode, self.status, self.expires_at, now)
 
     @property
     def admitted(self) -> tuple[UnitItem, ...]:

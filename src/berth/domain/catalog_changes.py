@@ -1,7 +1,8 @@
 """What importing a catalogue would change, and which live bookings it would take places from.
 
 `compare_catalogs(before, after, bookings, now)` is pure: the service hands in the bookings
-that may hold places. It answers
+that may hold places, as `HeldBooking`s (what the check reads of each, not the whole record:
+an import may read tens of thousands). It answers
 - the products, options and units added, changed (with the file keys that differ) or removed;
 - the departures that lose places (removed, closed, or a lower capacity) from now to the last
   date with a live booking (the booking horizon; with no live booking nothing is compared);
@@ -29,12 +30,12 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from berth.domain.bookings import Booking, BookingStatus
+from berth.domain.bookings import BookingStatus, holds_places
 from berth.domain.catalog import Catalog, CatalogModel, Option, Product, Resource
 from berth.domain.catalog_values import value_changes
 from berth.domain.errors import BadRequest
 from berth.domain.rentals import HeldInterval, peak_held
-from berth.domain.resources import places_of, serves, serving
+from berth.domain.resources import Allocation, places_of, serves, serving
 from berth.domain.slots import Slot, slot_for_id, slots_between
 
 
@@ -86,6 +87,30 @@ class DepartureLoss:
     booked: int
 
 
+@dataclass(frozen=True, slots=True)
+class HeldBooking:
+    """What the check reads of a booking that may hold places."""
+
+    supplier_reference: str
+    reseller_reference: str | None
+    status: BookingStatus
+    test_mode: bool
+    expires_at: datetime | None
+    product_id: str
+    option_id: str
+    availability_id: str | None
+    slot_start: datetime | None
+    slot_end: datetime | None
+    local_date: date | None
+    pax: int
+    unit_ids: tuple[str, ...]
+    rental_duration_id: str | None
+    resource_allocations: tuple[Allocation, ...]
+
+    def holds_places(self, now: datetime) -> bool:
+        return holds_places(self.test_mode, self.status, self.expires_at, now)
+
+
 @dataclass(frozen=True)
 class BookedPlaces:
     supplier_reference: str
@@ -134,7 +159,7 @@ class ImportRefused(BadRequest):
 
 
 def compare_catalogs(
-    before: Catalog, after: Catalog, bookings: Sequence[Booking], now: datetime
+    before: Catalog, after: Catalog, bookings: Sequence[HeldBooking], now: datetime
 ) -> CatalogChanges:
     live = [b for b in bookings if b.holds_places(now)]
     old, new = _Departures(before), _Departures(after)
@@ -238,7 +263,7 @@ def _ahead(slot: Slot, now: datetime) -> bool:
     return (slot.end if slot.all_day else slot.start) > now
 
 
-def _upcoming(departures: _Departures, booking: Booking, now: datetime) -> bool:
+def _upcoming(departures: _Departures, booking: HeldBooking, now: datetime) -> bool:
     """On a departure ahead (or with no date at all)."""
     if booking.availability_id is None or booking.slot_start is None:
         return True
@@ -264,7 +289,7 @@ def _less(after: int | None, before: int | None) -> bool:
 
 
 def _departure_losses(
-    before: Catalog, after: Catalog, live: Sequence[Booking], now: datetime, horizon_end: date | None
+    before: Catalog, after: Catalog, live: Sequence[HeldBooking], now: datetime, horizon_end: date | None
 ) -> Iterable[DepartureLoss]:
     if horizon_end is None:
         return
@@ -308,16 +333,15 @@ _Key = tuple[str, str, str | None, str]  # product, option, availability id, rea
 
 
 def _conflicts(
-    old: _Departures, new: _Departures, live: Sequence[Booking], upcoming: Sequence[Booking]
+    old: _Departures, new: _Departures, live: Sequence[HeldBooking], upcoming: Sequence[HeldBooking]
 ) -> tuple[Conflict, ...]:
-    found: dict[_Key, list[Booking]] = defaultdict(list)
+    found: dict[_Key, dict[str, HeldBooking]] = defaultdict(dict)  # by supplier reference, in order
 
-    def add(booking: Booking, reason: str) -> None:
+    def add(booking: HeldBooking, reason: str) -> None:
         key = (booking.product_id, booking.option_id, booking.availability_id, reason)
-        if booking not in found[key]:
-            found[key].append(booking)
+        found[key].setdefault(booking.supplier_reference, booking)
 
-    by_slot: dict[tuple[str, str, str], list[Booking]] = defaultdict(list)
+    by_slot: dict[tuple[str, str, str], list[HeldBooking]] = defaultdict(list)
     intervals: dict[tuple[str, str], list[HeldInterval]] = defaultdict(list)  # rentals' items out
     for booking in live:
         if booking.slot_start is not None and booking.slot_end is not None:
@@ -354,15 +378,16 @@ def _conflicts(
         return start, product_id, option_id, reason
 
     return tuple(
-        Conflict(*key, bookings=tuple(_places(b) for b in found[key])) for key in sorted(found, key=order)
+        Conflict(*key, bookings=tuple(_places(b) for b in found[key].values()))
+        for key in sorted(found, key=order)
     )
 
 
-def _places(booking: Booking) -> BookedPlaces:
+def _places(booking: HeldBooking) -> BookedPlaces:
     return BookedPlaces(booking.supplier_reference, booking.reseller_reference, booking.status, booking.pax)
 
 
-def _removals(old: _Departures, new: _Departures, booking: Booking) -> Iterable[str]:
+def _removals(old: _Departures, new: _Departures, booking: HeldBooking) -> Iterable[str]:
     """What the booking names that this import removes: its product, option, units, rental
     duration, departure; or closes: its date."""
     option = old.option(booking.product_id, booking.option_id)
@@ -375,7 +400,7 @@ def _removals(old: _Departures, new: _Departures, booking: Booking) -> Iterable[
     if new_option is None:
         yield f"option {option.id!r} is removed"
         return
-    for unit_id in dict.fromkeys(item.unit_id for item in booking.unit_items):
+    for unit_id in dict.fromkeys(booking.unit_ids):
         if option.unit(unit_id) is not None and new_option.unit(unit_id) is None:
             yield f"unit {unit_id!r} is removed"
     duration = booking.rental_duration_id
@@ -394,8 +419,8 @@ def _removals(old: _Departures, new: _Departures, booking: Booking) -> Iterable[
 
 
 def _rental_shortfalls(
-    old_slot: Slot, new_slot: Slot, on_slot: Sequence[Booking], held: Sequence[HeldInterval]
-) -> Iterable[tuple[Booking, str]]:
+    old_slot: Slot, new_slot: Slot, on_slot: Sequence[HeldBooking], held: Sequence[HeldInterval]
+) -> Iterable[tuple[HeldBooking, str]]:
     if not _less(new_slot.capacity, old_slot.capacity):
         return
     stock = new_slot.capacity or 0
@@ -411,16 +436,16 @@ def _rental_shortfalls(
 
 
 def _resource_shortfalls(
-    old_option: Option, old_slot: Slot, new_option: Option, new_slot: Slot, held: Sequence[Booking]
-) -> Iterable[tuple[Booking, str]]:
-    on_resource: dict[str, list[Booking]] = defaultdict(list)
+    old_option: Option, old_slot: Slot, new_option: Option, new_slot: Slot, held: Sequence[HeldBooking]
+) -> Iterable[tuple[HeldBooking, str]]:
+    on_resource: dict[str, list[HeldBooking]] = defaultdict(list)
     places: dict[str, int] = defaultdict(int)
     for booking in held:
         for allocation in booking.resource_allocations:
             on_resource[allocation.resource_id].append(booking)
             places[allocation.resource_id] += allocation.places
     for resource_id, bookings in on_resource.items():
-        bookings = list({b.id: b for b in bookings}.values())
+        bookings = list({b.supplier_reference: b for b in bookings}.values())
         old, new = old_option.find_resource(resource_id), new_option.find_resource(resource_id)
         if old is None:
             continue  # gone before this import
@@ -449,8 +474,8 @@ def _bookable(resource: Resource) -> set[str]:
 
 
 def _seats_lost(
-    resource_id: str, before: set[str], after: set[str], bookings: Sequence[Booking]
-) -> Iterable[tuple[Booking, str]]:
+    resource_id: str, before: set[str], after: set[str], bookings: Sequence[HeldBooking]
+) -> Iterable[tuple[HeldBooking, str]]:
     for booking in bookings:
         lost = [
             seat

@@ -9,7 +9,7 @@ from starlette.responses import Response
 from berth.capabilities.registry import CAPABILITIES
 from berth.domain.errors import InvalidProductId
 from berth.http.context import OctoRequest, octo_endpoint, octo_request
-from berth.http.octo.common import octo_response
+from berth.http.octo.common import octo_response, prepared_response
 from berth.http.octo.routing import Call, OctoRoute, add_routes
 from berth.http.octo.schemas import ERROR_RESPONSES, CapabilityOut, ProductOut, SupplierOut
 from berth.views.catalog import product_view, supplier_view
@@ -17,30 +17,38 @@ from berth.views.catalog import product_view, supplier_view
 router = APIRouter(responses=ERROR_RESPONSES)
 
 
+# Answers of /supplier kept per endpoint: the endpoint is the Host header's when no public
+# URL is set, which the client chooses.
+MAX_ENDPOINTS = 16
+
+
 def supplier_answer(octo: OctoRequest, request: Request) -> Response:
-    supplier = octo.snapshot.catalog.supplier
-    return octo_response(octo, supplier_view(supplier, octo_endpoint(request), octo.view))
+    endpoint = octo_endpoint(request)
+    by_endpoint: dict[str, Response] = octo.snapshot.memo.setdefault(("supplier", octo.view.shared_key), {})
+    found = by_endpoint.get(endpoint)
+    if found is None:
+        if len(by_endpoint) >= MAX_ENDPOINTS:
+            by_endpoint.clear()
+        supplier = octo.snapshot.catalog.supplier
+        found = by_endpoint[endpoint] = octo_response(octo, supplier_view(supplier, endpoint, octo.view))
+    return found
 
 
 def products_answer(octo: OctoRequest) -> Response:
-    key = ("products", octo.view.shared_key)
-    encoded = octo.snapshot.memo.get(key)
-    if encoded is None:
-        encoded = orjson.dumps([product_view(p, octo.view) for p in octo.snapshot.catalog.products])
-        octo.snapshot.memo[key] = encoded
-    return octo_response(octo, encoded=encoded)
+    products = octo.snapshot.catalog.products
+    return prepared_response(
+        octo, "products", lambda: orjson.dumps([product_view(p, octo.view) for p in products])
+    )
 
 
 def product_answer(octo: OctoRequest, product_id: str) -> Response:
-    key = ("product", product_id, octo.view.shared_key)
-    encoded = octo.snapshot.memo.get(key)
-    if encoded is None:
+    def encode() -> bytes:
         product = octo.snapshot.catalog.product(product_id)
-        if product is None:
+        if product is None:  # raised, so never kept
             raise InvalidProductId(product_id, octo.snapshot.catalog.unsold)
-        encoded = orjson.dumps(product_view(product, octo.view))
-        octo.snapshot.memo[key] = encoded
-    return octo_response(octo, encoded=encoded)
+        return orjson.dumps(product_view(product, octo.view))
+
+    return prepared_response(octo, ("product", product_id), encode)
 
 
 async def _supplier(call: Call) -> Response:

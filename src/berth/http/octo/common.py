@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import orjson
@@ -32,3 +33,15 @@ def octo_headers(octo: OctoRequest) -> dict[str, str]:
 def octo_response(octo: OctoRequest, data: Any = None, *, encoded: bytes | None = None) -> Response:
     content = encoded if encoded is not None else orjson.dumps(data)
     return Response(content=content, media_type="application/json", headers=octo_headers(octo))
+
+
+def prepared_response(octo: OctoRequest, key: Hashable, encode: Callable[[], bytes]) -> Response:
+    """The whole answer under `key` (status line, headers, body), made once per catalogue
+    snapshot (one per version and contract, `services.contracts`) and view, then sent as it is
+    to every request asking the same: a new catalogue or contract is a new snapshot, answered
+    anew. Only for answers that depend on nothing else; never mutate what this returns."""
+    memo_key = ("response", key, octo.view.shared_key)
+    found: Response | None = octo.snapshot.memo.get(memo_key)
+    if found is None:
+        found = octo.snapshot.memo[memo_key] = octo_response(octo, encoded=encode())
+    return found

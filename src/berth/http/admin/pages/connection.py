@@ -13,7 +13,6 @@ from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
 from berth.http.admin.statements import read_statement, statement_download
 from berth.http.responses import json_response
-from berth.tickets.statement import render_statement
 from berth.views.statements import statement_json
 
 router = APIRouter(route_class=PageRoute)
@@ -36,6 +35,8 @@ async def connection_page(connection_id: str, request: Request, me: Staff = Depe
 
 @router.get("/connections/{connection_id}/statements/{month}.pdf")
 async def statement_pdf(connection_id: str, month: str, me: Staff = Depends(staff)) -> Response:
+    from berth.tickets.statement import render_statement  # reportlab loads with the first PDF
+
     statement = await read_statement(me.services, connection_id, month)
     content = render_statement(statement, me.catalog.catalog.supplier, me.services.settings.ticket_paper)
     name = file_name("statement", statement.connection_id, str(statement.month)) + ".pdf"
