@@ -60,10 +60,16 @@ def counting(database: Database) -> Iterator[Statements]:
     listeners = (("before_cursor_execute", sent), ("begin", began), ("commit", committed))
     for name, listener in listeners:
         event.listen(engine, name, listener)
+
+    def driven(text: str) -> None:  # past SQLAlchemy, straight to SQLite's driver
+        statements.sent.append(text.strip())
+
     database.closing_listeners.append(closing)
+    database.driver_listeners.append(driven)
     try:
         yield statements
     finally:
+        database.driver_listeners.remove(driven)
         database.closing_listeners.remove(closing)
         for name, listener in listeners:
             event.remove(engine, name, listener)
