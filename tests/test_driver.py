@@ -5,11 +5,12 @@ statement and values, and the driver's errors are raised as SQLAlchemy's."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 from sqlalchemy import Connection, insert
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite as sqlite_dialect
 from sqlalchemy.exc import IntegrityError
 
 from berth.container import Services
@@ -18,6 +19,7 @@ from berth.domain.price_lines import lines_from_document
 from berth.store import bookings_repo, departures_repo, driver
 from berth.store.database import Database, DbConnection, SqliteConnection
 from berth.store.tables import booking_events, departure_overrides
+from berth.store.types import UTCDateTime
 
 NOW = datetime(2026, 6, 1, 8, 0, 0, 123456, tzinfo=UTC)
 START = datetime(2026, 6, 2, 9, 0, tzinfo=UTC)
@@ -132,3 +134,16 @@ async def test_the_drivers_errors_are_sqlalchemys(services: Services) -> None:
     with pytest.raises(IntegrityError):  # no such booking: the foreign key refuses
         async with services.database.transaction(write=True) as conn:
             await bookings_repo.add_event(conn, "nobody", NOW, "reserved", "reseller", {})
+
+
+def test_utc_datetimes_are_the_text_sqlalchemy_writes() -> None:
+    dialect = sqlite_dialect()
+    kind = UTCDateTime()
+    through_sqlalchemy = kind.dialect_impl(dialect).bind_processor(dialect)
+    assert through_sqlalchemy is not None
+    paris = timezone(timedelta(hours=2))
+    for value in (NOW, NOW.replace(microsecond=0), datetime(1, 1, 1, tzinfo=UTC),
+                  datetime(2026, 3, 29, 1, 59, 59, 999999, tzinfo=paris), None):  # fmt: skip
+        assert driver.utc_text(value) == through_sqlalchemy(value)
+    with pytest.raises(ValueError):
+        driver.utc_text(datetime(2026, 6, 1))

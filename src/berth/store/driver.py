@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, cast
 from weakref import WeakKeyDictionary
 
@@ -20,8 +21,10 @@ from sqlalchemy import Dialect
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
+from sqlalchemy.types import TypeEngine
 
 from berth.store.database import DbConnection, SqliteConnection
+from berth.store.types import UTCDateTime
 
 Processor = Callable[[Any], Any] | None
 
@@ -41,7 +44,7 @@ class _Compiled:
             bind = compiled.binds[name]
             assert not bind.expanding, f"{name}: lists are not bound here"
             default = _REQUIRED if bind.required else bind.effective_value
-            binds.append((name, default, bind.type.dialect_impl(dialect).bind_processor(dialect)))
+            binds.append((name, default, _bind_processor(bind.type, dialect)))
         self.binds = tuple(binds)
         columns = list(getattr(statement, "exported_columns", ()))
         # Rows by position and by column name, as SQLAlchemy's.
@@ -73,6 +76,24 @@ class _Compiled:
 
 
 _REQUIRED = object()
+
+
+def _bind_processor(kind: TypeEngine[Any], dialect: Dialect) -> Processor:
+    """SQLAlchemy's processor of `kind`'s values, but for UTCDateTime on SQLite: the same text in
+    one step (through SQLAlchemy, UTCDateTime's conversion and then SQLite's formatting of
+    every part by name were a twentieth of a reservation)."""
+    if isinstance(kind, UTCDateTime) and dialect.name == "sqlite":
+        return utc_text
+    return kind.dialect_impl(dialect).bind_processor(dialect)
+
+
+def utc_text(value: datetime | None) -> str | None:
+    """An aware datetime as SQLite stores a UTCDateTime: naive UTC, microseconds always shown."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetime given to a UTC column")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 class Prepared:
