@@ -57,8 +57,14 @@ def counting(database: Database) -> Iterator[Statements]:
     listeners = (("before_cursor_execute", sent), ("begin", began), ("commit", committed))
     for name, listener in listeners:
         event.listen(engine, name, listener)
+
+    def driven(text: str) -> None:  # past SQLAlchemy, straight to SQLite's driver
+        statements.sent.append(text.strip())
+
+    database.driver_listeners.append(driven)
     try:
         yield statements
     finally:
+        database.driver_listeners.remove(driven)
         for name, listener in listeners:
             event.remove(engine, name, listener)

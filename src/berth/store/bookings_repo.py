@@ -44,8 +44,10 @@ from berth.domain.price_lines import lines_from_document, lines_to_document
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
+from berth.store import driver
 from berth.store.database import DbConnection, held_in_transaction, one_call
 from berth.store.deliveries_repo import KEPT_OUTBOX
+from berth.store.driver import Prepared
 from berth.store.tables import (
     booking_events,
     bookings,
@@ -193,6 +195,8 @@ def _move_holds(dialect: str) -> Any:
 
 
 _MOVE_HOLDS = {dialect: _move_holds(dialect) for dialect in ("sqlite", "postgresql")}
+_ADDING = {dialect: Prepared(statement, _HOLD_COLUMNS) for dialect, statement in _ADD_TO_HOLDS.items()}
+_MOVING = {dialect: Prepared(statement) for dialect, statement in _MOVE_HOLDS.items()}
 
 
 def _hold_rows(before: Booking | None, after: Booking | None) -> list[dict[str, Any]]:
@@ -219,23 +223,30 @@ async def _count_holds(conn: DbConnection, before: Booking | None, after: Bookin
     rows = _hold_rows(before, after)
     if len(rows) == 2:
         moved = {f"{name}_{n}": value for n, row in enumerate(rows) for name, value in row.items()}
-        await conn.execute(_MOVE_HOLDS[conn.dialect.name], moved)
+        await driver.run(conn, _MOVING[conn.dialect.name], moved)
         return
     for row in rows:
-        await conn.execute(_ADD_TO_HOLDS[conn.dialect.name], row)
+        await driver.run(conn, _ADDING[conn.dialect.name], row)
 
 
-_SAVE_BOOKING = update(bookings).where(bookings.c.id == bindparam("booking_id"))
-_BY_UUID = select(bookings).where(
-    bookings.c.connection_id == bindparam("connection_id"), bookings.c.uuid == bindparam("uuid")
+_COLUMN_KEYS = tuple(column.key for column in bookings.c)
+_SAVE_BOOKING = Prepared(
+    update(bookings).where(bookings.c.id == bindparam("booking_id")),
+    [key for key in _COLUMN_KEYS if key != "id"],
 )
-_ADD_EVENT = insert(booking_events)
+_BY_UUID = Prepared(
+    select(bookings).where(
+        bookings.c.connection_id == bindparam("connection_id"), bookings.c.uuid == bindparam("uuid")
+    )
+)
+_ADD_EVENT = Prepared(insert(booking_events), ("booking_id", "at", "kind", "actor", "detail"))
 
 
-_INSERT_NEW_BOOKING = (
+_INSERT_NEW_BOOKING = Prepared(
     sqlite_insert(bookings)
     .on_conflict_do_nothing(index_elements=["connection_id", "uuid"])
-    .returning(bookings.c.id)
+    .returning(bookings.c.id),
+    _COLUMN_KEYS,
 )
 
 
@@ -291,7 +302,7 @@ async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstE
         event = {f"event_{name}": value for name, value in first._asdict().items()}
         inserted = await conn.execute(_INSERT_NEW_WITH_FIRST_EVENT, {**values, **event})
         return inserted.first() is not None
-    if (await conn.execute(_INSERT_NEW_BOOKING, values)).first() is None:
+    if not await driver.fetch(conn, _INSERT_NEW_BOOKING, values):
         return False
     await add_event(conn, booking.id, *first)
     return True
@@ -336,7 +347,7 @@ def _hold_if_room(dialect: str, reserved: ColumnElement[Any] | None = None) -> A
     ).returning(slot_holds.c.pax)
 
 
-_HOLD_IF_ROOM = {dialect: _hold_if_room(dialect) for dialect in ("sqlite", "postgresql")}
+_HOLD_IF_ROOM = {dialect: Prepared(_hold_if_room(dialect)) for dialect in ("sqlite", "postgresql")}
 
 
 async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | None, now: datetime) -> bool:
@@ -346,7 +357,7 @@ async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | Non
     if hold is None:
         return True
     parameters = _hold_parameters(hold, capacity, now)
-    return (await conn.execute(_HOLD_IF_ROOM[conn.dialect.name], parameters)).first() is not None
+    return bool(await driver.fetch(conn, _HOLD_IF_ROOM[conn.dialect.name], parameters))
 
 
 def _hold_parameters(hold: PlaceHold, capacity: int | None, now: datetime) -> dict[str, Any]:
@@ -542,7 +553,7 @@ async def save_booking(
     it, unless `move_places` is False: the caller then calls `move_places` itself, later."""
     values = _row_values(booking)
     values["booking_id"] = values.pop("id")
-    await conn.execute(_SAVE_BOOKING, values)
+    await driver.run(conn, _SAVE_BOOKING, values)
     if move_places:
         await _count_holds(conn, before, booking)
 
@@ -578,11 +589,19 @@ async def forget_ended_holds(conn: DbConnection, now: datetime) -> None:
 
 
 async def get_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Booking | None:
-    row = (await conn.execute(_BY_UUID, {"connection_id": connection_id, "uuid": uuid})).first()
-    return None if row is None else booking_from_row(row)
+    rows = await driver.fetch(conn, _BY_UUID, {"connection_id": connection_id, "uuid": uuid})
+    return booking_from_row(rows[0]) if rows else None
 
 
-_ALONE_BY_UUID_LOCKED = _BY_UUID.where(bookings.c.order_id.is_(None)).with_for_update()
+_ALONE_BY_UUID_LOCKED = (
+    select(bookings)
+    .where(
+        bookings.c.connection_id == bindparam("connection_id"),
+        bookings.c.uuid == bindparam("uuid"),
+        bookings.c.order_id.is_(None),
+    )
+    .with_for_update()
+)
 
 
 async def lock_alone_by_uuid(conn: DbConnection, connection_id: str, uuid: str) -> Booking | None:
@@ -910,8 +929,8 @@ async def due_holds(conn: DbConnection, now: datetime, limit: int) -> list[Booki
 async def add_event(
     conn: DbConnection, booking_id: str, at: datetime, kind: str, actor: str, detail: dict[str, Any]
 ) -> None:
-    await conn.execute(
-        _ADD_EVENT, {"booking_id": booking_id, "at": at, "kind": kind, "actor": actor, "detail": detail}
+    await driver.run(
+        conn, _ADD_EVENT, {"booking_id": booking_id, "at": at, "kind": kind, "actor": actor, "detail": detail}
     )
 
 
@@ -925,6 +944,14 @@ async def events_of(conn: DbConnection, booking_id: str) -> list[dict[str, Any]]
     ]
 
 
+_MEMBERS = (
+    select(bookings).where(bookings.c.package_booking_id == bindparam("package")).order_by(bookings.c.id)
+)
+_MEMBERS_OF = Prepared(_MEMBERS)
+# FOR UPDATE on PostgreSQL; SQLite has no row locks (its write transaction holds the database's).
+_MEMBERS_OF_LOCKED = Prepared(_MEMBERS.with_for_update())
+
+
 async def package_members(
     conn: DbConnection, package_booking_ids: Iterable[str], *, lock: bool = False
 ) -> list[Booking]:
@@ -932,6 +959,9 @@ async def package_members(
     ids = list(set(package_booking_ids))
     if not ids:
         return []
+    if len(ids) == 1:  # a confirmation's, a cancellation's (`Companions`): compiled once
+        prepared = _MEMBERS_OF_LOCKED if lock else _MEMBERS_OF
+        return [booking_from_row(row) for row in await driver.fetch(conn, prepared, {"package": ids[0]})]
     query = select(bookings).where(bookings.c.package_booking_id.in_(ids)).order_by(bookings.c.id)
     if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()

@@ -14,8 +14,9 @@ import contextlib
 import fcntl
 import json
 import os
+import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
@@ -168,11 +169,35 @@ def transaction_memo(conn: DbConnection) -> dict[Any, Any]:
 
 class SqliteConnection:
     """A pysqlite connection used from the event loop's thread: each statement runs at once.
-    `info` is the transaction's own (transactions of a batch share the connection)."""
+    `info` is the transaction's own (transactions of a batch share the connection).
+    `listeners` are told each statement `send` passes to the driver."""
 
-    def __init__(self, connection: Connection, info: dict[Any, Any]) -> None:
+    def __init__(
+        self, connection: Connection, info: dict[Any, Any], listeners: Sequence[Callable[[str], None]] = ()
+    ) -> None:
         self._connection = connection
         self._info = info
+        self._listeners = listeners
+        self._driver: sqlite3.Connection | None = None
+
+    def send(self, sql: str, values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """`sql` with its positional `values`, as the driver takes them, straight to pysqlite
+        (`berth.store.driver`), in the connection's transaction; its rows. The driver's errors
+        are raised as SQLAlchemy raises them (an IntegrityError, say)."""
+        driver = self._driver
+        if driver is None:
+            driver = self._driver = self._connection.connection.driver_connection
+            assert isinstance(driver, sqlite3.Connection)
+        for listener in self._listeners:
+            listener(sql)
+        try:
+            cursor = driver.execute(sql, values)
+            try:
+                return cursor.fetchall()
+            finally:
+                cursor.close()
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(sql, values, exc, sqlite3.Error) from exc
 
     @property
     def dialect(self) -> Dialect:
@@ -371,6 +396,8 @@ class Database:
         self._sqlite: Engine | None = None
         self._async: AsyncEngine | None = None
         self._marks: SqliteMarks | PostgresMarks | None = None
+        # Called with each statement sent to SQLite's driver past SQLAlchemy (`SqliteConnection.send`).
+        self.driver_listeners: list[Callable[[str], None]] = []
         if self.is_sqlite:
             path = make_url(self.url).database
             in_memory = not path or path == ":memory:"
@@ -484,10 +511,9 @@ class Database:
             sync_conn.execution_options(**{_WRITE: True})
             yield sync_conn
 
-    @staticmethod
-    def _sqlite_connection(sync_conn: Connection) -> tuple[SqliteConnection, dict[Any, Any]]:
+    def _sqlite_connection(self, sync_conn: Connection) -> tuple[SqliteConnection, dict[Any, Any]]:
         info = _transaction_info()
-        return SqliteConnection(sync_conn, info), info
+        return SqliteConnection(sync_conn, info, self.driver_listeners), info
 
     @asynccontextmanager
     async def transaction(self, *, write: bool) -> AsyncIterator[DbConnection]:
@@ -569,7 +595,7 @@ class Database:
         if self._sqlite is not None:
             with self._connect_sqlite() as sync_conn:
                 sync_conn.execution_options(**{_SINGLE_READ: True})
-                yield SqliteConnection(sync_conn, {})
+                yield SqliteConnection(sync_conn, {}, self.driver_listeners)
             return
         async with self._connect() as conn:
             await conn.execution_options(isolation_level="AUTOCOMMIT")

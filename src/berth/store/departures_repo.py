@@ -23,7 +23,9 @@ from sqlalchemy import (
 
 from berth.domain.bookings import BookingStatus
 from berth.domain.departures import DepartureOverride
+from berth.store import driver
 from berth.store.database import DbConnection
+from berth.store.driver import Prepared
 from berth.store.tables import bookings, departure_overrides, slot_holds
 
 _COLUMNS = departure_overrides.c
@@ -43,7 +45,7 @@ _KEY = ("product_id", "option_id")
 # Staff's overrides and the places held, of the option's departures starting in [first, last],
 # in one statement (every booking's answer and every availability check reads both): rows of
 # kind "o" are overrides, rows of kind "h" a departure's places held now.
-_OVERRIDES_AND_HELD = union_all(
+_OVERRIDES_AND_HELD = Prepared(union_all(
     select(
         literal("o").label("kind"), *(_COLUMNS[name] for name in _OVERRIDE_FIELDS),
         cast(null(), Integer).label("held"),
@@ -62,7 +64,7 @@ _OVERRIDES_AND_HELD = union_all(
         slot_holds.c.slot_start >= bindparam("first"), slot_holds.c.slot_start <= bindparam("last"),
         slot_holds.c.until > bindparam("now"),
     ).group_by(slot_holds.c.availability_id),
-)  # fmt: skip
+))  # fmt: skip
 
 
 async def overrides_and_held(
@@ -73,7 +75,7 @@ async def overrides_and_held(
     parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
     overrides: dict[str, DepartureOverride] = {}
     held: dict[str, int] = {}
-    for row in await conn.execute(_OVERRIDES_AND_HELD, parameters):
+    for row in await driver.fetch(conn, _OVERRIDES_AND_HELD, parameters):
         if row.kind == "o":
             overrides[row.availability_id] = _override(row)
         elif row.held:

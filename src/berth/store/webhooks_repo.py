@@ -10,7 +10,9 @@ from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 
 from berth.domain.sealing import SealError, SecretBox
 from berth.domain.webhooks import Webhook, WebhookEvent
+from berth.store import driver
 from berth.store.database import DbConnection, transaction_memo
+from berth.store.driver import Prepared
 from berth.store.tables import signing_secrets, webhooks
 
 
@@ -87,13 +89,14 @@ async def count_webhooks(conn: DbConnection, connection_id: str | None = None) -
 
 # Run on every booking change (the outbox): built once, with bind parameters.
 _NO_LIMIT = 2**31 - 1
-_ACTIVE = (
+_ACTIVE_QUERY = (
     select(webhooks)
     .where(webhooks.c.event == bindparam("event"), webhooks.c.disabled_at.is_(None))
     .order_by(webhooks.c.created_at, webhooks.c.id)
     .limit(bindparam("limit"))
 )
-_ACTIVE_OF_CONNECTION = _ACTIVE.where(webhooks.c.connection_id == bindparam("connection_id"))
+_ACTIVE = Prepared(_ACTIVE_QUERY)
+_ACTIVE_OF_CONNECTION = Prepared(_ACTIVE_QUERY.where(webhooks.c.connection_id == bindparam("connection_id")))
 
 
 _READ = "webhooks read"  # the transaction memo's entry: (event, connection, limit) -> webhooks
@@ -111,9 +114,9 @@ async def active_webhooks(
         return found
     parameters: dict[str, Any] = {"event": event.value, "limit": limit or _NO_LIMIT}
     if connection_id is None:
-        rows = await conn.execute(_ACTIVE, parameters)
+        rows = await driver.fetch(conn, _ACTIVE, parameters)
     else:
-        rows = await conn.execute(_ACTIVE_OF_CONNECTION, {**parameters, "connection_id": connection_id})
+        rows = await driver.fetch(conn, _ACTIVE_OF_CONNECTION, {**parameters, "connection_id": connection_id})
     found = read[key] = [_webhook(row) for row in rows]
     return found
 
