@@ -673,6 +673,6 @@ async def test_products_stay_shared_across_connections(client: httpx.AsyncClient
     b = await client.get("/octo/products", headers=auth(KEY_B, headers))
     assert a.content == b.content and b"mappings" not in a.content
     memo = (await listings.catalog.snapshot()).memo
-    assert [key for key in memo if key[0] == "products"] == [
-        ("products", (frozenset({"vendor/mappings", "octo/content"}), None))
-    ]  # one entry for both connections, keyed without their rows
+    assert [key for key in memo if key[:2] == ("response", "products")] == [
+        ("response", "products", (frozenset({"vendor/mappings", "octo/content"}), None))
+    ]  # one prepared answer for both connections, keyed without their rows
