@@ -4,9 +4,9 @@ book while most look.
 Each of the route's connections loops until the round ends: with probability WRITE_SHARE a
 reservation of one adult on a random bookable departure of the demo's next 60 days, then its
 confirmation; otherwise an availability check of one random day, or (half the time) a 30-day
-calendar from a random day, on a random product and option. Every write invalidates the
-cache of availability answers (issue 20), so the reads meet it as they would in production;
-`--env BERTH_ANSWER_CACHE_SECONDS=0` measures them without it.
+calendar from a random day, on a random product and option. Each write drops the kept
+answers of its product and day (issue 41 §2), so the reads meet the cache as they would in
+production; `--env BERTH_ANSWER_CACHE_SECONDS=0` measures them without it.
 
 wrk reports one latency distribution per run, so this route has its own load generator: an
 aiohttp client, the same against the baseline (which answers any path), reporting reads and

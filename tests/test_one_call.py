@@ -28,7 +28,15 @@ from berth.domain.webhooks import Webhook, WebhookEvent
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.store import webhooks_repo
 from berth.store.database import Database, NotOneCall, fault_of, one_call
-from berth.store.tables import booking_events, bookings, outbox, slot_holds, slot_locks, webhooks
+from berth.store.tables import (
+    availability_changes,
+    booking_events,
+    bookings,
+    outbox,
+    slot_holds,
+    slot_locks,
+    webhooks,
+)
 from tests.statement_counts import counting
 from tests.test_catalog_import import MINIMAL
 
@@ -50,13 +58,19 @@ def _request(uuid: str, adults: int = 1, **fields: Any) -> ReserveInput:
     )  # fmt: skip
 
 
-async def _written(services: Services) -> dict[str, int]:
+async def _written(services: Services) -> dict[str, object]:
     async with services.database.transaction(write=False) as conn:
         return {
             "bookings": int(await conn.scalar(select(func.count()).select_from(bookings)) or 0),
             "events": int(await conn.scalar(select(func.count()).select_from(booking_events)) or 0),
             "outbox": int(await conn.scalar(select(func.count()).select_from(outbox)) or 0),
             "held": int(await conn.scalar(select(func.coalesce(func.sum(slot_holds.c.pax), 0))) or 0),
+            "changes": [
+                (row.product_id, row.local_date, row.xid is not None)
+                for row in await conn.execute(
+                    select(availability_changes).order_by(availability_changes.c.id)
+                )
+            ],
         }
 
 
@@ -87,11 +101,25 @@ async def test_a_reservation_is_one_statement_that_writes_it_all(db: Database, s
     write, answer = sent.sent
     assert write.startswith("WITH new_booking AS") and "berth_hold_or_refuse(" in write
     assert answer.startswith("SELECT"), answer
-    assert await _written(services) == {"bookings": 2, "events": 2, "outbox": 2, "held": 3}
+    # Each reservation recorded its product and day for the kept answers, with its transaction id.
+    changed = [("walk", SLOT[:10], True)] * 2
+    assert await _written(services) == {
+        "bookings": 2,
+        "events": 2,
+        "outbox": 2,
+        "held": 3,
+        "changes": changed,
+    }
     # Repeated: the statement finds the uuid taken and writes nothing; the answer is the first.
     again = await services.bookings.reserve(catalog, connection_id, _request("one", adults=2))
     assert again.booking.uuid == "one"
-    assert await _written(services) == {"bookings": 2, "events": 2, "outbox": 2, "held": 3}
+    assert await _written(services) == {
+        "bookings": 2,
+        "events": 2,
+        "outbox": 2,
+        "held": 3,
+        "changes": changed,
+    }
 
 
 async def test_outbox_rows_are_written_only_while_someone_listens(db: Database, services: Services) -> None:

@@ -38,7 +38,14 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.settings import Settings
-from berth.store import connections_repo, deliveries_repo, mappings_repo, webhooks_repo
+from berth.store import (
+    availability_changes_repo,
+    connections_repo,
+    deliveries_repo,
+    mappings_repo,
+    webhooks_repo,
+)
+from berth.store.availability_changes_repo import changes_of
 from berth.store.database import Database, DbConnection, after_commit
 from berth.store.deliveries_repo import PENDING, SENDING, NewDelivery
 from berth.views.availability import availability_view
@@ -222,12 +229,14 @@ class WebhookFanout:
     ) -> None:
         """Announce `slots`' availability to its subscribers, but to the connections
         `unchanged_for` (whose view of them did not change: a block's own, at its release)."""
+        event, now = WebhookEvent.AVAILABILITY_UPDATE, self._clock()
+        # What every process's kept answers of these days must give up (berth.services.answers).
+        await availability_changes_repo.record(conn, changes_of(slots), now)
         unchanged = {"unchangedFor": list(unchanged_for)} if unchanged_for else {}
         subjects = [
             {"productId": product_id, "optionId": option_id, "availabilityId": availability_id, **unchanged}
             for product_id, option_id, availability_id in slots
         ]
-        event, now = WebhookEvent.AVAILABILITY_UPDATE, self._clock()
         # Written only while someone listens: a later subscriber must not hear of changes made
         # before it (a one-call statement checks that itself).
         if not deliveries_repo.keep_outbox(conn, event.value, subjects, now):

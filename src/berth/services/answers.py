@@ -1,30 +1,61 @@
-"""Answers reused while nothing has changed: resellers poll the same availability questions
-over and over, and most polls find nothing new.
+"""Answers reused while nothing they show has changed: resellers poll the same availability
+questions over and over, and most polls find nothing new.
 
-An answer is reused only when (1) the database's change mark is the one it was computed under
-(nothing committed since, by any process: `berth.store.change_marks`), and (2) it is younger
-than `BERTH_ANSWER_CACHE_SECONDS`: states that change with the clock alone (a hold running out,
-a cutoff passing) are at most that late. The key names everything else an answer depends on
-(the catalogue version, the question, the view). Errors are never kept.
+An answer is reused only (1) while no commit since it was computed, by any process, changed
+the places of a product it shows on one of its days (`berth.store.change_marks`, fed by
+`availability_changes_repo`), and (2) while younger than `BERTH_ANSWER_CACHE_SECONDS`: states that
+change with the clock alone (a hold running out, a cutoff passing) are at most that late. The
+key names everything else an answer depends on (the catalogue version, the question, the view).
+Errors are never kept.
+
+A booking on the 10:00 cruise leaves the museum's answers kept, and the cruise's other days.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from berth.services.clock import Clock
+from berth.store.change_marks import Change, Look, Position
 from berth.store.database import Database
 
 MAX_ANSWERS = 4096
+# The changes of this many recent looks are remembered, to tell whether an answer computed
+# while they came in may be kept; an answer begun before them is not kept.
+HISTORY = 64
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What an answer shows: the products (None: any) and their local dates `first` to `last`
+    ("YYYY-MM-DD"; None: every day)."""
+
+    products: frozenset[str] | None = None
+    first: str | None = None
+    last: str | None = None
+
+    def touched_by(self, change: Change) -> bool:
+        product, day = change
+        if product is None:
+            return True
+        if self.products is not None and product not in self.products:
+            return False
+        if day is None or self.first is None or self.last is None:
+            return True
+        return self.first <= day <= self.last
+
+
+EVERY = Reach()
 
 
 @dataclass(frozen=True)
 class _Kept:
-    mark: object
     at: datetime
     encoded: bytes
+    reach: Reach
 
 
 class AnswerCache:
@@ -35,35 +66,87 @@ class AnswerCache:
         self._clock = clock
         self._ttl = timedelta(seconds=seconds)
         self._max = max_answers
-        self._kept: dict[Hashable, _Kept] = {}
-        self._mark: object = None  # the mark the kept answers were computed under
+        self._kept: dict[Hashable, _Kept] = {}  # oldest first
+        self._by_product: dict[str | None, set[Hashable]] = {}  # None: answers of any product
+        self._position: Position | None = None
+        self._looks = 0  # looks that found changes
+        self._history: deque[tuple[int, frozenset[Change] | None]] = deque(maxlen=HISTORY)
 
     @property
     def kept(self) -> int:
         """How many answers are kept now."""
         return len(self._kept)
 
-    async def answer(self, key: Hashable, compute: Callable[[], Awaitable[bytes]]) -> bytes:
-        """The encoded answer under `key`: a kept one if still good, else `compute()`'s."""
+    async def answer(
+        self, key: Hashable, compute: Callable[[], Awaitable[bytes]], reach: Reach = EVERY
+    ) -> bytes:
+        """The encoded answer under `key`: a kept one if still good, else `compute()`'s.
+        `reach`: what the answer shows, hence which changes make it old."""
         if self._ttl <= timedelta(0):
             return await compute()
-        mark = await self._db.change_mark()  # before computing: a commit meanwhile moves it on
-        if mark is None:
+        look = await self._db.changes_since(self._position)  # before computing
+        if look is None:
             return await compute()
+        self._take(look)
+        begun = self._looks
         now = self._clock()
         kept = self._kept.get(key)
-        if kept is not None and kept.mark == mark and timedelta(0) <= now - kept.at < self._ttl:
-            self._kept[key] = self._kept.pop(key)  # the most recently used go last
+        if kept is not None and timedelta(0) <= now - kept.at < self._ttl:
             return kept.encoded
         encoded = await compute()
-        if mark != self._mark:
-            # Marks only move on: answers computed under another one can never be reused.
-            # Dropped at once rather than when the count pushes them out (a busy server's
-            # worker held thousands of them, megabytes it would never serve).
-            self._kept.clear()
-            self._mark = mark
-        self._kept.pop(key, None)
-        if len(self._kept) >= self._max:
-            self._kept.pop(next(iter(self._kept)))  # the least recently used
-        self._kept[key] = _Kept(mark, now, encoded)
+        if not self._changed_since(begun, reach):
+            self._keep(key, _Kept(now, encoded, reach))
         return encoded
+
+    def _take(self, look: Look) -> None:
+        """Move to the look's position, dropping the answers its changes touch."""
+        self._position = look.position
+        if look.changes is not None and not look.changes:
+            return
+        self._looks += 1
+        self._history.append((self._looks, look.changes))
+        if look.changes is None or any(product is None for product, _ in look.changes):
+            self._kept.clear()
+            self._by_product.clear()
+            return
+        for change in look.changes:
+            for bucket in (change[0], None):
+                for key in list(self._by_product.get(bucket, ())):
+                    kept = self._kept.get(key)
+                    if kept is not None and kept.reach.touched_by(change):
+                        self._drop(key)
+
+    def _changed_since(self, begun: int, reach: Reach) -> bool:
+        """Whether a look after the `begun`-th found a change `reach` shows (or may have: the
+        looks since are no longer all remembered)."""
+        if begun == self._looks:
+            return False
+        if not self._history or self._history[0][0] > begun + 1:
+            return True
+        return any(
+            changes is None or any(reach.touched_by(change) for change in changes)
+            for number, changes in self._history
+            if number > begun
+        )
+
+    def _keep(self, key: Hashable, kept: _Kept) -> None:
+        self._drop(key)
+        while self._kept:  # the oldest first: those past their seconds, then any beyond the bound
+            oldest_key, oldest = next(iter(self._kept.items()))
+            if len(self._kept) < self._max and timedelta(0) <= kept.at - oldest.at < self._ttl:
+                break
+            self._drop(oldest_key)
+        self._kept[key] = kept
+        for product in kept.reach.products if kept.reach.products is not None else (None,):
+            self._by_product.setdefault(product, set()).add(key)
+
+    def _drop(self, key: Hashable) -> None:
+        kept = self._kept.pop(key, None)
+        if kept is None:
+            return
+        for product in kept.reach.products if kept.reach.products is not None else (None,):
+            bucket = self._by_product.get(product)
+            if bucket is not None:
+                bucket.discard(key)
+                if not bucket:
+                    del self._by_product[product]

@@ -20,10 +20,12 @@ from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.slots import Slot, check_day_range, slot_for_id, slots_between
 from berth.read_models.availability import CalendarDay, SlotAvailability
 from berth.services.allotments import STAFF, AllotmentService, Viewer
+from berth.services.answers import EVERY, Reach
 from berth.services.bookings.capacity import CapacityPolicies, Wanted, slots_as_run
 from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_repo
+from berth.store.availability_changes_repo import local_date_of
 from berth.store.database import Database, DbConnection
 
 
@@ -169,6 +171,36 @@ class AvailabilityService:
             held = await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
             states = await policy.states(conn, product, option, stretched, now)
         return [(held.get(s.id, 0), state) for s, state in zip(slots, states, strict=True)]
+
+    def reach(self, catalog: Catalog, query: AvailabilityQuery) -> Reach:
+        """What an answer to `query` shows, for `AnswerCache`: its product's places and a
+        package's includes', on the days asked (every day where a booking of another day may
+        count: rentals)."""
+        product = catalog.product(query.product_id) if query.product_id is not None else None
+        if product is None:
+            return EVERY
+        options = [o for o in product.options if query.option_id in (None, o.id)]
+        involved = [(product, o) for o in options]
+        for option in options:
+            for include in option.includes:
+                included = catalog.product(include.product_id)
+                included_option = included.option(include.option_id) if included is not None else None
+                if included is None or included_option is None:
+                    return EVERY
+                involved.append((included, included_option))
+        products = frozenset(p.id for p, _ in involved)
+        if any(self.policies.of(o).counts_across_days(o) for _, o in involved):
+            return Reach(products)
+        if query.local_date is not None:
+            days = [query.local_date.isoformat()]
+        elif query.local_date_start is not None and query.local_date_end is not None:
+            days = [query.local_date_start.isoformat(), query.local_date_end.isoformat()]
+        elif query.availability_ids:
+            found = [local_date_of(availability_id) for availability_id in query.availability_ids]
+            days = [day for day in found if day is not None] if None not in found else []
+        else:
+            days = []
+        return Reach(products, min(days), max(days)) if days else Reach(products)
 
     async def check(
         self, catalog: Catalog, query: AvailabilityQuery, viewer: Viewer = STAFF

@@ -44,7 +44,7 @@ from berth.domain.price_lines import lines_from_document, lines_to_document
 from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
-from berth.store import driver
+from berth.store import availability_changes_repo, driver
 from berth.store.database import DbConnection, held_in_transaction, one_call
 from berth.store.deliveries_repo import KEPT_OUTBOX
 from berth.store.driver import Prepared
@@ -478,7 +478,7 @@ def _hold_taking_its_lock(
 def _reserve_in_one_statement() -> Any:
     """PostgreSQL, a reservation under `Database.one_call`: the booking's row (unless its
     connection used its uuid: then nothing at all), its first event, its outbox rows (only
-    while an enabled webhook listens to their event), and last the departure's lock, check and
+    while an enabled webhook listens to their event), its availability changes, and last the departure's lock, check and
     hold (`berth_hold_or_refuse`, migration 0025: refusing raises, and the statement is undone).
     Bound parameters only. A row answered: it was all written."""
     new = _new_booking()
@@ -492,11 +492,12 @@ def _reserve_in_one_statement() -> Any:
     announced = insert(outbox).from_select(
         ["event", "subject", "created_at"], rows.select_from(new).join(subjects, true()).where(listened)
     )
+    changed = availability_changes_repo.insert_from_arrays(only_with=new)
     hold = func.berth_hold_or_refuse(*(bindparam(f"hold_{name}", type_=kind) for name, kind in _HOLD_KINDS))
     return (
         select(hold)
         .select_from(new)
-        .add_cte(_first_event_of(new).cte("first_event"), announced.cte("announced"))
+        .add_cte(_first_event_of(new).cte("first_event"), announced.cte("announced"), changed.cte("changed"))
     )
 
 
@@ -528,8 +529,10 @@ def hold_in_one_call(
         return False
     row, first = kept
     event_name, subjects, at = call.kept.get(KEPT_OUTBOX, ("", [], now))
+    changes = call.kept.get(availability_changes_repo.KEPT_CHANGES, [])
     parameters = {
         **row,
+        **availability_changes_repo.array_parameters(changes, now),
         **{f"event_{name}": value for name, value in first._asdict().items()},
         "outbox_event": event_name,
         "outbox_subjects": subjects,

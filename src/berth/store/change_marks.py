@@ -1,13 +1,20 @@
-"""Change marks: a value that differs once anything has been committed to the database since it
-was taken, by this process or any other, cheap enough to read on every request.
-`berth.services.answers` reuses an answer only while the mark it was computed under stands.
+"""What was committed since a process last looked, cheap enough to ask on every request:
+`berth.services.answers` keeps an availability answer until a commit changes its product's
+places on one of its days (`availability_changes_repo` records them), or until its seconds run
+out.
 
-Both kinds are exact: a commit that a request could see is never hidden behind an old mark.
+A reader keeps a position and asks for the changes after it; the answer is the new position
+and the changes, or `None` for the changes when they cannot be told (the first look, a look
+after longer than `READER_PATIENCE`, too many rows): then everything counts as changed. Both kinds
+are exact: a commit that a request could see is never missed.
 - SQLite: `PRAGMA data_version` on a connection of its own, which never writes: SQLite changes
   the value whenever another connection (of any process) has committed (a few microseconds).
-- PostgreSQL: the current snapshot (`pg_current_snapshot()`): two equal snapshots see the same
-  committed transactions. One round trip on a connection of its own, outside SQLAlchemy; the
-  requests that ask while one is under way share the next one, never one sent before they asked.
+  Only then are the rows after the last id seen read (ids come in commit order: writers take
+  turns).
+- PostgreSQL: the current snapshot (`pg_current_snapshot()`) and, in the same statement, the
+  rows written by the transactions it sees committed that the last one did not. One round trip
+  on a connection of its own, outside SQLAlchemy; the requests that ask while one is under way
+  share the next one, never one sent before they asked.
 """
 
 from __future__ import annotations
@@ -16,15 +23,48 @@ import asyncio
 import contextlib
 import sqlite3
 import time
+from dataclasses import dataclass
+from datetime import timedelta
 
 import asyncpg
 import structlog
 
 log = structlog.get_logger("berth.store")
 
+# (product id, local date "YYYY-MM-DD"): a change to that product's places on that day
+# (`availability_changes`). None for the date: every day of the product; for both: everything.
+Change = tuple[str | None, str | None]
+EVERYTHING: Change = (None, None)
+
+# The rows are kept for `availability_changes_repo.KEEP_FOR`; a reader that has not looked for
+# longer than this treats everything as changed.
+READER_PATIENCE = timedelta(minutes=2)
+
 # After a failed read, PostgreSQL marks are not tried again for this long (requests go uncached).
 RETRY_SECONDS = 1.0
 READ_TIMEOUT_SECONDS = 5.0
+# More changes than this since the last look: everything counts as changed.
+MOST_CHANGES = 1000
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a reader stands: the database's mark and the last change seen, and when it looked
+    (time.monotonic())."""
+
+    mark: object
+    last: object
+    at: float
+
+
+@dataclass(frozen=True)
+class Look:
+    position: Position
+    changes: frozenset[Change] | None  # None: unknown, so everything
+
+
+def _unknown_since(position: Position | None) -> bool:
+    return position is None or time.monotonic() - position.at > READER_PATIENCE.total_seconds()
 
 
 class SqliteMarks:
@@ -32,15 +72,31 @@ class SqliteMarks:
         self._path = path
         self._connection: sqlite3.Connection | None = None
 
-    async def mark(self) -> int | None:
+    async def look(self, since: Position | None) -> Look | None:
         try:
             if self._connection is None:
                 self._connection = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-            row = self._connection.execute("PRAGMA data_version").fetchone()
+            return self._look(self._connection, since)
         except sqlite3.Error:
             self.close()
             return None
-        return int(row[0])
+
+    @staticmethod
+    def _look(connection: sqlite3.Connection, since: Position | None) -> Look:
+        now = time.monotonic()
+        mark = connection.execute("PRAGMA data_version").fetchone()[0]
+        if since is not None and mark == since.mark and not _unknown_since(since):
+            return Look(Position(mark, since.last, now), frozenset())
+        if _unknown_since(since) or since is None:
+            last = connection.execute("SELECT max(id) FROM availability_changes").fetchone()[0]
+            return Look(Position(mark, last or 0, now), None)
+        rows = connection.execute(
+            "SELECT id, product_id, local_date FROM availability_changes WHERE id > ? ORDER BY id LIMIT ?",
+            (since.last, MOST_CHANGES + 1),
+        ).fetchall()
+        last = rows[-1][0] if rows else since.last
+        changes = frozenset((product, day) for _, product, day in rows) if len(rows) <= MOST_CHANGES else None
+        return Look(Position(mark, last, now), changes)
 
     def close(self) -> None:
         if self._connection is not None:
@@ -48,19 +104,33 @@ class SqliteMarks:
             self._connection = None
 
 
+# The snapshot now, and what the transactions committed since the one given have recorded (rows
+# of transactions the given snapshot already saw finished are not even looked at: xid < xmin).
+_SINCE = """
+SELECT pg_current_snapshot()::text, array_agg(product_id), array_agg(local_date), count(*)
+FROM (
+    SELECT DISTINCT product_id, local_date FROM availability_changes
+    WHERE $1::text IS NOT NULL
+      AND xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
+      AND NOT pg_visible_in_snapshot(xid::text::xid8, $1::text::pg_snapshot)
+    LIMIT $2
+) AS changed
+"""
+
+
 class PostgresMarks:
     def __init__(self, dsn: str) -> None:
         self._dsn = dsn
         self._connection: asyncpg.Connection | None = None
-        self._waiting: list[asyncio.Future[str | None]] = []
+        self._waiting: list[tuple[Position | None, asyncio.Future[Look | None]]] = []
         self._reader: asyncio.Task[None] | None = None
         self._failed_at = float("-inf")
 
-    async def mark(self) -> str | None:
+    async def look(self, since: Position | None) -> Look | None:
         if time.monotonic() - self._failed_at < RETRY_SECONDS:
             return None
-        waiter: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
+        waiter: asyncio.Future[Look | None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((since, waiter))
         if self._reader is None or self._reader.done():
             self._reader = asyncio.create_task(self._read_for_waiters())
         return await waiter
@@ -68,25 +138,32 @@ class PostgresMarks:
     async def _read_for_waiters(self) -> None:
         while self._waiting:
             batch, self._waiting = self._waiting, []
-            value: str | None = None
+            looks: dict[Position | None, Look | None] = {}
             try:
-                value = await self._read()
+                for since in dict.fromkeys(position for position, _ in batch):  # nearly always one
+                    looks[since] = await self._read(since)
             finally:  # whatever happened, nobody is left waiting (None: compute afresh)
-                for waiter in batch:
+                for since, waiter in batch:
                     if not waiter.done():
-                        waiter.set_result(value)
+                        waiter.set_result(looks.get(since))
 
-    async def _read(self) -> str | None:
+    async def _read(self, since: Position | None) -> Look | None:
+        now = time.monotonic()
+        unknown = _unknown_since(since)
         try:
             async with asyncio.timeout(READ_TIMEOUT_SECONDS):
                 if self._connection is None or self._connection.is_closed():
                     self._connection = await asyncpg.connect(self._dsn)
-                return str(await self._connection.fetchval("SELECT pg_current_snapshot()::text"))
+                given = None if unknown or since is None else since.mark
+                row = await self._connection.fetchrow(_SINCE, given, MOST_CHANGES + 1)
         except Exception as exc:  # any failure only means: no reuse for now
             log.warning("change marks unavailable; answers are not reused for now", error=type(exc).__name__)
             self._failed_at = time.monotonic()
             await self._drop_connection()
             return None
+        snapshot, products, days, count = str(row[0]), row[1] or [], row[2] or [], int(row[3])
+        changes = None if unknown or count > MOST_CHANGES else frozenset(zip(products, days, strict=True))
+        return Look(Position(snapshot, None, now), changes)
 
     async def _drop_connection(self) -> None:
         connection, self._connection = self._connection, None
@@ -99,7 +176,7 @@ class PostgresMarks:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
-        for waiter in self._waiting:
+        for _, waiter in self._waiting:
             waiter.cancel()
         self._waiting = []
         await self._drop_connection()

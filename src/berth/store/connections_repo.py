@@ -13,6 +13,8 @@ from sqlalchemy import insert, or_, select, update
 from berth.domain.connections import Connection
 from berth.domain.contracts import DEFAULT_CONTRACT, Contract
 from berth.domain.staff import Actor
+from berth.store import availability_changes_repo
+from berth.store.change_marks import EVERYTHING
 from berth.store.database import DbConnection
 from berth.store.tables import LAST_VERSION, catalog_meta, connections, contract_versions
 
@@ -88,6 +90,8 @@ async def save_contract(
             document=document,
         )
     )
+    # Its allotments and stop-sells change what any connection may be shown.
+    await availability_changes_repo.record(conn, [EVERYTHING], at)
     return True
 
 
@@ -174,3 +178,5 @@ async def revoke_connection(conn: DbConnection, connection_id: str, now: datetim
         .where(connections.c.id == connection_id, connections.c.revoked_at.is_(None))
         .values(revoked_at=now)
     )
+    # Its allotment blocks count no more: any connection may be shown more places.
+    await availability_changes_repo.record(conn, [EVERYTHING], now)

@@ -39,7 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.base import Executable
 
-from berth.store.change_marks import PostgresMarks, SqliteMarks
+from berth.store.change_marks import Look, Position, PostgresMarks, SqliteMarks
 from berth.store.group_commit import GroupCommit
 
 _WRITE = "berth_write"
@@ -602,10 +602,11 @@ class Database:
             conn.info.update(_transaction_info())  # nothing kept from the connection's last transaction
             yield conn
 
-    async def change_mark(self) -> object | None:
-        """A value that differs once anything has been committed since it was taken, by any
-        process (`berth.store.change_marks`); None when none can be read now."""
-        return None if self._marks is None else await self._marks.mark()
+    async def changes_since(self, since: Position | None) -> Look | None:
+        """The availability changes committed, by any process, since `since` (a position an
+        earlier look answered; None: the first look), and the position now
+        (`berth.store.change_marks`); None when they cannot be read now."""
+        return None if self._marks is None else await self._marks.look(since)
 
     async def ping(self) -> None:
         async with self.single_read() as conn:

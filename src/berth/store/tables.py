@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -253,6 +254,25 @@ slot_holds = Table(
     Column("slot_start", UTCDateTime, nullable=False),
     Column("pax", Integer, nullable=False),
     Index("ix_slot_holds_start", "product_id", "option_id", "slot_start"),
+)
+
+# What changed the places of which departures, for the answers each process keeps
+# (berth.services.answers): one row per product and local date whose availability changed (NULL:
+# every one), written in the transaction that changed them. A process asks for the rows committed
+# since it last looked: on SQLite by `id` (AUTOINCREMENT: writers take turns, so ids come in
+# commit order and are never reused), on PostgreSQL by the writing transaction's id (`xid`,
+# pg_current_xact_id()) against the snapshot it last looked under. Rows older than a few
+# minutes are dropped by the expiry sweep (berth.store.availability_changes_repo).
+availability_changes = Table(
+    "availability_changes",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("product_id", String(100), nullable=True),
+    Column("local_date", String(10), nullable=True),
+    Column("xid", BigInteger, nullable=True),
+    Column("changed_at", UTCDateTime, nullable=False),
+    _partial_index("ix_availability_changes_xid", "xid", "xid"),  # only PostgreSQL writes `xid`
+    sqlite_autoincrement=True,
 )
 
 # The tokens of a booking's ticket documents (PDF_URL, PKPASS_URL): one for its voucher

@@ -51,6 +51,9 @@ class RentalPolicy(SlotPolicy):
     def applies_to(self, option: Option) -> bool:
         return bool(option.rental_durations)
 
+    def counts_across_days(self, option: Option) -> bool:
+        return True  # a rental runs on past its start, over midnight too
+
     def takes_places_first(self, option: Option) -> bool:
         # A rental's places are counted from the bookings themselves (this one too, once
         # written): the check comes before the row.

@@ -45,7 +45,8 @@ async def _answer_key(kind: str, octo: OctoRequest, svc: Services, query: Availa
     catalogue as the connection's contract sells it (its stop-sells included), the question,
     how it is serialized (a connection's mapped rows included), and who asks where blocks
     make each connection's view its own."""
-    mapped_for = octo.connection.id if octo.view.mappings is not None else None
+    # The mapped rows themselves: a mapping saved changes the answer's key, not its places.
+    mapped_for = (octo.connection.id, octo.view.mappings) if octo.view.mappings is not None else None
     book = await svc.allotments.book()
     blocks_for = octo.connection.id if query.product_id and book.has_blocks(query.product_id) else None
     return (
@@ -67,7 +68,8 @@ async def availability_answer(octo: OctoRequest, svc: Services, body: Availabili
         return orjson.dumps([availability_view(item, octo.view) for item in items])
 
     key = await _answer_key("check", octo, svc, query)
-    return octo_response(octo, encoded=await svc.answers.answer(key, compute))
+    reach = svc.availability.reach(octo.snapshot.catalog, query)
+    return octo_response(octo, encoded=await svc.answers.answer(key, compute, reach))
 
 
 async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) -> Response:
@@ -78,7 +80,8 @@ async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) 
         return orjson.dumps([calendar_view(day, octo.view) for day in days])
 
     key = await _answer_key("calendar", octo, svc, query)
-    return octo_response(octo, encoded=await svc.answers.answer(key, compute))
+    reach = svc.availability.reach(octo.snapshot.catalog, query)
+    return octo_response(octo, encoded=await svc.answers.answer(key, compute, reach))
 
 
 async def _availability(call: Call) -> Response:

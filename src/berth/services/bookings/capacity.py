@@ -172,6 +172,11 @@ class SlotPolicy:
         """The slots whose availability the booking's places count in."""
         return [slot_key(booking)]
 
+    def counts_across_days(self, option: Option) -> bool:
+        """Whether a slot's availability may change with bookings of other days (kept answers
+        of such an option are dropped by a change on any day of its product)."""
+        return False
+
 
 class CapacityPolicies:
     """The policies of the registered capabilities, asked in order; plain slots otherwise."""

@@ -1,12 +1,13 @@
 """The expiry sweep: holds whose time has passed are stored EXPIRED (reads already show them
-so), and their slots announced."""
+so), and their slots announced; what counts nothing any more is dropped (ended holds' counts,
+availability changes every process has read)."""
 
 from __future__ import annotations
 
 from berth.services.bookings.steps import BookingSteps
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
-from berth.store import bookings_repo
+from berth.store import availability_changes_repo, bookings_repo
 from berth.store.database import Database
 
 
@@ -29,4 +30,5 @@ class HoldExpiry:
             for stored in due:
                 await self._steps.expire_in(conn, catalog, stored)
             await bookings_repo.forget_ended_holds(conn, now)
+            await availability_changes_repo.forget_old(conn, now)
         return len(due)
