@@ -7,6 +7,7 @@ thread, not on the event loop."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 
 from argon2 import PasswordHasher
@@ -30,8 +31,14 @@ from berth.store import audit_repo, staff_repo
 from berth.store.database import Database
 
 _hasher = PasswordHasher()
-# Checked when the email is unknown, so that a wrong email takes as long as a wrong password.
-_NOBODY = _hasher.hash(new_password())
+
+
+@functools.cache
+def _nobody() -> str:
+    """Checked when the email is unknown, so that a wrong email takes as long as a wrong
+    password. Made at the first such sign-in, not at import: hashing takes a good part of a
+    second, which every process (each `berth` command, each worker) paid at start."""
+    return _hasher.hash(new_password())
 
 
 def _target(member: StaffMember) -> Target:
@@ -158,7 +165,7 @@ class StaffService:
         """The active member with this email and password, or None."""
         async with self._db.transaction(write=False) as conn:
             found = await staff_repo.with_password_hash(conn, email.strip().lower())
-        password_hash = found[1] if found is not None else _NOBODY
+        password_hash = found[1] if found is not None else await asyncio.to_thread(_nobody)
         matches = await asyncio.to_thread(_matches, password_hash, password)
         if found is None or not matches or not found[0].active:
             return None
