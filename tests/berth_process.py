@@ -126,10 +126,15 @@ _server: ForkServer | None = None
 _server_lock = threading.Lock()
 
 
+def forking() -> bool:
+    """Whether commands are forked from a fork server here."""
+    return os.environ.get("BERTH_TEST_FORK") != "0" and hasattr(os, "pidfd_open")
+
+
 def fork_server() -> ForkServer | None:
     """This pytest process's fork server, started on first use; None where there is none."""
     global _server
-    if os.environ.get("BERTH_TEST_FORK") == "0" or not hasattr(os, "pidfd_open"):
+    if not forking():
         return None
     with _server_lock:
         if _server is None:
