@@ -168,7 +168,9 @@ def test_a_live_sqlite_database_is_backed_up_and_restored(tmp_path: Path) -> Non
     with berth_serve(sqlite_url(live), "--demo") as base, Writer(base).running() as writer:
         writer.wait_for(5)
         confirmed_before = set(writer.confirmed)
-        made = berth("db", "backup", str(backup), database_url=sqlite_url(live))
+        # Fresh, as this test was written: the writer books while the command runs, which a
+        # command forked from the fork server (a few tenths of a second) may not last for.
+        made = berth("db", "backup", str(backup), database_url=sqlite_url(live), fresh=True)
         confirmed_after = set(writer.confirmed)
         assert made.returncode == 0, made.stderr
         assert len(confirmed_after) > len(confirmed_before)  # the server wrote while it ran

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,12 +18,11 @@ from berth.domain.bookings import Booking
 from berth.domain.catalog.document import MAX_DEPTH
 from berth.settings import Settings
 from berth.store.bookings_repo import BookingFilter
-
-BERTH = str(Path(sys.executable).parent / "berth")
+from tests.berth_process import run_berth
 
 
 def berth(environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([BERTH, *args], env=environment, capture_output=True, text=True, timeout=300)
+    return run_berth(args, environment, timeout=300)
 
 
 @pytest.fixture

@@ -3,15 +3,15 @@ nothing stale; and the catalogue `berth catalog new` writes is one that imports.
 
 from __future__ import annotations
 
+import os
 import re
-import subprocess
 from pathlib import Path
 
 from berth.capabilities.registry import CATALOG_RULES
 from berth.catalog_reference import catalog_reference
 from berth.demo.loader import demo_catalog_text, starter_catalog_text
 from berth.domain.catalog.document import parse_catalog
-from tests.berth_process import BERTH
+from tests.berth_process import run_berth
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "catalog.md"
 
@@ -42,14 +42,10 @@ def test_the_starting_catalogue_is_valid(tmp_path: Path) -> None:
     catalog = parse_catalog(starter_catalog_text(), CATALOG_RULES)
     assert [p.id for p in catalog.products] == ["harbour-tour"]
     written = tmp_path / "catalog.yaml"
-    run = subprocess.run(
-        [str(BERTH), "catalog", "new", str(written)], capture_output=True, text=True, timeout=60, check=False
-    )
+    run = run_berth(["catalog", "new", str(written)], os.environ)
     assert run.returncode == 0, run.stderr
     assert f"Wrote a starting catalogue to {written}" in " ".join(run.stdout.split())
     assert written.read_text(encoding="utf-8") == starter_catalog_text()
     assert "#" in written.read_text(encoding="utf-8")  # commented, as a starting point
-    again = subprocess.run(
-        [str(BERTH), "catalog", "new", str(written)], capture_output=True, text=True, timeout=60, check=False
-    )
+    again = run_berth(["catalog", "new", str(written)], os.environ)
     assert again.returncode == 1 and "already exists; nothing was written" in again.stderr

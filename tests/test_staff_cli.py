@@ -13,12 +13,14 @@ import httpx
 
 from berth.container import Services
 from tests.backoffice.helpers import csrf_of
-from tests.berth_process import berth
+from tests.berth_process import berth_environment, run_berth
 from tests.conftest import ADMIN
 
 
 async def run(*args: str, database_url: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return await asyncio.to_thread(lambda: berth(*args, database_url=database_url, timeout=60, **env))
+    return await asyncio.to_thread(
+        lambda: run_berth(args, berth_environment(database_url, **env), timeout=60)
+    )
 
 
 def last_line(output: str) -> str:
