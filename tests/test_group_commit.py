@@ -51,6 +51,9 @@ def _writer(db: Database, note: str, called: list[str]) -> Callable[[], Coroutin
     async def write() -> None:
         async with db.transaction(write=True) as conn:
             await conn.execute(text("INSERT INTO scratch (note) VALUES (:note)"), {"note": note})
+            # Work that waits (a read elsewhere, a lock): writers coming meanwhile wait for the
+            # batch and join it. A leader that no writer waits for commits at once.
+            await asyncio.sleep(0)
             after_commit(conn, lambda: called.append(note))
             if note.startswith("fail"):
                 raise ValueError(note)
@@ -142,7 +145,8 @@ async def test_the_leaders_request_stopped_after_its_work_leaves_the_batch_to_co
     called: list[str] = []
     leader = asyncio.create_task(_writer(db, "leader", called)())
     members = [asyncio.create_task(_writer(db, f"member {n}", called)()) for n in range(5)]
-    await asyncio.sleep(0)  # the leader has written and opened its batch, the members joined it
+    await asyncio.sleep(0)  # the leader is at its work, the members wait for its batch
+    await asyncio.sleep(0)  # the leader's work is done: it opened its batch and gives them a turn
     assert not leader.done()
     leader.cancel()
     await asyncio.gather(*members)

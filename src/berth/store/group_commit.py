@@ -6,9 +6,13 @@ connection, BEGIN IMMEDIATE, and COMMIT (writing its pages to the WAL), and unde
 lock passed between processes once per transaction. Here the first writer (the leader) takes
 the lock and begins; when its own work is done, the batch opens: writers of the same process
 that reach their write meanwhile join it, each in a SAVEPOINT, released on success and rolled
-back on error, so one refusal does not sink the others. The leader commits once no new writer
-came in a turn of the event loop (or the batch is full), and every member learns the outcome
-of that one COMMIT. Across processes the file lock stays the arbiter.
+back on error, so one refusal does not sink the others. A leader that no writer waits for
+commits at once: a turn of an event loop busy with other requests (reads computing their
+answers) can take tens of milliseconds, and the leader holds the database's write lock, which
+writers of the other processes wait for. Otherwise it gives the waiting writers turns of the
+event loop to join, until none waits and none came in a turn (at most `BATCH_TURNS`, or until
+the batch is full), and every member learns the outcome of that one COMMIT. Across processes
+the file lock stays the arbiter.
 
 What a member sees is what it would have seen had the writers before it in the batch
 committed first: the batch is a serial order of transactions, the same as one after another.
@@ -77,6 +81,7 @@ class GroupCommit:
         self._fresh = fresh
         self._after = after
         self._batch: _Batch | None = None
+        self._waiting = 0  # writers waiting for the batch to open (or end)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Any]:
@@ -86,7 +91,11 @@ class GroupCommit:
                 break
             # The leader is still at its own work (or committing): wait for the batch to open
             # or end, then look again.
-            await asyncio.shield(batch.opened if not batch.opened.done() else batch.ended)
+            self._waiting += 1
+            try:
+                await asyncio.shield(batch.opened if not batch.opened.done() else batch.ended)
+            finally:
+                self._waiting -= 1
         if batch is None:
             async with self._lead() as conn:
                 yield conn
@@ -105,7 +114,7 @@ class GroupCommit:
                     conn, info = self._fresh(connection)
                     with connection.begin():
                         yield conn
-                        cancelled = await _gather(batch)
+                        cancelled = await _gather(batch, lambda: self._waiting)
         except BaseException as exc:
             failure = exc
             raise
@@ -160,23 +169,24 @@ def _savepoint(connection: Connection) -> Iterator[None]:
     connection.exec_driver_sql("RELEASE berth_member")
 
 
-async def _gather(batch: _Batch) -> asyncio.CancelledError | None:
-    """The leader's work is done: let writers join while they keep coming, then wait for the
-    work of those that joined. Not cancelled with the leader's request (that cancellation is
+async def _gather(batch: _Batch, waiting: Callable[[], int]) -> asyncio.CancelledError | None:
+    """The leader's work is done: let writers join while they keep coming, if some wait to
+    (`waiting()`; else it commits at once, holding the write lock for no turn of a loop busy
+    with other requests), then wait for the work of those that joined. Not cancelled with the leader's request (that cancellation is
     answered, to be raised after the COMMIT): the members' work is in the batch, and the COMMIT
     is theirs too (the leader's client, told to repeat its request to learn its outcome, finds
     it done)."""
     cancelled: asyncio.CancelledError | None = None
     batch.open = True
     batch.opened.set_result(None)
-    for _ in range(BATCH_TURNS):
+    for _ in range(BATCH_TURNS if waiting() else 0):
         joined = batch.joined
         try:
             await asyncio.sleep(0)
         except asyncio.CancelledError as exc:
             cancelled = exc
             break
-        if batch.joined == joined or batch.joined >= BATCH_LIMIT:
+        if (batch.joined == joined and not waiting()) or batch.joined >= BATCH_LIMIT:
             break
     batch.open = False
     while batch.running:
