@@ -11,10 +11,11 @@ are exact: a commit that a request could see is never missed.
   the value whenever another connection (of any process) has committed (a few microseconds).
   Only then are the rows after the last id seen read (ids come in commit order: writers take
   turns).
-- PostgreSQL: the current snapshot (`pg_current_snapshot()`) and, in the same statement, the
-  rows written by the transactions it sees committed that the last one did not. One round trip
-  on a connection of its own, outside SQLAlchemy; the requests that ask while one is under way
-  share the next one, never one sent before they asked.
+- PostgreSQL: the current snapshot (`pg_current_snapshot()`); only when it differs from the
+  last one, a statement that answers its own snapshot and the rows written by the transactions
+  that snapshot sees committed and the last one did not. On a connection of its own, outside
+  SQLAlchemy; the requests that ask while one is under way share the next one, never one sent
+  before they asked.
 """
 
 from __future__ import annotations
@@ -155,6 +156,12 @@ class PostgresMarks:
                 if self._connection is None or self._connection.is_closed():
                     self._connection = await asyncpg.connect(self._dsn)
                 given = None if unknown or since is None else since.mark
+                if given is not None:
+                    # The snapshot alone first: unchanged (no commit since), the look ends there,
+                    # a third of the statement below (about 0.1 against 0.3 ms).
+                    snapshot = str(await self._connection.fetchval("SELECT pg_current_snapshot()::text"))
+                    if snapshot == given:
+                        return Look(Position(snapshot, None, now), frozenset())
                 row = await self._connection.fetchrow(_SINCE, given, MOST_CHANGES + 1)
         except Exception as exc:  # any failure only means: no reuse for now
             log.warning("change marks unavailable; answers are not reused for now", error=type(exc).__name__)
