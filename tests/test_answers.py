@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
@@ -220,6 +220,27 @@ async def test_bounded_dropping_the_oldest(services: Services, clock: Clock) -> 
     assert await cache.answer("b", compute) == b"answer 2"
     assert await cache.answer("c", compute) == b"answer 3"
     assert await cache.answer("a", compute) == b"answer 4"
+    assert cache.kept == 2
+
+
+async def test_bounded_by_bytes_too(services: Services, clock: Clock) -> None:
+    """A process keeps at most `max_bytes` of answers: the oldest go first, and an answer
+    bigger than the bound is not kept at all."""
+    cache = AnswerCache(services.database, clock, seconds=5, max_bytes=250)
+    sizes = {"a": 100, "b": 100, "c": 100, "huge": 300}
+    computed: list[str] = []
+
+    def of(key: str) -> Callable[[], Awaitable[bytes]]:
+        async def compute() -> bytes:
+            computed.append(key)
+            return b"x" * sizes[key]
+
+        return compute
+
+    for key in ("a", "b", "c", "huge", "b", "c", "a", "huge"):
+        await cache.answer(key, of(key))
+    # "c" pushed "a" out; "huge" was never kept; "a" again pushed "b" out.
+    assert computed == ["a", "b", "c", "huge", "a", "huge"]
     assert cache.kept == 2
 
 

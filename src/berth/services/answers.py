@@ -23,6 +23,8 @@ from berth.store.change_marks import Change, Look, Position
 from berth.store.database import Database
 
 MAX_ANSWERS = 4096
+# And at most this many bytes of answers a process: a 365-day calendar is hundreds of kilobytes.
+MAX_BYTES = 8 * 1024 * 1024
 # The changes of this many recent looks are remembered, to tell whether an answer computed
 # while they came in may be kept; an answer begun before them is not kept.
 HISTORY = 64
@@ -60,12 +62,19 @@ class _Kept:
 
 class AnswerCache:
     def __init__(
-        self, database: Database, clock: Clock, seconds: float, max_answers: int = MAX_ANSWERS
+        self,
+        database: Database,
+        clock: Clock,
+        seconds: float,
+        max_answers: int = MAX_ANSWERS,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         self._db = database
         self._clock = clock
         self._ttl = timedelta(seconds=seconds)
         self._max = max_answers
+        self._max_bytes = max_bytes
+        self._bytes = 0  # of the answers kept
         self._kept: dict[Hashable, _Kept] = {}  # oldest first
         self._by_product: dict[str | None, set[Hashable]] = {}  # None: answers of any product
         self._position: Position | None = None
@@ -108,6 +117,7 @@ class AnswerCache:
         if look.changes is None or any(product is None for product, _ in look.changes):
             self._kept.clear()
             self._by_product.clear()
+            self._bytes = 0
             return
         for change in look.changes:
             for bucket in (change[0], None):
@@ -131,12 +141,19 @@ class AnswerCache:
 
     def _keep(self, key: Hashable, kept: _Kept) -> None:
         self._drop(key)
-        while self._kept:  # the oldest first: those past their seconds, then any beyond the bound
+        if len(kept.encoded) > self._max_bytes:
+            return
+        while self._kept:  # the oldest first: those past their seconds, then any beyond the bounds
             oldest_key, oldest = next(iter(self._kept.items()))
-            if len(self._kept) < self._max and timedelta(0) <= kept.at - oldest.at < self._ttl:
+            if (
+                len(self._kept) < self._max
+                and self._bytes + len(kept.encoded) <= self._max_bytes
+                and timedelta(0) <= kept.at - oldest.at < self._ttl
+            ):
                 break
             self._drop(oldest_key)
         self._kept[key] = kept
+        self._bytes += len(kept.encoded)
         for product in kept.reach.products if kept.reach.products is not None else (None,):
             self._by_product.setdefault(product, set()).add(key)
 
@@ -144,6 +161,7 @@ class AnswerCache:
         kept = self._kept.pop(key, None)
         if kept is None:
             return
+        self._bytes -= len(kept.encoded)
         for product in kept.reach.products if kept.reach.products is not None else (None,):
             bucket = self._by_product.get(product)
             if bucket is not None:
