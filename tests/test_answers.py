@@ -244,6 +244,12 @@ async def test_bounded_by_bytes_too(services: Services, clock: Clock) -> None:
     assert cache.kept == 2
 
 
+def _client(services: Services, base_url: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_app(services=services)), base_url=base_url
+    )
+
+
 async def test_another_process_hold_is_seen_on_the_next_check(
     bookable: Services, settings: Settings, clock: Clock
 ) -> None:
@@ -251,12 +257,7 @@ async def test_another_process_hold_is_seen_on_the_next_check(
     availability answer, although that answer was just asked and kept."""
     other = build_services(settings, clock)
     try:
-        first = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=create_app(services=bookable)), base_url="http://a"
-        )
-        second = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=create_app(services=other)), base_url="http://b"
-        )
+        first, second = _client(bookable, "http://a"), _client(other, "http://b")
         async with first, second:
             before = await vacancies(first)
             assert await vacancies(first) == before  # asked twice: the second is the kept answer
@@ -321,9 +322,7 @@ def _book_in_another_process(settings: Settings, clock: Clock, body: dict[str, o
 async def test_another_os_process_books_the_last_place_and_the_next_read_here_says_sold_out(
     bookable: Services, settings: Settings, clock: Clock
 ) -> None:
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=create_app(services=bookable)), base_url="http://here"
-    ) as client:
+    async with _client(bookable, "http://here") as client:
         left = await vacancies(client)
         while left > 1:  # all but one place, in parties the option allows
             party = min(left - 1, 10)
@@ -350,12 +349,7 @@ async def test_a_booking_leaves_the_other_products_answers_kept(
     first's kept answer of the tour and keeps its answer of the museum."""
     other = build_services(settings, clock)
     try:
-        first = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=create_app(services=bookable)), base_url="http://a"
-        )
-        second = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=create_app(services=other)), base_url="http://b"
-        )
+        first, second = _client(bookable, "http://a"), _client(other, "http://b")
         museum = {**MUSEUM, "localDateStart": SLOT[:10], "localDateEnd": SLOT[:10]}
         async with first, second:
             tour = await vacancies(first)

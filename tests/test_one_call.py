@@ -102,24 +102,12 @@ async def test_a_reservation_is_one_statement_that_writes_it_all(db: Database, s
     assert write.startswith("WITH new_booking AS") and "berth_hold_or_refuse(" in write
     assert answer.startswith("SELECT"), answer
     # Each reservation recorded its product and day for the kept answers, with its transaction id.
-    changed = [("walk", SLOT[:10], True)] * 2
-    assert await _written(services) == {
-        "bookings": 2,
-        "events": 2,
-        "outbox": 2,
-        "held": 3,
-        "changes": changed,
-    }
+    written = {"bookings": 2, "events": 2, "outbox": 2, "held": 3, "changes": [("walk", SLOT[:10], True)] * 2}
+    assert await _written(services) == written
     # Repeated: the statement finds the uuid taken and writes nothing; the answer is the first.
     again = await services.bookings.reserve(catalog, connection_id, _request("one", adults=2))
     assert again.booking.uuid == "one"
-    assert await _written(services) == {
-        "bookings": 2,
-        "events": 2,
-        "outbox": 2,
-        "held": 3,
-        "changes": changed,
-    }
+    assert await _written(services) == written
 
 
 async def test_outbox_rows_are_written_only_while_someone_listens(db: Database, services: Services) -> None:
