@@ -5,16 +5,21 @@ What must hold: every member's work commits once, with the others, or not at all
 that fails leaves nothing and sinks no other; after-commit callbacks run after the COMMIT and
 only for members that succeeded; a failed COMMIT fails every member; the leader's request
 being stopped does not take the others' work with it. And reservations made together are
-never oversold and each is kept."""
+never oversold and each is kept. Across processes, a writer waits for another process's
+writer, whether that one is quick (the lock is tried again from the event loop) or slow (then
+waited for in a thread), and the event loop serves others meanwhile."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 
 from berth.container import Services
@@ -194,3 +199,48 @@ async def test_reservations_made_together_are_never_oversold_and_each_is_kept(
     assert rows == sum(1 for o in outcomes if o > 0)  # a refused party's row was rolled back
     assert all(-o > 9 - taken for o in outcomes if o < 0), outcomes
     assert statements.kinds().count("COMMIT") < len(outcomes)
+
+
+# Another OS process takes Berth's SQLite write lock, says so, holds it, says when it gave it back.
+_HOLD_THE_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+released = time.time()
+fcntl.flock(fd, fcntl.LOCK_UN)
+print(released, flush=True)
+"""
+
+
+@pytest.mark.parametrize("hold_seconds", [0.02, 0.6], ids=["quick", "slow"])
+async def test_a_writer_waits_for_another_process_and_the_loop_serves_others_meanwhile(
+    db: Database, hold_seconds: float
+) -> None:
+    lock_path = f"{make_url(db.url).database}.writelock"
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _HOLD_THE_LOCK, lock_path, str(hold_seconds), stdout=asyncio.subprocess.PIPE
+    )
+    assert holder.stdout is not None
+    assert await holder.stdout.readline() == b"held\n"
+    turns = 0
+
+    async def others() -> None:
+        nonlocal turns
+        while True:
+            await asyncio.sleep(0.001)
+            turns += 1
+
+    ticking = asyncio.create_task(others())
+    try:
+        async with db.transaction(write=True) as conn:
+            await conn.execute(text("INSERT INTO scratch (note) VALUES ('after the other process')"))
+        committed = time.time()
+    finally:
+        ticking.cancel()
+    released = float(await holder.stdout.readline())
+    await holder.wait()
+    assert committed >= released  # it did not write while the other process held the lock
+    assert turns > 0  # the loop served others while the writer waited
+    assert await _notes(db) == ["after the other process"]
