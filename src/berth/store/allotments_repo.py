@@ -23,7 +23,7 @@ from berth.store.tables import allotment_releases, bookings
 Departure = tuple[str, str, str]
 
 # The holdings of the connections with blocks only, through their bookings of those days
-# (`ix_bookings_connection_date`): a few rows, however many others booked the departure.
+# (`ix_bookings_connection_date`, which holds every column read here: the index alone).
 _HOLDINGS = (
     select(bookings.c.availability_id, bookings.c.connection_id, func.sum(bookings.c.pax))
     .where(
@@ -67,7 +67,7 @@ def _hold_beside(dialect: str, count: int) -> Any:
 def _others_unused(count: int) -> ColumnElement[Any]:
     """The unused places of `count` blocks on the hold's departure (its product_id, option_id,
     availability_id and now): each holder's places from its own bookings of that day
-    (`ix_bookings_connection_date`: a few rows, however many others booked the departure)."""
+    (`ix_bookings_connection_date`, read alone: it holds every column the sum reads)."""
     # Portable rows of bound values (SQLite's VALUES takes no column names).
     listed = union_all(
         *(

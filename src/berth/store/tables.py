@@ -115,6 +115,12 @@ def _partial_index(name: str, set_column: str, *columns: str) -> Index:
     return Index(name, *columns, sqlite_where=where, postgresql_where=where)
 
 
+# ix_bookings_connection_date's columns (migration 0034).
+CONNECTION_DATE_COLUMNS = (
+    "connection_id", "local_date", "product_id", "option_id", "availability_id", "status", "test_mode",
+    "expires_at", "slot_start", "pax", "id",
+)  # fmt: skip
+
 # Bookings. Availability is derived from these rows: a slot's held places are the sum of
 # `pax` over its live bookings (ON_HOLD until `expires_at`, CONFIRMED, PENDING, REDEEMED).
 bookings = Table(
@@ -169,7 +175,11 @@ bookings = Table(
     _partial_index("ix_bookings_rental_end", "slot_end", "product_id", "option_id", "slot_end"),
     _partial_index("ix_bookings_order_id", "order_id", "order_id"),
     _partial_index("ix_bookings_package_booking_id", "package_booking_id", "package_booking_id"),
-    Index("ix_bookings_connection_date", "connection_id", "local_date"),
+    # A connection's bookings by day, with every column the allotment arithmetic reads of them
+    # (berth.store.allotments_repo): a block holder's places on a departure are summed from the
+    # index alone, however many bookings it has there (docs/decisions.md, "An allotment holder's
+    # places are read from the index alone").
+    Index("ix_bookings_connection_date", *CONNECTION_DATE_COLUMNS),
     # The reference alone: one index serves a connection's lookup by its reference (OCTO
     # GET /bookings) and the back office's search by any reference across connections, whose
     # OR of reseller reference, supplier reference and uuid is one index lookup per arm. A hash
