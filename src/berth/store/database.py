@@ -584,8 +584,9 @@ class Database:
 
         A free lock is taken at once. A taken one is tried again from the event loop, at the
         next two turns and then every millisecond (`LOCK_POLL_SECONDS`), `LOCK_POLL_TRIES`
-        times, and only then waited for in a thread, which takes it when it is free. A lock taken by a thread is held, unused, until the writer resumes, a turn or two
-        of the event loop later: tens of milliseconds when the loop is busy with reads, while
+        times, and only then waited for in a thread, which takes it when it is free. A lock
+        taken by a thread is held, unused, until the writer resumes, a turn or two of the event
+        loop later: tens of milliseconds when the loop is busy with reads, while
         every writer of the other processes waits (look-to-book's writes waited 7 times as long
         as its reads, docs/decisions.md). The thread is the fallback that keeps a writer from
         losing the race to the other processes' writers forever."""
