@@ -19,6 +19,7 @@ from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.domain.webhooks import fixed_signing_secret
 from berth.settings import Settings
 from tests import databases
+from tests.chromium import CHROMIUM, MISSING, browsers_may_be_skipped
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate, backend_name
 
 KEY_A = "demo-reseller-a"
@@ -30,6 +31,16 @@ SECRET_B = fixed_signing_secret("reseller-b-test-signing-secret")
 
 def pytest_report_header() -> str:
     return f"berth test database: {backend_name()}"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A browser test without a browser fails, saying what is missing; it is skipped only when
+    the run was told to go without browsers (`tests/chromium.py`)."""
+    if item.get_closest_marker("browser") is None or CHROMIUM.exists():
+        return
+    if browsers_may_be_skipped():
+        pytest.skip(MISSING)
+    pytest.fail(MISSING, pytrace=False)
 
 
 # The fixture every database fixture is built on (database_url, settings, services, app,

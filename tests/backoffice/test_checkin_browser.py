@@ -37,7 +37,7 @@ from tests.backoffice.test_browser import (
     sign_in,
 )
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.browser
 PHONE: ViewportSize = {"width": 390, "height": 844}
 CRUISE = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
 
