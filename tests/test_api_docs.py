@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Route, expect, sync_playwright
 
 from tests.backoffice.server import berth_serve
-from tests.backoffice.test_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
+from tests.backoffice.test_browser import SCREENSHOTS
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 
 _REFERENCES = re.compile(r'(?:src|href|spec-url)="([^"]*)"')
 
