@@ -204,16 +204,28 @@ class BookingSteps:
     def _unit_items(
         option: Option, inputs: Sequence[UnitItemInput] | None, existing: Sequence[UnitItem] = ()
     ) -> tuple[UnitItem, ...]:
+        """The unit items a request lists, over the booking's `existing` ones. An item sent with
+        its uuid is the booking's item of that uuid (else a new one); an item sent without takes
+        the first existing item of its unit, in the booking's order, that the request neither
+        names by uuid nor gave to an earlier item (else it is new). An existing item kept keeps
+        its uuid, supplier reference, ticket and price line."""
         if not inputs:
             raise UnprocessableEntity("unitItems must list at least one unit")
         check_units(option, [i.unit_id for i in inputs])
         kept = {item.uuid: item for item in existing}
+        named = {given.uuid for given in inputs if given.uuid}
+        unnamed = [item for item in existing if item.uuid not in named]
         items: list[UnitItem] = []
         for index, given in enumerate(inputs):
-            item_uuid = given.uuid or str(uuidlib.uuid4())
+            if given.uuid:
+                previous = kept.get(given.uuid)
+            else:
+                previous = next((item for item in unnamed if item.unit_id == given.unit_id), None)
+                if previous is not None:
+                    unnamed.remove(previous)
+            item_uuid = given.uuid or (previous.uuid if previous is not None else str(uuidlib.uuid4()))
             if any(item.uuid == item_uuid for item in items):
                 raise BadRequest(f"unitItems[{index}].uuid {item_uuid!r} repeats an earlier item's uuid")
-            previous = kept.get(item_uuid)
             items.append(
                 UnitItem(
                     uuid=item_uuid,
