@@ -137,6 +137,32 @@ def test_the_catalogue_a_contract_sells() -> None:
     assert contract_catalog(catalog, Contract(), date(2026, 6, 1)) is catalog
 
 
+def test_a_booking_keeps_its_product_and_option_once_its_contract_no_longer_sells_them() -> None:
+    """Its own option at the contract's rate, beside the options the contract sells; the
+    product it is on once the contract sells it no longer, or has ended."""
+    catalog, today = booking_catalog(), date(2026, 6, 1)
+    daytime = parse_contract(
+        {"products": [{"product": "thames-sightseeing", "options": ["DEFAULT"]}], "rate": {"commission": 10}}
+    )
+    sold = contract_catalog(catalog, daytime, today)
+    assert sold.sells("thames-sightseeing", "DEFAULT") and not sold.sells("thames-sightseeing", "evening")
+    assert sold.booked("thames-sightseeing", "DEFAULT") is sold.product("thames-sightseeing")
+    cruise = sold.booked("thames-sightseeing", "evening")
+    assert cruise is not None and [o.id for o in cruise.options] == ["DEFAULT", "evening"]
+    evening = cruise.option("evening")
+    adult = evening.unit("adult") if evening is not None else None
+    assert adult is not None and [(p.retail, p.net) for p in adult.prices] == [(3500, 3150), (3000, 2700)]
+    only_museum = parse_contract({"products": [{"product": "tower-of-stories"}], "rate": {"commission": 10}})
+    kayak = contract_catalog(catalog, only_museum, today).booked("sunset-kayak", "DEFAULT")
+    assert kayak is not None and [o.id for o in kayak.options] == ["DEFAULT"]
+    assert [(p.retail, p.net) for p in kayak.options[0].booking_prices] == [(24000, 21600)]
+    ended = contract_catalog(catalog, daytime.model_copy(update={"valid_until": date(2026, 5, 31)}), today)
+    assert ended.products == () and ended.booked("thames-sightseeing", "evening") is not None
+    assert sold.booked("thames-sightseeing", "no-such-option") is None
+    assert sold.booked("no-such-product", "DEFAULT") is None
+    assert catalog.booked("thames-sightseeing", "evening") is catalog.product("thames-sightseeing")
+
+
 def test_a_bad_contract_names_every_field_in_error() -> None:
     with pytest.raises(BadRequest) as refused:
         parse_contract({"products": [{"prodct": "x"}], "rate": {"commission": 120}, "paymentTerms": "CASH"})

@@ -5,7 +5,9 @@ What a reseller sees is the catalogue as its contract makes it (`contract_catalo
 products (and options) it may sell, each price carrying the reseller's own net. Retail is the
 supplier's, the same for everyone. Every part of Berth that serves a reseller reads that
 catalogue, so a product outside the contract does not exist for it, and a sale is priced at the
-contract's net when it is made (domain.price_lines keeps it).
+contract's net when it is made (domain.price_lines keeps it). A booking made earlier stays on its
+own product and option when the contract no longer sells them (`booked_product`, found through
+`Catalog.booked`).
 
 The rate, per price of the catalogue:
 - a net price list entry for the product, option, unit (none for per-booking prices) and
@@ -24,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from hashlib import sha256
 from typing import Annotated, Any, Literal
 
@@ -250,6 +252,13 @@ def _extra(extra: Extra, rate: Rate) -> Extra:
     )
 
 
+def _rated(product: Product, options: tuple[Option, ...], rate: Rate) -> Product:
+    """`product` with only `options`, at `rate`."""
+    if rate.commission is None and not rate.net_prices and len(options) == len(product.options):
+        return product
+    return product.model_copy(update={"options": tuple(_option(product, o, rate) for o in options)})
+
+
 def contract_product(product: Product, contract: Contract) -> Product | None:
     """`product` as `contract` sells it: its options it may sell, at its rate (None: none)."""
     grant = contract.grant(product.id)
@@ -258,10 +267,22 @@ def contract_product(product: Product, contract: Contract) -> Product | None:
     options = tuple(o for o in product.options if grant.options is None or o.id in grant.options)
     if not options:
         return None
-    rate = contract.rate
-    if rate.commission is None and not rate.net_prices and len(options) == len(product.options):
-        return product
-    return product.model_copy(update={"options": tuple(_option(product, o, rate) for o in options)})
+    return _rated(product, options, contract.rate)
+
+
+def booked_product(product: Product, contract: Contract, option_id: str) -> Product | None:
+    """`product` as a booking on its option `option_id` made under `contract` sees it, whether
+    or not the contract still sells them (or is in force): the options the contract sells and
+    the booking's own, at the contract's rate. None: the product has no such option."""
+    if product.option(option_id) is None:
+        return None
+    grant = contract.grant(product.id)
+    options = tuple(
+        o
+        for o in product.options
+        if o.id == option_id or (grant is not None and (grant.options is None or o.id in grant.options))
+    )
+    return _rated(product, options, contract.rate)
 
 
 def is_default(contract: Contract) -> bool:
@@ -271,14 +292,25 @@ def is_default(contract: Contract) -> bool:
 
 def contract_catalog(catalog: Catalog, contract: Contract, today: date) -> Catalog:
     """The catalogue as a connection under `contract` sees it on `today`: nothing when the
-    contract is not in force; else the products and options it may sell, at its net."""
+    contract is not in force; else the products and options it may sell, at its net. Either
+    way it finds the product of each of the connection's bookings (`Catalog.booked`)."""
     if is_default(contract):
         return catalog
     unsold = contract.not_in_force(today)
     if unsold is not None:
-        return catalog.unsold_because(unsold)
-    products = tuple(p for p in (contract_product(p, contract) for p in catalog.products) if p is not None)
-    return catalog.model_copy(update={"products": products})
+        sold = catalog.unsold_because(unsold)
+    else:
+        products = tuple(
+            p for p in (contract_product(p, contract) for p in catalog.products) if p is not None
+        )
+        sold = catalog.model_copy(update={"products": products})
+
+    @lru_cache(maxsize=256)
+    def booked(product_id: str, option_id: str) -> Product | None:
+        product = catalog.product(product_id)
+        return None if product is None else booked_product(product, contract, option_id)
+
+    return sold.with_bookings_on(booked)
 
 
 class ContractConflict(OctoError):

@@ -96,14 +96,15 @@ def price_lines(
 ) -> PriceLines:
     """The booking's lines for the parts it has now (`wanted`, priced from the catalogue as the
     booking's connection buys it: its contract's net): a part it already had keeps its line from
-    `kept` (unless `reprice`); a new part is sold at its price of now."""
+    `kept` (unless `reprice`); a new part, or one that is another item now (a unit item given
+    another unit), is sold at its price of now."""
     previous = {} if reprice else {line.key: line for line in kept}
     lines = []
     for part in wanted:
         line = previous.get((part.kind, part.ref))
-        lines.append(
-            line if line is not None else PriceLine(part.kind, part.ref, part.item, as_sold(part.price))
-        )
+        if line is None or line.item != part.item:
+            line = PriceLine(part.kind, part.ref, part.item, as_sold(part.price))
+        lines.append(line)
     return tuple(lines)
 
 

@@ -7,6 +7,7 @@ These models are both the in-memory catalogue and the schema of the catalogue fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
@@ -863,6 +864,10 @@ class Catalog(CatalogModel):
     # Why this catalogue, as a connection's contract sells it, has nothing on sale (the contract
     # is not in force: domain.contracts); not part of the document.
     _unsold: str | None = PrivateAttr(default=None)
+    # A contract's catalogue: the product a booking made under the contract is on, by product
+    # and option id, whether or not the contract still sells them (domain.contracts); None: the
+    # catalogue's own products.
+    _booked: Callable[[str, str], Product | None] | None = PrivateAttr(default=None)
 
     @property
     def unsold(self) -> str | None:
@@ -874,8 +879,27 @@ class Catalog(CatalogModel):
         empty._unsold = reason
         return empty
 
+    def with_bookings_on(self, booked: Callable[[str, str], Product | None]) -> Catalog:
+        """This catalogue, finding the products of bookings made earlier with `booked`."""
+        found = self.model_copy()
+        found._booked = booked
+        return found
+
     def product(self, product_id: str) -> Product | None:
         return next((p for p in self.products if p.id == product_id), None)
+
+    def sells(self, product_id: str, option_id: str) -> bool:
+        product = self.product(product_id)
+        return product is not None and product.option(option_id) is not None
+
+    def booked(self, product_id: str, option_id: str) -> Product | None:
+        """The product a booking on its option `option_id` is on, with that option: as this
+        catalogue sells it, else as the contract it was made under sees it now that it sells it
+        no longer (a booking's product and option are its own). None: not in the catalogue."""
+        product = self.product(product_id)
+        if product is not None and product.option(option_id) is not None:
+            return product
+        return self._booked(product_id, option_id) if self._booked is not None else None
 
     @property
     def languages(self) -> list[str]:

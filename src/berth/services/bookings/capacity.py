@@ -220,7 +220,7 @@ class CapacityPolicies:
             await policy.booking_changed(conn, before, after, now)
 
     def counted_in(self, catalog: Catalog, booking: Booking) -> list[SlotKey]:
-        product = catalog.product(booking.product_id)
+        product = catalog.booked(booking.product_id, booking.option_id)
         option = product.option(booking.option_id) if product else None
         if option is None:
             return [slot_key(booking)]
