@@ -27,7 +27,6 @@ from tests.berth_process import berth_serve
 from tests.bookings_helpers import booking_catalog, reservation
 from tests.builders import load
 from tests.conftest import ADMIN, KEY_A, KEY_B, Clock, auth
-from tests.databases import POSTGRES_URL
 from tests.resources_helpers import RIB, resources_catalog
 from tests.test_catalog_import import MINIMAL
 from tests.test_multi_process import LONDON, berth_processes, clients, departure, troubles
@@ -96,9 +95,7 @@ async def test_racing_resellers_never_take_a_blocks_places(
             await services.close()
 
 
-@pytest.mark.skipif(
-    not POSTGRES_URL, reason="two server processes on one PostgreSQL: set BERTH_TEST_POSTGRES_URL"
-)
+@pytest.mark.postgresql  # two server processes and a worker on one PostgreSQL
 async def test_two_server_processes_keep_a_block(
     services: Services, database_url: str, tmp_path: Path
 ) -> None:

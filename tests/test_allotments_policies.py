@@ -197,14 +197,13 @@ async def test_on_resources_with_a_schedule_capacity_it_is_c_when_tighter(
     ] * 2
 
 
+@pytest.mark.postgresql  # one call is PostgreSQL's (SQLite's write lock is the transaction)
 async def test_on_postgresql_a_reservation_on_resources_is_never_the_one_statement(
     client: httpx.AsyncClient, services: Services
 ) -> None:
     """The one-statement reservation (`Database.one_call`) checks a departure's schedule
     places only: a departure whose places come from resources is reserved in a transaction,
     its place count and allocation read under the departure's lock, and refused there."""
-    if services.database.is_sqlite:
-        pytest.skip("one call is PostgreSQL's (SQLite's write lock is the transaction)")
     await load(services, resources_catalog())
     assert (await put_contract(client, services, KEY_B, RIB_BLOCK)).status_code == 200
     for expected in (200,) * 4 + (400,):
