@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from berth.domain.availability import AvailabilityStatus, slot_state
+from berth.domain.allotments import seen_with
+from berth.domain.availability import AvailabilityStatus, SlotState, slot_state
 from berth.domain.bookings import (
     Booking,
     BookingStatus,
@@ -287,7 +288,7 @@ class BookingSteps:
     def _places_token(booking: Booking) -> str:
         return f"{booking.id}:places"
 
-    async def _held_as_run(
+    async def _seen_as_run(
         self,
         conn: DbConnection,
         product: Product,
@@ -295,20 +296,23 @@ class BookingSteps:
         slot: Slot,
         now: datetime,
         excluding: str | None,
-        connection_id: str,
-    ) -> tuple[Slot, int]:
-        """The slot as it runs (staff's overrides applied) and the places taken in it for a
-        booking of `connection_id`: those held, and the other connections' unused blocks."""
+        booking: Booking,
+        pax: int,
+    ) -> tuple[Slot, SlotState]:
+        """The slot as it runs (staff's overrides applied) and its state for `pax` more places
+        of `booking`, as its connection's availability shows it (`AllotmentService.seen_by`):
+        the option's policy's count, less the other connections' unused blocks."""
         (run,) = await slots_as_run(conn, product, option, [slot])
-        # No limit (freesale, or capacity from resources): the places held do not matter.
-        if run.capacity is None:
-            return run, 0
-        policy = self.policies.of(option)
-        held = (await policy.held(conn, product, option, [run], now, excluding=excluding))[0]
-        blocked = await self.allotments.reserved_in(
-            conn, product, option, run, connection_id, now, excluding=excluding
+        reserved = await self.allotments.reserved_in(
+            conn, product, option, run, booking.connection_id, now, excluding=excluding
         )
-        return run, held + blocked
+        if run.capacity is None and not reserved:
+            # Freesale, or places from resources with no block of another to keep: nothing
+            # to count (resources are allocated after this, under the same lock).
+            return run, slot_state(run, 0, now, pax)
+        policy = self.policies.of(option)
+        state = await policy.state_in(conn, product, option, run, now, pax, excluding=excluding)
+        return run, seen_with(state, reserved, pax)
 
     async def _take_places(
         self,
@@ -327,17 +331,17 @@ class BookingSteps:
         policy = self.policies.of(option)
         now = self._clock()
 
-        async def held(c: DbConnection) -> tuple[Slot, int]:
-            return await self._held_as_run(c, product, option, slot, now, excluding, booking.connection_id)
+        async def seen(c: DbConnection) -> tuple[Slot, SlotState]:
+            return await self._seen_as_run(c, product, option, slot, now, excluding, booking, pax)
 
         keys = [policy.lock_key(product, option, slot), *also_lock]
         # The departure as staff left it (closed, capacity), read under its lock as the places
         # are: a change of the departure and a reservation take turns.
-        run, count = await self.locks.locked_read(conn, keys, self._places_token(booking), held)
-        state = slot_state(run, count, now, pax)
+        run, state = await self.locks.locked_read(conn, keys, self._places_token(booking), seen)
         if not state.available:
             if state.status is AvailabilityStatus.CLOSED:
-                reason = "is closed for sale" if run.closed else "is past its sales cutoff"
+                past_cutoff = not run.closed and now >= run.cutoff_utc
+                reason = "is past its sales cutoff" if past_cutoff else "is closed for sale"
                 raise UnprocessableEntity(f"Availability {run.id} {reason}")
             raise UnprocessableEntity(policy.sold_out(run, state.vacancies or 0, pax))
 
@@ -405,12 +409,12 @@ class BookingSteps:
         await policy.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
         await self.extensions.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
 
-        async def held(c: DbConnection) -> tuple[Slot, int]:
-            return await self._held_as_run(
-                c, prepared.product, prepared.option, slot, now, None, booking.connection_id
+        async def seen(c: DbConnection) -> tuple[Slot, SlotState]:
+            return await self._seen_as_run(
+                c, prepared.product, prepared.option, slot, now, None, booking, booking.pax
             )
 
-        await self.locks.read_ahead(self._places_token(booking), held)
+        await self.locks.read_ahead(self._places_token(booking), seen)
 
     # --- history and events ----------------------------------------------------------------
 
