@@ -36,6 +36,30 @@ CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
 Identifier = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:\-]+$")]
 LanguageTag = Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]
 Amount = Annotated[int, Field(ge=0)]
+# The largest amount Berth takes in, in minor units, wherever amounts enter (catalogue prices and
+# taxes, a rental's price times its multiplier, contracts' nets): docs/decisions.md, "One
+# maximum for every amount". Checked by the rules of an import or a save, not by the model, so
+# documents stored before the maximum still load.
+MAX_AMOUNT = 10**12
+
+
+def amount_problem(amount: int | None) -> str | None:
+    """Why `amount` is above the maximum (None: it is not)."""
+    if amount is None or amount <= MAX_AMOUNT:
+        return None
+    return f"{amount} is above the maximum amount, {MAX_AMOUNT:,} minor units"
+
+
+def price_amounts(price: Price) -> list[tuple[tuple[str | int, ...], int | None]]:
+    """Every amount of `price`, each with its place in the price (`includedTaxes`, 0, `net`)."""
+    found: list[tuple[tuple[str | int, ...], int | None]] = [
+        (("retail",), price.retail),
+        (("original",), price.original),
+        (("net",), price.net),
+    ]
+    for index, tax in enumerate(price.included_taxes):
+        found += [(("includedTaxes", index, key), getattr(tax, key)) for key in ("retail", "original", "net")]
+    return found
 
 
 class CatalogModel(BaseModel):
@@ -348,7 +372,9 @@ class Tax(CatalogModel):
 
 
 class Price(CatalogModel):
-    """A price in one currency, in minor units; `from`/`until` limit it to travel dates."""
+    """A price in one currency, in minor units; `from`/`until` limit it to travel dates. Every
+    amount (retail, original, net, and those of included taxes) is at most 1,000,000,000,000
+    (`MAX_AMOUNT`), a rental's once multiplied by its durations' `pricingMultiplier` too."""
 
     currency: CurrencyCode
     retail: Amount
