@@ -136,9 +136,14 @@ class Statement:
     totals: tuple[Total, ...]
 
 
+def amount_value(amount: int, precision: int) -> Decimal:
+    """`1234` at precision 2: `Decimal("12.34")`, exact, with `precision` decimals."""
+    return Decimal(amount).scaleb(-precision)
+
+
 def amount_text(amount: int, precision: int) -> str:
-    """`1234` at precision 2: `12.34` (exact, through Decimal)."""
-    return f"{Decimal(amount).scaleb(-precision):.{precision}f}"
+    """`1234` at precision 2: `12.34`."""
+    return f"{amount_value(amount, precision):.{precision}f}"
 
 
 def sold(booking: Booking) -> bool:

@@ -1,12 +1,12 @@
 """A monthly statement as JSON (amounts in minor units, as OCTO's pricing) and as CSV rows
-(amounts as decimals in the currency's precision), through the one CSV writer."""
+(amounts as decimal numbers in the currency's precision), through the one CSV writer."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from berth.domain.statements import Statement, StatementLine, Total, amount_text
+from berth.domain.statements import Statement, StatementLine, Total, amount_value
 from berth.views.exports import Row, csv_file
 
 CSV_HEADER = (
@@ -74,9 +74,9 @@ def statement_rows(statement: Statement) -> list[Row]:
             line.unit_count,
             line.status.value,
             line.currency or "",
-            amount_text(line.retail, line.precision),
-            amount_text(line.net, line.precision),
-            amount_text(line.commission, line.precision),
+            amount_value(line.retail, line.precision),
+            amount_value(line.net, line.precision),
+            amount_value(line.commission, line.precision),
             "yes" if line.net_missing else "",
         ]
         for line in statement.lines
