@@ -247,6 +247,37 @@ def totals_of(lines: Iterable[StatementLine]) -> tuple[Total, ...]:
     return tuple(totals[key] for key in sorted(totals, key=lambda currency: currency or ""))
 
 
+def statement_lines(
+    connection_id: str, month: Month, basis: Basis, bookings: Iterable[Booking], catalog: Catalog
+) -> list[StatementLine]:
+    """The lines of `bookings` that belong on the connection's statement of `month` (any
+    superset of the connection's bookings of the month: those of another connection or month,
+    or never sold, are left out), unsorted."""
+    return [
+        line
+        for booking in bookings
+        if booking.connection_id == connection_id and month_of(booking, basis) == month
+        for line in booking_lines(booking, catalog)
+    ]
+
+
+def statement_of(
+    connection_id: str, connection_name: str, month: Month, basis: Basis, lines: Iterable[StatementLine]
+) -> Statement:
+    """The statement of these lines: in the order of travel date and time, then supplier
+    reference; open-dated bookings last; with their totals."""
+    ordered = sorted(
+        lines,
+        key=lambda line: (
+            line.travel_date or date.max,
+            line.travel_time or "",
+            line.supplier_reference,
+            line.currency or "",
+        ),
+    )
+    return Statement(connection_id, connection_name, month, basis, tuple(ordered), totals_of(ordered))
+
+
 def statement(
     connection_id: str,
     connection_name: str,
@@ -255,20 +286,6 @@ def statement(
     bookings: Iterable[Booking],
     catalog: Catalog,
 ) -> Statement:
-    """The statement of `month` from `bookings` (any superset of the connection's bookings of
-    the month: those of another connection or month, or never sold, are left out)."""
-    lines = [
-        line
-        for booking in bookings
-        if booking.connection_id == connection_id and month_of(booking, basis) == month
-        for line in booking_lines(booking, catalog)
-    ]
-    lines.sort(
-        key=lambda line: (
-            line.travel_date or date.max,
-            line.travel_time or "",
-            line.supplier_reference,
-            line.currency or "",
-        )
-    )
-    return Statement(connection_id, connection_name, month, basis, tuple(lines), totals_of(lines))
+    """The statement of `month` from `bookings` (see `statement_lines`)."""
+    lines = statement_lines(connection_id, month, basis, bookings, catalog)
+    return statement_of(connection_id, connection_name, month, basis, lines)
