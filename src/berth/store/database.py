@@ -130,8 +130,9 @@ def log_failure(logger: Any, event: str, exc: BaseException, **fields: Any) -> N
     if fault != "unavailable":
         logger.error(event, exc_info=exc, fault=fault, **fields)
         return
-    lines = str(getattr(exc, "orig", None) or exc).splitlines() or [""]  # the driver's first line:
-    said = " ".join(lines[0].split()) or type(exc).__name__  # the next ones quote SQL and parameters
+    # The driver's first line: the lines after it quote the SQL and its parameters.
+    lines = str(getattr(exc, "orig", None) or exc).splitlines() or [""]
+    said = " ".join(lines[0].split()) or type(exc).__name__
     logger.warning(event, fault=fault, error=said, **fields)
 
 
