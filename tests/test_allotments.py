@@ -6,6 +6,9 @@ cruise's departures hold 20 places."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,6 +24,7 @@ from tests.test_contracts import connection_id, put_contract
 from tests.test_webhooks import drain, subscribe
 
 TWO_PM = "2026-06-02T14:00:00+01:00"
+CONTRACTS_DOC = Path(__file__).resolve().parents[1] / "docs" / "contracts.md"
 # Released at 2026-06-01T21:00Z, twelve hours before the 10:00 departure (09:00Z).
 BLOCK_OF_TEN = {
     "allotments": [
@@ -104,6 +108,82 @@ async def test_at_the_release_time_the_unused_places_go_back_announced_once(
         assert [p["availability"]["id"] for p in announced] == [SLOT]
         assert announced[0]["availability"]["vacancies"] == 12
         assert len(to_b.requests) == before_b, "B's own view did not change: no webhook"
+
+
+def worked_example() -> list[tuple[str, str, str]]:
+    """(what happened, A sees, B sees) of each row of docs/contracts.md's worked example."""
+    text = CONTRACTS_DOC.read_text(encoding="utf-8")
+    table = text[text.index("**Worked example.**") :].split("\n\n")[1]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]
+    assert rows[0] == ["What happened", "B holds", "others hold", "general pool", "A sees", "B sees"]
+    return [(row[0], row[4], row[5]) for row in rows[2:]]
+
+
+def stated(cell: str) -> tuple[int, str | None]:
+    """`0 + 7 = 7 (`LIMITED`)`: the places a reseller sees (the last number) and the status,
+    where the cell names one."""
+    status = re.search(r"\(`(\w+)`\)", cell)
+    places = re.findall(r"\d+", cell.split("(")[0])
+    return int(places[-1]), status[1] if status else None
+
+
+async def test_the_worked_example_of_the_contracts_page_is_what_berth_answers(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    """Each row of docs/contracts.md's worked example (the 10:00 cruise, 20 places, a block of
+    10 for B), played over HTTP: what A and B see, statuses included. Rows 1-4 on one day; the
+    release row, which comes "instead" after row 3, on the next day's 10:00."""
+    assert (await put_contract(client, bookable, KEY_B, BLOCK_OF_TEN)).status_code == 200
+    catalog = (await bookable.catalog.snapshot()).catalog
+    product = find_product(catalog, TOUR["productId"])
+    option = find_option(product, "DEFAULT")
+    b = await connection_id(bookable, KEY_B)
+
+    async def sell(key: str, places: int, departure: str) -> None:
+        assert (await book(client, key, places, departure)).status_code == 200
+
+    async def release(departure: str) -> None:
+        slot = slot_for_id(product, option, departure)
+        assert slot is not None
+        assert await bookable.allotments.release_early(product, option, slot, b, actor=COMMAND_LINE)
+
+    next_day = "2026-06-03T10:00:00+01:00"
+
+    async def nothing() -> None:
+        pass
+
+    async def row_two() -> None:
+        await sell(KEY_A, 5, SLOT)
+        await sell(KEY_B, 3, SLOT)
+
+    async def instead_released() -> None:
+        await sell(KEY_A, 5, next_day)
+        await sell(KEY_B, 3, next_day)
+        await sell(KEY_A, 5, next_day)
+        await release(next_day)
+
+    steps: dict[str, tuple[Callable[[], Awaitable[None]], str]] = {
+        "nothing sold": (nothing, SLOT),
+        "A sells 5, B sells 3": (row_two, SLOT),
+        "A sells 5 more": (lambda: sell(KEY_A, 5, SLOT), SLOT),
+        "B sells 7 more": (lambda: sell(KEY_B, 7, SLOT), SLOT),
+        "or instead, after row 3, the block is released": (instead_released, next_day),
+    }
+    rows = worked_example()
+    assert [what for what, _, _ in rows] == list(steps)
+    for what, a_sees, b_sees in rows:
+        step, departure = steps[what]
+        await step()
+        for key, cell in ((KEY_A, a_sees), (KEY_B, b_sees)):
+            found = await seen(client, key, departure)
+            places, status = stated(cell)
+            assert found["vacancies"] == places, (what, key, cell, found)
+            if status is not None:
+                assert found["status"] == status, (what, key, cell, found)
+        if what == "A sells 5 more":  # "After row 3, a request of B for 9 places is refused"
+            refused = await book(client, KEY_B, 9)
+            assert refused.json()["error"] == "UNPROCESSABLE_ENTITY", refused.text
+            assert "sold out" in refused.json()["errorMessage"]
 
 
 async def test_staff_release_a_block_early_once(

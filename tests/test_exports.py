@@ -6,17 +6,23 @@ from __future__ import annotations
 import csv
 import io
 import uuid
+from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 import httpx
 
 from berth.container import Services
+from berth.domain.bookings import BookingStatus
+from berth.domain.statements import Basis, statement
 from berth.store.bookings_repo import BookingFilter, find_bookings
-from berth.views.exports import HEADER, safe_cell
+from berth.views.exports import HEADER, csv_text, safe_cell
+from berth.views.statements import CSV_HEADER, statement_csv
 from tests.bookings_helpers import GUEST, SLOT, booking_products, confirm, reservation, reserve
 from tests.builders import catalog, load, product
 from tests.conftest import ADMIN, KEY_B, auth
 from tests.departures_helpers import departure_path
+from tests.test_statements_domain import CATALOG, CONNECTION, JUNE, booking, price, unit_line
 
 VOUCHER = {"productId": "open-voucher", "optionId": "DEFAULT"}
 
@@ -41,6 +47,29 @@ def test_formula_cells_are_guarded() -> None:
         assert safe_cell(risky) == "'" + risky
     for plain in ("Ada", "", "1+1", "a=b", "'quoted"):
         assert safe_cell(plain) == plain
+
+
+def test_numbers_are_written_as_numbers_and_text_is_guarded() -> None:
+    assert csv_text([[Decimal("-5.00"), -3, "-5.00", "=1+1", "5"]]) == "-5.00,-3,'-5.00,'=1+1,5\r\n"
+
+
+async def test_a_statements_negative_amount_is_a_number_a_spreadsheet_sums() -> None:
+    """A line sold before nets above retail were refused (issue 37) has a negative commission:
+    the CSV writes it as a number, not as text behind the formula guard."""
+    sold = booking(1, BookingStatus.CONFIRMED, (unit_line(0, price(500, 1000)),))
+    sold = replace(sold, reseller_reference="-5.00")
+    found = statement(CONNECTION, "Reseller", JUNE, Basis.TRAVEL, [sold], CATALOG)
+    text = b"".join([chunk async for chunk in statement_csv(found)]).decode("utf-8-sig")
+    header, row = csv.reader(io.StringIO(text))
+    line = dict(zip(header, row, strict=True))
+    assert tuple(header) == CSV_HEADER
+    assert (line["Retail"], line["Net"], line["Commission"], line["Unit count"]) == (
+        "5.00",
+        "10.00",
+        "-5.00",
+        "1",
+    )
+    assert line["Reseller reference"] == "'-5.00"  # what a reseller wrote is text, and guarded
 
 
 async def test_bookings_csv_follows_the_search(client: httpx.AsyncClient, bookable: Services) -> None:

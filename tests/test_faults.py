@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 
 from berth.background import run_background
 from berth.container import Services
-from berth.http.errors import DATABASE_FAULTS
+from berth.http.errors import DATABASE_FAULTS, DATABASE_RETRY_AFTER_SECONDS
 from berth.settings import Settings
 from tests.bookings_helpers import confirm, reservation, reserve, vacancies
 from tests.conftest import ADMIN, Clock, auth
@@ -28,6 +28,11 @@ from tests.test_mappings import mapped, notifications, put, row
 from tests.test_webhooks import drain, subscribe
 
 UNAVAILABLE = {"error": "INTERNAL_SERVER_ERROR", "errorMessage": DATABASE_FAULTS["unavailable"]}
+REFUSED = {
+    "error": "SERVICE_UNAVAILABLE",
+    "errorMessage": DATABASE_FAULTS["refused"],
+    "retryAfter": DATABASE_RETRY_AFTER_SECONDS,
+}
 
 
 @pytest.fixture
@@ -140,7 +145,7 @@ async def outage(database_url: str) -> AsyncIterator[Outage]:
         await admin.close()
 
 
-async def test_requests_during_an_outage_get_a_plain_500_and_the_next_ones_succeed(
+async def test_requests_during_an_outage_get_a_503_and_the_next_ones_succeed(
     client: httpx.AsyncClient, bookable: Services, outage: Outage, logs: Logs
 ) -> None:
     assert await vacancies(client) == 20
@@ -156,18 +161,24 @@ async def test_requests_during_an_outage_get_a_plain_500_and_the_next_ones_succe
         await client.get("/admin/api/bookings", headers=ADMIN),
     ]
     for response in during:
-        assert response.status_code == 500
-        assert response.json() == UNAVAILABLE  # the whole body: no driver text, host or SQL
-        # ... which the log has, under the request id: one warning line, no traceback
-        logged = logs.fault_of(response)
-        assert logged["level"] == "warning" and "exception" not in logged
-        assert logged["event"] == "unhandled error" and logged["fault"] == "unavailable"
-        assert "is not currently accepting connections" in logged["error"]
+        assert response.status_code == 503
+        assert response.headers["retry-after"] == str(DATABASE_RETRY_AFTER_SECONDS)
+        assert response.json() == REFUSED  # the whole body: no driver text, host or SQL
+    # ... which the log has, under the first request's id: one warning line for the outage,
+    # no traceback (tests/test_database_refused.py: with a connection limit)
+    logged = logs.fault_of(during[0])
+    assert logged["level"] == "warning" and "exception" not in logged
+    assert logged["event"] == "database unavailable" and logged["fault"] == "refused"
+    assert "is not currently accepting connections" in logged["error"]
+    for response in during[1:]:
+        request_id = response.headers["x-request-id"]
+        assert not [line for line in logs.read() if line.get("request_id") == request_id]
     ready = await client.get("/readyz")
     assert ready.status_code == 503 and ready.json()["status"] == "unavailable"
 
     await outage.end()  # no restart: the pool makes new connections by itself
     assert (await client.get("/readyz")).status_code == 200
+    assert "database available again" in logs.events()
     assert await vacancies(client) == 20
     held = await reserve(client, body)  # the same uuid: the failed attempt left nothing behind
     assert held["status"] == "ON_HOLD" and await vacancies(client) == 18
@@ -207,8 +218,8 @@ async def test_the_background_loops_ride_out_an_outage(
     client: httpx.AsyncClient, bookable: Services, clock: Clock, outage: Outage, logs: Logs
 ) -> None:
     """The sweeper and the delivery loop fail on every tick while the database is away, say so
-    in the log, and carry on once it is back: a hold that ran out meanwhile is expired and
-    announced."""
+    in the log once for the outage, and carry on once it is back: a hold that ran out meanwhile
+    is expired and announced."""
     bookable.settings.expiry_sweep_seconds = 0.05
     bookable.settings.delivery_poll_seconds = 0.05
     async with receiver() as target:
@@ -218,11 +229,15 @@ async def test_the_background_loops_ride_out_an_outage(
         await outage.begin()
         loops = asyncio.create_task(run_background(bookable, stop))
         try:
-            await until(lambda: {"expiry sweep failed", "delivery loop failed"} <= logs.events())
+            refused = bookable.database.outages.refused
+            await until(lambda: bookable.database.outages.refused >= refused + 10)  # many failed ticks
             assert not loops.done()
-            failed = [line for line in logs.read() if line["event"].endswith("failed")]
-            assert {line["level"] for line in failed} == {"warning"}
-            assert not any("exception" in line for line in failed)
+            said = [line for line in logs.read() if line["level"] in ("warning", "error")]
+            assert [line["event"] for line in said if line["event"] == "database unavailable"] == [
+                "database unavailable"
+            ]
+            assert {line["level"] for line in said} == {"warning"}
+            assert not any("exception" in line for line in said)
             await outage.end()
             clock.advance(minutes=2)
             await until(lambda: any(p["booking"]["status"] == "EXPIRED" for p in target.payloads()))

@@ -248,6 +248,22 @@ async def test_bad_package_requests_hold_nothing(
     assert (await vacancies(client), await vacancies(client, museum, MUSEUM)) == before
 
 
+async def test_a_core_only_reseller_is_told_to_request_octo_packages(
+    client: httpx.AsyncClient, packaged: Services
+) -> None:
+    """A client without octo/packages cannot see a package's includes; booking the pass without
+    packageBookings says which capability to request, as pickups and questions do."""
+    before = await vacancies(client)
+    body = await package_body(client)
+    del body["packageBookings"]
+    response = await client.post("/octo/bookings", json=body, headers=auth())
+    assert response.status_code == 400 and response.json()["error"] == "UNPROCESSABLE_ENTITY", response.text
+    message = response.json()["errorMessage"]
+    assert "request the octo/packages capability (Octo-Capabilities)" in message, message
+    assert "'cruise'" in message and "'museum'" in message and "packageBookings" in message
+    assert await vacancies(client) == before
+
+
 async def test_sold_out_include_holds_nothing(client: httpx.AsyncClient, packaged: Services) -> None:
     museum = await museum_slot(client)
     for count in (12, await vacancies(client) - 13):

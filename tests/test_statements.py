@@ -18,7 +18,7 @@ import pypdf
 import pytest
 
 from berth.container import Services
-from berth.domain.staff import Role
+from berth.domain.staff import COMMAND_LINE, Role
 from berth.views.statements import CSV_HEADER
 from tests.backoffice.helpers import sign_in, text_of
 from tests.berth_process import berth
@@ -211,3 +211,37 @@ async def test_berth_statements_writes_csv_and_pdf_per_connection(
     assert "berth connection list" in unknown.stderr and "Traceback" not in unknown.stderr
     bad = await run("2026-13")
     assert bad.returncode == 1 and "'2026-13'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+async def test_berth_statements_names_each_file_once_and_prints_names_as_they_are(
+    sales: dict[str, Any], bookable: Services, database_url: str, tmp_path: Path
+) -> None:
+    """Two names that fold to one file name get their connection's id, so that neither file
+    overwrites the other; names are printed as they are, never read as Rich markup or emoji."""
+    ids = {}
+    for name in ("adv x/y", "adv x:y", "Gifts :x: [bold]and[/bold] more"):
+        ids[name] = (await bookable.connections.create(name, actor=COMMAND_LINE))[0].id
+
+    done = await asyncio.to_thread(
+        lambda: berth(
+            "statements", JUNE, "--out", str(tmp_path / "out"), database_url=database_url, timeout=60
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    stems = [
+        "statement-Reseller-A", "statement-Reseller-B", f"statement-adv-x-y-{ids['adv x/y']}",
+        f"statement-adv-x-y-{ids['adv x:y']}", "statement-Gifts--x---bold-and--bold--more",
+    ]  # fmt: skip
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
+        f"{stem}-{JUNE}.{suffix}" for stem in stems for suffix in ("csv", "pdf")
+    )
+    assert "Wrote 10 file(s)" in done.stdout
+    for name in ids:
+        assert f"{name}: 0 line(s); nothing sold" in done.stdout, done.stdout
+
+    listed = await asyncio.to_thread(
+        lambda: berth("connection", "list", database_url=database_url, COLUMNS="200")
+    )
+    assert listed.returncode == 0, listed.stderr
+    for name in ids:
+        assert name in listed.stdout, listed.stdout

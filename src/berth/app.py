@@ -26,7 +26,6 @@ from berth.http.admin.pickups import router as admin_pickups_router
 from berth.http.admin.resources import router as admin_resources_router
 from berth.http.admin.staff import router as admin_staff_router
 from berth.http.admin.statements import router as admin_statements_router
-from berth.http.admin.webhooks import metrics_router
 from berth.http.admin.webhooks import router as admin_webhooks_router
 from berth.http.docs import install_docs
 from berth.http.errors import install_error_handlers
@@ -100,7 +99,6 @@ def create_app(
     install_error_handlers(app)
     install_docs(app)
     app.include_router(ops_router, tags=["operations"])
-    app.include_router(metrics_router, tags=["operations"])
     octo_routers = (
         octo_catalog_router, octo_availability_router, octo_bookings_router, octo_orders_router,
         octo_webhooks_router, octo_mappings_router, octo_resources_router,

@@ -10,6 +10,7 @@ import shlex
 import signal
 import socket
 import sys
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -25,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -71,8 +73,11 @@ contract_app = typer.Typer(
 connection_app.add_typer(contract_app, name="contract")
 app.add_typer(staff_app, name="staff")
 
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)
+# What Berth prints names what operators, resellers and staff typed: never emoji codes (Rich
+# turns `:x:` into one even without markup); markup only in Berth's own words, around escaped
+# or literal (`Text`) values.
+console = Console(emoji=False)
+errors = Console(stderr=True, soft_wrap=True, emoji=False)
 T = TypeVar("T")
 
 
@@ -278,10 +283,12 @@ def serve(
     settings = Settings()
     everywhere = " (listening on every interface)" if host in WILDCARD_HOSTS else ""
     console.print(
-        f"Berth serving the OCTO API at [bold]{settings.octo_endpoint()}[/bold]{everywhere} ({redact_database_url(settings.database_url)})"
+        f"Berth serving the OCTO API at [bold]{escape(settings.octo_endpoint())}[/bold]{everywhere} "
+        f"({escape(redact_database_url(settings.database_url))})",
+        highlight=False,
     )
     for warning in startup_warnings(settings, demo=demo):
-        errors.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+        errors.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     if demo:
         console.print("Demo API keys: demo-reseller-a, demo-reseller-b; admin token: " + DEMO_ADMIN_TOKEN)
     trusted = [str(network) for network in proxy_networks(settings.trusted_proxies)]
@@ -393,7 +400,7 @@ def catalog_import(
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        errors.print(f"[red]error:[/red] {file} is not UTF-8 text")
+        errors.print(f"[red]error:[/red] {escape(str(file))} is not UTF-8 text", highlight=False)
         raise typer.Exit(1) from None
 
     async def work(services: Services) -> ImportOutcome | ImportRefused:
@@ -423,7 +430,7 @@ def _report_import(
     try:
         outcome = _run(work)
     except CatalogFileError as exc:
-        errors.print(f"[red]{name}: {len(exc.problems)} problem(s); nothing was {verb}[/red]")
+        errors.print(f"[red]{escape(name)}: {len(exc.problems)} problem(s); nothing was {verb}[/red]")
         for problem in exc.problems:
             errors.print(f"  {name}:{problem}", markup=False, highlight=False)
         raise typer.Exit(1) from None
@@ -531,7 +538,7 @@ def catalog_history(
     table = Table("Version", "Saved (UTC)", "By", "Door", "What changed", box=None)
     for entry in _run(work):
         saved = entry.created_at.strftime("%Y-%m-%d %H:%M:%S")
-        table.add_row(str(entry.version), saved, entry.actor, entry.door.value, entry.summary)
+        _add_row(table, str(entry.version), saved, entry.actor, entry.door.value, entry.summary)
     console.print(table)
 
 
@@ -614,7 +621,7 @@ def connection_list(
     )
     for c in connections:
         status = f"revoked {c.revoked_at:%Y-%m-%d %H:%M}" if c.revoked_at else "active"
-        table.add_row(c.id, c.name, c.key_hint, f"{c.created_at:%Y-%m-%d %H:%M}", status)
+        _add_row(table, c.id, c.name, c.key_hint, f"{c.created_at:%Y-%m-%d %H:%M}", status)
     _wide(table)
 
 
@@ -732,9 +739,10 @@ def statements_command(
         catalog = (await services.catalog.snapshot()).catalog
         out.mkdir(parents=True, exist_ok=True)
         written = []
+        stems = statement_stems(chosen, period)
         for found in chosen:
             statement = await services.statements.of(catalog, found, period)
-            stem = out / file_name("statement", found.name, str(period))
+            stem = out / stems[found.id]
             csv_path, pdf_path = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".pdf")
             csv_path.write_bytes(b"".join([chunk async for chunk in statement_csv(statement)]))
             pdf_path.write_bytes(
@@ -751,6 +759,20 @@ def statements_command(
     _say(f"Wrote {len(written)} file(s) in {out}.")
 
 
+def statement_stems(connections: list[Connection], month: Month) -> dict[str, str]:
+    """Each connection's statement file name (without suffix), by connection id: from its name,
+    with its id as well where names fold to one file name (`adv x/y`, `adv x:y`; compared
+    without case, as some file systems do), so no file overwrites another."""
+    plain = {c.id: file_name("statement", c.name, str(month)) for c in connections}
+    folded = Counter(stem.casefold() for stem in plain.values())
+    return {
+        c.id: plain[c.id]
+        if folded[plain[c.id].casefold()] == 1
+        else file_name("statement", c.name, c.id, str(month))
+        for c in connections
+    }
+
+
 def _total_text(total: Total) -> str:
     def amount(value: int) -> str:
         return amount_text(value, total.precision)
@@ -761,10 +783,15 @@ def _total_text(total: Total) -> str:
     )
 
 
+def _add_row(table: Table, *cells: str) -> None:
+    """A row of literal text: a name like `[bold]x[/bold] :x:` is shown as written."""
+    table.add_row(*(Text(cell) for cell in cells))
+
+
 def _wide(table: Table) -> None:
     """Print a table wider than the terminal rather than cut short: an id is only useful whole."""
     natural = Measurement.get(console, console.options.update(max_width=sys.maxsize), table).maximum
-    Console(width=max(console.width, natural)).print(table)
+    Console(width=max(console.width, natural), emoji=False).print(table)
 
 
 def _no_such_member(exc: NotFound) -> NotFound:
@@ -831,8 +858,8 @@ def staff_list(
     )  # fmt: skip
     for m in members:
         status = f"disabled {m.disabled_at:%Y-%m-%d %H:%M}" if m.disabled_at else "active"
-        table.add_row(
-            m.email, m.role.value, m.id, m.token_hint or "-", f"{m.created_at:%Y-%m-%d %H:%M}", status
+        _add_row(
+            table, m.email, m.role.value, m.id, m.token_hint or "-", f"{m.created_at:%Y-%m-%d %H:%M}", status
         )
     _wide(table)
 

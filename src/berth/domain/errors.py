@@ -42,14 +42,25 @@ class UnprocessableEntity(OctoError):
     code = "UNPROCESSABLE_ENTITY"
 
 
-class TooManyRequests(OctoError):
-    """OCTO clients retry after `retryAfter` seconds when they see this code."""
-
-    code = "TOO_MANY_REQUESTS"
+class RetryLater(OctoError):
+    """An error the client should repeat after `retryAfter` seconds (also answered as a
+    `Retry-After` header)."""
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message, retryAfter=retry_after)
         self.retry_after = retry_after
+
+
+class TooManyRequests(RetryLater):
+    """OCTO clients retry after `retryAfter` seconds when they see this code."""
+
+    code = "TOO_MANY_REQUESTS"
+
+
+class ServiceUnavailable(RetryLater):
+    """The server cannot serve the request now (its database refuses connections)."""
+
+    code = "SERVICE_UNAVAILABLE"
 
 
 class NotFound(OctoError):

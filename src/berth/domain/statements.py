@@ -136,9 +136,14 @@ class Statement:
     totals: tuple[Total, ...]
 
 
+def amount_value(amount: int, precision: int) -> Decimal:
+    """`1234` at precision 2: `Decimal("12.34")`, exact, with `precision` decimals."""
+    return Decimal(amount).scaleb(-precision)
+
+
 def amount_text(amount: int, precision: int) -> str:
-    """`1234` at precision 2: `12.34` (exact, through Decimal)."""
-    return f"{Decimal(amount).scaleb(-precision):.{precision}f}"
+    """`1234` at precision 2: `12.34`."""
+    return f"{amount_value(amount, precision):.{precision}f}"
 
 
 def sold(booking: Booking) -> bool:
@@ -242,6 +247,37 @@ def totals_of(lines: Iterable[StatementLine]) -> tuple[Total, ...]:
     return tuple(totals[key] for key in sorted(totals, key=lambda currency: currency or ""))
 
 
+def statement_lines(
+    connection_id: str, month: Month, basis: Basis, bookings: Iterable[Booking], catalog: Catalog
+) -> list[StatementLine]:
+    """The lines of `bookings` that belong on the connection's statement of `month` (any
+    superset of the connection's bookings of the month: those of another connection or month,
+    or never sold, are left out), unsorted."""
+    return [
+        line
+        for booking in bookings
+        if booking.connection_id == connection_id and month_of(booking, basis) == month
+        for line in booking_lines(booking, catalog)
+    ]
+
+
+def statement_of(
+    connection_id: str, connection_name: str, month: Month, basis: Basis, lines: Iterable[StatementLine]
+) -> Statement:
+    """The statement of these lines: in the order of travel date and time, then supplier
+    reference; open-dated bookings last; with their totals."""
+    ordered = sorted(
+        lines,
+        key=lambda line: (
+            line.travel_date or date.max,
+            line.travel_time or "",
+            line.supplier_reference,
+            line.currency or "",
+        ),
+    )
+    return Statement(connection_id, connection_name, month, basis, tuple(ordered), totals_of(ordered))
+
+
 def statement(
     connection_id: str,
     connection_name: str,
@@ -250,20 +286,6 @@ def statement(
     bookings: Iterable[Booking],
     catalog: Catalog,
 ) -> Statement:
-    """The statement of `month` from `bookings` (any superset of the connection's bookings of
-    the month: those of another connection or month, or never sold, are left out)."""
-    lines = [
-        line
-        for booking in bookings
-        if booking.connection_id == connection_id and month_of(booking, basis) == month
-        for line in booking_lines(booking, catalog)
-    ]
-    lines.sort(
-        key=lambda line: (
-            line.travel_date or date.max,
-            line.travel_time or "",
-            line.supplier_reference,
-            line.currency or "",
-        )
-    )
-    return Statement(connection_id, connection_name, month, basis, tuple(lines), totals_of(lines))
+    """The statement of `month` from `bookings` (see `statement_lines`)."""
+    lines = statement_lines(connection_id, month, basis, bookings, catalog)
+    return statement_of(connection_id, connection_name, month, basis, lines)

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Match
 
 from berth.capabilities.registry import header_value
-from berth.domain.errors import BadRequest, NotFound, OctoError
+from berth.domain.errors import BadRequest, NotFound, OctoError, RetryLater, ServiceUnavailable
 from berth.domain.input_errors import expectation, field_path
 from berth.http.responses import json_response
 from berth.store.database import fault_of
@@ -23,9 +23,12 @@ log = structlog.get_logger("berth.http")
 # OCTO clients and the conformance validator expect 400 for every OCTO error but the internal
 # one (OCTO.md §2.2); NOT_FOUND is only for unknown routes (and unknown ids of the admin API);
 # TOO_MANY_REQUESTS is 429 so generic HTTP clients and proxies back off too (docs/decisions.md);
-# FORBIDDEN, which only the admin API answers (a role that may not, the API switched off), 403.
+# FORBIDDEN, which only the admin API answers (a role that may not, the API switched off), 403;
+# SERVICE_UNAVAILABLE (the database refuses connections) 503 with Retry-After, which load
+# balancers, proxies and retrying clients understand (docs/decisions.md).
 STATUS_BY_CODE: dict[str, int] = {
     "INTERNAL_SERVER_ERROR": 500,
+    "SERVICE_UNAVAILABLE": 503,
     "NOT_FOUND": 404,
     "TOO_MANY_REQUESTS": 429,
     "FORBIDDEN": 403,
@@ -37,24 +40,31 @@ DEFAULT_ERROR_STATUS = 400
 # messages name hosts, databases and SQL); the log has it, under the request id.
 UNEXPECTED = "An unexpected error occurred; it has been logged"
 DATABASE_FAULTS = {
+    "refused": "The service cannot reach its database now; repeat the request after retryAfter seconds",
     "unavailable": "The database could not be reached; repeat the request shortly to learn its outcome",
     "full": "The database is full; the change was not saved",
 }
+# How long a client is asked to wait when the database refuses connections: a moment, as a
+# pool's connections come free or a server restarts.
+DATABASE_RETRY_AFTER_SECONDS = 5
 
 
 def internal_error(exc: BaseException) -> OctoError:
-    """The INTERNAL_SERVER_ERROR a client gets for an exception nothing else handled."""
+    """What a client gets for an exception nothing else handled: SERVICE_UNAVAILABLE when the
+    database refused a connection, else INTERNAL_SERVER_ERROR."""
     fault = fault_of(exc)
+    if fault == "refused":
+        return ServiceUnavailable(DATABASE_FAULTS[fault], DATABASE_RETRY_AFTER_SECONDS)
     return OctoError(DATABASE_FAULTS[fault] if fault else UNEXPECTED)
 
 
-def error_response(
-    error: OctoError, capabilities: frozenset[str] = frozenset(), headers: dict[str, str] | None = None
-) -> Response:
+def error_response(error: OctoError, capabilities: frozenset[str] = frozenset()) -> Response:
+    """The error's body and status; `Retry-After` for an error to repeat later."""
+    headers = {"Octo-Capabilities": header_value(capabilities)}
+    if isinstance(error, RetryLater):
+        headers["Retry-After"] = str(error.retry_after)
     return json_response(
-        error.body(),
-        status_code=STATUS_BY_CODE.get(error.code, DEFAULT_ERROR_STATUS),
-        headers={"Octo-Capabilities": header_value(capabilities), **(headers or {})},
+        error.body(), status_code=STATUS_BY_CODE.get(error.code, DEFAULT_ERROR_STATUS), headers=headers
     )
 
 

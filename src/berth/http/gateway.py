@@ -25,7 +25,7 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from berth.container import Services
-from berth.domain.errors import OctoError, TooManyRequests
+from berth.domain.errors import OctoError
 from berth.http.asgi import header, new_request_id, replaying
 from berth.http.authentication import authenticate
 from berth.http.context import OctoRequest
@@ -144,8 +144,7 @@ class Gateway:
         if error is None:
             error = await rate_limited(state.get("connection_id"), services)
         if error is not None:
-            wait = {"Retry-After": str(error.retry_after)} if isinstance(error, TooManyRequests) else None
-            await error_response(error, _capabilities(scope), wait)(scope, receive, send)
+            await error_response(error, _capabilities(scope))(scope, receive, send)
             return
         body = await read_body(scope, receive, services.settings.max_body_bytes)
         if body is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from berth.domain.audit import Target
@@ -31,6 +31,7 @@ from berth.domain.errors import BadRequest, NotFound
 from berth.domain.staff import COMMAND_LINE, SAVE_OVER_LIVE_BOOKINGS, Actor
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
+from berth.services.offload import off_loop
 from berth.store import audit_repo, bookings_repo, catalog_repo, connections_repo
 from berth.store.database import Database, DbConnection
 
@@ -72,6 +73,17 @@ class VersionDiff:
 
 # The audit action of a save through each door.
 _ACTIONS = {Door.EDITOR: "catalog.edit", Door.API: "catalog.import", Door.CLI: "catalog.import"}
+
+
+def _compared(
+    before_text: str | None, before_number: int | None, document: str, version: int, now: datetime
+) -> tuple[list[str], list[str]]:
+    """What `version` changed from the version before it (None: there was none), in words,
+    and the YAML diff of their documents."""
+    before = parse_catalog(before_text, ()) if before_text is not None else EMPTY_CATALOG
+    changes = compare_catalogs(before, parse_catalog(document, ()), (), now)
+    before_name = f"version {before_number}" if before_number is not None else "nothing"
+    return changes_words(changes), yaml_diff(before_text or "", document, before_name, f"version {version}")
 
 
 class CatalogService:
@@ -150,7 +162,9 @@ class CatalogService:
         apply to and `cap_nets` (sell them at the retail) is not given; whichever, nothing is
         stored.
         """
-        catalog = parse_catalog(text, self._rules)
+        # Parsing and comparing a large catalogue takes long enough to hold up every request of
+        # the process: both run off the event loop.
+        catalog = await off_loop(parse_catalog, text, self._rules)
         now = self._clock()
         async with self._db.transaction(write=not dry_run) as conn:
             if not dry_run:  # held to the end: a save in between cannot slip past the check
@@ -163,7 +177,7 @@ class CatalogService:
             # length; the domain keeps the bookings of departures ahead.
             live = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
             connections = await connections_repo.list_connections(conn)
-            changes = compare_catalogs(before, catalog, live, now, connections)
+            changes = await off_loop(compare_catalogs, before, catalog, live, now, connections)
             if dry_run:
                 return ImportOutcome(catalog, changes, None, current)
             refuse_bookings = bool(changes.conflicts) and not force
@@ -253,11 +267,15 @@ class CatalogService:
             raise NotFound(f"The catalogue has no version {version}")
         entry, document = found
         before_number, before_text = previous if previous is not None else (None, "")
-        before = parse_catalog(before_text, ()) if previous is not None else EMPTY_CATALOG
-        changes = compare_catalogs(before, parse_catalog(document, ()), (), self._clock())
-        before_name = f"version {before_number}" if before_number is not None else "nothing"
-        diff = yaml_diff(before_text, document, before_name, f"version {version}")
-        return VersionDiff(entry, document, before_number, changes_words(changes), diff)
+        words, diff = await off_loop(
+            _compared,
+            before_text if previous is not None else None,
+            before_number,
+            document,
+            version,
+            self._clock(),
+        )
+        return VersionDiff(entry, document, before_number, words, diff)
 
     async def export_text(self) -> str:
         return (await self.export())[1]
@@ -265,7 +283,7 @@ class CatalogService:
     async def export(self) -> tuple[int, str]:
         """The current version and its YAML: an editor's `baseVersion` and what it starts from."""
         snapshot = await self.snapshot()
-        return snapshot.version, catalog_to_yaml(snapshot.catalog)
+        return snapshot.version, await off_loop(catalog_to_yaml, snapshot.catalog)
 
     async def product(self, product_id: str) -> Product | None:
         return (await self.snapshot()).catalog.product(product_id)

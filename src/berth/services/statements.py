@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from berth.domain.catalog import Catalog
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound
-from berth.domain.statements import Basis, Month, Statement, statement
+from berth.domain.statements import Basis, Month, Statement, StatementLine, statement_lines, statement_of
 from berth.store import connections_repo, statements_repo
 from berth.store.database import Database
 
@@ -26,12 +28,15 @@ class StatementService:
         return found
 
     async def of(self, catalog: Catalog, connection: Connection, month: Month) -> Statement:
-        """The connection's statement of `month`, read in one transaction, batch by batch."""
-        found = []
+        """The connection's statement of `month`, read in one transaction, batch by batch, each
+        batch made into lines before the next is read. Other requests get the event loop
+        between batches: SQLite reads in the loop's thread, and a month may hold thousands."""
+        lines: list[StatementLine] = []
         async with self._db.transaction(write=False) as conn:
             async for batch in statements_repo.month_bookings(conn, connection.id, month, self.basis):
-                found.extend(batch)
-        return statement(connection.id, connection.name, month, self.basis, found, catalog)
+                lines += statement_lines(connection.id, month, self.basis, batch, catalog)
+                await asyncio.sleep(0)
+        return statement_of(connection.id, connection.name, month, self.basis, lines)
 
     async def months(self, catalog: Catalog, connection: Connection) -> list[Statement]:
         """The statements of the connection's newest months with bookings, newest first."""

@@ -41,6 +41,7 @@ from sqlalchemy.sql.base import Executable
 
 from berth.store.change_marks import Look, Position, PostgresMarks, SqliteMarks
 from berth.store.group_commit import GroupCommit
+from berth.store.outages import Outages
 
 _WRITE = "berth_write"
 _SINGLE_READ = "berth_single_read"
@@ -58,9 +59,14 @@ _SQLITE_FULL = 13
 
 
 class DatabaseUnavailable(Exception):
-    """No connection to the database could be made (refused, shutting down, not accepting
-    connections, unreachable). The message names the database; the cause carries the driver's
-    error."""
+    """No connection to the database could be made (refused, too many connections, shutting
+    down, not accepting connections, unreachable). The message names the database; the cause
+    carries the driver's error; `outages` is the database's count of them, which decides
+    whether a failure is logged (`log_failure`)."""
+
+    def __init__(self, message: str, outages: Outages | None = None) -> None:
+        super().__init__(message)
+        self.outages = outages
 
     def reason(self) -> str:
         """The driver's own words for what went wrong, on one line."""
@@ -88,11 +94,16 @@ _POSTGRES_DRIVERS = (
 _SQLITE_DRIVERS = ("sqlite", "sqlite+aiosqlite", "sqlite+pysqlite")
 
 
-def fault_of(exc: BaseException) -> Literal["unavailable", "full"] | None:
-    """What kind of database fault `exc` is, if it is one a caller can name: the database could
-    not be reached or the connection was lost ("unavailable"), or it has no room ("full")."""
+Fault = Literal["refused", "unavailable", "full"]
+
+
+def fault_of(exc: BaseException) -> Fault | None:
+    """What kind of database fault `exc` is, if it is one a caller can name: no connection could
+    be made ("refused": nothing of the failed step was done), a connection was lost on the way
+    ("unavailable": what it was doing may or may not have committed), or the database has no
+    room ("full")."""
     if isinstance(exc, DatabaseUnavailable):
-        return "unavailable"
+        return "refused"
     if isinstance(exc, DBAPIError):
         if exc.connection_invalidated:
             return "unavailable"
@@ -103,18 +114,25 @@ def fault_of(exc: BaseException) -> Literal["unavailable", "full"] | None:
 
 
 def log_failure(logger: Any, event: str, exc: BaseException, **fields: Any) -> None:
-    """Log a failure of a request or a background tick. A lost database is expected (a restart,
-    a failover, a terminated backend) and says the same on every request meanwhile: one warning
-    line naming it, no traceback. Anything else: an error with its traceback."""
+    """Log a failure of a request or a background tick. A database refusing connections says
+    the same to every request and tick meanwhile: one warning line, `database unavailable`,
+    for the first failure of the outage (`berth.store.outages`), none for the others. A lost
+    connection is expected too (a restart, a failover, a terminated backend): one warning line
+    each, no traceback. Anything else: an error with its traceback."""
     fault = fault_of(exc)
+    if fault == "refused":
+        assert isinstance(exc, DatabaseUnavailable)
+        if exc.outages is None or exc.outages.first_report():
+            logger.warning(
+                "database unavailable", fault=fault, error=f"{exc}: {exc.reason()}", during=event, **fields
+            )
+        return
     if fault != "unavailable":
         logger.error(event, exc_info=exc, fault=fault, **fields)
         return
-    if isinstance(exc, DatabaseUnavailable):
-        said = f"{exc}: {exc.reason()}"
-    else:  # the driver's first line: the lines after it quote the SQL and its parameters
-        lines = str(getattr(exc, "orig", None) or exc).splitlines() or [""]
-        said = " ".join(lines[0].split()) or type(exc).__name__
+    # The driver's first line: the lines after it quote the SQL and its parameters.
+    lines = str(getattr(exc, "orig", None) or exc).splitlines() or [""]
+    said = " ".join(lines[0].split()) or type(exc).__name__
     logger.warning(event, fault=fault, error=said, **fields)
 
 
@@ -415,6 +433,7 @@ class Database:
         self._marks: SqliteMarks | PostgresMarks | None = None
         # Called with each statement sent to SQLite's driver past SQLAlchemy (`SqliteConnection.send`).
         self.driver_listeners: list[Callable[[str], None]] = []
+        self.outages = Outages()
         if self.is_sqlite:
             path = make_url(self.url).database
             in_memory = not path or path == ":memory:"
@@ -500,13 +519,20 @@ class Database:
                 return
             connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(_WRITE, False) else "BEGIN")
 
+    def _refused(self, what: str) -> DatabaseUnavailable:
+        """A connection could not be made: counted, and the exception to raise."""
+        self.outages.refusal()
+        return DatabaseUnavailable(f"{what} {describe_database(self.url)}", self.outages)
+
     @contextlib.contextmanager
     def _connect_sqlite(self) -> Iterator[Connection]:
         assert self._sqlite is not None
         try:
             conn = self._sqlite.connect()
         except (DBAPIError, OSError) as exc:
-            raise DatabaseUnavailable(f"cannot open the {describe_database(self.url)}") from exc
+            raise self._refused("cannot open the") from exc
+        if self.outages.ongoing:
+            self.outages.reached(describe_database(self.url))
         with conn:
             yield conn
 
@@ -519,7 +545,9 @@ class Database:
             try:
                 conn = await stack.enter_async_context(self._async.connect())
             except (DBAPIError, OSError) as exc:
-                raise DatabaseUnavailable(f"cannot connect to {describe_database(self.url)}") from exc
+                raise self._refused("cannot connect to") from exc
+            if self.outages.ongoing:
+                self.outages.reached(describe_database(self.url))
             yield conn
 
     @contextlib.contextmanager
@@ -595,7 +623,7 @@ class Database:
             try:
                 self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
             except OSError as exc:
-                raise DatabaseUnavailable(f"cannot open the {describe_database(self.url)}") from exc
+                raise self._refused("cannot open the") from exc
         fd = self._lock_fd
         if not await _poll_lock(fd):
             waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))

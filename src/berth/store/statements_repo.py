@@ -15,7 +15,9 @@ from berth.store.bookings_repo import booking_from_row
 from berth.store.database import DbConnection
 from berth.store.tables import bookings
 
-BATCH = 500
+# Bookings a query reads: on SQLite the rows are read and made into bookings in the event
+# loop's thread, which waits meanwhile (100: a few tens of milliseconds; docs/decisions.md).
+BATCH = 100
 
 
 def _sold(connection_id: str) -> list[ColumnElement[bool]]:

@@ -1,15 +1,15 @@
 """A booking's ticket documents, rendered: what a ticket URL answers, and what an email
-attaches and links (`for_booking`). Rendering runs in a thread: the event loop goes on
-answering meanwhile."""
+attaches and links (`for_booking`). Rendering runs in the process's bounded pool of threads
+(`berth.services.offload`): the event loop goes on answering meanwhile."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from berth.domain.catalog import DeliveryFormat
 from berth.domain.tickets import SUFFIXES, VOUCHER
+from berth.services.offload import off_loop
 from berth.services.tickets import EndedTicket, IssuedTicket, TicketService
 from berth.tickets.pkpass import PassSigner
 from berth.tickets.sheet import booking_language, document_names, ticket_pages
@@ -83,7 +83,7 @@ class TicketDocuments:
             return None
         only = None if ticket.key == VOUCHER else ticket.key
         page = ticket_pages(ticket.details, ticket.supplier, only)[0]
-        content = await asyncio.to_thread(self._passes.build, page, token)
+        content = await off_loop(self._passes.build, page, token)
         return Document(content, MEDIA_TYPES[DeliveryFormat.PKPASS_URL], _filename(ticket, "pkpass"))
 
     async def pdf(self, ticket: IssuedTicket) -> Document:
@@ -95,7 +95,7 @@ class TicketDocuments:
         # reportlab and the barcode libraries load with the first PDF, not with every process.
         from berth.tickets.pdf import render_pdf
 
-        content = await asyncio.to_thread(render_pdf, pages, self._paper, title)
+        content = await off_loop(render_pdf, pages, self._paper, title)
         return Document(content, MEDIA_TYPES[DeliveryFormat.PDF_URL], _filename(ticket, "pdf"))
 
     async def for_booking(self, booking_id: str) -> BookingTickets | None:

@@ -6,13 +6,14 @@ on every page) and the totals per currency."""
 from __future__ import annotations
 
 import io
-from typing import Any
 from xml.sax.saxutils import escape
 
 from reportlab.lib.colors import HexColor, white
 from reportlab.lib.pagesizes import landscape
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
+from reportlab.lib.utils import simpleSplit
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
@@ -22,7 +23,6 @@ from berth.tickets.pdf import BAND, BOLD, INK, MARGIN, MUTED, PAPER_SIZES, REGUL
 
 RULE = HexColor("#d5dde5")
 BAND_HEIGHT = 16 * mm
-_TEXT = ParagraphStyle("cell", fontName=REGULAR, fontSize=8, leading=10, textColor=INK)
 _TITLE = ParagraphStyle("title", fontName=BOLD, fontSize=17, leading=21, textColor=INK, spaceAfter=2)
 _LINE = ParagraphStyle("line", fontName=REGULAR, fontSize=10, leading=13, textColor=INK)
 _HEADING = ParagraphStyle(
@@ -42,23 +42,39 @@ COLUMNS = (
 # The columns' shares of the frame's width (A4 or Letter).
 SHARES = (32, 28, 58, 34, 26, 17, 22, 22, 22)
 FRAME_PADDING = 6  # points, each side: reportlab's default
+CELL_PADDING = 6  # points, left and right: reportlab's default
+FONT_SIZE = 8
+CHUNK_ROWS = 100
 
 
-def _cell(text: str, limit: int = 200) -> Paragraph:
-    return Paragraph(escape(clean(text, limit)), _TEXT)
+def _cell(text: str, width: float) -> str:
+    """`text` as lines that fit `width` at the lines' size, broken at spaces and inside a word
+    longer than a line: a table sets a cell's lines as they are. (Plain lines rather than a
+    Paragraph per cell: a Paragraph costs several times as much to make, measure and draw.)"""
+    lines = []
+    for line in simpleSplit(clean(text, 200), REGULAR, FONT_SIZE, width):
+        while len(line) > 1 and stringWidth(line, REGULAR, FONT_SIZE) > width:
+            cut = len(line) - 1
+            while cut > 1 and stringWidth(line[:cut], REGULAR, FONT_SIZE) > width:
+                cut -= 1
+            lines.append(line[:cut])
+            line = line[cut:]
+        lines.append(line)
+    return "\n".join(lines)
 
 
-def _row(line: StatementLine) -> list[str | Paragraph]:
+def _row(line: StatementLine, widths: list[float]) -> list[str]:
     reference = line.supplier_reference + (f" / {line.reseller_reference}" if line.reseller_reference else "")
     travel = line.travel_date.isoformat() if line.travel_date else "open-dated"
     if line.travel_time:
         travel += f" {line.travel_time}"
     net = amount_text(line.net, line.precision) + (" *" if line.net_missing else "")
+    room = [w - 2 * CELL_PADDING for w in widths]
     return [
-        _cell(reference),
-        _cell(travel),
-        _cell(f"{line.product} · {line.option}"),
-        _cell(line.units_text),
+        _cell(reference, room[0]),
+        _cell(travel, room[1]),
+        _cell(f"{line.product} · {line.option}", room[2]),
+        _cell(line.units_text, room[3]),
         line.status.value.replace("_", " "),
         line.currency or "",
         amount_text(line.retail, line.precision),
@@ -77,31 +93,64 @@ def _total_row(total: Total) -> list[str]:
     ]  # fmt: skip
 
 
-def _table(statement: Statement, width: float) -> Table:
-    rows: list[list[str | Paragraph]] = [list(COLUMNS), *(_row(line) for line in statement.lines)]
-    totals = [_total_row(total) for total in statement.totals]
-    widths = [width * share / sum(SHARES) for share in SHARES]
-    table = Table([*rows, *totals], colWidths=widths, repeatRows=1)
-    first_total = len(rows)
-    style: list[Any] = [
-        ("FONT", (0, 0), (-1, 0), BOLD, 8),
-        ("FONT", (0, 1), (-1, -1), REGULAR, 8),
+def _widths(width: float) -> list[float]:
+    return [width * share / sum(SHARES) for share in SHARES]
+
+
+def _header(widths: list[float]) -> Table:
+    """The columns' names, in the band's colours: above the lines on the first page, and drawn
+    by the page's decoration at the top of every later one."""
+    header = Table([list(COLUMNS)], colWidths=widths)
+    header.setStyle(
+        TableStyle(
+            [
+                ("FONT", (0, 0), (-1, -1), BOLD, 8),
+                ("TEXTCOLOR", (0, 0), (-1, -1), white),
+                ("BACKGROUND", (0, 0), (-1, -1), BAND),
+                ("ALIGN", (6, 0), (-1, -1), "RIGHT"),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ]
+        )
+    )
+    return header
+
+
+_LINES = TableStyle(
+    [
+        ("FONT", (0, 0), (-1, -1), REGULAR, FONT_SIZE, 10),
         ("TEXTCOLOR", (0, 0), (-1, -1), INK),
-        ("TEXTCOLOR", (0, 0), (-1, 0), white),
-        ("BACKGROUND", (0, 0), (-1, 0), BAND),
         ("ALIGN", (6, 0), (-1, -1), "RIGHT"),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
-        ("LINEBELOW", (0, 1), (-1, first_total - 1), 0.4, RULE),
+        ("LINEBELOW", (0, 0), (-1, -1), 0.4, RULE),
     ]
-    if totals:
-        style += [
-            ("FONT", (0, first_total), (-1, -1), BOLD, 8),
-            ("LINEABOVE", (0, first_total), (-1, first_total), 1, INK),
-            ("SPAN", (0, first_total), (4, first_total)),
-        ]
-        style += [("SPAN", (0, row), (4, row)) for row in range(first_total + 1, first_total + len(totals))]
-    table.setStyle(TableStyle(style))
-    return table
+)
+
+
+def _tables(statement: Statement, width: float) -> list[Flowable]:
+    """The lines, `CHUNK_ROWS` a table, then the totals. One table of every line took time
+    quadratic in its lines: at each page break reportlab measures again every row left."""
+    widths = _widths(width)
+    flow: list[Flowable] = [_header(widths)]
+    lines = statement.lines
+    for start in range(0, len(lines), CHUNK_ROWS):
+        chunk = Table([_row(line, widths) for line in lines[start : start + CHUNK_ROWS]], colWidths=widths)
+        chunk.setStyle(_LINES)
+        flow.append(chunk)
+    if statement.totals:
+        totals = Table([_total_row(total) for total in statement.totals], colWidths=widths)
+        totals.setStyle(
+            TableStyle(
+                [
+                    ("FONT", (0, 0), (-1, -1), BOLD, 8),
+                    ("TEXTCOLOR", (0, 0), (-1, -1), INK),
+                    ("ALIGN", (6, 0), (-1, -1), "RIGHT"),
+                    ("LINEABOVE", (0, 0), (-1, 0), 1, INK),
+                    *(("SPAN", (0, row), (4, row)) for row in range(len(statement.totals))),
+                ]
+            )
+        )
+        flow.append(totals)
+    return flow
 
 
 def _head(statement: Statement, supplier: Supplier) -> list[Flowable]:
@@ -130,6 +179,10 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
     width, height = landscape(PAPER_SIZES[paper])
     heading = f"Statement {statement.month}"
     supplier_name = clean(supplier.name, 80)
+    inner_width = width - 2 * MARGIN - 2 * FRAME_PADDING
+    header = _header(_widths(inner_width))
+    header_height = header.wrap(inner_width, height)[1]
+    top = BAND_HEIGHT + 8 * mm  # the frame's top, where a later page's column names go
 
     def decorate(canvas: Canvas, document: SimpleDocTemplate) -> None:
         canvas.saveState()
@@ -151,13 +204,18 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
         canvas.drawRightString(width - MARGIN, MARGIN, f"Page {document.page}")
         canvas.restoreState()
 
+    def decorate_later(canvas: Canvas, document: SimpleDocTemplate) -> None:
+        decorate(canvas, document)
+        header.drawOn(canvas, MARGIN + FRAME_PADDING, height - top - FRAME_PADDING - header_height)
+
     out = io.BytesIO()
     document = SimpleDocTemplate(
         out,
         pagesize=(width, height),
         leftMargin=MARGIN,
         rightMargin=MARGIN,
-        topMargin=BAND_HEIGHT + 8 * mm,
+        # Room for the column names on every page (on the first, above the supplier's name).
+        topMargin=top + header_height,
         bottomMargin=MARGIN + 9 * mm,
         title=clean(f"{heading} - {statement.connection_name}", 120),
         creator="Berth",
@@ -166,8 +224,9 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
     )
     flow = _head(statement, supplier)
     if statement.lines:
-        flow.append(_table(statement, document.width - 2 * FRAME_PADDING))
+        flow += _tables(statement, document.width - 2 * FRAME_PADDING)
     else:
         flow.append(Paragraph("No booking of this reseller in this period.", _LINE))
-    document.build(flow, onFirstPage=decorate, onLaterPages=decorate)
+    later = decorate_later if statement.lines else decorate
+    document.build(flow, onFirstPage=decorate, onLaterPages=later)
     return out.getvalue()

@@ -1,14 +1,17 @@
 """CSV for staff: bookings as rows (the bookings search and a departure's manifest), with the
 columns staff work with and times in the departure's local time; and the one writer every CSV
-export goes through, which guards every text cell against spreadsheet formula injection and
-starts each file with a UTF-8 byte order mark."""
+export goes through, which guards every text cell against spreadsheet formula injection (never
+a number: `-5.00` written as text would be skipped by a spreadsheet's SUM) and starts each file
+with a UTF-8 byte order mark."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Booking, people_of
@@ -25,7 +28,8 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # machine's legacy code page: "Zoë" becomes "ZoÃ«"); Python's csv and LibreOffice skip it.
 BOM = "\ufeff"
 
-Row = Sequence[str | int]
+# Text (guarded), or a number: an int, or an amount as a Decimal (written as `-5.00`).
+Row = Sequence[str | int | Decimal]
 
 
 def safe_cell(value: str) -> str:
@@ -72,7 +76,7 @@ def booking_row(booking: Booking, product: Product, resellers: Mapping[str, str]
 
 
 def csv_text(rows: Iterable[Row]) -> str:
-    """CSV lines of `rows`, every text cell guarded (`safe_cell`)."""
+    """CSV lines of `rows`, every text cell guarded (`safe_cell`), numbers as they are."""
     out = io.StringIO()
     csv.writer(out, lineterminator="\r\n").writerows(
         [safe_cell(cell) if isinstance(cell, str) else cell for cell in row] for row in rows
@@ -82,7 +86,9 @@ def csv_text(rows: Iterable[Row]) -> str:
 
 async def csv_file(header: Row, batches: AsyncIterable[Iterable[Row]]) -> AsyncIterator[bytes]:
     """A whole CSV file in UTF-8, chunk by chunk: the byte order mark and the header, then one
-    chunk per batch of rows. Every CSV export is written by this."""
+    chunk per batch of rows, the event loop free between batches (sending a chunk need not
+    give it up). Every CSV export is written by this."""
     yield (BOM + csv_text([header])).encode()
     async for rows in batches:
+        await asyncio.sleep(0)
         yield csv_text(rows).encode()

@@ -1,12 +1,16 @@
 """A monthly statement as JSON (amounts in minor units, as OCTO's pricing) and as CSV rows
-(amounts as decimals in the currency's precision), through the one CSV writer."""
+(amounts as decimal numbers in the currency's precision), through the one CSV writer; both
+made and sent in batches of lines."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from berth.domain.statements import Statement, StatementLine, Total, amount_text
+import orjson
+
+from berth.domain.statements import Statement, StatementLine, Total, amount_value
 from berth.views.exports import Row, csv_file
 
 CSV_HEADER = (
@@ -14,6 +18,8 @@ CSV_HEADER = (
     "Time zone", "Units", "Unit count", "Status", "Currency", "Retail", "Net", "Commission",
     "Net missing",
 )  # fmt: skip
+# Lines made and sent at a time, in the CSV and the JSON.
+BATCH = 500
 
 
 def _line_json(line: StatementLine) -> dict[str, Any]:
@@ -50,17 +56,24 @@ def _total_json(total: Total) -> dict[str, Any]:
     }
 
 
-def statement_json(statement: Statement) -> dict[str, Any]:
-    return {
+async def statement_json(statement: Statement) -> AsyncIterator[bytes]:
+    """The statement as one JSON object (`connection`, `month`, `basis`, `lines`, `totals`),
+    chunk by chunk: a month of thousands of lines is made and sent `BATCH` lines at a time,
+    the event loop free in between."""
+    head = {
         "connection": {"id": statement.connection_id, "name": statement.connection_name},
         "month": str(statement.month),
         "basis": statement.basis.value,
-        "lines": [_line_json(line) for line in statement.lines],
-        "totals": [_total_json(total) for total in statement.totals],
     }
+    yield orjson.dumps(head)[:-1] + b',"lines":['
+    for start in range(0, len(statement.lines), BATCH):
+        lines = b",".join(orjson.dumps(_line_json(line)) for line in statement.lines[start : start + BATCH])
+        await asyncio.sleep(0)
+        yield (b"," if start else b"") + lines
+    yield b'],"totals":' + orjson.dumps([_total_json(total) for total in statement.totals]) + b"}"
 
 
-def statement_rows(statement: Statement) -> list[Row]:
+def statement_rows(lines: Iterable[StatementLine]) -> list[Row]:
     return [
         [
             line.supplier_reference,
@@ -74,19 +87,20 @@ def statement_rows(statement: Statement) -> list[Row]:
             line.unit_count,
             line.status.value,
             line.currency or "",
-            amount_text(line.retail, line.precision),
-            amount_text(line.net, line.precision),
-            amount_text(line.commission, line.precision),
+            amount_value(line.retail, line.precision),
+            amount_value(line.net, line.precision),
+            amount_value(line.commission, line.precision),
             "yes" if line.net_missing else "",
         ]
-        for line in statement.lines
+        for line in lines
     ]
 
 
-async def _one_batch(rows: list[Row]) -> AsyncIterator[Iterable[Row]]:
-    yield rows
+async def _batches(statement: Statement) -> AsyncIterator[Iterable[Row]]:
+    for start in range(0, len(statement.lines), BATCH):
+        yield statement_rows(statement.lines[start : start + BATCH])
 
 
 def statement_csv(statement: Statement) -> AsyncIterator[bytes]:
-    """The statement's lines as a CSV file (the one CSV writer's chunks)."""
-    return csv_file(CSV_HEADER, _one_batch(statement_rows(statement)))
+    """The statement's lines as a CSV file (the one CSV writer's chunks, `BATCH` lines each)."""
+    return csv_file(CSV_HEADER, _batches(statement))

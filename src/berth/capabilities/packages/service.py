@@ -36,6 +36,18 @@ def is_package_request(catalog: Catalog, data: ReserveInput) -> bool:
     return data.package_bookings is not None or (product is not None and product.is_package)
 
 
+def _unchosen(product: Product, option: Option, required: list[str]) -> str:
+    """Why a package reservation that sent no packageBookings is refused: a client without
+    octo/packages sees neither the includes nor the field that chooses them."""
+    return (
+        f"Option {option.id!r} of product {product.id!r} is a package, whose bookings choose their "
+        "included bookings with packageBookings, which only octo/packages shows: request the "
+        "octo/packages capability (Octo-Capabilities) to read its packageIncludes, and send "
+        f"packageBookings with its required includes ({', '.join(map(repr, required))}) and the "
+        "optional ones wanted"
+    )
+
+
 class PackageBookings:
     """The grouping of octo/packages: a package booking and its included bookings."""
 
@@ -69,6 +81,9 @@ class PackageBookings:
             if given.include_id in chosen:
                 raise BadRequest(f"packageBookings[{index}]: include {given.include_id!r} is chosen twice")
             chosen[given.include_id] = given
+        required = [include.id for include in option.includes if include.required]
+        if data.package_bookings is None and required:
+            raise UnprocessableEntity(_unchosen(package.product, option, required))
         for group in option.package_includes:
             for include in group.includes:
                 if include.required and include.id not in chosen:

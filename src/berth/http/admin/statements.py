@@ -4,14 +4,13 @@ Every staff role reads it."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from berth.container import Services
 from berth.domain.statements import Month, Statement
 from berth.http.admin.exports import csv_download, file_name
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
-from berth.http.responses import json_response
 from berth.views.statements import statement_csv, statement_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
@@ -30,6 +29,11 @@ def statement_download(statement: Statement) -> Response:
     return csv_download(statement_csv(statement), name)
 
 
+def statement_json_response(statement: Statement) -> Response:
+    """The statement as JSON, streamed: a month may hold thousands of lines."""
+    return StreamingResponse(statement_json(statement), media_type="application/json")
+
+
 @router.get(
     "/connections/{connectionId}/statements/{month}",
     summary="A connection's statement of a month (YYYY-MM): its lines and totals per currency",
@@ -46,4 +50,4 @@ async def get_statement(
     statement = await read_statement(svc, connectionId, month)
     if "text/csv" in request.headers.get("accept", ""):
         return statement_download(statement)
-    return json_response(statement_json(statement))
+    return statement_json_response(statement)

@@ -1,4 +1,4 @@
-"""Webhooks and deliveries for staff: every attempt, redelivery, secret rotation, metrics."""
+"""Webhooks and deliveries for staff: every attempt, redelivery, secret rotation."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 
 from berth.container import Services
 from berth.domain.staff import Actor
@@ -16,11 +16,10 @@ from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET, IsoDateTime
-from berth.store.deliveries_repo import STATUSES, Delivery
+from berth.store.deliveries_repo import Delivery
 from berth.views.webhooks import webhook_view
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
-metrics_router = APIRouter()
 
 
 def delivery_json(delivery: Delivery, *, with_payload: bool = False) -> dict[str, Any]:
@@ -125,18 +124,3 @@ async def rotate_secret(
     connection = await svc.connections.get(connectionId)
     secret = await svc.webhooks.rotate_secret(connection.id, timedelta(hours=graceHours), actor=actor)
     return json_response({"connectionId": connection.id, "signingSecret": secret})
-
-
-@metrics_router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
-async def metrics(svc: Services = Depends(current_services)) -> Response:
-    counts = await svc.webhooks.delivery_counts()
-    lines = [
-        "# HELP berth_deliveries Outbound deliveries (webhooks and mapping notifications) by status.",
-        "# TYPE berth_deliveries gauge",
-    ]
-    for status in STATUSES:
-        for kind in ("webhook", "mapping"):
-            lines.append(
-                f'berth_deliveries{{kind="{kind}",status="{status}"}} {counts.get((kind, status), 0)}'
-            )
-    return PlainTextResponse("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")

@@ -19,7 +19,9 @@ class OctoErrorBody(BaseModel):
     unitId: str | None = None
     availabilityId: str | None = None
     uuid: str | None = None
-    retryAfter: int | None = Field(default=None, description="TOO_MANY_REQUESTS: seconds to wait")
+    retryAfter: int | None = Field(
+        default=None, description="TOO_MANY_REQUESTS, SERVICE_UNAVAILABLE: seconds to wait before repeating"
+    )
     rentalDurationId: str | None = None
     pickupPointId: str | None = None
     questionId: str | None = None
@@ -248,6 +250,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         "description": "TOO_MANY_REQUESTS, with `retryAfter` seconds (and a Retry-After header)",
     },
     500: {"model": OctoErrorBody, "description": "INTERNAL_SERVER_ERROR"},
+    503: {
+        "model": OctoErrorBody,
+        "description": "SERVICE_UNAVAILABLE: the database refuses connections; repeat after `retryAfter` "
+        "seconds (and the Retry-After header)",
+    },
 }
 # The admin API is not rate limited, and answers NOT_FOUND (404) for an unknown id.
 ADMIN_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -261,6 +268,7 @@ ADMIN_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         "description": "NOT_FOUND: no such booking, connection, webhook or delivery",
     },
     500: ERROR_RESPONSES[500],
+    503: ERROR_RESPONSES[503],
 }
 
 

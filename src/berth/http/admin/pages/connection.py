@@ -11,9 +11,8 @@ from berth.http.admin.exports import file_name
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
-from berth.http.admin.statements import read_statement, statement_download
-from berth.http.responses import json_response
-from berth.views.statements import statement_json
+from berth.http.admin.statements import read_statement, statement_download, statement_json_response
+from berth.services.offload import off_loop
 
 router = APIRouter(route_class=PageRoute)
 
@@ -38,7 +37,9 @@ async def statement_pdf(connection_id: str, month: str, me: Staff = Depends(staf
     from berth.tickets.statement import render_statement  # reportlab loads with the first PDF
 
     statement = await read_statement(me.services, connection_id, month)
-    content = render_statement(statement, me.catalog.catalog.supplier, me.services.settings.ticket_paper)
+    content = await off_loop(
+        render_statement, statement, me.catalog.catalog.supplier, me.services.settings.ticket_paper
+    )
     name = file_name("statement", statement.connection_id, str(statement.month)) + ".pdf"
     return Response(
         content,
@@ -54,4 +55,4 @@ async def statement_csv_file(connection_id: str, month: str, me: Staff = Depends
 
 @router.get("/connections/{connection_id}/statements/{month}.json")
 async def statement_json_file(connection_id: str, month: str, me: Staff = Depends(staff)) -> Response:
-    return json_response(statement_json(await read_statement(me.services, connection_id, month)))
+    return statement_json_response(await read_statement(me.services, connection_id, month))

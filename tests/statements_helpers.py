@@ -1,0 +1,36 @@
+"""A large month of sales, written fast: copies of one real sold booking, straight into the
+bookings table in one transaction (a statement reads only that table)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import timedelta
+
+from sqlalchemy import insert
+
+from berth.container import Services
+from berth.domain.bookings import Booking
+from berth.store import bookings_repo
+from berth.store.tables import bookings
+
+
+async def sold_copies(services: Services, sold: Booking, count: int, days: int = 28) -> None:
+    """`count` copies of `sold` (a confirmed booking), each with its own ids and references,
+    on `sold`'s departure and the `days - 1` days after it in turn."""
+    rows = []
+    for n in range(count):
+        later = timedelta(days=n % days)
+        copy = replace(
+            sold,
+            id=str(uuid.uuid4()),
+            uuid=str(uuid.uuid4()),
+            supplier_reference=f"C{n:09d}",
+            reseller_reference=f"copy {n}",
+            slot_start=sold.slot_start + later if sold.slot_start else None,
+            local_date=sold.local_date + later if sold.local_date else None,
+        )
+        rows.append(bookings_repo._row_values(copy))
+    async with services.database.transaction(write=True) as conn:
+        for start in range(0, len(rows), 1000):
+            await conn.execute(insert(bookings), rows[start : start + 1000])
