@@ -42,7 +42,8 @@ def pytest_runtest_makereport(
     report: pytest.TestReport = yield
     if report.skipped and not hasattr(report, "wasxfail") and os.environ.get("BERTH_TEST_NO_SKIP") == "1":
         report.outcome = "failed"
-        report.longrepr = f"skipped, and a skipped test fails CI (BERTH_TEST_NO_SKIP=1): {report.longrepr}"
+        why = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.longrepr = f"skipped, and a skipped test fails CI (BERTH_TEST_NO_SKIP=1): {why}"
     return report
 
 

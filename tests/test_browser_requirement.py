@@ -26,7 +26,7 @@ def _run(**environment: str) -> subprocess.CompletedProcess[str]:
             "-p",
             "no:cacheprovider",
             "-q",
-            "-rs",
+            "-rfEs",
             BROWSER_TEST,
         ],
         cwd=ROOT,
@@ -66,3 +66,11 @@ def test_dev_py_stops_before_the_tests_when_chromium_cannot_be_had() -> None:
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "Debian's chromium is missing at /nonexistent/chromium" in run.stderr, run.stderr
+
+
+def test_in_ci_a_skipped_test_fails_the_run() -> None:
+    """`.ci/run` sets BERTH_TEST_NO_SKIP=1: even a skip the run asked for is a failure there."""
+    run = _run(BERTH_TEST_SKIP_BROWSER="1", BERTH_TEST_NO_SKIP="1")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 error" in run.stdout, run.stdout  # skipped at setup
+    assert "a skipped test fails CI (BERTH_TEST_NO_SKIP=1)" in run.stdout, run.stdout

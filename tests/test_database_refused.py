@@ -50,10 +50,12 @@ class Limits:
         await self._admin.execute(f'ALTER ROLE "{self.role}" CONNECTION LIMIT -1')
 
 
+pytestmark = pytest.mark.postgresql  # connection limits a test can set
+
+
 @pytest.fixture
 async def admin() -> AsyncIterator[asyncpg.Connection]:
-    if not POSTGRES_URL:
-        pytest.skip("needs a PostgreSQL server whose connection limits it can set: BERTH_TEST_POSTGRES_URL")
+    assert POSTGRES_URL
     dsn = make_url(POSTGRES_URL).set(drivername="postgresql").render_as_string(hide_password=False)
     connection = await asyncpg.connect(dsn)
     try:

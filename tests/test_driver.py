@@ -50,10 +50,9 @@ def _alike(rows: list[dict[str, Any]], *names: str) -> list[dict[str, Any]]:
     return [{key: value for key, value in row.items() if key not in names} for row in rows]
 
 
+@pytest.mark.sqlite  # the driver path is SQLite's; PostgreSQL's goes through SQLAlchemy
 async def test_rows_written_and_read_through_the_driver_are_sqlalchemys(services: Services) -> None:
     database = services.database
-    if not database.is_sqlite:
-        pytest.skip("the driver path is SQLite's; on PostgreSQL the same statements go through SQLAlchemy")
     connection = await services.connections.ensure("Driver", "driver-key")
     by_sqlalchemy, by_driver = _booking(connection.id, "a"), _booking(connection.id, "b")
     hold = {"product_id": "walk", "option_id": "DEFAULT", "until": NOW + timedelta(minutes=30),
@@ -128,9 +127,8 @@ async def _same_reads(conn: DbConnection) -> None:
     assert by_name["oA"].slot_start == START and by_name["hB"].held == 2
 
 
+@pytest.mark.sqlite  # the driver path is SQLite's; PostgreSQL's goes through SQLAlchemy
 async def test_the_drivers_errors_are_sqlalchemys(services: Services) -> None:
-    if not services.database.is_sqlite:
-        pytest.skip("the driver path is SQLite's")
     with pytest.raises(IntegrityError):  # no such booking: the foreign key refuses
         async with services.database.transaction(write=True) as conn:
             await bookings_repo.add_event(conn, "nobody", NOW, "reserved", "reseller", {})

@@ -133,8 +133,7 @@ class Outage:
 
 @pytest.fixture
 async def outage(database_url: str) -> AsyncIterator[Outage]:
-    if not POSTGRES_URL:
-        pytest.skip("needs a PostgreSQL server to take away: set BERTH_TEST_POSTGRES_URL")
+    assert POSTGRES_URL
     admin_dsn = make_url(POSTGRES_URL).set(drivername="postgresql").render_as_string(hide_password=False)
     admin = await asyncpg.connect(admin_dsn)
     found = Outage(admin, str(make_url(database_url).database))
@@ -145,6 +144,7 @@ async def outage(database_url: str) -> AsyncIterator[Outage]:
         await admin.close()
 
 
+@pytest.mark.postgresql  # a PostgreSQL server to take away
 async def test_requests_during_an_outage_get_a_503_and_the_next_ones_succeed(
     client: httpx.AsyncClient, bookable: Services, outage: Outage, logs: Logs
 ) -> None:
@@ -184,6 +184,7 @@ async def test_requests_during_an_outage_get_a_503_and_the_next_ones_succeed(
     assert held["status"] == "ON_HOLD" and await vacancies(client) == 18
 
 
+@pytest.mark.postgresql  # a PostgreSQL server to take away
 async def test_a_connection_lost_mid_transaction_rolls_back_and_the_pool_recovers(
     client: httpx.AsyncClient, bookable: Services, outage: Outage, logs: Logs
 ) -> None:
@@ -214,6 +215,7 @@ async def test_a_connection_lost_mid_transaction_rolls_back_and_the_pool_recover
     assert await vacancies(client) == 18
 
 
+@pytest.mark.postgresql  # a PostgreSQL server to take away
 async def test_the_background_loops_ride_out_an_outage(
     client: httpx.AsyncClient, bookable: Services, clock: Clock, outage: Outage, logs: Logs
 ) -> None:

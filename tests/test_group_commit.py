@@ -37,8 +37,7 @@ SLOT = "2026-06-02T10:00:00+01:00"
 
 @pytest.fixture
 async def db(services: Services) -> AsyncIterator[Database]:
-    if not services.database.is_sqlite:
-        pytest.skip("group commit is SQLite's: PostgreSQL has many writers at once")
+    assert services.database.is_sqlite
     async with services.database.transaction(write=True) as conn:
         await conn.execute(text("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)"))
         await conn.execute(
@@ -66,6 +65,7 @@ def _writer(db: Database, note: str, called: list[str]) -> Callable[[], Coroutin
     return write
 
 
+@pytest.mark.sqlite  # group commit is SQLite's: PostgreSQL has many writers at once
 async def test_writers_that_come_together_share_one_commit_and_a_failing_one_sinks_no_other(
     db: Database,
 ) -> None:
@@ -87,6 +87,7 @@ async def test_writers_that_come_together_share_one_commit_and_a_failing_one_sin
     assert "ROLLBACK" in kinds  # ROLLBACK TO SAVEPOINT of a failing member
 
 
+@pytest.mark.sqlite  # group commit is SQLite's: PostgreSQL has many writers at once
 async def test_a_member_that_fails_is_told_after_the_commit_of_the_writers_before_it(db: Database) -> None:
     """As one transaction after another: a writer refused by the row of one before it (a uuid
     taken, say) reads that row when it looks again."""
@@ -105,6 +106,7 @@ async def test_a_member_that_fails_is_told_after_the_commit_of_the_writers_befor
     ]  # fmt: skip
 
 
+@pytest.mark.sqlite  # group commit is SQLite's: PostgreSQL has many writers at once
 async def test_callbacks_run_after_the_commit(db: Database) -> None:
     seen: list[list[str]] = []
     looks: list[asyncio.Task[None]] = []
@@ -127,6 +129,7 @@ async def test_callbacks_run_after_the_commit(db: Database) -> None:
     assert len(seen) == 8 and all(len(rows) == 8 for rows in seen), seen
 
 
+@pytest.mark.sqlite  # group commit is SQLite's: PostgreSQL has many writers at once
 async def test_a_failed_commit_fails_every_member_and_writes_nothing(db: Database) -> None:
     async def orphan() -> None:
         async with db.transaction(write=True) as conn:
@@ -146,6 +149,7 @@ async def test_a_failed_commit_fails_every_member_and_writes_nothing(db: Databas
     assert await _notes(db) == ["after"] and called == ["after"]
 
 
+@pytest.mark.sqlite  # group commit is SQLite's: PostgreSQL has many writers at once
 async def test_the_leaders_request_stopped_after_its_work_leaves_the_batch_to_commit(db: Database) -> None:
     called: list[str] = []
     leader = asyncio.create_task(_writer(db, "leader", called)())
@@ -172,6 +176,7 @@ async def _count(conn: DbConnection, statement: object) -> int:
     return int(await conn.scalar(statement) or 0)  # type: ignore[arg-type]
 
 
+@pytest.mark.sqlite  # group commit is SQLite's: PostgreSQL has many writers at once
 async def test_reservations_made_together_are_never_oversold_and_each_is_kept(
     services: Services, db: Database
 ) -> None:
@@ -215,6 +220,7 @@ print(released, flush=True)
 
 
 @pytest.mark.parametrize("hold_seconds", [0.02, 0.6], ids=["quick", "slow"])
+@pytest.mark.sqlite  # group commit is SQLite's: PostgreSQL has many writers at once
 async def test_a_writer_waits_for_another_process_and_the_loop_serves_others_meanwhile(
     db: Database, hold_seconds: float
 ) -> None:
