@@ -42,7 +42,6 @@ from berth.domain.errors import NotFound, OctoError
 from berth.domain.proxies import proxy_networks
 from berth.domain.staff import COMMAND_LINE, Role, StaffMember
 from berth.domain.statements import Month, Total, amount_text
-from berth.http.admin.exports import file_name
 from berth.logs import configure_logging
 from berth.services.catalog import ImportOutcome
 from berth.services.contracts import SavedContract
@@ -55,7 +54,7 @@ from berth.tickets.statement import render_statement
 from berth.views.catalog_changes import changes_lines, conflict_lines
 from berth.views.connections import connection_json
 from berth.views.staff import staff_json
-from berth.views.statements import statement_csv
+from berth.views.statements import statement_csv, statement_file_name
 
 app = typer.Typer(help="Berth: an OCTO booking server for tour and activity suppliers.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema and backups.", no_args_is_help=True)
@@ -674,7 +673,7 @@ def statements_command(
         written = []
         for found in chosen:
             statement = await services.statements.of(catalog, found, period)
-            stem = out / file_name("statement", found.name, str(period))
+            stem = out / statement_file_name(statement)
             csv_path, pdf_path = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".pdf")
             csv_path.write_bytes(b"".join([chunk async for chunk in statement_csv(statement)]))
             pdf_path.write_bytes(

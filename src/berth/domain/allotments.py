@@ -176,7 +176,10 @@ def reserved_for(
 
 
 def uses(
-    blocks: Iterable[Block], holdings: Mapping[str, int], now: datetime, released_early: Mapping[str, datetime]
+    blocks: Iterable[Block],
+    holdings: Mapping[str, int],
+    now: datetime,
+    released_early: Mapping[str, datetime],
 ) -> list[BlockUse]:
     """The blocks as staff see them; `released_early`: the connections whose blocks staff
     released early, and when."""

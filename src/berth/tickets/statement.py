@@ -1,12 +1,14 @@
 """The PDF of a connection's monthly statement (reportlab), in the tickets' house style: their
 fonts, colours and band, landscape so that a line fits on one row. The supplier's name and
-address head it, then the reseller and the period, the lines (a table repeated under the band
-on every page) and the totals per currency."""
+address head it, then the reseller, the period, when it was made, the payment terms and who owes
+whom, the lines (a table repeated under the band on every page: what each includes, its tax and
+the rate applied) and the totals per currency. Every page's foot names the reseller and says
+"Page N of M"."""
 
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import IO, Any
 from xml.sax.saxutils import escape
 
 from reportlab.lib.colors import HexColor, white
@@ -28,19 +30,19 @@ _LINE = ParagraphStyle("line", fontName=REGULAR, fontSize=10, leading=13, textCo
 _HEADING = ParagraphStyle(
     "heading", fontName=BOLD, fontSize=11, leading=14, textColor=INK, spaceBefore=10, spaceAfter=4
 )
-COLUMNS = (
-    "Reference",
-    "Travel",
-    "Product · option",
-    "Units",
-    "Status",
-    "Currency",
-    "Retail",
-    "Net",
-    "Commission",
-)
+FIRST_AMOUNT = 6  # the columns from Retail on are amounts, right-aligned
+
+
+def columns(statement: Statement) -> tuple[str, ...]:
+    margin = statement.margin_label
+    return (
+        "Reference", "Travel", "Product · option", "Units · includes", "Status", "Currency",
+        "Retail", "Tax in retail", "Net", "Tax in net", margin, f"{margin} %",
+    )  # fmt: skip
+
+
 # The columns' shares of the frame's width (A4 or Letter).
-SHARES = (32, 28, 58, 34, 26, 17, 22, 22, 22)
+SHARES = (30, 25, 44, 40, 22, 18, 19, 17, 19, 17, 19, 21)
 FRAME_PADDING = 6  # points, each side: reportlab's default
 
 
@@ -58,12 +60,15 @@ def _row(line: StatementLine) -> list[str | Paragraph]:
         _cell(reference),
         _cell(travel),
         _cell(f"{line.product} · {line.option}"),
-        _cell(line.units_text),
+        _cell("; ".join((line.units_text, *line.includes))),
         line.status.value.replace("_", " "),
         line.currency or "",
         amount_text(line.retail, line.precision),
+        amount_text(line.tax_retail, line.precision),
         net,
+        amount_text(line.tax_net, line.precision),
         amount_text(line.commission, line.precision),
+        line.rate_text,
     ]
 
 
@@ -72,13 +77,20 @@ def _total_row(total: Total) -> list[str]:
         f"Total, {total.count} line{'s' if total.count != 1 else ''}", "", "", "", "",
         total.currency or "",
         amount_text(total.retail, total.precision),
+        amount_text(total.tax_retail, total.precision),
         amount_text(total.net, total.precision),
+        amount_text(total.tax_net, total.precision),
         amount_text(total.commission, total.precision),
+        "",
     ]  # fmt: skip
 
 
 def _table(statement: Statement, width: float) -> Table:
-    rows: list[list[str | Paragraph]] = [list(COLUMNS), *(_row(line) for line in statement.lines)]
+    header: list[str | Paragraph] = [
+        Paragraph(f"<font name='{BOLD}' color='white'>{escape(name)}</font>", _TEXT)
+        for name in columns(statement)
+    ]
+    rows: list[list[str | Paragraph]] = [header, *(_row(line) for line in statement.lines)]
     totals = [_total_row(total) for total in statement.totals]
     widths = [width * share / sum(SHARES) for share in SHARES]
     table = Table([*rows, *totals], colWidths=widths, repeatRows=1)
@@ -89,7 +101,7 @@ def _table(statement: Statement, width: float) -> Table:
         ("TEXTCOLOR", (0, 0), (-1, -1), INK),
         ("TEXTCOLOR", (0, 0), (-1, 0), white),
         ("BACKGROUND", (0, 0), (-1, 0), BAND),
-        ("ALIGN", (6, 0), (-1, -1), "RIGHT"),
+        ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
         ("LINEBELOW", (0, 1), (-1, first_total - 1), 0.4, RULE),
     ]
@@ -105,6 +117,7 @@ def _table(statement: Statement, width: float) -> Table:
 
 
 def _head(statement: Statement, supplier: Supplier) -> list[Flowable]:
+    """The supplier, the reseller, the period, when it was made, and who owes whom."""
     address = supplier.contact.address
     contact = " | ".join(p for p in (supplier.contact.telephone, supplier.contact.email) if p)
     flow: list[Flowable] = [Paragraph(escape(clean(supplier.name, 120)), _TITLE)]
@@ -120,9 +133,44 @@ def _head(statement: Statement, supplier: Supplier) -> list[Flowable]:
             f"{'travel date' if statement.basis.value == 'travel' else 'date of confirmation (UTC)'}",
             _LINE,
         ),
+    ]
+    if statement.created_at is not None:
+        flow.append(
+            Paragraph(f"<font name='{BOLD}'>Created:</font> {statement.created_at:%d %b %Y %H:%M} UTC", _LINE)
+        )
+    terms = statement.settlement(clean(supplier.name, 120))
+    flow += [
+        Paragraph(f"<font name='{BOLD}'>Payment terms:</font> {escape(clean(terms, 500))}", _LINE),
         Paragraph("Lines", _HEADING),
     ]
     return flow
+
+
+class _NumberedCanvas(Canvas):
+    """A canvas that holds each page back until the last is known, then writes "Page N of M"
+    and `foot` at the foot of every page (reportlab's two-pass idiom)."""
+
+    def __init__(self, target: str | IO[bytes], foot: str, width: float, **options: Any) -> None:
+        super().__init__(target, **options)
+        self._foot = foot
+        self._width = width
+        self._pages: list[dict[str, Any]] = []
+
+    def showPage(self) -> None:
+        self._pages.append(dict(self.__dict__))
+        self._startPage()  # type: ignore[attr-defined]  # reportlab's own, not in its stubs
+
+    def save(self) -> None:
+        count = len(self._pages)
+        for state in self._pages:
+            self.__dict__.update(state)
+            self.setFillColor(MUTED)
+            self.setFont(REGULAR, 8)
+            self.drawRightString(
+                self._width - MARGIN, MARGIN, f"{self._foot} · Page {self.getPageNumber()} of {count}"
+            )
+            super().showPage()
+        super().save()
 
 
 def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A4") -> bytes:
@@ -148,7 +196,6 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
             MARGIN,
             "Amounts from each booking as sold. Cancelled bookings at zero. * sold without a net: retail counted as net.",
         )
-        canvas.drawRightString(width - MARGIN, MARGIN, f"Page {document.page}")
         canvas.restoreState()
 
     out = io.BytesIO()
@@ -169,5 +216,10 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
         flow.append(_table(statement, document.width - 2 * FRAME_PADDING))
     else:
         flow.append(Paragraph("No booking of this reseller in this period.", _LINE))
-    document.build(flow, onFirstPage=decorate, onLaterPages=decorate)
+    foot = clean(f"{heading} · {statement.connection_name}", 120)
+
+    def numbered(target: str | IO[bytes], /, **options: Any) -> Canvas:
+        return _NumberedCanvas(target, foot, width, **options)
+
+    document.build(flow, onFirstPage=decorate, onLaterPages=decorate, canvasmaker=numbered)
     return out.getvalue()

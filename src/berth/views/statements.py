@@ -9,11 +9,23 @@ from typing import Any
 from berth.domain.statements import Statement, StatementLine, Total, amount_text
 from berth.views.exports import Row, csv_file
 
-CSV_HEADER = (
-    "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
-    "Time zone", "Units", "Unit count", "Status", "Currency", "Retail", "Net", "Commission",
-    "Net missing",
-)  # fmt: skip
+
+def statement_file_name(statement: Statement) -> str:
+    """The statement's file name without its extension, the same from the back office, the
+    admin API and `berth statements`: `statement-Reseller-A-2026-06` (only letters, digits,
+    '-', '_' and '.' kept)."""
+    text = f"statement-{statement.connection_name}-{statement.month}"
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)
+
+
+def csv_header(statement: Statement) -> tuple[str, ...]:
+    """The CSV's columns; retail - net is the commission, or under a net rate the margin."""
+    margin = statement.margin_label
+    return (
+        "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
+        "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Retail", "Net", margin,
+        f"{margin} %", "Tax in retail", "Tax in net", "Net missing",
+    )  # fmt: skip
 
 
 def _line_json(line: StatementLine) -> dict[str, Any]:
@@ -35,6 +47,10 @@ def _line_json(line: StatementLine) -> dict[str, Any]:
         "retail": line.retail,
         "net": line.net,
         "commission": line.commission,
+        "rate": line.rate_text,
+        "taxRetail": line.tax_retail,
+        "taxNet": line.tax_net,
+        "includes": list(line.includes),
         "netMissing": line.net_missing,
     }
 
@@ -46,6 +62,8 @@ def _total_json(total: Total) -> dict[str, Any]:
         "retail": total.retail,
         "net": total.net,
         "commission": total.commission,
+        "taxRetail": total.tax_retail,
+        "taxNet": total.tax_net,
         "count": total.count,
     }
 
@@ -55,6 +73,9 @@ def statement_json(statement: Statement) -> dict[str, Any]:
         "connection": {"id": statement.connection_id, "name": statement.connection_name},
         "month": str(statement.month),
         "basis": statement.basis.value,
+        "rateKind": statement.rate_kind,
+        "paymentTerms": statement.payment_terms.value,
+        "createdAt": statement.created_at.isoformat() if statement.created_at else None,
         "lines": [_line_json(line) for line in statement.lines],
         "totals": [_total_json(total) for total in statement.totals],
     }
@@ -72,11 +93,15 @@ def statement_rows(statement: Statement) -> list[Row]:
             line.time_zone or "",
             line.units_text,
             line.unit_count,
+            "; ".join(line.includes),
             line.status.value,
             line.currency or "",
             amount_text(line.retail, line.precision),
             amount_text(line.net, line.precision),
             amount_text(line.commission, line.precision),
+            line.rate_text,
+            amount_text(line.tax_retail, line.precision),
+            amount_text(line.tax_net, line.precision),
             "yes" if line.net_missing else "",
         ]
         for line in statement.lines
@@ -89,4 +114,4 @@ async def _one_batch(rows: list[Row]) -> AsyncIterator[Iterable[Row]]:
 
 def statement_csv(statement: Statement) -> AsyncIterator[bytes]:
     """The statement's lines as a CSV file (the one CSV writer's chunks)."""
-    return csv_file(CSV_HEADER, _one_batch(statement_rows(statement)))
+    return csv_file(csv_header(statement), _one_batch(statement_rows(statement)))

@@ -7,13 +7,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from berth.http.admin.exports import file_name
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
 from berth.http.admin.statements import read_statement, statement_download
 from berth.http.responses import json_response
-from berth.views.statements import statement_json
+from berth.views.statements import statement_file_name, statement_json
 
 router = APIRouter(route_class=PageRoute)
 
@@ -39,7 +38,7 @@ async def statement_pdf(connection_id: str, month: str, me: Staff = Depends(staf
 
     statement = await read_statement(me.services, connection_id, month)
     content = render_statement(statement, me.catalog.catalog.supplier, me.services.settings.ticket_paper)
-    name = file_name("statement", statement.connection_id, str(statement.month)) + ".pdf"
+    name = statement_file_name(statement) + ".pdf"
     return Response(
         content,
         media_type="application/pdf",
