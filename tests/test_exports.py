@@ -62,6 +62,8 @@ async def test_bookings_csv_follows_the_search(client: httpx.AsyncClient, bookab
         "Email": "ada@example.com", "Phone": "'+447700900001", "Units": "1 x Adult, 1 x Child", "Guests": "2",
         "Places": "2", "Reseller": "Reseller A", "Booked at (local time)": "2026-06-01 09:00", "Test booking": "",
         "Cancellation reason": "",
+        # what it was sold at (issue 49 §4: the file had no amount): 25.00 + 15.00, net 4/5
+        "Currency": "EUR", "Retail": "40.00", "Net": "32.00", "Tax included": "6.67",
     }  # fmt: skip
     second = dict(zip(HEADER, everything[2], strict=True))
     assert (second["Status"], second["Reseller"], second["Cancellation reason"]) == (
