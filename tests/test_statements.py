@@ -23,6 +23,7 @@ from tests.backoffice.helpers import sign_in, text_of
 from tests.berth_process import berth
 from tests.bookings_helpers import confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, auth
+from tests.test_contracts import put_contract
 from tests.test_staff_roles import staff_token
 
 JUNE = "2026-06"
@@ -65,7 +66,7 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
     assert response.status_code == 200, response.text
     found = response.json()
     assert (found["connection"], found["month"], found["basis"]) == (
-        {"id": sales["a"], "name": "Reseller A"}, JUNE, "travel",
+        {"id": sales["a"], "name": "Reseller A", "address": None}, JUNE, "travel",
     )  # fmt: skip
     first, cancelled = found["lines"]
     assert first == {
@@ -185,7 +186,7 @@ async def test_the_back_office_shows_the_months_the_pdf_and_this_months_net_sale
     for expected in (supplier, "Reseller: Reseller A", "Period: June 2026", sales["first"]["supplierReference"],
                      "65.00", "52.00", "13.00", "Total, 2 lines", "CANCELLED",
                      # issue 49 §4: the tax, a net rate's margin, when it was made, who owes whom, the pages
-                     "Tax in retail", "10.84", "8.66", "Margin %", "20.0 %", "Created: 01 Jun 2026 08:00 UTC",
+                     "Tax in retail", "10.84", "8.66", "Margin Rate", "20.0 %", "Created: 01 Jun 2026 08:00 UTC",
                      f"Payment terms: Monthly invoice: Reseller A owes {supplier} the net total (EUR 52.00)",
                      "Statement 2026-06 · Reseller A · Page 1 of 1"):  # fmt: skip
         assert expected in words, (expected, words)
@@ -228,3 +229,35 @@ async def test_berth_statements_writes_csv_and_pdf_per_connection(
     assert "berth connection list" in unknown.stderr and "Traceback" not in unknown.stderr
     bad = await run("2026-13")
     assert bad.returncode == 1 and "'2026-13'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+async def test_the_contract_gives_the_statement_its_terms_rate_and_the_resellers_address(
+    client: httpx.AsyncClient, sales: dict[str, Any], bookable: Services
+) -> None:
+    """Issue 49 §4: a prepaid commission contract with the reseller's address: the statement
+    says so, calls retail - net a commission, and prints the address under the reseller."""
+    document = {
+        "rate": {"commission": "20"},
+        "paymentTerms": "PREPAID",
+        "resellerAddress": "Reseller A Ltd\r\n1 Quay Street\nBristol BS1 4DJ",
+    }
+    saved = await put_contract(client, bookable, "demo-reseller-a", document)
+    assert saved.status_code == 200, saved.text
+    found = (await client.get(f"/admin/api/connections/{sales['a']}/statements/{JUNE}", headers=ADMIN)).json()
+    assert found["connection"]["address"] == "Reseller A Ltd\r\n1 Quay Street\nBristol BS1 4DJ"
+    assert (found["rateKind"], found["paymentTerms"]) == ("COMMISSION", "PREPAID")
+    await sign_in(client)
+    pdf = await client.get(f"/admin/connections/{sales['a']}/statements/{JUNE}.pdf")
+    words = " ".join(
+        " ".join(p.extract_text().split()) for p in pypdf.PdfReader(io.BytesIO(pdf.content)).pages
+    )
+    supplier = (await bookable.catalog.snapshot()).catalog.supplier.name
+    for expected in (
+        "Reseller: Reseller A Reseller A Ltd 1 Quay Street Bristol BS1 4DJ",
+        f"Payment terms: Prepaid: Reseller A paid the net of these bookings (EUR 52.00) in advance; "
+        f"nothing more is owed to {supplier} for them.",
+        "Commission Rate",
+    ):
+        assert expected in words, (expected, words)
+    page = text_of((await client.get(f"/admin/connections/{sales['a']}/contract")).text)
+    assert "Reseller's address Reseller A Ltd 1 Quay Street Bristol BS1 4DJ" in page, page

@@ -163,6 +163,7 @@ class Statement:
     rate_kind: str = COMMISSION_KIND  # the contract's (Rate.kind)
     payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE
     created_at: datetime | None = None
+    reseller_address: str = ""  # the contract's, lines as written
 
     @property
     def margin_label(self) -> str:
@@ -327,6 +328,7 @@ def statement(
     rate_kind: str = COMMISSION_KIND,
     payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE,
     created_at: datetime | None = None,
+    reseller_address: str = "",
 ) -> Statement:
     """The statement of `month` from `bookings` (any superset of the connection's bookings of
     the month: those of another connection or month, or never sold, are left out), under the
@@ -355,4 +357,5 @@ def statement(
         rate_kind,
         payment_terms,
         created_at,
+        reseller_address,
     )

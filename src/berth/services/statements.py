@@ -44,6 +44,7 @@ class StatementService:
             rate_kind=contract.rate.kind,
             payment_terms=contract.payment_terms,
             created_at=self._clock(),
+            reseller_address=contract.reseller_address,
         )
 
     async def months(self, catalog: Catalog, connection: Connection) -> list[Statement]:

@@ -25,6 +25,7 @@ from berth.tickets.pdf import BAND, BOLD, INK, MARGIN, MUTED, PAPER_SIZES, REGUL
 RULE = HexColor("#d5dde5")
 BAND_HEIGHT = 16 * mm
 _TEXT = ParagraphStyle("cell", fontName=REGULAR, fontSize=8, leading=10, textColor=INK)
+_HEADER = ParagraphStyle("header", fontName=BOLD, fontSize=7.5, leading=9, textColor=white)
 _TITLE = ParagraphStyle("title", fontName=BOLD, fontSize=17, leading=21, textColor=INK, spaceAfter=2)
 _LINE = ParagraphStyle("line", fontName=REGULAR, fontSize=10, leading=13, textColor=INK)
 _HEADING = ParagraphStyle(
@@ -34,15 +35,16 @@ FIRST_AMOUNT = 6  # the columns from Retail on are amounts, right-aligned
 
 
 def columns(statement: Statement) -> tuple[str, ...]:
+    """The table's columns; Rate: the commission (or margin) as a percentage of retail."""
     margin = statement.margin_label
     return (
         "Reference", "Travel", "Product · option", "Units · includes", "Status", "Currency",
-        "Retail", "Tax in retail", "Net", "Tax in net", margin, f"{margin} %",
+        "Retail", "Tax in retail", "Net", "Tax in net", margin, "Rate",
     )  # fmt: skip
 
 
 # The columns' shares of the frame's width (A4 or Letter).
-SHARES = (30, 25, 44, 40, 22, 18, 19, 17, 19, 17, 19, 21)
+SHARES = (28, 24, 38, 36, 22, 22, 19, 17, 19, 17, 27, 16)
 FRAME_PADDING = 6  # points, each side: reportlab's default
 
 
@@ -86,10 +88,7 @@ def _total_row(total: Total) -> list[str]:
 
 
 def _table(statement: Statement, width: float) -> Table:
-    header: list[str | Paragraph] = [
-        Paragraph(f"<font name='{BOLD}' color='white'>{escape(name)}</font>", _TEXT)
-        for name in columns(statement)
-    ]
+    header: list[str | Paragraph] = [Paragraph(escape(name), _HEADER) for name in columns(statement)]
     rows: list[list[str | Paragraph]] = [header, *(_row(line) for line in statement.lines)]
     totals = [_total_row(total) for total in statement.totals]
     widths = [width * share / sum(SHARES) for share in SHARES]
@@ -127,6 +126,11 @@ def _head(statement: Statement, supplier: Supplier) -> list[Flowable]:
     flow += [
         Spacer(1, 4 * mm),
         Paragraph(f"<font name='{BOLD}'>Reseller:</font> {escape(clean(statement.connection_name))}", _LINE),
+        *(
+            Paragraph(escape(clean(line, 200)), _LINE)
+            for line in statement.reseller_address.splitlines()
+            if line.strip()
+        ),
         Paragraph(
             f"<font name='{BOLD}'>Period:</font> {statement.month.title} "
             f"({statement.month.first:%d %b %Y} to {statement.month.last:%d %b %Y}), by "

@@ -70,7 +70,11 @@ def _total_json(total: Total) -> dict[str, Any]:
 
 def statement_json(statement: Statement) -> dict[str, Any]:
     return {
-        "connection": {"id": statement.connection_id, "name": statement.connection_name},
+        "connection": {
+            "id": statement.connection_id,
+            "name": statement.connection_name,
+            "address": statement.reseller_address or None,
+        },
         "month": str(statement.month),
         "basis": statement.basis.value,
         "rateKind": statement.rate_kind,
