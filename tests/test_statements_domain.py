@@ -20,6 +20,8 @@ from berth.domain.errors import BadRequest
 from berth.domain.price_lines import LineKind, PriceLine
 from berth.domain.statements import Basis, LineStatus, Month, Statement, amount_text, month_of, statement
 from tests.bookings_helpers import booking_catalog
+from tests.builders import catalog
+from tests.rentals_helpers import BIKES, bike_hire
 
 CATALOG = booking_catalog()
 JUNE = Month(2026, 6)
@@ -297,3 +299,17 @@ def test_the_pdf_says_page_n_of_m_and_names_the_reseller_on_every_page() -> None
         assert f"Statement 2026-06 · Reseller A · Page {number} of {len(pages)}" in text, text[-300:]
     assert "Created: 01 Jul 2026 06:30 UTC" in pages[0]
     assert "Payment terms: Monthly invoice: Reseller A owes" in pages[0]
+
+
+def test_a_rental_line_names_its_duration() -> None:
+    hired = replace(
+        booking(
+            1,
+            BookingStatus.CONFIRMED,
+            (unit_line(0, price(1950, 1560, "GBP")),),
+            product_id=BIKES["productId"],
+        ),
+        rental_duration_id="half-day",
+    )
+    (line,) = statement(CONNECTION, "Reseller A", JUNE, Basis.TRAVEL, [hired], catalog(bike_hire())).lines
+    assert line.includes == ("Rental: Half day",)
