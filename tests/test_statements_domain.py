@@ -298,6 +298,8 @@ def test_the_pdf_says_page_n_of_m_and_names_the_reseller_on_every_page() -> None
     for number, text in enumerate(pages, start=1):
         assert f"Statement 2026-06 · Reseller A · Page {number} of {len(pages)}" in text, text[-300:]
     assert "Created: 01 Jul 2026 06:30 UTC" in pages[0]
+    metadata = pypdf.PdfReader(io.BytesIO(render_statement(made, CATALOG.supplier))).metadata
+    assert metadata is not None and metadata.creation_date == datetime(2026, 7, 1, 6, 30, tzinfo=UTC)
     assert "Payment terms: Monthly invoice: Reseller A owes" in pages[0]
 
 

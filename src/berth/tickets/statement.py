@@ -8,6 +8,7 @@ the rate applied) and the totals per currency. Every page's foot names the resel
 from __future__ import annotations
 
 import io
+from datetime import UTC
 from typing import IO, Any
 from xml.sax.saxutils import escape
 
@@ -223,7 +224,12 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
     foot = clean(f"{heading} · {statement.connection_name}", 120)
 
     def numbered(target: str | IO[bytes], /, **options: Any) -> Canvas:
-        return _NumberedCanvas(target, foot, width, **options)
+        canvas = _NumberedCanvas(target, foot, width, **options)
+        if statement.created_at is not None:
+            # The file's own creation date is the statement's (`invariant` would say 2000-01-01).
+            made = f"D:{statement.created_at.astimezone(UTC):%Y%m%d%H%M%S}+00'00'"
+            canvas.setDateFormatter(lambda *_: made)
+        return canvas
 
     document.build(flow, onFirstPage=decorate, onLaterPages=decorate, canvasmaker=numbered)
     return out.getvalue()
