@@ -150,7 +150,8 @@ def test_products_options_and_units_added_changed_and_removed() -> None:
 
 
 def test_a_change_says_what_each_field_was_and_is() -> None:
-    """Issue 38: a price change reads `EUR 25.00 -> 27.00`, and its tax's change too; a start
+    """Issue 38: a price change reads `EUR 25.00 -> 27.00`, and its tax's change too, as money
+    (issue 49 §4: it read `retail 417 -> 450`); a start
     time added shows the times before and after; a price added or removed says so."""
     priced = catalog(
         WALK,
@@ -182,8 +183,8 @@ def test_a_change_says_what_each_field_was_and_is() -> None:
         "walk/DEFAULT": ("schedules 1 startTimes 10:00, 14:30 -> 10:00, 14:30, 17:00",),
         "walk/DEFAULT/adult": (
             "EUR 25.00 -> 27.00",
-            "EUR includedTaxes 1 retail 417 -> 450",
-            "EUR includedTaxes 1 original 417 -> 450",
+            "EUR includedTaxes 1 retail 4.17 -> 4.50",
+            "EUR includedTaxes 1 original 4.17 -> 4.50",
         ),
         "walk/DEFAULT/child": (
             "EUR (2026-07-01 to \N{HORIZONTAL ELLIPSIS}) 13.00 added",

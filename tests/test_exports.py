@@ -17,7 +17,7 @@ from berth.domain.bookings import BookingStatus
 from berth.domain.statements import Basis, statement
 from berth.store.bookings_repo import BookingFilter, find_bookings
 from berth.views.exports import HEADER, csv_text, safe_cell
-from berth.views.statements import CSV_HEADER, statement_csv
+from berth.views.statements import csv_header, statement_csv
 from tests.bookings_helpers import GUEST, SLOT, booking_products, confirm, reservation, reserve
 from tests.builders import catalog, load, product
 from tests.conftest import ADMIN, KEY_B, auth
@@ -62,7 +62,7 @@ async def test_a_statements_negative_amount_is_a_number_a_spreadsheet_sums() -> 
     text = b"".join([chunk async for chunk in statement_csv(found)]).decode("utf-8-sig")
     header, row = csv.reader(io.StringIO(text))
     line = dict(zip(header, row, strict=True))
-    assert tuple(header) == CSV_HEADER
+    assert tuple(header) == csv_header(found)
     assert (line["Retail"], line["Net"], line["Commission"], line["Unit count"]) == (
         "5.00",
         "10.00",
@@ -91,6 +91,8 @@ async def test_bookings_csv_follows_the_search(client: httpx.AsyncClient, bookab
         "Email": "ada@example.com", "Phone": "'+447700900001", "Units": "1 x Adult, 1 x Child", "Guests": "2",
         "Places": "2", "Reseller": "Reseller A", "Booked at (local time)": "2026-06-01 09:00", "Test booking": "",
         "Cancellation reason": "",
+        # what it was sold at (issue 49 §4: the file had no amount): 25.00 + 15.00, net 4/5
+        "Currency": "EUR", "Retail": "40.00", "Net": "32.00", "Tax included": "6.67",
     }  # fmt: skip
     second = dict(zip(HEADER, everything[2], strict=True))
     assert (second["Status"], second["Reseller"], second["Cancellation reason"]) == (

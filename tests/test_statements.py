@@ -19,11 +19,11 @@ import pytest
 
 from berth.container import Services
 from berth.domain.staff import COMMAND_LINE, Role
-from berth.views.statements import CSV_HEADER
 from tests.backoffice.helpers import sign_in, text_of
 from tests.berth_process import berth
 from tests.bookings_helpers import confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, auth
+from tests.test_contracts import put_contract
 from tests.test_staff_roles import staff_token
 
 JUNE = "2026-06"
@@ -66,7 +66,7 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
     assert response.status_code == 200, response.text
     found = response.json()
     assert (found["connection"], found["month"], found["basis"]) == (
-        {"id": sales["a"], "name": "Reseller A"}, JUNE, "travel",
+        {"id": sales["a"], "name": "Reseller A", "address": None}, JUNE, "travel",
     )  # fmt: skip
     first, cancelled = found["lines"]
     assert first == {
@@ -76,7 +76,11 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
         "units": [{"unit": "Adult", "quantity": 2}, {"unit": "Child", "quantity": 1}], "unitCount": 3,
         "status": "NOT_REDEEMED", "currency": "EUR", "currencyPrecision": 2,
         "retail": 6500, "net": 5200, "commission": 1300, "netMissing": False,
+        "rate": "20.0 %", "taxRetail": 1084, "taxNet": 866, "includes": [],
     }  # fmt: skip
+    assert (found["rateKind"], found["paymentTerms"], found["createdAt"]) == (
+        "CATALOG_NET", "MONTHLY_INVOICE", "2026-06-01T08:00:00+00:00",
+    )  # fmt: skip
     assert (cancelled["supplierReference"], cancelled["status"], cancelled["localTime"]) == (
         sales["cancelled"]["supplierReference"], "CANCELLED", "14:00",
     )  # fmt: skip
@@ -88,6 +92,8 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
             "retail": 6500,
             "net": 5200,
             "commission": 1300,
+            "taxRetail": 1084,
+            "taxNet": 866,
             "count": 2,
         }
     ]
@@ -110,17 +116,23 @@ async def test_the_statement_as_csv_goes_through_the_guarded_writer(
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "text/csv; charset=utf-8"
     assert (
-        response.headers["content-disposition"] == f'attachment; filename="statement-{sales["a"]}-{JUNE}.csv"'
+        # named as `berth statements` names it (issue 49 §4: the connection's id here, its name there)
+        response.headers["content-disposition"] == f'attachment; filename="statement-Reseller-A-{JUNE}.csv"'
     )
     assert response.content.startswith(b"\xef\xbb\xbf")
     header, first, cancelled = csv.reader(io.StringIO(response.content.decode("utf-8-sig")))
-    assert tuple(header) == CSV_HEADER
+    # the catalogue's net is a net rate: retail - net is the reseller's margin, not a commission
+    assert header == [
+        "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
+        "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Retail", "Net", "Margin",
+        "Margin %", "Tax in retail", "Tax in net", "Net missing",
+    ]  # fmt: skip
     assert first == [
         sales["first"]["supplierReference"], "", "Thames Sightseeing", "DEFAULT", "2026-06-02", "10:00",
-        "Europe/London", "2 \N{MULTIPLICATION SIGN} Adult, 1 \N{MULTIPLICATION SIGN} Child", "3", "NOT_REDEEMED",
-        "EUR", "65.00", "52.00", "13.00", "",
+        "Europe/London", "2 \N{MULTIPLICATION SIGN} Adult, 1 \N{MULTIPLICATION SIGN} Child", "3", "",
+        "NOT_REDEEMED", "EUR", "65.00", "52.00", "13.00", "20.0 %", "10.84", "8.66", "",
     ]  # fmt: skip
-    assert cancelled[1] == "'=cmd|' /C calc'!A0" and cancelled[9:14] == [
+    assert cancelled[1] == "'=cmd|' /C calc'!A0" and cancelled[10:15] == [
         "CANCELLED",
         "EUR",
         "0.00",
@@ -172,8 +184,14 @@ async def test_the_back_office_shows_the_months_the_pdf_and_this_months_net_sale
     )
     supplier = (await bookable.catalog.snapshot()).catalog.supplier.name
     for expected in (supplier, "Reseller: Reseller A", "Period: June 2026", sales["first"]["supplierReference"],
-                     "65.00", "52.00", "13.00", "Total, 2 lines", "CANCELLED"):  # fmt: skip
+                     "65.00", "52.00", "13.00", "Total, 2 lines", "CANCELLED",
+                     # issue 49 §4: the tax, a net rate's margin, when it was made, who owes whom, the pages
+                     "Tax in retail", "10.84", "8.66", "Margin Rate", "20.0 %", "Created: 01 Jun 2026 08:00 UTC",
+                     f"Payment terms: Monthly invoice: Reseller A owes {supplier} the net total (EUR 52.00)",
+                     "Statement 2026-06 · Reseller A · Page 1 of 1"):  # fmt: skip
         assert expected in words, (expected, words)
+    assert "Commission" not in words  # the catalogue's net is a net rate
+    assert pdf.headers["content-disposition"] == f'inline; filename="statement-Reseller-A-{JUNE}.pdf"'
     missing = await client.get(f"/admin/connections/no-such/statements/{JUNE}.pdf")
     assert missing.status_code == 404
     dashboard = text_of((await client.get("/admin")).text)
@@ -201,7 +219,7 @@ async def test_berth_statements_writes_csv_and_pdf_per_connection(
             io.StringIO((tmp_path / "all" / f"statement-Reseller-A-{JUNE}.csv").read_text("utf-8-sig"))
         )
     )
-    assert len(rows) == 3 and rows[1][11:14] == ["65.00", "52.00", "13.00"]
+    assert len(rows) == 3 and rows[1][12:15] == ["65.00", "52.00", "13.00"]
     assert (tmp_path / "all" / f"statement-Reseller-B-{JUNE}.pdf").read_bytes().startswith(b"%PDF")
     one = await run(JUNE, "--connection", sales["b"], "--out", str(tmp_path / "one"))
     assert one.returncode == 0, one.stderr
@@ -245,3 +263,35 @@ async def test_berth_statements_names_each_file_once_and_prints_names_as_they_ar
     assert listed.returncode == 0, listed.stderr
     for name in ids:
         assert name in listed.stdout, listed.stdout
+
+
+async def test_the_contract_gives_the_statement_its_terms_rate_and_the_resellers_address(
+    client: httpx.AsyncClient, sales: dict[str, Any], bookable: Services
+) -> None:
+    """Issue 49 §4: a prepaid commission contract with the reseller's address: the statement
+    says so, calls retail - net a commission, and prints the address under the reseller."""
+    document = {
+        "rate": {"commission": "20"},
+        "paymentTerms": "PREPAID",
+        "resellerAddress": "Reseller A Ltd\r\n1 Quay Street\nBristol BS1 4DJ",
+    }
+    saved = await put_contract(client, bookable, "demo-reseller-a", document)
+    assert saved.status_code == 200, saved.text
+    found = (await client.get(f"/admin/api/connections/{sales['a']}/statements/{JUNE}", headers=ADMIN)).json()
+    assert found["connection"]["address"] == "Reseller A Ltd\r\n1 Quay Street\nBristol BS1 4DJ"
+    assert (found["rateKind"], found["paymentTerms"]) == ("COMMISSION", "PREPAID")
+    await sign_in(client)
+    pdf = await client.get(f"/admin/connections/{sales['a']}/statements/{JUNE}.pdf")
+    words = " ".join(
+        " ".join(p.extract_text().split()) for p in pypdf.PdfReader(io.BytesIO(pdf.content)).pages
+    )
+    supplier = (await bookable.catalog.snapshot()).catalog.supplier.name
+    for expected in (
+        "Reseller: Reseller A Reseller A Ltd 1 Quay Street Bristol BS1 4DJ",
+        f"Payment terms: Prepaid: Reseller A paid the net of these bookings (EUR 52.00) in advance; "
+        f"nothing more is owed to {supplier} for them.",
+        "Commission Rate",
+    ):
+        assert expected in words, (expected, words)
+    page = text_of((await client.get(f"/admin/connections/{sales['a']}/contract")).text)
+    assert "Reseller's address Reseller A Ltd 1 Quay Street Bristol BS1 4DJ" in page, page

@@ -4,19 +4,24 @@ bookings' stored prices, in integers; the month a booking counts in follows the 
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
+import pypdf
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact, UnitItem
 from berth.domain.catalog import Price
+from berth.domain.contracts import PaymentTerms
 from berth.domain.errors import BadRequest
 from berth.domain.price_lines import LineKind, PriceLine
 from berth.domain.statements import Basis, LineStatus, Month, Statement, amount_text, month_of, statement
 from tests.bookings_helpers import booking_catalog
+from tests.builders import catalog
+from tests.rentals_helpers import BIKES, bike_hire
 
 CATALOG = booking_catalog()
 JUNE = Month(2026, 6)
@@ -220,3 +225,93 @@ def test_months_and_amounts_are_exact() -> None:
         "12.34", "0.05", "0", "1000000000000000.001", "0.0007",
     ]  # fmt: skip
     assert Month(2026, 6).starts_at() + timedelta(days=30) == Month(2026, 7).starts_at()
+
+
+def test_a_line_says_what_it_includes_its_tax_and_the_rate_applied() -> None:
+    """Issue 49 §4: a line carries the tax included in its retail and net (summed over its
+    lines), its extras, and the commission as a percentage of retail."""
+    taxed = Price.model_validate(
+        {
+            "currency": "EUR",
+            "retail": 2500,
+            "net": 2000,
+            "includedTaxes": [{"name": "VAT", "retail": 417, "original": 417, "net": 333}],
+        }
+    )
+    lunch = Price.model_validate({"currency": "EUR", "retail": 1000, "net": 875})
+    lines = (
+        unit_line(0, taxed),
+        unit_line(1, taxed),
+        PriceLine(LineKind.EXTRA, "piece-1", "lunch-box", lunch),
+        PriceLine(LineKind.EXTRA, "piece-2", "lunch-box", lunch),
+    )
+    made = statement(
+        CONNECTION, "Reseller A", JUNE, Basis.TRAVEL, [booking(1, BookingStatus.CONFIRMED, lines)], CATALOG
+    )
+    (line,) = made.lines
+    assert (line.retail, line.net, line.commission) == (7000, 5750, 1250)
+    assert (line.tax_retail, line.tax_net) == (834, 666)
+    assert line.includes == ("2 \N{MULTIPLICATION SIGN} lunch-box",)  # not an extra of this catalogue: its id
+    assert line.rate_text == "17.9 %"  # 1250 / 7000
+    (total,) = made.totals
+    assert (total.tax_retail, total.tax_net) == (834, 666)
+
+
+@pytest.mark.parametrize(
+    ("kind", "terms", "label", "wording"),
+    [
+        ("COMMISSION", PaymentTerms.MONTHLY_INVOICE, "Commission",
+         "Monthly invoice: Reseller A owes Thames Co the net total (EUR 20.00) on Thames Co's invoice for "
+         "June 2026; it keeps its commission."),
+        ("NET_PRICE_LIST", PaymentTerms.MONTHLY_INVOICE, "Margin",
+         "Monthly invoice: Reseller A owes Thames Co the net total (EUR 20.00) on Thames Co's invoice for "
+         "June 2026; it keeps its margin over the net."),
+        ("CATALOG_NET", PaymentTerms.PREPAID, "Margin",
+         "Prepaid: Reseller A paid the net of these bookings (EUR 20.00) in advance; nothing more is owed "
+         "to Thames Co for them."),
+    ],
+)  # fmt: skip
+def test_the_terms_say_who_owes_whom_and_a_net_rate_has_a_margin(
+    kind: str, terms: PaymentTerms, label: str, wording: str
+) -> None:
+    sold = booking(1, BookingStatus.CONFIRMED, (unit_line(0, price(2500, 2000)),))
+    made = statement(
+        CONNECTION, "Reseller A", JUNE, Basis.TRAVEL, [sold], CATALOG, rate_kind=kind, payment_terms=terms
+    )
+    assert made.margin_label == label
+    assert made.settlement("Thames Co") == wording
+
+
+def test_the_pdf_says_page_n_of_m_and_names_the_reseller_on_every_page() -> None:
+    from berth.tickets.statement import render_statement  # reportlab loads with the first PDF
+
+    sold = [booking(n, BookingStatus.CONFIRMED, (unit_line(0, price(2500, 2000)),)) for n in range(120)]
+    made = statement(
+        CONNECTION, "Reseller A", JUNE, Basis.TRAVEL, sold, CATALOG,
+        created_at=datetime(2026, 7, 1, 6, 30, tzinfo=UTC),
+    )  # fmt: skip
+    pages = [
+        " ".join(p.extract_text().split())
+        for p in pypdf.PdfReader(io.BytesIO(render_statement(made, CATALOG.supplier))).pages
+    ]
+    assert len(pages) > 2
+    for number, text in enumerate(pages, start=1):
+        assert f"Statement 2026-06 · Reseller A · Page {number} of {len(pages)}" in text, text[-300:]
+    assert "Created: 01 Jul 2026 06:30 UTC" in pages[0]
+    metadata = pypdf.PdfReader(io.BytesIO(render_statement(made, CATALOG.supplier))).metadata
+    assert metadata is not None and metadata.creation_date == datetime(2026, 7, 1, 6, 30, tzinfo=UTC)
+    assert "Payment terms: Monthly invoice: Reseller A owes" in pages[0]
+
+
+def test_a_rental_line_names_its_duration() -> None:
+    hired = replace(
+        booking(
+            1,
+            BookingStatus.CONFIRMED,
+            (unit_line(0, price(1950, 1560, "GBP")),),
+            product_id=BIKES["productId"],
+        ),
+        rental_duration_id="half-day",
+    )
+    (line,) = statement(CONNECTION, "Reseller A", JUNE, Basis.TRAVEL, [hired], catalog(bike_hire())).lines
+    assert line.includes == ("Rental: Half day",)

@@ -150,7 +150,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
         rate_limiter=RateLimiter(settings, database, seconds_of(clock)),
         answers=AnswerCache(database, clock, settings.answer_cache_seconds),
-        statements=StatementService(database, Basis(settings.statement_basis)),
+        statements=StatementService(database, Basis(settings.statement_basis), clock),
         staff=StaffService(database, clock),
         audit=AuditService(database),
         guessing=GuessingGuard(database, settings, clock),

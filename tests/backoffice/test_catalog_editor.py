@@ -232,6 +232,29 @@ async def test_a_save_based_on_an_older_version_is_refused_showing_the_other_cha
     assert product is not None and product.reference is None and product.internal_name == "Thames by night"
 
 
+async def test_a_halved_price_takes_the_tax_amounts_the_form_does_not_show_along(
+    client: httpx.AsyncClient, editing: Services
+) -> None:
+    """EUR 25.00 (28.00 before discount, net 20.00) with VAT 4.17 (4.67 before discount, net
+    3.33): halved with its VAT typed as 2.08, the VAT's net and before-discount amounts, which
+    the form does not show, follow the price (issue 49 §4: "net 333 is above retail 208")."""
+    page = await client.get("/admin/catalog/thames-sightseeing/edit")
+    fields = form_of(page.text)
+    prefix = "options.0.units.0.prices.0"
+    assert dict(fields)[f"{prefix}.retail"] == "25.00"
+    for key, value in (("retail", "12.50"), ("original", "14.00"), ("net", "10.00"), ("tax.retail", "2.08")):
+        fields = replaced(fields, f"{prefix}.{key}", value)
+    saved = await send(client, "/admin/catalog/thames-sightseeing/edit", with_action(fields, "save"))
+    assert saved.status_code == 303, text_of(saved.text)[:3000]
+    product = (await editing.catalog.snapshot()).catalog.product("thames-sightseeing")
+    assert product is not None
+    price = product.options[0].units[0].prices[0]
+    assert (price.retail, price.original, price.net) == (1250, 1400, 1000)
+    tax = price.included_taxes[0]
+    # 2.08 x 14.00 / 12.50 = 2.3296 and 2.08 x 10.00 / 12.50 = 1.664, half up
+    assert (tax.retail, tax.original, tax.net) == (208, 233, 166)
+
+
 async def test_a_new_product_with_an_option_schedule_and_prices(
     client: httpx.AsyncClient, editing: Services
 ) -> None:

@@ -123,6 +123,7 @@ class BlockUse:
     used: int
     released: bool
     released_early: bool = False  # by staff, before its time
+    released_at: datetime | None = None  # when staff released it early
 
     @property
     def unused(self) -> int:
@@ -175,14 +176,21 @@ def reserved_for(
 
 
 def uses(
-    blocks: Iterable[Block], holdings: Mapping[str, int], now: datetime, released_early: frozenset[str]
+    blocks: Iterable[Block],
+    holdings: Mapping[str, int],
+    now: datetime,
+    released_early: Mapping[str, datetime],
 ) -> list[BlockUse]:
+    """The blocks as staff see them; `released_early`: the connections whose blocks staff
+    released early, and when."""
+    early = frozenset(released_early)
     return [
         BlockUse(
             b,
             min(holdings.get(b.connection_id, 0), b.places),
-            not b.unreleased(now, released_early),
-            b.connection_id in released_early,
+            not b.unreleased(now, early),
+            b.connection_id in early,
+            released_early.get(b.connection_id),
         )
         for b in blocks
     ]

@@ -1,4 +1,5 @@
 """What a changed field of a catalogue item was and is, in a few words: `prices EUR 25.00 -> 27.00`,
+`EUR includedTaxes 1 retail 4.17 -> unset` (a price's amounts and its taxes' read as money),
 `schedules 1 startTimes 10:00, 14:00 -> 10:00, 14:00, 17:00`. The item's documents are the
 catalogue file's (camelCase keys, amounts in minor units)."""
 
@@ -30,13 +31,16 @@ def _prices(value: Any) -> bool:
     return value is None or (isinstance(value, list) and all(isinstance(p, dict) for p in value))
 
 
-def _changes(path: str, before: Any, after: Any) -> list[str]:
+def _changes(path: str, before: Any, after: Any, price: dict[str, Any] | None = None) -> list[str]:
+    """What changed under `path`; `price`: the price the values belong to, whose amounts (its
+    own and its taxes') read as money in its precision."""
     if isinstance(before, dict) and isinstance(after, dict):
+        price = next((p for p in (after, before) if "currency" in p), price)
         return [
             change
             for key in {**before, **after}
             if before.get(key) != after.get(key)
-            for change in _changes(f"{path} {key}", before.get(key), after.get(key))
+            for change in _changes(f"{path} {key}", before.get(key), after.get(key), price)
         ]
     items = (list, type(None))
     if (
@@ -49,8 +53,10 @@ def _changes(path: str, before: Any, after: Any) -> list[str]:
             change
             for index, (old, new) in enumerate(zip(before or [], after or [], strict=True))
             if old != new
-            for change in _changes(f"{path} {index + 1}", old, new)
+            for change in _changes(f"{path} {index + 1}", old, new, price)
         ]
+    if price is not None and path.rsplit(" ", 1)[-1] in _AMOUNTS:
+        return [f"{path} {_money(before, price)} -> {_money(after, price)}"]
     return [f"{path} {_shown(before)} -> {_shown(after)}"]
 
 
@@ -114,7 +120,7 @@ def _price_changes(before: list[dict[str, Any]], after: list[dict[str, Any]]) ->
                     f"{name}{label} {_money(was.get(field), was)} -> {_money(price.get(field), price)}"
                 )
             else:
-                changes.extend(_changes(f"{name}{label}", was.get(field), price.get(field)))
+                changes.extend(_changes(f"{name}{label}", was.get(field), price.get(field), price))
     changes.extend(
         f"{_price_name(price)} {_money(price.get('retail'), price)} removed"
         for key, price in old.items()

@@ -143,6 +143,8 @@ class Contract(_Model):
     valid_from: date | None = None
     valid_until: date | None = None
     payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE
+    # The reseller's postal address, as its statements print it (lines as written).
+    reseller_address: Annotated[str, Field(max_length=1000)] = ""
     notes: Annotated[str, Field(max_length=5000)] = ""
 
     @field_validator("products", mode="before")
@@ -352,7 +354,7 @@ def parse_contract(data: Any) -> Contract:
     """The contract a document describes; BAD_REQUEST naming every field in error."""
     if not isinstance(data, dict):
         raise BadRequest(
-            "A contract is a mapping (products, rate, validFrom, validUntil, paymentTerms, notes, "
+            "A contract is a mapping (products, rate, validFrom, validUntil, paymentTerms, resellerAddress, notes, "
             "allotments, stopSells)"
         )
     try:

@@ -29,17 +29,25 @@ def _half_up(value: Decimal) -> int:
     return int(value.to_integral_value(rounding=ROUND_HALF_UP))
 
 
+def scaled_shares(amounts: Sequence[int], to: int, of: int) -> list[int]:
+    """Each of `amounts` (the taxes included in a price of `of`) in the proportion to / of,
+    rounded half up, the rounding remainder on the largest, so that they add up to their total
+    scaled the same way; all 0 when `of` is 0."""
+    if not amounts:
+        return []
+    if of == 0:
+        return [0 for _ in amounts]
+    ratio = Decimal(to) / Decimal(of)
+    shares = [_half_up(Decimal(amount) * ratio) for amount in amounts]
+    target = _half_up(Decimal(sum(amounts)) * ratio)
+    largest = max(range(len(amounts)), key=lambda i: amounts[i])
+    shares[largest] += target - sum(shares)
+    return shares
+
+
 def _scaled_taxes(taxes: tuple[Tax, ...], net: int, retail: int) -> tuple[Tax, ...]:
-    """Each tax's net in the proportion net / retail, half up; the remainder on the largest."""
-    if not taxes:
-        return taxes
-    if retail == 0:
-        return tuple(t.model_copy(update={"net": 0}) for t in taxes)
-    ratio = Decimal(net) / Decimal(retail)
-    nets = [_half_up(Decimal(t.retail) * ratio) for t in taxes]
-    target = _half_up(Decimal(sum(t.retail for t in taxes)) * ratio)
-    largest = max(range(len(taxes)), key=lambda i: taxes[i].retail)
-    nets[largest] += target - sum(nets)
+    """Each tax's net in the proportion net / retail (`scaled_shares`)."""
+    nets = scaled_shares([t.retail for t in taxes], net, retail)
     return tuple(t.model_copy(update={"net": n}) for t, n in zip(taxes, nets, strict=True))
 
 

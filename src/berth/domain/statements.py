@@ -12,7 +12,14 @@ Rules (docs/contracts.md, "Monthly statements"):
 - one line per booking (per currency, should a booking's lines ever carry two): retail and net
   are the sums of its lines, commission = retail - net; a line without a net counts its retail
   as net (no commission) and is flagged; a cancelled booking is listed with zero amounts;
-- totals per currency are the exact sums of the lines, with their count.
+  the tax included in its retail and in its net are the sums of its lines' included taxes
+  (a tax without a net counts its retail); it says what it includes besides its units (its
+  extras, its rental duration) and the rate applied: the commission (or, under a net rate, the
+  margin) as a percentage of retail;
+- totals per currency are the exact sums of the lines, with their count;
+- the statement carries the contract's rate kind (which names the retail - net column:
+  "Commission" under a commission, "Margin" under a net rate) and payment terms, which say
+  who owes whom (`settlement`).
 Every amount is an integer of minor units; text is written with Decimal, never float.
 """
 
@@ -29,7 +36,9 @@ from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.catalog import AvailabilityType, Catalog
+from berth.domain.contracts import PaymentTerms
 from berth.domain.errors import BadRequest
+from berth.domain.price_lines import LineKind
 
 SOLD = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED, BookingStatus.CANCELLED)
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
@@ -106,6 +115,18 @@ class StatementLine:
     net: int
     commission: int
     net_missing: bool  # a line was sold without a net: its retail counts as net
+    tax_retail: int = 0  # the tax included in retail
+    tax_net: int = 0  # the tax included in net
+    includes: tuple[
+        str, ...
+    ] = ()  # besides its units: `2 x Lunch box` (a multiplication sign), `Rental: Half day`
+
+    @property
+    def rate_text(self) -> str:
+        """The commission (or margin) as a percentage of retail, to one decimal: `12.5 %`."""
+        if self.retail <= 0:
+            return ""
+        return f"{(Decimal(self.commission) * 100 / self.retail).quantize(Decimal('0.1'))} %"
 
     @property
     def units_text(self) -> str:
@@ -124,6 +145,11 @@ class Total:
     net: int
     commission: int
     count: int
+    tax_retail: int = 0
+    tax_net: int = 0
+
+
+COMMISSION_KIND = "COMMISSION"
 
 
 @dataclass(frozen=True)
@@ -134,6 +160,34 @@ class Statement:
     basis: Basis
     lines: tuple[StatementLine, ...]
     totals: tuple[Total, ...]
+    rate_kind: str = COMMISSION_KIND  # the contract's (Rate.kind)
+    payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE
+    created_at: datetime | None = None
+    reseller_address: str = ""  # the contract's, lines as written
+
+    @property
+    def margin_label(self) -> str:
+        """What retail - net is: the reseller's commission, or under a net rate its margin."""
+        return "Commission" if self.rate_kind == COMMISSION_KIND else "Margin"
+
+    def settlement(self, supplier: str) -> str:
+        """Who owes whom for the statement's lines (docs/contracts.md)."""
+        due = "; ".join(
+            f"{total.currency or ''} {amount_text(total.net, total.precision)}".strip()
+            for total in self.totals
+        )
+        if self.payment_terms is PaymentTerms.PREPAID:
+            return (
+                f"Prepaid: {self.connection_name} paid the net of these bookings ({due or 'nothing'}) "
+                f"in advance; nothing more is owed to {supplier} for them."
+            )
+        kept = (
+            "keeps its commission" if self.rate_kind == COMMISSION_KIND else "keeps its margin over the net"
+        )
+        return (
+            f"Monthly invoice: {self.connection_name} owes {supplier} the net total ({due or 'nothing'}) "
+            f"on {supplier}'s invoice for {self.month.title}; it {kept}."
+        )
 
 
 def amount_value(amount: int, precision: int) -> Decimal:
@@ -174,6 +228,8 @@ class _Sums:
     retail: int = 0
     net: int = 0
     missing: bool = False
+    tax_retail: int = 0
+    tax_net: int = 0
 
 
 def _sums(booking: Booking) -> dict[str | None, _Sums]:
@@ -185,6 +241,8 @@ def _sums(booking: Booking) -> dict[str | None, _Sums]:
         found.retail += price.retail
         found.net += price.retail if price.net is None else price.net
         found.missing = found.missing or price.net is None
+        found.tax_retail += sum(tax.retail for tax in price.included_taxes)
+        found.tax_net += sum(tax.retail if tax.net is None else tax.net for tax in price.included_taxes)
     return sums or {booking.currency: _Sums(2)}
 
 
@@ -202,11 +260,23 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
     for unit_id, count in Counter(item.unit_id for item in booking.unit_items).items():
         unit = option.unit(unit_id) if option is not None else None
         units.append((unit.internal_name if unit is not None else unit_id, count))
+    includes = []
+    for extra_id, count in Counter(
+        line.item for line in booking.price_lines if line.kind is LineKind.EXTRA
+    ).items():
+        extra = option.extra(extra_id) if option is not None else None
+        includes.append(
+            f"{count} \N{MULTIPLICATION SIGN} {extra.internal_name if extra is not None else extra_id}"
+        )
+    if booking.rental_duration_id is not None:
+        duration = option.rental_duration(booking.rental_duration_id) if option is not None else None
+        includes.append(f"Rental: {duration.title if duration is not None else booking.rental_duration_id}")
     status = _status(booking)
     cancelled = status is LineStatus.CANCELLED
     lines = []
     for currency, sums in _sums(booking).items():
         retail, net = (0, 0) if cancelled else (sums.retail, sums.net)
+        tax_retail, tax_net = (0, 0) if cancelled else (sums.tax_retail, sums.tax_net)
         lines.append(
             StatementLine(
                 supplier_reference=booking.supplier_reference,
@@ -226,6 +296,9 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
                 net=net,
                 commission=retail - net,
                 net_missing=sums.missing and not cancelled,
+                tax_retail=tax_retail,
+                tax_net=tax_net,
+                includes=tuple(includes),
             )
         )
     return lines
@@ -243,6 +316,8 @@ def totals_of(lines: Iterable[StatementLine]) -> tuple[Total, ...]:
             found.net + line.net,
             found.commission + line.commission,
             found.count + 1,
+            found.tax_retail + line.tax_retail,
+            found.tax_net + line.tax_net,
         )
     return tuple(totals[key] for key in sorted(totals, key=lambda currency: currency or ""))
 
@@ -262,7 +337,16 @@ def statement_lines(
 
 
 def statement_of(
-    connection_id: str, connection_name: str, month: Month, basis: Basis, lines: Iterable[StatementLine]
+    connection_id: str,
+    connection_name: str,
+    month: Month,
+    basis: Basis,
+    lines: Iterable[StatementLine],
+    *,
+    rate_kind: str = COMMISSION_KIND,
+    payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE,
+    created_at: datetime | None = None,
+    reseller_address: str = "",
 ) -> Statement:
     """The statement of these lines: in the order of travel date and time, then supplier
     reference; open-dated bookings last; with their totals."""
@@ -275,7 +359,18 @@ def statement_of(
             line.currency or "",
         ),
     )
-    return Statement(connection_id, connection_name, month, basis, tuple(ordered), totals_of(ordered))
+    return Statement(
+        connection_id,
+        connection_name,
+        month,
+        basis,
+        tuple(ordered),
+        totals_of(ordered),
+        rate_kind,
+        payment_terms,
+        created_at,
+        reseller_address,
+    )
 
 
 def statement(
@@ -285,7 +380,23 @@ def statement(
     basis: Basis,
     bookings: Iterable[Booking],
     catalog: Catalog,
+    *,
+    rate_kind: str = COMMISSION_KIND,
+    payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE,
+    created_at: datetime | None = None,
+    reseller_address: str = "",
 ) -> Statement:
-    """The statement of `month` from `bookings` (see `statement_lines`)."""
+    """The statement of `month` from `bookings` (see `statement_lines`), under the contract's
+    `rate_kind` and `payment_terms`, made at `created_at`."""
     lines = statement_lines(connection_id, month, basis, bookings, catalog)
-    return statement_of(connection_id, connection_name, month, basis, lines)
+    return statement_of(
+        connection_id,
+        connection_name,
+        month,
+        basis,
+        lines,
+        rate_kind=rate_kind,
+        payment_terms=payment_terms,
+        created_at=created_at,
+        reseller_address=reseller_address,
+    )

@@ -223,7 +223,7 @@ class AllotmentService:
             holders = {b.connection_id for found in blocks for b in found}
             standing = await allotments_repo.standing(conn, product.id, option.id, slots, holders, now)
         return [
-            uses(found, standing.holdings(slot.id), now, standing.released_early(slot.id))
+            uses(found, standing.holdings(slot.id), now, standing.released_early_at(slot.id))
             for slot, found in zip(slots, blocks, strict=True)
         ]
 

@@ -8,6 +8,7 @@ from berth.domain.catalog import Catalog
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound
 from berth.domain.statements import Basis, Month, Statement, StatementLine, statement_lines, statement_of
+from berth.services.clock import Clock
 from berth.store import connections_repo, statements_repo
 from berth.store.database import Database
 
@@ -16,9 +17,10 @@ LISTED_MONTHS = 24
 
 
 class StatementService:
-    def __init__(self, database: Database, basis: Basis) -> None:
+    def __init__(self, database: Database, basis: Basis, clock: Clock) -> None:
         self._db = database
         self.basis = basis
+        self._clock = clock
 
     async def connection(self, id_or_name: str) -> Connection:
         async with self._db.transaction(write=False) as conn:
@@ -36,7 +38,18 @@ class StatementService:
             async for batch in statements_repo.month_bookings(conn, connection.id, month, self.basis):
                 lines += statement_lines(connection.id, month, self.basis, batch, catalog)
                 await asyncio.sleep(0)
-        return statement_of(connection.id, connection.name, month, self.basis, lines)
+        contract = connection.contract
+        return statement_of(
+            connection.id,
+            connection.name,
+            month,
+            self.basis,
+            lines,
+            rate_kind=contract.rate.kind,
+            payment_terms=contract.payment_terms,
+            created_at=self._clock(),
+            reseller_address=contract.reseller_address,
+        )
 
     async def months(self, catalog: Catalog, connection: Connection) -> list[Statement]:
         """The statements of the connection's newest months with bookings, newest first."""

@@ -40,7 +40,10 @@ _HOLDINGS = (
 )
 _HOLDINGS_EXCLUDING = _HOLDINGS.where(bookings.c.id != bindparam("excluding"))
 _RELEASED = select(
-    allotment_releases.c.availability_id, allotment_releases.c.connection_id, allotment_releases.c.early
+    allotment_releases.c.availability_id,
+    allotment_releases.c.connection_id,
+    allotment_releases.c.early,
+    allotment_releases.c.released_at,
 ).where(
     allotment_releases.c.product_id == bindparam("product_id"),
     allotment_releases.c.option_id == bindparam("option_id"),
@@ -111,9 +114,9 @@ _INSERT: dict[str, Any] = {
 
 class Standing:
     """A range of one option's departures: the places each connection holds in each, and the
-    blocks released early on each."""
+    blocks released early on each, with when."""
 
-    def __init__(self, holdings: dict[str, dict[str, int]], early: dict[str, frozenset[str]]) -> None:
+    def __init__(self, holdings: dict[str, dict[str, int]], early: dict[str, dict[str, datetime]]) -> None:
         self._holdings = holdings
         self._early = early
 
@@ -121,7 +124,11 @@ class Standing:
         return self._holdings.get(availability_id, {})
 
     def released_early(self, availability_id: str) -> frozenset[str]:
-        return self._early.get(availability_id, frozenset())
+        return frozenset(self._early.get(availability_id, {}))
+
+    def released_early_at(self, availability_id: str) -> dict[str, datetime]:
+        """The connections whose blocks were released early on the departure, and when."""
+        return self._early.get(availability_id, {})
 
 
 async def standing(
@@ -156,11 +163,11 @@ async def standing(
     for availability_id, connection_id, pax in rows:
         if pax:
             holdings.setdefault(availability_id, {})[connection_id] = int(pax)
-    early: dict[str, set[str]] = {}
-    for availability_id, connection_id, was_early in await conn.execute(_RELEASED, parameters):
+    early: dict[str, dict[str, datetime]] = {}
+    for availability_id, connection_id, was_early, at in await conn.execute(_RELEASED, parameters):
         if was_early:
-            early.setdefault(availability_id, set()).add(connection_id)
-    return Standing(holdings, {k: frozenset(v) for k, v in early.items()})
+            early.setdefault(availability_id, {})[connection_id] = at
+    return Standing(holdings, early)
 
 
 async def recorded(

@@ -1,11 +1,15 @@
 """The PDF of a connection's monthly statement (reportlab), in the tickets' house style: their
 fonts, colours and band, landscape so that a line fits on one row. The supplier's name and
-address head it, then the reseller and the period, the lines (a table repeated under the band
-on every page) and the totals per currency."""
+address head it, then the reseller, the period, when it was made, the payment terms and who owes
+whom, the lines (a table repeated under the band on every page: what each includes, its tax and
+the rate applied) and the totals per currency. Every page's foot names the reseller and says
+"Page N of M"."""
 
 from __future__ import annotations
 
 import io
+from datetime import UTC
+from typing import IO, Any
 from xml.sax.saxutils import escape
 
 from reportlab.lib.colors import HexColor, white
@@ -28,19 +32,20 @@ _LINE = ParagraphStyle("line", fontName=REGULAR, fontSize=10, leading=13, textCo
 _HEADING = ParagraphStyle(
     "heading", fontName=BOLD, fontSize=11, leading=14, textColor=INK, spaceBefore=10, spaceAfter=4
 )
-COLUMNS = (
-    "Reference",
-    "Travel",
-    "Product · option",
-    "Units",
-    "Status",
-    "Currency",
-    "Retail",
-    "Net",
-    "Commission",
-)
+FIRST_AMOUNT = 6  # the columns from Retail on are amounts, right-aligned
+
+
+def columns(statement: Statement) -> tuple[str, ...]:
+    """The table's columns; Rate: the commission (or margin) as a percentage of retail."""
+    margin = statement.margin_label
+    return (
+        "Reference", "Travel", "Product · option", "Units · includes", "Status", "Currency",
+        "Retail", "Tax in retail", "Net", "Tax in net", margin, "Rate",
+    )  # fmt: skip
+
+
 # The columns' shares of the frame's width (A4 or Letter).
-SHARES = (32, 28, 58, 34, 26, 17, 22, 22, 22)
+SHARES = (28, 24, 38, 36, 22, 22, 19, 17, 19, 17, 27, 16)
 FRAME_PADDING = 6  # points, each side: reportlab's default
 CELL_PADDING = 6  # points, left and right: reportlab's default
 FONT_SIZE = 8
@@ -74,12 +79,15 @@ def _row(line: StatementLine, widths: list[float]) -> list[str]:
         _cell(reference, room[0]),
         _cell(travel, room[1]),
         _cell(f"{line.product} · {line.option}", room[2]),
-        _cell(line.units_text, room[3]),
+        _cell("; ".join((line.units_text, *line.includes)), room[3]),
         line.status.value.replace("_", " "),
         line.currency or "",
         amount_text(line.retail, line.precision),
+        amount_text(line.tax_retail, line.precision),
         net,
+        amount_text(line.tax_net, line.precision),
         amount_text(line.commission, line.precision),
+        line.rate_text,
     ]
 
 
@@ -88,8 +96,11 @@ def _total_row(total: Total) -> list[str]:
         f"Total, {total.count} line{'s' if total.count != 1 else ''}", "", "", "", "",
         total.currency or "",
         amount_text(total.retail, total.precision),
+        amount_text(total.tax_retail, total.precision),
         amount_text(total.net, total.precision),
+        amount_text(total.tax_net, total.precision),
         amount_text(total.commission, total.precision),
+        "",
     ]  # fmt: skip
 
 
@@ -97,17 +108,17 @@ def _widths(width: float) -> list[float]:
     return [width * share / sum(SHARES) for share in SHARES]
 
 
-def _header(widths: list[float]) -> Table:
+def _header(statement: Statement, widths: list[float]) -> Table:
     """The columns' names, in the band's colours: above the lines on the first page, and drawn
     by the page's decoration at the top of every later one."""
-    header = Table([list(COLUMNS)], colWidths=widths)
+    header = Table([list(columns(statement))], colWidths=widths)
     header.setStyle(
         TableStyle(
             [
                 ("FONT", (0, 0), (-1, -1), BOLD, 8),
                 ("TEXTCOLOR", (0, 0), (-1, -1), white),
                 ("BACKGROUND", (0, 0), (-1, -1), BAND),
-                ("ALIGN", (6, 0), (-1, -1), "RIGHT"),
+                ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
                 ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ]
         )
@@ -119,7 +130,7 @@ _LINES = TableStyle(
     [
         ("FONT", (0, 0), (-1, -1), REGULAR, FONT_SIZE, 10),
         ("TEXTCOLOR", (0, 0), (-1, -1), INK),
-        ("ALIGN", (6, 0), (-1, -1), "RIGHT"),
+        ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
         ("LINEBELOW", (0, 0), (-1, -1), 0.4, RULE),
     ]
@@ -130,7 +141,7 @@ def _tables(statement: Statement, width: float) -> list[Flowable]:
     """The lines, `CHUNK_ROWS` a table, then the totals. One table of every line took time
     quadratic in its lines: at each page break reportlab measures again every row left."""
     widths = _widths(width)
-    flow: list[Flowable] = [_header(widths)]
+    flow: list[Flowable] = [_header(statement, widths)]
     lines = statement.lines
     for start in range(0, len(lines), CHUNK_ROWS):
         chunk = Table([_row(line, widths) for line in lines[start : start + CHUNK_ROWS]], colWidths=widths)
@@ -143,7 +154,7 @@ def _tables(statement: Statement, width: float) -> list[Flowable]:
                 [
                     ("FONT", (0, 0), (-1, -1), BOLD, 8),
                     ("TEXTCOLOR", (0, 0), (-1, -1), INK),
-                    ("ALIGN", (6, 0), (-1, -1), "RIGHT"),
+                    ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
                     ("LINEABOVE", (0, 0), (-1, 0), 1, INK),
                     *(("SPAN", (0, row), (4, row)) for row in range(len(statement.totals))),
                 ]
@@ -154,6 +165,7 @@ def _tables(statement: Statement, width: float) -> list[Flowable]:
 
 
 def _head(statement: Statement, supplier: Supplier) -> list[Flowable]:
+    """The supplier, the reseller, the period, when it was made, and who owes whom."""
     address = supplier.contact.address
     contact = " | ".join(p for p in (supplier.contact.telephone, supplier.contact.email) if p)
     flow: list[Flowable] = [Paragraph(escape(clean(supplier.name, 120)), _TITLE)]
@@ -163,15 +175,55 @@ def _head(statement: Statement, supplier: Supplier) -> list[Flowable]:
     flow += [
         Spacer(1, 4 * mm),
         Paragraph(f"<font name='{BOLD}'>Reseller:</font> {escape(clean(statement.connection_name))}", _LINE),
+        *(
+            Paragraph(escape(clean(line, 200)), _LINE)
+            for line in statement.reseller_address.splitlines()
+            if line.strip()
+        ),
         Paragraph(
             f"<font name='{BOLD}'>Period:</font> {statement.month.title} "
             f"({statement.month.first:%d %b %Y} to {statement.month.last:%d %b %Y}), by "
             f"{'travel date' if statement.basis.value == 'travel' else 'date of confirmation (UTC)'}",
             _LINE,
         ),
+    ]
+    if statement.created_at is not None:
+        flow.append(
+            Paragraph(f"<font name='{BOLD}'>Created:</font> {statement.created_at:%d %b %Y %H:%M} UTC", _LINE)
+        )
+    terms = statement.settlement(clean(supplier.name, 120))
+    flow += [
+        Paragraph(f"<font name='{BOLD}'>Payment terms:</font> {escape(clean(terms, 500))}", _LINE),
         Paragraph("Lines", _HEADING),
     ]
     return flow
+
+
+class _NumberedCanvas(Canvas):
+    """A canvas that holds each page back until the last is known, then writes "Page N of M"
+    and `foot` at the foot of every page (reportlab's two-pass idiom)."""
+
+    def __init__(self, target: str | IO[bytes], foot: str, width: float, **options: Any) -> None:
+        super().__init__(target, **options)
+        self._foot = foot
+        self._width = width
+        self._pages: list[dict[str, Any]] = []
+
+    def showPage(self) -> None:
+        self._pages.append(dict(self.__dict__))
+        self._startPage()  # type: ignore[attr-defined]  # reportlab's own, not in its stubs
+
+    def save(self) -> None:
+        count = len(self._pages)
+        for state in self._pages:
+            self.__dict__.update(state)
+            self.setFillColor(MUTED)
+            self.setFont(REGULAR, 8)
+            self.drawRightString(
+                self._width - MARGIN, MARGIN, f"{self._foot} · Page {self.getPageNumber()} of {count}"
+            )
+            super().showPage()
+        super().save()
 
 
 def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A4") -> bytes:
@@ -180,7 +232,7 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
     heading = f"Statement {statement.month}"
     supplier_name = clean(supplier.name, 80)
     inner_width = width - 2 * MARGIN - 2 * FRAME_PADDING
-    header = _header(_widths(inner_width))
+    header = _header(statement, _widths(inner_width))
     header_height = header.wrap(inner_width, height)[1]
     top = BAND_HEIGHT + 8 * mm  # the frame's top, where a later page's column names go
 
@@ -201,7 +253,6 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
             MARGIN,
             "Amounts from each booking as sold. Cancelled bookings at zero. * sold without a net: retail counted as net.",
         )
-        canvas.drawRightString(width - MARGIN, MARGIN, f"Page {document.page}")
         canvas.restoreState()
 
     def decorate_later(canvas: Canvas, document: SimpleDocTemplate) -> None:
@@ -228,5 +279,15 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
     else:
         flow.append(Paragraph("No booking of this reseller in this period.", _LINE))
     later = decorate_later if statement.lines else decorate
-    document.build(flow, onFirstPage=decorate, onLaterPages=later)
+    foot = clean(f"{heading} · {statement.connection_name}", 120)
+
+    def numbered(target: str | IO[bytes], /, **options: Any) -> Canvas:
+        canvas = _NumberedCanvas(target, foot, width, **options)
+        if statement.created_at is not None:
+            # The file's own creation date is the statement's (`invariant` would say 2000-01-01).
+            made = f"D:{statement.created_at.astimezone(UTC):%Y%m%d%H%M%S}+00'00'"
+            canvas.setDateFormatter(lambda *_: made)
+        return canvas
+
+    document.build(flow, onFirstPage=decorate, onLaterPages=later, canvasmaker=numbered)
     return out.getvalue()

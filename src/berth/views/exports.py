@@ -16,11 +16,13 @@ from zoneinfo import ZoneInfo
 
 from berth.domain.bookings import Booking, people_of
 from berth.domain.catalog import Product
+from berth.domain.statements import amount_text
 
 HEADER = (
     "Supplier reference", "Reseller reference", "Status", "Product", "Option", "Availability id",
     "Departure (local time)", "Time zone", "Lead guest", "Email", "Phone", "Units", "Guests", "Places",
-    "Reseller", "Booked at (local time)", "Test booking", "Cancellation reason",
+    "Reseller", "Booked at (local time)", "Test booking", "Cancellation reason", "Currency", "Retail",
+    "Net", "Tax included",
 )  # fmt: skip
 # A spreadsheet reads a cell starting with one of these as a formula (OWASP: CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -45,6 +47,19 @@ def _units(product: Product, booking: Booking) -> str:
         unit = option.unit(unit_id) if option is not None else None
         parts.append(f"{count} x {unit.internal_name if unit is not None else unit_id}")
     return ", ".join(parts)
+
+
+def _amounts(booking: Booking) -> list[str]:
+    """The booking's currency and what it was sold at (the sums of its stored price lines, as
+    decimals): retail, net (a line without one counts its retail) and the tax in retail."""
+    lines = [line.price for line in booking.price_lines]
+    if not lines:
+        return [booking.currency or "", "", "", ""]
+    precision = lines[0].currency_precision
+    retail = sum(price.retail for price in lines)
+    net = sum(price.retail if price.net is None else price.net for price in lines)
+    tax = sum(tax.retail for price in lines for tax in price.included_taxes)
+    return [lines[0].currency, *(amount_text(amount, precision) for amount in (retail, net, tax))]
 
 
 def booking_row(booking: Booking, product: Product, resellers: Mapping[str, str]) -> Row:
@@ -72,6 +87,7 @@ def booking_row(booking: Booking, product: Product, resellers: Mapping[str, str]
         f"{booking.created_at.astimezone(zone):%Y-%m-%d %H:%M}",
         "yes" if booking.test_mode else "",
         booking.cancellation.reason or "" if booking.cancellation is not None else "",
+        *_amounts(booking),
     ]
 
 

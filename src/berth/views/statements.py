@@ -13,13 +13,26 @@ import orjson
 from berth.domain.statements import Statement, StatementLine, Total, amount_value
 from berth.views.exports import Row, csv_file
 
-CSV_HEADER = (
-    "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
-    "Time zone", "Units", "Unit count", "Status", "Currency", "Retail", "Net", "Commission",
-    "Net missing",
-)  # fmt: skip
 # Lines made and sent at a time, in the CSV and the JSON.
 BATCH = 500
+
+
+def statement_file_name(statement: Statement) -> str:
+    """The statement's file name without its extension, the same from the back office, the
+    admin API and `berth statements`: `statement-Reseller-A-2026-06` (only letters, digits,
+    '-', '_' and '.' kept)."""
+    text = f"statement-{statement.connection_name}-{statement.month}"
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)
+
+
+def csv_header(statement: Statement) -> tuple[str, ...]:
+    """The CSV's columns; retail - net is the commission, or under a net rate the margin."""
+    margin = statement.margin_label
+    return (
+        "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
+        "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Retail", "Net", margin,
+        f"{margin} %", "Tax in retail", "Tax in net", "Net missing",
+    )  # fmt: skip
 
 
 def _line_json(line: StatementLine) -> dict[str, Any]:
@@ -41,6 +54,10 @@ def _line_json(line: StatementLine) -> dict[str, Any]:
         "retail": line.retail,
         "net": line.net,
         "commission": line.commission,
+        "rate": line.rate_text,
+        "taxRetail": line.tax_retail,
+        "taxNet": line.tax_net,
+        "includes": list(line.includes),
         "netMissing": line.net_missing,
     }
 
@@ -52,18 +69,27 @@ def _total_json(total: Total) -> dict[str, Any]:
         "retail": total.retail,
         "net": total.net,
         "commission": total.commission,
+        "taxRetail": total.tax_retail,
+        "taxNet": total.tax_net,
         "count": total.count,
     }
 
 
 async def statement_json(statement: Statement) -> AsyncIterator[bytes]:
-    """The statement as one JSON object (`connection`, `month`, `basis`, `lines`, `totals`),
-    chunk by chunk: a month of thousands of lines is made and sent `BATCH` lines at a time,
-    the event loop free in between."""
+    """The statement as one JSON object (`connection`, `month`, `basis`, `rateKind`,
+    `paymentTerms`, `createdAt`, `lines`, `totals`), chunk by chunk: a month of thousands of
+    lines is made and sent `BATCH` lines at a time, the event loop free in between."""
     head = {
-        "connection": {"id": statement.connection_id, "name": statement.connection_name},
+        "connection": {
+            "id": statement.connection_id,
+            "name": statement.connection_name,
+            "address": statement.reseller_address or None,
+        },
         "month": str(statement.month),
         "basis": statement.basis.value,
+        "rateKind": statement.rate_kind,
+        "paymentTerms": statement.payment_terms.value,
+        "createdAt": statement.created_at.isoformat() if statement.created_at else None,
     }
     yield orjson.dumps(head)[:-1] + b',"lines":['
     for start in range(0, len(statement.lines), BATCH):
@@ -85,11 +111,15 @@ def statement_rows(lines: Iterable[StatementLine]) -> list[Row]:
             line.time_zone or "",
             line.units_text,
             line.unit_count,
+            "; ".join(line.includes),
             line.status.value,
             line.currency or "",
             amount_value(line.retail, line.precision),
             amount_value(line.net, line.precision),
             amount_value(line.commission, line.precision),
+            line.rate_text,
+            amount_value(line.tax_retail, line.precision),
+            amount_value(line.tax_net, line.precision),
             "yes" if line.net_missing else "",
         ]
         for line in lines
@@ -103,4 +133,4 @@ async def _batches(statement: Statement) -> AsyncIterator[Iterable[Row]]:
 
 def statement_csv(statement: Statement) -> AsyncIterator[bytes]:
     """The statement's lines as a CSV file (the one CSV writer's chunks, `BATCH` lines each)."""
-    return csv_file(CSV_HEADER, _batches(statement))
+    return csv_file(csv_header(statement), _batches(statement))

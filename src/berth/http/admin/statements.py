@@ -8,10 +8,10 @@ from starlette.responses import Response, StreamingResponse
 
 from berth.container import Services
 from berth.domain.statements import Month, Statement
-from berth.http.admin.exports import csv_download, file_name
+from berth.http.admin.exports import csv_download
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
-from berth.views.statements import statement_csv, statement_json
+from berth.views.statements import statement_csv, statement_file_name, statement_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 
@@ -25,7 +25,7 @@ async def read_statement(svc: Services, connection_id: str, month: str) -> State
 
 
 def statement_download(statement: Statement) -> Response:
-    name = file_name("statement", statement.connection_id, str(statement.month)) + ".csv"
+    name = statement_file_name(statement) + ".csv"
     return csv_download(statement_csv(statement), name)
 
 

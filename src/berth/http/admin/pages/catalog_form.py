@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 from starlette.datastructures import FormData
@@ -27,6 +27,7 @@ from berth.domain.catalog import Weekday
 from berth.domain.catalog.document import CatalogFileError, read_yaml
 from berth.domain.catalog.taxes import AMOUNT_KEYS, included_tax, rate_of
 from berth.domain.catalog_history import field_words
+from berth.domain.price_lines import scaled_shares
 
 Document = dict[str, Any]
 
@@ -434,6 +435,7 @@ class ProductForm:
     def _price(self, name: str, price: Document, is_new: bool) -> Document | None:
         if is_new and self._blank(name, ("currency", "retail")):
             return None
+        stored_price = copy.deepcopy(price)
         self._field(price, "currency", f"{name}.currency", read=str.upper)
         precision = price.get("currencyPrecision", 2)
         scale = precision if isinstance(precision, int) else 2
@@ -449,6 +451,7 @@ class ProductForm:
                 read=lambda text: _minor(text, scale),
             )
         self._tax(name, price, scale, shown_tax, retail_changed)
+        _taxes_follow(price, stored_price)
         return price
 
     def _tax(self, name: str, price: Document, scale: int, shown_amount: str, retail_changed: bool) -> None:
@@ -482,6 +485,39 @@ class ProductForm:
         else:
             taxes[:1] = [tax]
         _set(price, "includedTaxes", taxes)
+
+
+def _whole(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _taxes_follow(price: Document, stored: Document) -> None:
+    """A changed price's taxes given as amounts follow it where the form does not show them,
+    scaled like a contract's taxes (`scaled_shares`): the taxes after the first in the proportion
+    new retail / old retail; each tax's price before discount and net in the proportion original
+    / retail and net / retail of the price (its retail when the price has no original; none when
+    it has no net). A price the form sent back unchanged keeps its taxes as stored."""
+    taxes = price.get("includedTaxes")
+    if price == stored or not isinstance(taxes, list) or not taxes:
+        return
+    if not all(isinstance(tax, dict) and "rate" not in tax for tax in taxes):
+        return  # a tax given by a rate gets its amounts from the price when loaded
+    retail, old_retail = price.get("retail"), stored.get("retail")
+    if not _whole(retail) or not all(_whole(tax.get("retail")) for tax in taxes):
+        return  # for the import to say what is wrong
+    taxes = [dict(tax) for tax in taxes]
+    if _whole(old_retail) and retail != old_retail and len(taxes) > 1:
+        hidden = scaled_shares([tax["retail"] for tax in taxes[1:]], retail, old_retail)
+        for tax, amount in zip(taxes[1:], hidden, strict=True):
+            tax["retail"] = amount
+    retails = [tax["retail"] for tax in taxes]
+    original, net = price.get("original"), price.get("net")
+    originals = scaled_shares(retails, original, retail) if _whole(original) else retails
+    nets = scaled_shares(retails, net, retail) if _whole(net) else [None] * len(taxes)
+    for tax, tax_original, tax_net in zip(taxes, originals, nets, strict=True):
+        tax["original"] = tax_original
+        _set(tax, "net", tax_net)
+    price["includedTaxes"] = taxes
 
 
 def _set(document: Document, key: str, value: Any) -> None:

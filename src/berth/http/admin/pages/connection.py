@@ -7,12 +7,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from berth.http.admin.exports import file_name
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
 from berth.http.admin.statements import read_statement, statement_download, statement_json_response
 from berth.services.offload import off_loop
+from berth.views.statements import statement_file_name
 
 router = APIRouter(route_class=PageRoute)
 
@@ -40,7 +40,7 @@ async def statement_pdf(connection_id: str, month: str, me: Staff = Depends(staf
     content = await off_loop(
         render_statement, statement, me.catalog.catalog.supplier, me.services.settings.ticket_paper
     )
-    name = file_name("statement", statement.connection_id, str(statement.month)) + ".pdf"
+    name = statement_file_name(statement) + ".pdf"
     return Response(
         content,
         media_type="application/pdf",

@@ -160,8 +160,9 @@ def _document(form: FormData, stored: Contract) -> dict[str, Any]:
     for field, key in (("valid_from", "validFrom"), ("valid_until", "validUntil")):
         if field in form:
             _put(document, key, str(form.get(field) or "").strip())
-    if "notes" in form:  # a browser sends a textarea's lines ended by CR LF
-        _put(document, "notes", str(form.get("notes") or "").replace("\r\n", "\n"))
+    for field, key in (("notes", "notes"), ("reseller_address", "resellerAddress")):
+        if field in form:  # a browser sends a textarea's lines ended by CR LF
+            _put(document, key, str(form.get(field) or "").replace("\r\n", "\n"))
     if "payment_terms" in form:
         document["paymentTerms"] = str(form.get("payment_terms") or "MONTHLY_INVOICE")
     return document

@@ -52,3 +52,36 @@ for (const narrowed of document.querySelectorAll("select[data-narrowed-by]")) {
   parent.addEventListener("change", narrow);
   narrow();
 }
+
+// A form marked data-warn-unsaved asks before the page is left with changes not saved: typed
+// since the page opened, or already there when the page came back with them ("typed": a
+// preview or a refusal shows the form as typed, not as stored). Submitting it does not ask.
+for (const form of document.querySelectorAll("form[data-warn-unsaved]")) {
+  let unsaved = form.dataset.warnUnsaved === "typed";
+  let leaving = false;
+  const changed = () => {
+    unsaved = true;
+  };
+  form.addEventListener("input", changed);
+  form.addEventListener("change", changed);
+  form.addEventListener("submit", () => {
+    leaving = true;
+  });
+  window.addEventListener("beforeunload", (event) => {
+    if (unsaved && !leaving) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+}
+
+// Ctrl+S (Cmd+S on a Mac) presses the page's button marked data-shortcut="s".
+document.addEventListener("keydown", (event) => {
+  if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+    const button = document.querySelector('button[data-shortcut="s"]');
+    if (button && button.form) {
+      event.preventDefault();
+      button.form.requestSubmit(button);
+    }
+  }
+});

@@ -1,0 +1,110 @@
+"""The office in headless Chromium (Debian's), on the demo served on a test clock (issue 49 §4):
+the catalogue editor warns before unsaved changes are left and its Save is a few keys away; the
+contract page fits 1280 and 1400 px windows without scrolling sideways; a block's Release now
+asks first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.backoffice.server import berth_on_clock
+from tests.backoffice.test_browser import browser, open_page, sign_in
+from tests.conftest import START, Clock
+
+__all__ = ["browser"]  # the module's browser fixture, shared
+
+pytestmark = pytest.mark.browser
+EDIT = "/admin/catalog/thames-sightseeing/edit"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with berth_on_clock(tmp_path_factory.mktemp("office") / "berth.db", Clock(START)) as base:
+        yield base
+
+
+@pytest.fixture
+def tab(browser: Browser, served: str) -> Iterator[Page]:
+    page, problems = open_page(browser, served)
+    sign_in(page)
+    yield page
+    page.context.close()
+    assert problems == []
+
+
+def dialogs_of(page: Page) -> list[tuple[str, str]]:
+    """The dialogs the page opens (type, message); open_page's own handler accepts them."""
+    seen: list[tuple[str, str]] = []
+    page.on("dialog", lambda dialog: seen.append((dialog.type, dialog.message)))
+    return seen
+
+
+def test_the_editor_asks_before_unsaved_changes_are_left(tab: Page) -> None:
+    seen = dialogs_of(tab)
+    tab.goto(EDIT)
+    tab.get_by_role("link", name="Dashboard").click()  # nothing changed: no question
+    expect(tab.get_by_role("heading", name="Dashboard")).to_be_visible()
+    assert seen == []
+    tab.goto(EDIT)
+    tab.locator('[name="internalName"]').fill("Thames by night")
+    tab.get_by_role("link", name="Dashboard").click()
+    expect(tab.get_by_role("heading", name="Dashboard")).to_be_visible()  # open_page accepts: it leaves
+    assert [kind for kind, _ in seen] == ["beforeunload"]
+
+
+def test_a_preview_is_unsaved_and_saving_does_not_ask(tab: Page) -> None:
+    seen = dialogs_of(tab)
+    tab.goto(EDIT)
+    tab.locator('[name="reference"]').fill("THAMES-1")
+    tab.get_by_role("button", name="Preview changes").click()
+    expect(tab.get_by_role("heading", name="Preview: what saving changes")).to_be_visible()
+    tab.get_by_role("button", name="Save", exact=True).click()
+    expect(tab.get_by_role("status")).to_contain_text("Saved as catalogue version")
+    assert seen == []
+
+
+def test_save_is_a_few_keys_away(tab: Page) -> None:
+    """The form has hundreds of fields: a skip link, the first thing Tab reaches, leads to the
+    actions (Tab, Enter, Tab, Tab: Save), and Ctrl+S saves."""
+    tab.goto(EDIT)
+    tab.keyboard.press("Tab")
+    expect(tab.locator(":focus")).to_have_text("Skip to Save")
+    tab.keyboard.press("Enter")
+    tab.keyboard.press("Tab")
+    tab.keyboard.press("Tab")
+    expect(tab.locator(":focus")).to_have_text("Save")
+    tab.locator('[name="reference"]').fill("THAMES-2")
+    tab.keyboard.press("Control+s")
+    expect(tab.get_by_role("status")).to_contain_text("Saved as catalogue version")
+
+
+@pytest.mark.parametrize("width", [1280, 1400])
+def test_the_contract_page_does_not_scroll_sideways(browser: Browser, served: str, width: int) -> None:
+    page, problems = open_page(browser, served, width=width)
+    sign_in(page)
+    page.goto("/admin/connections")
+    page.get_by_role("link", name="Reseller B").first.click()
+    page.get_by_role("link", name="Contract").first.click()
+    expect(page.get_by_role("heading", name="In force")).to_be_visible()
+    widths = page.evaluate("[document.scrollingElement.scrollWidth, document.scrollingElement.clientWidth]")
+    page.context.close()
+    assert widths[0] <= widths[1], f"{widths[0]} px wide in a {widths[1]} px window"
+    assert problems == []
+
+
+def test_release_now_asks_first(tab: Page) -> None:
+    """Demo Reseller B holds 10 places on each 10:00 cruise until 48 h before it: a cruise a
+    week ahead still holds them. Release now asks (open_page accepts), then says when."""
+    seen = dialogs_of(tab)
+    tab.goto("/admin/slots/thames-sightseeing/DEFAULT/" + quote("2026-06-08T10:00:00+01:00", safe=""))
+    blocks = tab.locator(".blocks-card")
+    expect(blocks).to_contain_text("held")
+    blocks.get_by_role("button", name="Release now").click()
+    expect(tab.locator(".blocks-card")).to_contain_text("released early")
+    assert seen == [
+        ("confirm", "Release Demo reseller B's 10 unused places to general sale now? This cannot be undone.")
+    ]
