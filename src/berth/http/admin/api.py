@@ -264,7 +264,7 @@ async def put_contract(
         document = read_yaml(text)
     except CatalogFileError as exc:
         raise BadRequest(
-            "The contract is not valid YAML or JSON: " + "; ".join(str(p) for p in exc.problems)
+            "The contract could not be read as YAML or JSON: " + "; ".join(str(p) for p in exc.problems)
         ) from None
     document = (
         document.get("contract", document)
