@@ -11,7 +11,7 @@ import pytest
 
 from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
-from berth.domain.catalog.document import ALIASES_REFUSED, CatalogFileError, parse_catalog, read_yaml
+from berth.domain.catalog.document import ALIASES_REFUSED, CatalogFileError, parse_catalog, read_yaml, to_yaml
 from tests.conftest import ADMIN, KEY_B
 from tests.test_contracts import connection_id
 
@@ -63,3 +63,13 @@ async def test_put_contract_and_put_catalogue_answer_400_and_save_nothing(
         assert [p["message"] for p in catalogue.json()["problems"]] == [ALIASES_REFUSED]
     assert (await client.get(contract_path, headers=ADMIN)).json() == contract_before
     assert (await client.get("/admin/api/catalog", headers=ADMIN)).text == catalogue_before
+
+
+def test_what_berth_writes_has_no_aliases_and_reads_back() -> None:
+    """A list or mapping used twice in a document is written out twice (PyYAML's own dumper
+    wrote `&id001` / `*id001`, which Berth would now refuse to read back)."""
+    shared = {"startTimes": ["10:00"], "capacity": 12}
+    document = {"options": [{"schedules": [shared]}, {"schedules": [shared]}]}
+    text = to_yaml(document)
+    assert "&" not in text and "*" not in text
+    assert read_yaml(text) == document

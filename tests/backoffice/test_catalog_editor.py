@@ -357,7 +357,9 @@ async def test_the_product_as_yaml_and_the_supplier(client: httpx.AsyncClient, e
         with_action(replaced(fields, "document", "id: [unclosed"), "save"),
     )
     assert broken.status_code == 400 and "not valid YAML" in text_of(broken.text)
-    laughs = 'x: &x "lol"\ny: &y [*x, *x, *x, *x, *x, *x, *x, *x, *x, *x]\nz: [*y, *y, *y, *y, *y, *y, *y, *y]\n'
+    laughs = (
+        'x: &x "lol"\ny: &y [*x, *x, *x, *x, *x, *x, *x, *x, *x, *x]\nz: [*y, *y, *y, *y, *y, *y, *y, *y]\n'
+    )
     aliased = await send(
         client, "/admin/catalog/sea-kayak/yaml", with_action(replaced(fields, "document", laughs), "save")
     )

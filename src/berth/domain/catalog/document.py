@@ -263,6 +263,18 @@ def _repeated_ids(data: dict[str, Any]) -> list[tuple[Path, str]]:
     return problems
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, writing a list or mapping used twice out twice: an anchor and
+    alias would make what Berth writes unreadable to Berth."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def to_yaml(document: Any) -> str:
+    """Plain values as YAML, in their order, without anchors or aliases."""
+    return yaml.dump(document, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def catalog_to_yaml(catalog: Catalog) -> str:
-    document = catalog.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    return to_yaml(catalog.model_dump(mode="json", by_alias=True, exclude_defaults=True))
