@@ -134,6 +134,11 @@ class ContractService:
             if connection is None:
                 raise NotFound(f"No connection with id or name {id_or_name!r}")
             current = connection.contract_version
+            if base_version is not None and base_version > current:
+                raise BadRequest(
+                    f"baseVersion {base_version} is not a version of this contract (the current one is "
+                    f"{current}); nothing was saved"
+                )
             if base_version is not None and base_version != current:
                 raise ContractConflict(base_version, current)
             summary = f"restored version {restored}" if restored else _summary(connection.contract, contract)
