@@ -3,7 +3,7 @@ the catalogue each contract sells (kept per contract, shared by connections on e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -130,7 +130,8 @@ class ContractService:
                 problems=problems,
             )
         async with self._db.transaction(write=True) as conn:
-            connection = await connections_repo.find_connection(conn, id_or_name)
+            # Held to the end: the version read here is the one replaced, with or without a base.
+            connection = await connections_repo.find_connection(conn, id_or_name, lock=True)
             if connection is None:
                 raise NotFound(f"No connection with id or name {id_or_name!r}")
             current = connection.contract_version
@@ -143,10 +144,9 @@ class ContractService:
                 raise ContractConflict(base_version, current)
             summary = f"restored version {restored}" if restored else _summary(connection.contract, contract)
             now = self._clock()
-            if not await connections_repo.save_contract(
+            await connections_repo.save_contract(
                 conn, connection.id, contract, current + 1, actor=actor, summary=summary, at=now
-            ):
-                raise ContractConflict(current, current + 1)
+            )
             await audit_repo.record(
                 conn,
                 actor,
@@ -157,5 +157,6 @@ class ContractService:
             )
         self._connections.forget()
         self._allotments.forget()
-        saved = await self._connections.get(connection.id)
-        return SavedContract(saved, saved.contract, saved.contract_version)
+        # What this save wrote (another may have come after it already).
+        saved = replace(connection, contract=contract, contract_version=current + 1)
+        return SavedContract(saved, contract, current + 1)
