@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 from berth.domain.audit import Target
 from berth.domain.connections import Connection
@@ -25,9 +25,15 @@ from berth.services.clock import Clock
 from berth.services.connections import ConnectionService
 from berth.store import audit_repo, connections_repo
 from berth.store.connections_repo import ContractVersion
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 
 MAX_KEPT = 64  # catalogues kept per (catalogue version, contract, day)
+
+
+class ContractObserver(Protocol):
+    async def contract_changed(
+        self, conn: DbConnection, connection: Connection, before: Contract, after: Contract
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ class ContractService:
         self._connections = connections
         self._catalog = catalog
         self._kept: dict[tuple[int, str, date], CatalogSnapshot] = {}
+        # Set by the composition root: told of each save in its transaction (the webhooks).
+        self.observer: ContractObserver | None = None
 
     def snapshot(self, base: CatalogSnapshot, connection: Connection) -> CatalogSnapshot:
         """The catalogue `connection`'s contract sells today: the base itself for the default
@@ -147,6 +155,8 @@ class ContractService:
             await connections_repo.save_contract(
                 conn, connection.id, contract, current + 1, actor=actor, summary=summary, at=now
             )
+            if self.observer is not None:
+                await self.observer.contract_changed(conn, connection, connection.contract, contract)
             await audit_repo.record(
                 conn,
                 actor,
