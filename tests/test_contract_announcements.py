@@ -13,9 +13,10 @@ from typing import Any
 
 import httpx
 
-from berth.container import Services
+from berth.container import Services, build_services
+from berth.settings import Settings
 from tests.bookings_helpers import confirm
-from tests.conftest import KEY_A, KEY_B
+from tests.conftest import KEY_A, KEY_B, Clock
 from tests.receivers import Receiver, receiver
 from tests.test_allotments import book
 from tests.test_contracts import put_contract
@@ -113,3 +114,21 @@ async def test_a_product_the_contract_starts_selling_is_a_product_update(
         ]
         assert all(d["path"].endswith("/net") for p in to_b.payloads()[1:] for d in p["diff"])
         assert to_a.requests == []
+
+
+async def test_another_process_announces_the_saved_block_not_the_one_it_kept(
+    client: httpx.AsyncClient, bookable: Services, settings: Settings, clock: Clock
+) -> None:
+    """The fan-out may run in another process, which keeps the blocks it read for
+    BERTH_AUTH_CACHE_SECONDS (an hour here): it reads them again for a save's announcements."""
+    other = build_services(settings.model_copy(update={"auth_cache_seconds": 3600.0}), clock)
+    try:
+        async with receiver() as to_a:
+            await subscribe(client, to_a.url, event="availability_update", key=KEY_A)
+            assert not await other.allotments.book()  # kept: no block anywhere
+            answer = await put_contract(client, bookable, KEY_B, {"allotments": [BLOCK]})
+            assert answer.status_code == 200, answer.text
+            await drain(other)
+            assert announced(to_a) == [(slot, "AVAILABLE", 10) for slot in BLOCKED]
+    finally:
+        await other.close()
