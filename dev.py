@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".berth-installed"
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("BERTH_TEST_CHROMIUM", "/usr/bin/chromium"))  # as tests/chromium.py
+SKIP_BROWSER = "BERTH_TEST_SKIP_BROWSER"
 
 
 def _digest() -> str:
@@ -50,22 +51,30 @@ def ensure_environment() -> None:
 
 
 def apt_install(package: str, needed_by: str) -> None:
-    """Install a Debian package where we may (as root, with apt-get); anywhere else the tests
-    that need it are skipped and say why."""
+    """Install a Debian package where we may (as root, with apt-get)."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
         return
     print(f"Installing Debian's {package} for {needed_by} ...", flush=True)
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", package]):
         if subprocess.run(command, env=env, stdout=subprocess.DEVNULL).returncode != 0:
-            print(f"Could not install {package}: {needed_by} will be skipped.", flush=True)
+            print(f"Could not install {package} ({' '.join(command)} failed).", flush=True)
             return
 
 
 def ensure_chromium() -> None:
-    """The back office's browser tests drive Debian's chromium."""
+    """The browser tests (back office, scanner, API docs) drive Debian's chromium. Without it they
+    would fail one by one (tests/chromium.py), so the run stops first and says what is missing,
+    unless it was told to go without browsers."""
+    if CHROMIUM.exists() or os.environ.get(SKIP_BROWSER) == "1":
+        return
+    apt_install("chromium", "the browser tests")
     if not CHROMIUM.exists():
-        apt_install("chromium", "the browser tests")
+        sys.exit(
+            f"Debian's chromium is missing at {CHROMIUM} and could not be installed here; the browser "
+            "tests (marked `browser`) need it.\nInstall it (as root: apt-get install chromium) and run "
+            f"again, or set {SKIP_BROWSER}=1 to run the suite without them (reported as skipped)."
+        )
 
 
 def ensure_pg_dump() -> None:

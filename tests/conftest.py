@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +20,7 @@ from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo
 from berth.domain.webhooks import fixed_signing_secret
 from berth.settings import Settings
 from tests import databases
+from tests.chromium import CHROMIUM, MISSING, browsers_may_be_skipped
 from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate, backend_name
 
 KEY_A = "demo-reseller-a"
@@ -32,11 +34,46 @@ def pytest_report_header() -> str:
     return f"berth test database: {backend_name()}"
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """With BERTH_TEST_NO_SKIP=1 (CI), a skipped test is a failure: CI runs every test it has."""
+    report: pytest.TestReport = yield
+    if report.skipped and not hasattr(report, "wasxfail") and os.environ.get("BERTH_TEST_NO_SKIP") == "1":
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and a skipped test fails CI (BERTH_TEST_NO_SKIP=1): {report.longrepr}"
+    return report
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A browser test without a browser fails, saying what is missing; it is skipped only when
+    the run was told to go without browsers (`tests/chromium.py`)."""
+    if item.get_closest_marker("browser") is None or CHROMIUM.exists():
+        return
+    if browsers_may_be_skipped():
+        pytest.skip(MISSING)
+    pytest.fail(MISSING, pytrace=False)
+
+
 # The fixture every database fixture is built on (database_url, settings, services, app,
 # client, the catalogues, the back office's server): a test without it in its fixture closure
 # reaches no database and no Berth server through the fixtures.
 DATABASE_FIXTURE = "test_database"
-NOT_ON_POSTGRES = pytest.StashKey[int]()
+# Why a run deselected tests, and how many (the summary's lines).
+DESELECTED = pytest.StashKey[dict[str, int]]()
+NO_DATABASE = (
+    "postgresql: {} tests not run again (deselected): they reach no database "
+    f"(no {DATABASE_FIXTURE} in their fixtures, nothing from tests/databases.py in their module); "
+    "the SQLite run runs them"
+)
+ONLY_POSTGRES = (
+    "sqlite: {} tests of PostgreSQL only not run (deselected, marked `postgresql`): "
+    "the run with BERTH_TEST_POSTGRES_URL runs them"
+)
+ONLY_SQLITE = (
+    "postgresql: {} tests of SQLite only not run (deselected, marked `sqlite`): the SQLite run runs them"
+)
 
 
 def _imports_from_databases(module: ModuleType) -> bool:
@@ -61,7 +98,11 @@ def _reads_postgres_url(module: ModuleType) -> bool:
 def reaches_a_database(item: pytest.Item) -> bool:
     if not isinstance(item, pytest.Function):
         return True
-    return DATABASE_FIXTURE in item.fixturenames or _reads_postgres_url(item.module)
+    return (
+        DATABASE_FIXTURE in item.fixturenames
+        or item.get_closest_marker("postgresql") is not None
+        or _reads_postgres_url(item.module)
+    )
 
 
 def _name_each_test_once(items: list[pytest.Item]) -> None:
@@ -75,18 +116,26 @@ def _name_each_test_once(items: list[pytest.Item]) -> None:
             item._id = NodeId.parse(f"{item.nodeid.rpartition('::')[0]}::{item.name}")
 
 
+def _deselect(config: pytest.Config, items: list[pytest.Item], dropped: list[pytest.Item], why: str) -> None:
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+    config.stash.setdefault(DESELECTED, {})[why] = len(dropped)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On PostgreSQL, run again only what can differ there: the tests that reach a database.
-    The others (pure domain, rendering, parsing) ran on SQLite and would run the same here."""
+    The others (pure domain, rendering, parsing) ran on SQLite and would run the same here.
+    A test of one database only (marked `postgresql` or `sqlite`) is deselected on the other's
+    run, which says how many, rather than skipped: in CI a skipped test is a failure."""
     _name_each_test_once(items)
     if not POSTGRES_URL:
+        _deselect(
+            config, items, [item for item in items if item.get_closest_marker("postgresql")], ONLY_POSTGRES
+        )
         return
-    kept = [item for item in items if reaches_a_database(item)]
-    deselected = [item for item in items if not reaches_a_database(item)]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = kept
-    config.stash[NOT_ON_POSTGRES] = len(deselected)
+    _deselect(config, items, [item for item in items if item.get_closest_marker("sqlite")], ONLY_SQLITE)
+    _deselect(config, items, [item for item in items if not reaches_a_database(item)], NO_DATABASE)
 
 
 def _fuzz_cases() -> Counter[str]:
@@ -99,11 +148,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     writes the summary: the worker hands it what the summary reports."""
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput["not_on_postgres"] = session.config.stash.get(NOT_ON_POSTGRES, 0)
+        workeroutput["deselected"] = session.config.stash.get(DESELECTED, {})
         workeroutput["fuzz_cases"] = dict(_fuzz_cases())
 
 
-WORKERS_NOT_ON_POSTGRES = pytest.StashKey[int]()
 WORKERS_FUZZ_CASES = pytest.StashKey[Counter[str]]()
 
 
@@ -113,20 +161,16 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     deselection), and each ran its share of the fuzz tests."""
     output = getattr(node, "workeroutput", {})
     config: pytest.Config = node.config
-    config.stash[WORKERS_NOT_ON_POSTGRES] = output.get("not_on_postgres", 0)
+    config.stash[DESELECTED] = output.get("deselected", {})
     cases = config.stash.setdefault(WORKERS_FUZZ_CASES, Counter())
     cases.update(output.get("fuzz_cases", {}))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     stash = terminalreporter.config.stash
-    skipped = stash.get(NOT_ON_POSTGRES, 0) or stash.get(WORKERS_NOT_ON_POSTGRES, 0)
-    if skipped:
-        terminalreporter.write_line(
-            f"postgresql: {skipped} tests not run again (deselected): they reach no database "
-            f"(no {DATABASE_FIXTURE} in their fixtures, nothing from tests/databases.py in their module); "
-            "the SQLite run runs them"
-        )
+    for why, count in stash.get(DESELECTED, {}).items():
+        if count:
+            terminalreporter.write_line(why.format(count))
     cases = _fuzz_cases() or stash.get(WORKERS_FUZZ_CASES, Counter())
     if cases:
         operations = len([name for name in cases if name != "stateful"])

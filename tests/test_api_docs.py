@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Route, expect, sync_playwright
 
 from tests.backoffice.server import berth_serve
-from tests.backoffice.test_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
+from tests.backoffice.test_browser import SCREENSHOTS
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 
 _REFERENCES = re.compile(r'(?:src|href|spec-url)="([^"]*)"')
 
@@ -33,11 +34,6 @@ async def test_the_docs_pages_refer_only_to_berth(client: httpx.AsyncClient, pat
 
 
 # --- in a real browser, against a real `berth serve` -------------------------------------------
-
-needs_chromium = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="Debian's chromium is not installed at /usr/bin/chromium: `apt-get install chromium`",
-)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +89,7 @@ def operations(base: str) -> set[tuple[str, str]]:
     return {(method.upper(), path) for path, methods in document["paths"].items() for method in methods}
 
 
-@needs_chromium
+@pytest.mark.browser
 def test_swagger_ui_renders_every_operation_with_nothing_from_outside(browser: Browser, server: str) -> None:
     tab = Recorded(browser, server)
     tab.page.goto("/docs")
@@ -127,7 +123,7 @@ def test_swagger_ui_renders_every_operation_with_nothing_from_outside(browser: B
     assert any(url.endswith("/openapi.json") for url in tab.requests)
 
 
-@needs_chromium
+@pytest.mark.browser
 def test_redoc_renders_the_operations_with_nothing_from_outside(browser: Browser, server: str) -> None:
     tab = Recorded(browser, server)
     tab.page.goto("/redoc")

@@ -244,8 +244,7 @@ def new_postgres_database(admin_url: str) -> Iterator[str]:
         asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-@pytest.mark.skipif(POSTGRES_URL is None, reason="needs BERTH_TEST_POSTGRES_URL")
-@pytest.mark.skipif(shutil.which("pg_dump") is None, reason="needs pg_dump and pg_restore")
+@pytest.mark.postgresql  # with pg_dump and pg_restore, which dev.py test installs
 def test_a_live_postgresql_database_is_dumped_and_restored(tmp_path: Path) -> None:
     assert POSTGRES_URL is not None
     dump = tmp_path / "berth.dump"

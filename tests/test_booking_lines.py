@@ -20,7 +20,7 @@ from berth.domain.tickets import TicketLine
 from berth.read_models.bookings import BookingDetails
 from tests.backoffice.helpers import sign_in, text_of
 from tests.backoffice.server import berth_on_clock
-from tests.backoffice.test_browser import CHROMIUM, SCREENSHOTS, browser, open_page
+from tests.backoffice.test_browser import SCREENSHOTS, browser, open_page
 from tests.backoffice.test_browser import sign_in as sign_in_page
 from tests.backoffice.test_pages import manifest_path
 from tests.builders import load
@@ -79,7 +79,7 @@ async def ticketed(services: Services) -> Services:
     return await load(services, tickets_catalog())
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+@pytest.mark.browser
 def test_the_scanner_page_shows_a_registered_capabilitys_lines(
     browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

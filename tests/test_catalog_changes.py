@@ -23,7 +23,12 @@ from berth.domain.catalog_changes import (
     LossReason,
     compare_catalogs,
 )
+from berth.domain.connections import Connection
+from berth.domain.contracts import parse_contract
 from berth.domain.resources import Allocation
+from tests.bookings_helpers import booking_catalog
+from tests.builders import catalog as catalog_of
+from tests.test_sale_keeps_its_price import halved_products
 
 NOW = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)  # Monday 09:00 in London
 
@@ -389,3 +394,29 @@ def test_a_departure_that_has_left_is_not_in_the_way_but_a_day_that_has_not_ende
         Conflict("walk", "DEFAULT", later.availability_id, "the departure is removed", places(later)),
     )
     assert [d.availability_id for d in changes.departures] == ["2026-06-01T14:30:00+01:00"]
+
+
+def test_the_contract_nets_an_import_puts_above_the_retail() -> None:
+    """Issue 47, finding 4: reseller B buys the cruise's adult ticket at 18.75; halving it to
+    12.50 puts that net above the retail. A revoked connection, an accepted loss and a net
+    already above the old retail are not listed."""
+    before = booking_catalog()
+    after = catalog_of(*halved_products())
+    entry = {"product": "thames-sightseeing", "option": "DEFAULT", "unit": "adult", "currency": "EUR"}
+
+    def connection(name: str, net: int, revoked: bool = False, **extra: Any) -> Connection:
+        contract = parse_contract({"rate": {"netPrices": [{**entry, "net": net, **extra}]}})
+        return Connection(name, name, "…", NOW, NOW if revoked else None, contract, 1)
+
+    connections = [
+        connection("B", 1875),
+        connection("revoked", 1875, revoked=True),
+        connection("accepted", 1875, allowAboveRetail=True),
+        connection("already", 3000),
+        connection("below", 1250),
+    ]
+    changes = compare_catalogs(before, after, [], NOW, connections)
+    assert [str(found) for found in changes.nets_above_retail] == [
+        "B: rate.netPrices[0].net: EUR 18.75 is above the retail EUR 12.50 of thames-sightseeing / DEFAULT / adult"
+    ]
+    assert compare_catalogs(before, before, [], NOW, connections).nets_above_retail == ()

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from berth.container import build_services
 from berth.domain.bookings import Booking
@@ -19,6 +20,7 @@ from berth.domain.catalog.document import ALIASES_REFUSED, MAX_DEPTH
 from berth.settings import Settings
 from berth.store.bookings_repo import BookingFilter
 from tests.berth_process import run_berth
+from tests.test_sale_keeps_its_price import _halved
 from tests.test_yaml_aliases import TEN_BY_TEN
 
 
@@ -181,3 +183,43 @@ def test_anchors_and_aliases_are_a_problem(environment: dict[str, str], tmp_path
     assert exported(environment) == stored
     contract = berth(environment, "connection", "contract", "set", "demo-reseller-a", str(file))
     assert contract.returncode == 1 and ALIASES_REFUSED in contract.stderr, contract.stderr
+
+
+def test_lowering_a_retail_below_a_contract_net_needs_cap_nets(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 47, finding 4: the demo's reseller B buys the cruise at 25 % below retail; halving
+    the cruise's prices puts those nets above the retail. The dry run and the import list them;
+    `--cap-nets` imports, and those nets are sold at the retail."""
+    stored = exported(environment)
+    document = yaml.safe_load(stored)
+    document["products"] = [
+        _halved(p) if p["id"] == "thames-sightseeing" else p for p in document["products"]
+    ]
+    file = tmp_path / "catalog.yaml"
+    file.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+    adult = (
+        "  Demo reseller B: rate.netPrices[0].net: EUR 18.75 is above the retail EUR 12.50 of "
+        "thames-sightseeing / DEFAULT / adult"
+    )
+
+    dry = berth(environment, "catalog", "import", str(file), "--dry-run")
+    assert dry.returncode == 1, dry.stderr
+    assert adult in dry.stdout.splitlines()
+    assert dry.stdout.splitlines()[-1] == (
+        "Without --cap-nets this import is refused: it puts 6 contract net(s) above the retail they apply to."
+    )
+    refused = berth(environment, "catalog", "import", str(file))
+    assert refused.returncode == 1
+    lines = refused.stderr.splitlines()
+    assert lines[0] == (
+        f"{file}: refused: it puts 6 contract net(s) above the retail they apply to; nothing was imported."
+    )
+    assert adult in lines
+    assert lines[-1].startswith("Change those contracts first (lower the net, or allowAboveRetail: true)")
+    assert exported(environment) == stored
+
+    capped = berth(environment, "catalog", "import", str(file), "--cap-nets")
+    assert capped.returncode == 0, capped.stderr
+    assert "Contract nets now above the retail, sold at the retail (--cap-nets):" in capped.stdout
+    assert adult in capped.stdout.splitlines()

@@ -15,6 +15,7 @@ from berth.domain.contract_views import Touched, seen, terms_of, touched
 from berth.domain.contracts import Contract
 from berth.domain.webhooks import Audience
 from tests.bookings_helpers import booking_catalog
+from tests.rentals_helpers import BIKES, rentals_catalog
 
 NOW = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)  # 09:00 in London
 CATALOG = booking_catalog()
@@ -75,6 +76,15 @@ def test_a_block_touches_the_departures_where_it_differs() -> None:
     assert found == {CRUISE: [f"2026-06-0{d}T10:00:00+01:00" for d in (1, 2, 3, 4)]}
     same_first = contract(allotments=[block, {**block, "places": 9}])  # a connection's first block wins
     assert touched(CATALOG, "b", before, same_first, NOW, 4) == []
+
+
+def test_a_block_left_on_a_rental_option_touches_nothing() -> None:
+    """A rental option is rented by duration: a block on it holds nothing (AllotmentService)."""
+    rentals = rentals_catalog()
+    bikes = contract(allotments=[{"product": BIKES["productId"], "places": 2, "releaseHours": 1}])
+    assert touched(rentals, "b", contract(), bikes, NOW, 30) == []
+    stop = contract(stopSells=[{"product": BIKES["productId"], "until": "2026-06-01"}])
+    assert {t.option.id for t in touched(rentals, "b", contract(), stop, NOW, 30)} == {"DEFAULT", "ebike"}
 
 
 def test_a_contract_applies_while_its_connection_is_active_and_it_is_in_force() -> None:

@@ -101,6 +101,25 @@ async def test_bad_contracts_are_refused_with_the_field_and_nothing_saved(
     assert (await client.get(f"/admin/api/connections/{cid}/contract", headers=viewer)).status_code == 200
 
 
+async def test_a_contract_ending_before_it_starts_is_refused_naming_both_dates(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """Issue 47, finding 9: it answered 500."""
+    refused = await put_contract(
+        client, bookable, KEY_B, {"validFrom": "2026-12-31", "validUntil": "2026-01-01"}
+    )
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["problems"] == [
+        "validUntil: 2026-01-01 is before validFrom 2026-12-31: a contract ends on or after the day it starts"
+    ]
+    cid = await connection_id(bookable, KEY_B)
+    assert (await client.get(f"/admin/api/connections/{cid}/contract", headers=ADMIN)).json()["version"] == 0
+    same_day = await put_contract(
+        client, bookable, KEY_B, {"validFrom": "2026-12-31", "validUntil": "2026-12-31"}
+    )
+    assert same_day.status_code == 200, same_day.text
+
+
 async def test_a_reseller_sees_only_what_its_contract_sells_at_its_own_net(
     client: httpx.AsyncClient, bookable: Services
 ) -> None:

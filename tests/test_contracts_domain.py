@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from berth.domain.catalog import Price, Tax
+from berth.domain.catalog import MAX_AMOUNT, Price, Tax
 from berth.domain.contracts import (
     Contract,
     NetPrice,
@@ -17,10 +17,12 @@ from berth.domain.contracts import (
     catalog_problems,
     commission_price,
     contract_catalog,
+    nets_above_retail,
     parse_contract,
     rated_prices,
 )
 from berth.domain.errors import BadRequest
+from berth.domain.price_lines import LineKind, PriceLine, with_net
 from berth.domain.pricing import price_on
 from tests.bookings_helpers import booking_catalog
 from tests.packages_helpers import PASS, packages_catalog
@@ -137,6 +139,32 @@ def test_the_catalogue_a_contract_sells() -> None:
     assert contract_catalog(catalog, Contract(), date(2026, 6, 1)) is catalog
 
 
+def test_a_booking_keeps_its_product_and_option_once_its_contract_no_longer_sells_them() -> None:
+    """Its own option at the contract's rate, beside the options the contract sells; the
+    product it is on once the contract sells it no longer, or has ended."""
+    catalog, today = booking_catalog(), date(2026, 6, 1)
+    daytime = parse_contract(
+        {"products": [{"product": "thames-sightseeing", "options": ["DEFAULT"]}], "rate": {"commission": 10}}
+    )
+    sold = contract_catalog(catalog, daytime, today)
+    assert sold.sells("thames-sightseeing", "DEFAULT") and not sold.sells("thames-sightseeing", "evening")
+    assert sold.booked("thames-sightseeing", "DEFAULT") is sold.product("thames-sightseeing")
+    cruise = sold.booked("thames-sightseeing", "evening")
+    assert cruise is not None and [o.id for o in cruise.options] == ["DEFAULT", "evening"]
+    evening = cruise.option("evening")
+    adult = evening.unit("adult") if evening is not None else None
+    assert adult is not None and [(p.retail, p.net) for p in adult.prices] == [(3500, 3150), (3000, 2700)]
+    only_museum = parse_contract({"products": [{"product": "tower-of-stories"}], "rate": {"commission": 10}})
+    kayak = contract_catalog(catalog, only_museum, today).booked("sunset-kayak", "DEFAULT")
+    assert kayak is not None and [o.id for o in kayak.options] == ["DEFAULT"]
+    assert [(p.retail, p.net) for p in kayak.options[0].booking_prices] == [(24000, 21600)]
+    ended = contract_catalog(catalog, daytime.model_copy(update={"valid_until": date(2026, 5, 31)}), today)
+    assert ended.products == () and ended.booked("thames-sightseeing", "evening") is not None
+    assert sold.booked("thames-sightseeing", "no-such-option") is None
+    assert sold.booked("no-such-product", "DEFAULT") is None
+    assert catalog.booked("thames-sightseeing", "evening") is catalog.product("thames-sightseeing")
+
+
 def test_a_bad_contract_names_every_field_in_error() -> None:
     with pytest.raises(BadRequest) as refused:
         parse_contract({"products": [{"prodct": "x"}], "rate": {"commission": 120}, "paymentTerms": "CASH"})
@@ -152,3 +180,69 @@ def test_a_package_is_sold_only_with_what_it_includes() -> None:
     assert problems and all("includes" in p and "sell both or neither" in p for p in problems)
     everything = parse_contract({"products": [{"product": p.id} for p in packages_catalog().products]})
     assert catalog_problems(everything, packages_catalog()) == []
+
+
+def test_a_contract_ending_before_it_starts_names_both_dates() -> None:
+    with pytest.raises(BadRequest) as refused:
+        parse_contract({"validFrom": "2026-12-31", "validUntil": "2026-01-01"})
+    assert refused.value.extra["problems"] == [
+        "validUntil: 2026-01-01 is before validFrom 2026-12-31: a contract ends on or after the day it starts"
+    ]
+
+
+def _entry(net: int, **extra: object) -> NetPrice:
+    return NetPrice.model_validate(
+        {"product": "thames-sightseeing", "unit": "adult", "currency": "EUR", "net": net, **extra}
+    )
+
+
+def test_a_net_above_the_retail_is_sold_at_the_retail_unless_the_entry_accepts_it() -> None:
+    # The finding: the adult ticket halved to 12.50 while the price list buys it at 18.75.
+    halved = _price(1250, 208)
+    capped = rated_prices((halved,), Rate(net_prices=(_entry(1875),)), "thames-sightseeing", "o", "adult")
+    assert [(p.retail, p.net, [t.net for t in p.included_taxes]) for p in capped] == [(1250, 1250, [208])]
+    accepted = rated_prices(
+        (halved,), Rate(net_prices=(_entry(1875, allowAboveRetail=True),)), "thames-sightseeing", "o", "adult"
+    )
+    assert [(p.net, [t.net for t in p.included_taxes]) for p in accepted] == [(1875, [312])]
+    summer = _entry(1875, **{"from": "2026-07-01", "until": "2026-08-31"})
+    dated = rated_prices((halved,), Rate(net_prices=(summer,)), "thames-sightseeing", "o", "adult")
+    assert [(p.net, p.valid_from) for p in dated] == [(1250, date(2026, 7, 1)), (1000, None)]
+
+
+def test_nets_above_the_retail_are_named_per_entry_and_option() -> None:
+    cruise = booking_catalog()  # adult 25.00 on DEFAULT, 35.00 on evening
+    contract = Contract(rate=Rate(net_prices=(_entry(3000), _entry(9999, allowAboveRetail=True))))
+    found = nets_above_retail(contract, cruise)
+    assert [(f.index, f.option, f.retail) for f in found] == [(0, "DEFAULT", 2500)]
+    assert str(found[0]) == (
+        "rate.netPrices[0].net: EUR 30.00 is above the retail EUR 25.00 of thames-sightseeing / DEFAULT / adult"
+    )
+    assert catalog_problems(contract, cruise) == [
+        f"{found[0]}: lower the net, or set allowAboveRetail: true on the entry to sell at a loss to this reseller"
+    ]
+    # A season is checked against every price whose travel dates it meets (here the undated ones).
+    winter = Contract(rate=Rate(net_prices=(_entry(3000, **{"from": "2026-11-01", "until": "2027-02-28"}),)))
+    assert [f.option for f in nets_above_retail(winter, cruise)] == ["DEFAULT"]
+
+
+def test_a_net_above_the_maximum_amount_is_a_problem() -> None:
+    too_large = Contract(rate=Rate(net_prices=(_entry(MAX_AMOUNT + 1, allowAboveRetail=True),)))
+    assert catalog_problems(too_large, booking_catalog()) == [
+        "rate.netPrices[0].net: 1000000000001 is above the maximum amount, 1,000,000,000,000 minor units"
+    ]
+    at_most = Contract(rate=Rate(net_prices=(_entry(MAX_AMOUNT, allowAboveRetail=True),)))
+    assert catalog_problems(at_most, booking_catalog()) == []
+
+
+def test_a_line_stored_above_its_retail_reads_at_the_retail_unless_accepted() -> None:
+    line = PriceLine(LineKind.UNIT, "item-1", "adult", with_net(_price(2500, 417), 3750))
+    document = line.to_document()
+    assert document["acceptedAboveRetail"] is True
+    assert PriceLine.from_document(document) == line
+    legacy = {key: value for key, value in document.items() if key != "acceptedAboveRetail"}
+    read = PriceLine.from_document(legacy).price
+    assert (read.retail, read.net, [t.net for t in read.included_taxes]) == (2500, 2500, [417])
+    below = PriceLine(LineKind.UNIT, "item-2", "adult", _price(2500, 417))
+    assert "acceptedAboveRetail" not in below.to_document()
+    assert PriceLine.from_document(below.to_document()) == below

@@ -28,12 +28,11 @@ async def _backends_of_a_burst(database: Database, concurrency: int) -> set[int]
     return set(await asyncio.gather(*(one() for _ in range(concurrency))))
 
 
+@pytest.mark.postgresql  # SQLite connections are files opened in-process
 @pytest.mark.parametrize(("pool_size", "reused"), [(8, True), (2, False)])
 async def test_a_steady_load_reuses_the_pools_connections(
     database_url: str, pool_size: int, reused: bool
 ) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("PostgreSQL only: SQLite connections are files opened in-process")
     database = Database(database_url, pool_size=pool_size, max_overflow=8)
     try:
         first = await _backends_of_a_burst(database, 8)
@@ -45,13 +44,12 @@ async def test_a_steady_load_reuses_the_pools_connections(
     assert (second == first) is reused, (first, second)
 
 
+@pytest.mark.postgresql
 async def test_a_booking_change_is_announced_on_its_own_connection(settings: Settings, clock: Clock) -> None:
     """A confirmation that queues a booking_update completes with a pool of one connection:
     what runs inside the booking's transaction reads on that transaction's connection. (It
     used to ask the pool for a second one: once every pooled connection was so held, each
     request waited for another's until the pool's timeout, and answered 500.)"""
-    if not settings.database_url.startswith("postgresql"):
-        pytest.skip("PostgreSQL only: SQLite connections are files opened in-process")
     services = build_services(
         settings.model_copy(update={"database_pool_size": 1, "database_max_overflow": 0}), clock
     )

@@ -15,6 +15,8 @@ from berth.container import Services
 from berth.demo.loader import SOLD_OUT_PRODUCT, demo_catalog_text, load_demo
 from berth.domain.catalog import AvailabilityType
 from berth.domain.catalog.document import catalog_to_yaml, parse_catalog
+from berth.domain.catalog_history import Door
+from berth.domain.staff import COMMAND_LINE
 from tests.conftest import ADMIN, KEY_A, KEY_B, auth
 from tests.octo_core import document
 from tests.test_mappings import listed, put, refs, row
@@ -169,3 +171,27 @@ async def test_demo_reseller_b_holds_a_block_on_the_ten_oclock_cruises(
     assert await vacancies(KEY_B, 3) == await vacancies(KEY_A, 3) + 10
     assert await vacancies(KEY_B, 1) == await vacancies(KEY_A, 1)
     assert await vacancies(KEY_B, 3, "12:00") == await vacancies(KEY_A, 3, "12:00")
+
+
+async def test_loading_the_demo_again_keeps_a_catalogue_staff_changed(demo: Services) -> None:
+    """Restarting `berth serve --demo` loads the demo again: a catalogue edited since (here
+    through the admin API: a new title) stays as staff left it, and gets no new version."""
+    edited = demo_catalog_text().replace("title: Thames Sightseeing Cruise", "title: Our own cruise", 1)
+    assert edited != demo_catalog_text()
+    outcome = await demo.catalog.import_text(edited, actor=COMMAND_LINE, door=Door.API)
+    await load_demo(demo)
+    snapshot = await demo.catalog.snapshot()
+    assert snapshot.version == outcome.version
+    cruise = snapshot.catalog.product("thames-sightseeing")
+    assert cruise is not None and cruise.content["en-GB"].title == "Our own cruise"
+
+
+async def test_the_demos_own_catalogue_is_brought_up_to_date(demo: Services) -> None:
+    """A catalogue the demo loader wrote (or, before it signed its versions, the setup door as the
+    command line) is the demo's own: a newer demo catalogue replaces it."""
+    catalog = (await demo.catalog.snapshot()).catalog
+    older = catalog.model_copy(update={"products": catalog.products[1:]})
+    await demo.catalog.replace(older)  # as the demo loader wrote it before
+    await load_demo(demo)
+    assert (await demo.catalog.snapshot()).catalog == catalog
+    assert (await demo.catalog.versions(limit=1))[0].actor == "demo loader"

@@ -23,7 +23,7 @@ from berth.http.errors import DATABASE_FAULTS
 from berth.store.tables import bookings
 from tests.bookings_helpers import confirm, reservation, reserve, vacancies
 from tests.conftest import Clock, auth
-from tests.databases import POSTGRES_URL, PostgresDatabase, SqliteTemplate
+from tests.databases import PostgresDatabase, SqliteTemplate
 from tests.test_faults import Logs, until
 
 FULL = {"error": "INTERNAL_SERVER_ERROR", "errorMessage": DATABASE_FAULTS["full"]}
@@ -60,10 +60,11 @@ class SmallDisk:
         return result
 
 
+pytestmark = pytest.mark.sqlite  # a full disk under SQLite's file
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
-    if POSTGRES_URL:
-        pytest.skip("SQLite only: the suite's SQLite pass runs it")
     if os.geteuid() != 0:
         pytest.skip("needs root, to mount a small tmpfs for the database")
     directory = tmp_path / "disk"

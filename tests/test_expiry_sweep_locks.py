@@ -24,12 +24,9 @@ from berth.store.tables import slot_holds
 from tests.bookings_helpers import GUEST, booking_catalog
 from tests.builders import load
 from tests.conftest import Clock
-from tests.databases import POSTGRES_URL
 from tests.test_faults import until
 
-pytestmark = pytest.mark.skipif(
-    not POSTGRES_URL, reason="row locks and deadlocks are PostgreSQL's: set BERTH_TEST_POSTGRES_URL"
-)
+pytestmark = pytest.mark.postgresql  # row locks and deadlocks are PostgreSQL's
 
 _ADDED = insert(slot_holds).values(
     product_id="cruise", option_id="DEFAULT", availability_id=bindparam("availability_id"),

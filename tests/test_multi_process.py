@@ -32,12 +32,9 @@ from tests.berth_process import BERTH, berth_environment, berth_serve
 from tests.bookings_helpers import GUEST, booking_catalog, booking_products, reservation
 from tests.builders import catalog, load
 from tests.conftest import ADMIN, KEY_A, KEY_B, auth
-from tests.databases import POSTGRES_URL
 from tests.receivers import receiver
 
-pytestmark = pytest.mark.skipif(
-    not POSTGRES_URL, reason="several processes on one PostgreSQL: set BERTH_TEST_POSTGRES_URL"
-)
+pytestmark = pytest.mark.postgresql  # several processes on one PostgreSQL
 
 LONDON = ZoneInfo("Europe/London")
 CLOSED_DATES = ("2026-12-25",)  # the cruise's closed dates

@@ -44,10 +44,13 @@ SLOT = "2026-06-02T10:00:00+01:00"
 AWKWARD = ("it's", "back\\slash\\", "$$dollar$$", "E'\\x41'", "Zürich ✓", "$1")
 
 
+# One call is PostgreSQL's (SQLite's write lock is the transaction).
+pytestmark = pytest.mark.postgresql
+
+
 @pytest.fixture
 async def db(services: Services) -> AsyncIterator[Database]:
-    if services.database.is_sqlite:
-        pytest.skip("one call is PostgreSQL's (SQLite's write lock is the transaction)")
+    assert not services.database.is_sqlite
     yield services.database
 
 

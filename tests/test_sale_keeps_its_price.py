@@ -22,7 +22,7 @@ from berth.store.database import Database
 from berth.store.migrate import downgrade, upgrade
 from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, booking_products, reservation
-from tests.builders import Document, catalog
+from tests.builders import Document, catalog, load
 from tests.conftest import ADMIN, Clock, auth
 from tests.mail_helpers import Sink, parts, smtp_sink
 from tests.receivers import receiver
@@ -161,6 +161,58 @@ async def test_an_update_prices_only_the_new_parts_at_the_rates_of_that_moment(
         [delivery] = target.requests
         change = {"op": "replace", "path": "/pricing/retail", "was": 2500, "value": 3750}
         assert change in delivery.json["diff"]
+
+
+def _with_pdf_tickets(products: tuple[Document, ...]) -> tuple[Document, ...]:
+    """The cruise delivering a PDF per guest: a ticket reissued would get another URL."""
+    cruise, *others = products
+    return ({**cruise, "deliveryFormats": ["QRCODE", "PDF_URL"]}, *others)
+
+
+async def test_unit_items_sent_without_their_uuids_keep_the_ones_sold(
+    client: httpx.AsyncClient, services: Services
+) -> None:
+    """Each unit item sent without a uuid takes the first existing item of its unit the request
+    does not name, in order: it keeps its price line, supplier reference and ticket."""
+    await load(services, catalog(*_with_pdf_tickets(booking_products())))
+    held = await client.post(
+        "/octo/bookings", json=reservation(("adult",), currency="EUR"), headers=auth(capabilities=PRICED)
+    )
+    uuid = held.json()["uuid"]
+    confirmed = await client.post(
+        f"/octo/bookings/{uuid}/confirm", json={"contact": GUEST}, headers=auth(capabilities=PRICED)
+    )
+    [adult] = confirmed.json()["unitItems"]
+    assert [o["deliveryFormat"] for o in adult["ticket"]["deliveryOptions"]] == ["QRCODE", "PDF_URL"]
+    await services.catalog.replace(catalog(*_with_pdf_tickets(halved_products())))
+
+    def sold(item: dict[str, Any]) -> tuple[Any, ...]:
+        return item["uuid"], item["supplierReference"], item["ticket"], item["pricing"]
+
+    async def patched(items: list[dict[str, str]]) -> dict[str, Any]:
+        response = await client.patch(
+            f"/octo/bookings/{uuid}", json={"unitItems": items}, headers=auth(capabilities=PRICED)
+        )
+        assert response.status_code == 200, response.text
+        found: dict[str, Any] = response.json()
+        return found
+
+    booking = await patched([{"unitId": "adult"}, {"unitId": "child"}])
+    kept, child = booking["unitItems"]
+    assert sold(kept) == sold(adult)
+    assert (child["unitId"], child["pricing"]["retail"], child["pricing"]["net"]) == ("child", 750, 600)
+    assert (booking["pricing"]["retail"], booking["pricing"]["net"]) == (2500 + 750, 2000 + 600)
+    # In any order; the item named by its uuid is its own, the others take what is left.
+    again = await patched(
+        [{"unitId": "child"}, {"unitId": "adult"}, {"uuid": child["uuid"], "unitId": "child"}]
+    )
+    assert [i["uuid"] for i in again["unitItems"][1:]] == [adult["uuid"], child["uuid"]]
+    assert sold(again["unitItems"][1]) == sold(adult)
+    assert [i["pricing"]["retail"] for i in again["unitItems"]] == [750, 2500, 750]
+    # A unit item given another unit is sold anew, at the price of now.
+    changed = await patched([{"unitId": "adult"}, {"uuid": again["unitItems"][0]["uuid"], "unitId": "adult"}])
+    assert [i["pricing"]["retail"] for i in changed["unitItems"]] == [2500, 1250]
+    assert sold(changed["unitItems"][0]) == sold(adult)
 
 
 async def test_a_move_to_another_day_is_priced_on_that_day(

@@ -29,8 +29,9 @@ are checked on import and explained in [decisions.md](decisions.md).
 
 Keys are camelCase; a key that is not listed here is refused. *Required* fields must be given;
 the others take the default shown. Amounts are integers in the currency's minor unit (`2500`
-is 25.00 EUR). Dates are `YYYY-MM-DD`; times of day `HH:MM` (quote them in YAML: `"10:00"`),
-local to the product's `timeZone`.
+is 25.00 EUR), each at most 1,000,000,000,000 ([decisions.md](decisions.md)). Dates are
+`YYYY-MM-DD`; times of day `HH:MM` (quote them in YAML: `"10:00"`), local to the product's
+`timeZone`.
 
 A product's `deliveryFormats` say how its tickets reach guests and resellers:
 

@@ -51,7 +51,7 @@ from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, de
 from berth.store.migrate import UnknownRevision, Upgrade, current_revision, upgrade
 from berth.tickets.pkpass import PassSettingsError
 from berth.tickets.statement import render_statement
-from berth.views.catalog_changes import changes_lines, conflict_lines
+from berth.views.catalog_changes import changes_lines, conflict_lines, net_lines
 from berth.views.connections import connection_json
 from berth.views.staff import staff_json
 from berth.views.statements import statement_csv
@@ -378,9 +378,17 @@ def catalog_import(
     force: Annotated[
         bool, typer.Option("--force", help="Import even if it removes or shrinks what live bookings hold")
     ] = False,
+    cap_nets: Annotated[
+        bool,
+        typer.Option(
+            "--cap-nets",
+            help="Save even if contracts' nets end above the retail they apply to: sold at the retail",
+        ),
+    ] = False,
 ) -> None:
     """Replace the catalogue with FILE (YAML). A file with problems changes nothing, nor does an
-    import that removes or shrinks what live bookings hold (unless --force)."""
+    import that removes or shrinks what live bookings hold (unless --force), or that puts
+    contracts' nets above the retail they apply to (unless --cap-nets: sold at the retail)."""
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -389,11 +397,15 @@ def catalog_import(
 
     async def work(services: Services) -> ImportOutcome | ImportRefused:
         try:
-            return await services.catalog.import_text(text, actor=COMMAND_LINE, dry_run=dry_run, force=force)
+            return await services.catalog.import_text(
+                text, actor=COMMAND_LINE, dry_run=dry_run, force=force, cap_nets=cap_nets
+            )
         except ImportRefused as refused:
             return refused
 
-    _report_import(str(file), work, dry_run=dry_run, force=force, act="import", verb="imported")
+    _report_import(
+        str(file), work, dry_run=dry_run, force=force, cap_nets=cap_nets, act="import", verb="imported"
+    )
 
 
 def _report_import(
@@ -402,6 +414,7 @@ def _report_import(
     *,
     dry_run: bool,
     force: bool,
+    cap_nets: bool,
     act: str,
     verb: str,
 ) -> None:
@@ -414,35 +427,67 @@ def _report_import(
             errors.print(f"  {name}:{problem}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     if isinstance(outcome, ImportRefused):
-        count = outcome.changes.affected_bookings
-        typer.echo(
-            f"{name}: refused: it removes or shrinks what {count} live booking(s) hold; nothing was {verb}.",
-            err=True,
-        )
-        for line in conflict_lines(outcome.changes.conflicts):
-            typer.echo(line, err=True)
-        typer.echo(f"See everything it changes with --dry-run; {act} it anyway with --force.", err=True)
-        raise typer.Exit(1)
+        _report_refusal(name, outcome, act, verb)
     changes = outcome.changes
     if dry_run:
         typer.echo(f"Dry run of {name}: nothing was {verb}.")
         for line in changes_lines(changes):
             typer.echo(line)
+        refusals = []
         if changes.conflicts and not force:
-            typer.echo(
+            refusals.append(
                 f"Without --force this {act} is refused: it removes or shrinks what "
                 f"{changes.affected_bookings} live booking(s) hold."
             )
+        if changes.nets_above_retail and not cap_nets:
+            refusals.append(
+                f"Without --cap-nets this {act} is refused: it puts {len(changes.nets_above_retail)} "
+                "contract net(s) above the retail they apply to."
+            )
+        for refusal in refusals:
+            typer.echo(refusal)
+        if refusals:
             raise typer.Exit(1)
         return
     if changes.conflicts:
         typer.echo(f"{verb.capitalize()} over {changes.affected_bookings} live booking(s) (--force):")
         for line in conflict_lines(changes.conflicts):
             typer.echo(line)
+    if changes.nets_above_retail:
+        typer.echo("Contract nets now above the retail, sold at the retail (--cap-nets):")
+        for line in net_lines(changes.nets_above_retail):
+            typer.echo(line)
     _say(
         f"{verb.capitalize()} {len(outcome.catalog.products)} product(s) into the {_written_to()}; "
         f"catalogue version {outcome.version}."
     )
+
+
+def _report_refusal(name: str, refused: ImportRefused, act: str, verb: str) -> NoReturn:
+    changes = refused.changes
+    if refused.bookings:
+        typer.echo(
+            f"{name}: refused: it removes or shrinks what {changes.affected_bookings} live booking(s) hold; "
+            f"nothing was {verb}.",
+            err=True,
+        )
+        for line in conflict_lines(changes.conflicts):
+            typer.echo(line, err=True)
+        typer.echo(f"See everything it changes with --dry-run; {act} it anyway with --force.", err=True)
+    if refused.nets:
+        typer.echo(
+            f"{name}: refused: it puts {len(changes.nets_above_retail)} contract net(s) above the retail they "
+            f"apply to; nothing was {verb}.",
+            err=True,
+        )
+        for line in net_lines(changes.nets_above_retail):
+            typer.echo(line, err=True)
+        typer.echo(
+            f"Change those contracts first (lower the net, or allowAboveRetail: true), or {act} with "
+            "--cap-nets to sell them at the retail (no commission).",
+            err=True,
+        )
+    raise typer.Exit(1)
 
 
 @catalog_app.command("new")
@@ -498,18 +543,33 @@ def catalog_restore(
     force: Annotated[
         bool, typer.Option("--force", help="Restore even if it removes or shrinks what live bookings hold")
     ] = False,
+    cap_nets: Annotated[
+        bool,
+        typer.Option(
+            "--cap-nets",
+            help="Restore even if contracts' nets end above the retail they apply to: sold at the retail",
+        ),
+    ] = False,
 ) -> None:
     """Save catalogue VERSION again as a new version, with the checks of an import."""
 
     async def work(services: Services) -> ImportOutcome | ImportRefused:
         try:
             return await services.catalog.restore(
-                version, actor=COMMAND_LINE, door=Door.CLI, dry_run=dry_run, force=force
+                version, actor=COMMAND_LINE, door=Door.CLI, dry_run=dry_run, force=force, cap_nets=cap_nets
             )
         except ImportRefused as refused:
             return refused
 
-    _report_import(f"version {version}", work, dry_run=dry_run, force=force, act="restore", verb="restored")
+    _report_import(
+        f"version {version}",
+        work,
+        dry_run=dry_run,
+        force=force,
+        cap_nets=cap_nets,
+        act="restore",
+        verb="restored",
+    )
 
 
 @connection_app.command("create")

@@ -25,29 +25,15 @@ from playwright.sync_api import (
 )
 
 from tests.backoffice.server import berth_on_clock, berth_serve, receiver_in_thread
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import Clock
 
-CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 RESELLER = {"Authorization": "Bearer demo-reseller-a"}
 RESELLER_B = {"Authorization": "Bearer demo-reseller-b"}
 ADMIN = {"Authorization": "Bearer demo-admin"}
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="Debian's chromium is not installed at /usr/bin/chromium: `apt-get install chromium` "
-    "(`python3 dev.py test` installs it when run as root)",
-)
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")

@@ -17,12 +17,12 @@ from playwright.sync_api import Browser, Page, expect
 
 from berth.container import Services
 from tests.backoffice.server import berth_on_clock
-from tests.backoffice.test_browser import CHROMIUM, browser, open_page, sign_in
+from tests.backoffice.test_browser import browser, open_page, sign_in
 from tests.conftest import KEY_A, SECRET_A, START, Clock
 
 __all__ = ["browser"]  # the module's browser fixture, shared
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.browser
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 RESELLER = {"Authorization": f"Bearer {KEY_A}"}
 PHONE = {"width": 390, "height": 844}

@@ -29,15 +29,14 @@ from tests.backoffice.fake_camera import qr_video
 from tests.backoffice.server import berth_serve
 from tests.backoffice.test_browser import (
     ADMIN,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     RESELLER,
     SCREENSHOTS,
     open_page,
     sign_in,
 )
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.browser
 PHONE: ViewportSize = {"width": 390, "height": 844}
 CRUISE = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
 

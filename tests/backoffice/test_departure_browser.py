@@ -15,13 +15,13 @@ from playwright.sync_api import Browser, Page, expect
 
 from berth.container import Services
 from tests.backoffice.server import berth_on_clock
-from tests.backoffice.test_browser import CHROMIUM, browser, open_page, shot, sign_in
+from tests.backoffice.test_browser import browser, open_page, shot, sign_in
 from tests.bookings_helpers import GUEST, SLOT, TOUR, booking_catalog
 from tests.builders import load
 from tests.conftest import ADMIN, KEY_A, KEY_B, START, Clock
 
 __all__ = ["browser"]  # the module's Chromium, shared with tests.backoffice.test_browser
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.browser
 MANIFEST = "/admin/slots/thames-sightseeing/DEFAULT/" + quote(SLOT, safe="")
 
 

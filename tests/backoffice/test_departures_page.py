@@ -16,14 +16,14 @@ from playwright.sync_api import Browser, expect
 
 from berth.container import Services
 from tests.backoffice.server import berth_on_clock
-from tests.backoffice.test_browser import CHROMIUM, browser, open_page, shot, sign_in
+from tests.backoffice.test_browser import browser, open_page, shot, sign_in
 from tests.backoffice.test_departure_browser import booked
 from tests.bookings_helpers import booking_catalog
 from tests.builders import load
 from tests.conftest import ADMIN, KEY_A, KEY_B, START, Clock
 
 __all__ = ["browser"]
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.browser
 # A Saturday sailing a month and more after START (1 Jun 2026): no dashboard shows it.
 LATER = "2026-07-11T14:00:00+01:00"
 

@@ -13,7 +13,6 @@ from playwright.sync_api import Browser, expect
 
 from tests.backoffice.server import berth_serve
 from tests.backoffice.test_browser import (
-    CHROMIUM,
     RESELLER,
     SCREENSHOTS,
     book,
@@ -24,7 +23,7 @@ from tests.backoffice.test_browser import (
 )
 
 __all__ = ["browser"]  # the module's browser fixture, shared
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.browser
 ADMIN = {"Authorization": "Bearer demo-admin"}
 
 

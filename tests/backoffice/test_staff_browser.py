@@ -14,13 +14,13 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.backoffice.server import berth_serve
-from tests.backoffice.test_browser import CHROMIUM, SCREENSHOTS, book, browser, open_page, status_of
+from tests.backoffice.test_browser import SCREENSHOTS, book, browser, open_page, status_of
 from tests.berth_process import berth
 
 __all__ = ["browser"]  # the module's browser fixture, shared
 
 NEW_PASSWORD = "a long harbour password"
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")

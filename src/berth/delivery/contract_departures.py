@@ -72,7 +72,11 @@ async def _departures(
         )
         for terms in saved_terms
     ]
-    blocks = [[book.blocks(product.id, option.id, slot) for slot in slots] for book in books]
+    # A rental option's departures have no blocks (`AllotmentService` reads none there either).
+    blocks = [
+        [() if option.is_rental else book.blocks(product.id, option.id, slot) for slot in slots]
+        for book in books
+    ]
     holders = {b.connection_id for per_book in blocks for per_slot in per_book for b in per_slot}
     standing = (
         await allotments_repo.standing(conn, product.id, option.id, slots, holders, now) if holders else None

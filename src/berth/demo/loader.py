@@ -13,10 +13,11 @@ from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.catalog import Catalog
 from berth.domain.catalog.document import parse_catalog, read_yaml
+from berth.domain.catalog_history import Door
 from berth.domain.connections import Connection
 from berth.domain.errors import OctoError
 from berth.domain.mappings import MappingFilter, MappingUpload, Resolution
-from berth.domain.staff import Actor, Role
+from berth.domain.staff import COMMAND_LINE, Actor, Role
 from berth.domain.webhooks import fixed_signing_secret
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
@@ -92,12 +93,13 @@ def starter_catalog_text() -> str:
 
 
 async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
-    """Idempotent: the catalogue is written only when it differs, connections only when
-    missing, and sold-out departures are filled only where places are left. `catalog`: a
-    variant of the packaged demo catalogue to load instead (tests pin the figures they use)."""
+    """Idempotent: the catalogue is written only when it differs and is still the demo's own,
+    connections only when missing, and sold-out departures are filled only where places are
+    left. `catalog`: a variant of the packaged demo catalogue to load instead (tests pin the
+    figures they use)."""
     catalog = catalog or parse_catalog(demo_catalog_text(), CATALOG_RULES)
-    if (await services.catalog.snapshot()).catalog != catalog:
-        await services.catalog.replace(catalog)
+    if (await services.catalog.snapshot()).catalog != catalog and await _catalog_is_the_demos(services):
+        await services.catalog.replace(catalog, actor=DEMO_LOADER)
     connections = [
         await services.connections.ensure(name, key, secret) for name, key, secret in DEMO_CONNECTIONS
     ]
@@ -106,6 +108,18 @@ async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
     await _sell_out_upcoming_departures(services)
     await _upload_mappings(services, connections[0].id)
     await _seat_cruise_guests(services)
+
+
+async def _catalog_is_the_demos(services: Services) -> bool:
+    """Whether the live catalogue may be replaced by the demo's: there is none yet, or the demo
+    loader wrote it (before it signed its versions, it wrote them as the command line through the
+    setup door, a door only it used). A catalogue anyone edited, imported or restored stays:
+    restarting the demo server never undoes staff's work."""
+    live = await services.catalog.versions(limit=1)
+    if not live:
+        return True
+    newest = live[0]
+    return newest.door is Door.SETUP and newest.actor in (DEMO_LOADER.name, COMMAND_LINE.name)
 
 
 async def _agree_contract(services: Services, connection: Connection, key: str) -> None:

@@ -273,6 +273,28 @@ def not_changeable(booking: Booking, cutoff: datetime | None, verb: str) -> str:
     return f"Booking {booking.uuid!r} can no longer be {verb}: the cutoff was {format_utc(cutoff)}"
 
 
+def sold_anew(before: Booking, after: Booking) -> str | None:
+    """What a change gives a booking that only a sale gives (None: nothing): another option or
+    departure, another rental duration, more places, a unit item it did not have (or one given
+    another unit) or another part priced now (an extra's piece). Fewer places, notes, contact,
+    references and answers sell nothing."""
+    if (after.product_id, after.option_id) != (before.product_id, before.option_id):
+        return "another option"
+    if after.availability_id != before.availability_id:
+        return "another departure"
+    if (after.rental_duration_id, after.slot_end) != (before.rental_duration_id, before.slot_end):
+        return "another rental duration"
+    if after.pax > before.pax:
+        return "more places"
+    had = {(item.uuid, item.unit_id) for item in before.unit_items}
+    if any((item.uuid, item.unit_id) not in had for item in after.unit_items):
+        return "a unit item it did not have"
+    priced = {(line.key, line.item) for line in before.price_lines}
+    if any((line.key, line.item) not in priced for line in after.price_lines):
+        return "a part priced now"
+    return None
+
+
 def extendable(booking: Booking) -> datetime:
     """The end of the hold an extension moves: only an ON_HOLD booking's hold can be extended."""
     if booking.status is not BookingStatus.ON_HOLD or booking.expires_at is None:

@@ -18,6 +18,10 @@ an import may read tens of thousands). It answers
     or blocked (and the departure's own capacity, as for plain capacity).
   Only what this import takes away counts: a departure already gone, or a capacity already
   below the places held and not lowered further, is not a conflict.
+- the contracts' nets it puts above the retail they apply to (`nets_above_retail`): a price
+  list entry of a connection's contract (not revoked) whose net the new catalogue's retail is
+  below, where the old one's was not, and whose entry does not accept it (`allowAboveRetail`).
+  Staff choose what happens before such an import is saved (docs/contracts.md).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from zoneinfo import ZoneInfo
 from berth.domain.bookings import BookingStatus, holds_places
 from berth.domain.catalog import Catalog, CatalogModel, Option, Product, Resource
 from berth.domain.catalog_values import value_changes
+from berth.domain.connections import Connection
+from berth.domain.contracts import NetAboveRetail, nets_above_retail
 from berth.domain.errors import BadRequest
 from berth.domain.rentals import HeldInterval, peak_held
 from berth.domain.resources import Allocation, places_of, serves, serving
@@ -131,12 +137,25 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class ContractNet:
+    """A connection's contract net the import puts above the retail it applies to."""
+
+    connection_id: str
+    connection_name: str
+    net: NetAboveRetail
+
+    def __str__(self) -> str:
+        return f"{self.connection_name}: {self.net}"
+
+
+@dataclass(frozen=True)
 class CatalogChanges:
     supplier_changed: bool
     items: tuple[ItemChange, ...]
     horizon_end: date | None  # the last date with a live booking: departures compared up to it
     departures: tuple[DepartureLoss, ...]
     conflicts: tuple[Conflict, ...]
+    nets_above_retail: tuple[ContractNet, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -148,18 +167,31 @@ class CatalogChanges:
 
 
 class ImportRefused(BadRequest):
-    """The import would remove or shrink what live bookings hold, and was not forced."""
+    """The import would remove or shrink what live bookings hold and was not forced
+    (`bookings`), or put contracts' nets above the retail and staff did not choose to sell
+    them at the retail (`nets`)."""
 
-    def __init__(self, changes: CatalogChanges) -> None:
-        super().__init__(
-            f"The catalogue would remove or shrink what {changes.affected_bookings} live booking(s) hold; "
-            "nothing was imported"
-        )
+    def __init__(self, changes: CatalogChanges, *, bookings: bool = True, nets: bool = False) -> None:
+        reasons = []
+        if bookings:
+            reasons.append(f"remove or shrink what {changes.affected_bookings} live booking(s) hold")
+        if nets:
+            listed = "; ".join(str(n) for n in changes.nets_above_retail)
+            reasons.append(
+                f"put {len(changes.nets_above_retail)} contract net(s) above the retail they apply to ({listed})"
+            )
+        super().__init__(f"The catalogue would {' and '.join(reasons)}; nothing was imported")
         self.changes = changes
+        self.bookings = bookings
+        self.nets = nets
 
 
 def compare_catalogs(
-    before: Catalog, after: Catalog, bookings: Sequence[HeldBooking], now: datetime
+    before: Catalog,
+    after: Catalog,
+    bookings: Sequence[HeldBooking],
+    now: datetime,
+    connections: Sequence[Connection] = (),
 ) -> CatalogChanges:
     live = [b for b in bookings if b.holds_places(now)]
     old, new = _Departures(before), _Departures(after)
@@ -171,7 +203,22 @@ def compare_catalogs(
         horizon_end=horizon_end,
         departures=tuple(_departure_losses(before, after, live, now, horizon_end)),
         conflicts=_conflicts(old, new, live, upcoming),
+        nets_above_retail=tuple(_nets_put_above_retail(connections, before, after)),
     )
+
+
+def _nets_put_above_retail(
+    connections: Iterable[Connection], before: Catalog, after: Catalog
+) -> Iterable[ContractNet]:
+    """The connections' contract nets above a retail of `after` that were not above one of
+    `before` (those already were are sold at the retail since an earlier choice)."""
+    for connection in connections:
+        if not connection.active or not connection.contract.rate.net_prices:
+            continue
+        already = {found.key for found in nets_above_retail(connection.contract, before)}
+        for found in nets_above_retail(connection.contract, after):
+            if found.key not in already:
+                yield ContractNet(connection.id, connection.name, found)
 
 
 # --- products, options, units ----------------------------------------------------------------

@@ -63,8 +63,9 @@ def _stop_sells(contract: Contract | None, product: Product, option: Option) -> 
 
 def _allotments(contract: Contract | None, product: Product, option: Option) -> tuple[Allotment, ...]:
     """The contract's allotments that may cover the option's departures, in their order (a
-    connection's first one that covers a departure is its block there)."""
-    if contract is None:
+    connection's first one that covers a departure is its block there). None on a rental
+    option: it is rented by duration, and a block left on one holds nothing."""
+    if contract is None or option.is_rental:
         return ()
     return tuple(a for a in contract.allotments if a.product == product.id and a.option in (None, option.id))
 

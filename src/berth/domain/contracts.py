@@ -5,11 +5,15 @@ What a reseller sees is the catalogue as its contract makes it (`contract_catalo
 products (and options) it may sell, each price carrying the reseller's own net. Retail is the
 supplier's, the same for everyone. Every part of Berth that serves a reseller reads that
 catalogue, so a product outside the contract does not exist for it, and a sale is priced at the
-contract's net when it is made (domain.price_lines keeps it).
+contract's net when it is made (domain.price_lines keeps it). A booking made earlier stays on its
+own product and option when the contract no longer sells them (`booked_product`, found through
+`Catalog.booked`).
 
 The rate, per price of the catalogue:
 - a net price list entry for the product, option, unit (none for per-booking prices) and
-  currency whose travel dates (`from`/`until`, a rate season) apply: its net;
+  currency whose travel dates (`from`/`until`, a rate season) apply: its net, but never above
+  the price's retail unless the entry accepts it (`allowAboveRetail`): a net above retail is
+  sold at the retail, no commission (docs/contracts.md, "A net above retail");
 - else a commission: net = retail - commission, commission = retail x percent / 100 rounded
   half up to the minor unit;
 - else the catalogue's own net.
@@ -21,10 +25,11 @@ tax scaled the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from hashlib import sha256
 from typing import Annotated, Any, Literal
 
@@ -34,15 +39,19 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from berth.domain.allotments import Allotment, StopSell
-from berth.domain.catalog import Catalog, Option, Price, Product, Tax, Unit
+from berth.domain.catalog import Catalog, Option, Price, Product, Unit, amount_problem
 from berth.domain.catalog.model import Amount, CurrencyCode, Extra, Identifier
 from berth.domain.errors import BadRequest, OctoError
+from berth.domain.price_lines import with_net
+from berth.domain.pricing import scale_price
 
 ALL: Literal["ALL"] = "ALL"
 
@@ -65,7 +74,9 @@ class Grant(_Model):
 
 class NetPrice(_Model):
     """The net the connection buys one price at: for a product, option (all options when not
-    given), unit (per-booking prices: none) and currency, on travel dates from/until."""
+    given), unit (per-booking prices: none) and currency, on travel dates from/until. A net
+    above the retail is sold at the retail unless `allowAboveRetail` says the supplier accepts
+    selling at a loss to this reseller."""
 
     product: Identifier
     option: Identifier | None = None
@@ -74,6 +85,20 @@ class NetPrice(_Model):
     net: Amount
     valid_from: date | None = Field(default=None, alias="from")
     valid_until: date | None = Field(default=None, alias="until")
+    allow_above_retail: bool = False
+
+    def net_for(self, price: Price) -> int:
+        """The net `price` is sold at under this entry."""
+        return self.net if self.allow_above_retail else min(self.net, price.retail)
+
+    def applies_to(self, price: Price) -> bool:
+        """Whether this entry sets the net of `price` (of a unit or booking it matches) on some
+        travel date: in its currency, and, for a season, on dates the price has too."""
+        if price.currency != self.currency:
+            return False
+        if self.valid_from is None and self.valid_until is None:
+            return True
+        return _overlap(price.valid_from, price.valid_until, self.valid_from, self.valid_until) is not None
 
     @model_validator(mode="after")
     def _season(self) -> NetPrice:
@@ -125,11 +150,17 @@ class Contract(_Model):
     def _all(cls, value: Any) -> Any:
         return ALL if isinstance(value, str) and value.upper() == ALL else value
 
-    @model_validator(mode="after")
-    def _dates(self) -> Contract:
-        if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
-            raise ValueError("validUntil is before validFrom")
-        return self
+    @field_validator("valid_until")
+    @classmethod
+    def _after_valid_from(cls, value: date | None, info: ValidationInfo) -> date | None:
+        valid_from = info.data.get("valid_from")
+        if value is not None and valid_from is not None and value < valid_from:
+            raise PydanticCustomError(
+                "date_order",
+                "{until} is before validFrom {since}: a contract ends on or after the day it starts",
+                {"until": value.isoformat(), "since": valid_from.isoformat()},
+            )
+        return value
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Contract:
         copied = super().model_copy(update=update, deep=deep)
@@ -170,27 +201,6 @@ def _half_up(value: Decimal) -> int:
     return int(value.to_integral_value(rounding=ROUND_HALF_UP))
 
 
-def _scaled_taxes(taxes: tuple[Tax, ...], net: int, retail: int) -> tuple[Tax, ...]:
-    """Each tax's net in the proportion net / retail, half up; the remainder on the largest."""
-    if not taxes:
-        return taxes
-    if retail == 0:
-        return tuple(t.model_copy(update={"net": 0}) for t in taxes)
-    ratio = Decimal(net) / Decimal(retail)
-    nets = [_half_up(Decimal(t.retail) * ratio) for t in taxes]
-    target = _half_up(Decimal(sum(t.retail for t in taxes)) * ratio)
-    largest = max(range(len(taxes)), key=lambda i: taxes[i].retail)
-    nets[largest] += target - sum(nets)
-    return tuple(t.model_copy(update={"net": n}) for t, n in zip(taxes, nets, strict=True))
-
-
-def with_net(price: Price, net: int) -> Price:
-    """`price` bought at `net`, its taxes' nets scaled to it."""
-    return price.model_copy(
-        update={"net": net, "included_taxes": _scaled_taxes(price.included_taxes, net, price.retail)}
-    )
-
-
 def commission_price(price: Price, percent: Decimal) -> Price:
     """`price` less a commission of `percent` of its retail, rounded half up."""
     return with_net(price, price.retail - _half_up(Decimal(price.retail) * percent / 100))
@@ -221,11 +231,11 @@ def rated_prices(
                 continue
             seasonal = entry.valid_from is not None or entry.valid_until is not None
             if not seasonal:
-                fallback = with_net(price, entry.net)
+                fallback = with_net(price, entry.net_for(price))
                 continue
             days = _overlap(price.valid_from, price.valid_until, entry.valid_from, entry.valid_until)
             if days is not None:
-                dated = with_net(price, entry.net)
+                dated = with_net(price, entry.net_for(price))
                 rated.append(dated.model_copy(update={"valid_from": days[0], "valid_until": days[1]}))
         fallbacks.append(fallback)
     return (*rated, *fallbacks)
@@ -250,6 +260,13 @@ def _extra(extra: Extra, rate: Rate) -> Extra:
     )
 
 
+def _rated(product: Product, options: tuple[Option, ...], rate: Rate) -> Product:
+    """`product` with only `options`, at `rate`."""
+    if rate.commission is None and not rate.net_prices and len(options) == len(product.options):
+        return product
+    return product.model_copy(update={"options": tuple(_option(product, o, rate) for o in options)})
+
+
 def contract_product(product: Product, contract: Contract) -> Product | None:
     """`product` as `contract` sells it: its options it may sell, at its rate (None: none)."""
     grant = contract.grant(product.id)
@@ -258,10 +275,22 @@ def contract_product(product: Product, contract: Contract) -> Product | None:
     options = tuple(o for o in product.options if grant.options is None or o.id in grant.options)
     if not options:
         return None
-    rate = contract.rate
-    if rate.commission is None and not rate.net_prices and len(options) == len(product.options):
-        return product
-    return product.model_copy(update={"options": tuple(_option(product, o, rate) for o in options)})
+    return _rated(product, options, contract.rate)
+
+
+def booked_product(product: Product, contract: Contract, option_id: str) -> Product | None:
+    """`product` as a booking on its option `option_id` made under `contract` sees it, whether
+    or not the contract still sells them (or is in force): the options the contract sells and
+    the booking's own, at the contract's rate. None: the product has no such option."""
+    if product.option(option_id) is None:
+        return None
+    grant = contract.grant(product.id)
+    options = tuple(
+        o
+        for o in product.options
+        if o.id == option_id or (grant is not None and (grant.options is None or o.id in grant.options))
+    )
+    return _rated(product, options, contract.rate)
 
 
 def is_default(contract: Contract) -> bool:
@@ -271,14 +300,25 @@ def is_default(contract: Contract) -> bool:
 
 def contract_catalog(catalog: Catalog, contract: Contract, today: date) -> Catalog:
     """The catalogue as a connection under `contract` sees it on `today`: nothing when the
-    contract is not in force; else the products and options it may sell, at its net."""
+    contract is not in force; else the products and options it may sell, at its net. Either
+    way it finds the product of each of the connection's bookings (`Catalog.booked`)."""
     if is_default(contract):
         return catalog
     unsold = contract.not_in_force(today)
     if unsold is not None:
-        return catalog.unsold_because(unsold)
-    products = tuple(p for p in (contract_product(p, contract) for p in catalog.products) if p is not None)
-    return catalog.model_copy(update={"products": products})
+        sold = catalog.unsold_because(unsold)
+    else:
+        products = tuple(
+            p for p in (contract_product(p, contract) for p in catalog.products) if p is not None
+        )
+        sold = catalog.model_copy(update={"products": products})
+
+    @lru_cache(maxsize=256)
+    def booked(product_id: str, option_id: str) -> Product | None:
+        product = catalog.product(product_id)
+        return None if product is None else booked_product(product, contract, option_id)
+
+    return sold.with_bookings_on(booked)
 
 
 class ContractConflict(OctoError):
@@ -320,11 +360,12 @@ def parse_contract(data: Any) -> Contract:
     except ValidationError as exc:
         errors = exc.errors()
         # `products: ALL` or a list: a list in error also fails the ALL branch; say the list's.
-        listed = {e["loc"][0] for e in errors if any(_is_branch(p, literal=False) for p in e["loc"])}
+        # A check of the whole contract has no location (`loc` is empty): it is the contract's.
+        listed = {e["loc"][:1] for e in errors if any(_is_branch(p, literal=False) for p in e["loc"])}
         problems = [
             f"{_path(e['loc']) or 'contract'}: {e['msg']}"
             for e in errors
-            if not (e["loc"][0] in listed and any(_is_branch(p, literal=True) for p in e["loc"]))
+            if not (e["loc"][:1] in listed and any(_is_branch(p, literal=True) for p in e["loc"]))
         ]
         raise BadRequest(
             f"The contract has {len(problems)} problem(s); nothing was saved: " + "; ".join(problems),
@@ -332,9 +373,93 @@ def parse_contract(data: Any) -> Contract:
         ) from None
 
 
+def _money(amount: int, currency: str, precision: int) -> str:
+    return f"{currency} {Decimal(amount).scaleb(-precision):.{precision}f}"
+
+
+@dataclass(frozen=True)
+class NetAboveRetail:
+    """A net price list entry (`index` in `rate.netPrices`) whose net stands above the retail
+    of a price it applies to on `option` (the lowest such retail), a loss the entry does not
+    accept (`allowAboveRetail`)."""
+
+    index: int
+    entry: NetPrice
+    option: str
+    retail: int
+    precision: int
+
+    @property
+    def key(self) -> tuple[NetPrice, str]:
+        """The same entry on the same option, whatever its place in the list."""
+        return self.entry, self.option
+
+    @property
+    def where(self) -> str:
+        unit = self.entry.unit or "per booking"
+        return f"{self.entry.product} / {self.option} / {unit}"
+
+    def __str__(self) -> str:
+        net = _money(self.entry.net, self.entry.currency, self.precision)
+        retail = _money(self.retail, self.entry.currency, self.precision)
+        return f"rate.netPrices[{self.index}].net: {net} is above the retail {retail} of {self.where}"
+
+
+def _entry_prices(product: Product, entry: NetPrice) -> Iterable[tuple[Option, Price]]:
+    """The catalogue prices `entry` sets the net of."""
+    for option in product.options:
+        if entry.option not in (None, option.id):
+            continue
+        unit = option.unit(entry.unit) if entry.unit is not None else None
+        prices = option.booking_prices if entry.unit is None else unit.prices if unit is not None else ()
+        yield from ((option, price) for price in prices if entry.applies_to(price))
+
+
+def nets_above_retail(contract: Contract, catalog: Catalog) -> list[NetAboveRetail]:
+    """Every price list entry of `contract` whose net stands above a retail it applies to in
+    `catalog`, unless the entry accepts it; one per entry and option."""
+    found: list[NetAboveRetail] = []
+    for index, entry in enumerate(contract.rate.net_prices):
+        product = catalog.product(entry.product)
+        if entry.allow_above_retail or product is None:
+            continue
+        lowest: dict[str, Price] = {}
+        for option, price in _entry_prices(product, entry):
+            if entry.net > price.retail and (
+                option.id not in lowest or price.retail < lowest[option.id].retail
+            ):
+                lowest[option.id] = price
+        found.extend(
+            NetAboveRetail(index, entry, option_id, price.retail, price.currency_precision)
+            for option_id, price in lowest.items()
+        )
+    return found
+
+
+def _net_amount_problems(contract: Contract, catalog: Catalog) -> list[str]:
+    """Nets above the maximum amount, as listed or times a rental duration's multiplier."""
+    problems = []
+    for index, entry in enumerate(contract.rate.net_prices):
+        too_large = amount_problem(entry.net)
+        product = catalog.product(entry.product)
+        if too_large is None and product is not None:
+            scaled = (
+                scale_price(with_net(price, entry.net_for(price)), duration.pricing_multiplier).net
+                for option, price in _entry_prices(product, entry)
+                for duration in option.rental_durations
+            )
+            too_large = next((amount_problem(n) for n in scaled if amount_problem(n) is not None), None)
+            if too_large is not None:
+                too_large = f"times a rental duration's pricingMultiplier, {too_large}"
+        if too_large is not None:
+            problems.append(f"rate.netPrices[{index}].net: {too_large}")
+    return problems
+
+
 def catalog_problems(contract: Contract, catalog: Catalog) -> list[str]:
-    """What the contract names that the catalogue does not have, and packages it would sell
-    without what they include."""
+    """What the contract names that the catalogue does not have, packages it would sell
+    without what they include, nets above the maximum amount, and nets above the retail they
+    apply to that the entry does not accept (`allowAboveRetail`)."""
     problems = []
     grants = () if isinstance(contract.products, str) else contract.products
     for index, grant in enumerate(grants):
@@ -375,6 +500,11 @@ def catalog_problems(contract: Contract, catalog: Catalog) -> list[str]:
             problems.append(f"{where}.unit: {entry.product!r} has no unit {entry.unit!r}")
         if entry.currency not in product.currencies:
             problems.append(f"{where}.currency: {entry.product!r} is not sold in {entry.currency}")
+    problems.extend(_net_amount_problems(contract, catalog))
+    problems.extend(
+        f"{found}: lower the net, or set allowAboveRetail: true on the entry to sell at a loss to this reseller"
+        for found in nets_above_retail(contract, catalog)
+    )
     problems.extend(_allotment_problems(contract, catalog))
     return problems
 

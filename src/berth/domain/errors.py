@@ -19,6 +19,12 @@ class OctoError(Exception):
     def body(self) -> dict[str, Any]:
         return {"error": self.code, "errorMessage": self.message, **self.extra}
 
+    def adding(self, sentence: str) -> OctoError:
+        """This error, its message followed by `sentence`."""
+        self.message = f"{self.message}. {sentence}"
+        self.args = (self.message,)
+        return self
+
 
 class BadRequest(OctoError):
     code = "BAD_REQUEST"

@@ -7,16 +7,47 @@ today's catalogue: a change of the catalogue or of the reseller's contract chang
 the next sale, not of one already made. A change to the booking prices only its new parts, at
 the rates of that moment; a change of what every part is (another departure, option or rental
 duration) prices every line again.
+
+A line's net is above its retail only when the reseller's contract accepts it (a price list
+entry's `allowAboveRetail`): such a line is stored marked `acceptedAboveRetail`. A line above
+its retail without the mark was sold before Berth refused such nets (issue 47): it reads at its
+retail, no commission, as the contract's rate now sells it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any
 
-from berth.domain.catalog import Price
+from berth.domain.catalog import Price, Tax
+
+
+def _half_up(value: Decimal) -> int:
+    return int(value.to_integral_value(rounding=ROUND_HALF_UP))
+
+
+def _scaled_taxes(taxes: tuple[Tax, ...], net: int, retail: int) -> tuple[Tax, ...]:
+    """Each tax's net in the proportion net / retail, half up; the remainder on the largest."""
+    if not taxes:
+        return taxes
+    if retail == 0:
+        return tuple(t.model_copy(update={"net": 0}) for t in taxes)
+    ratio = Decimal(net) / Decimal(retail)
+    nets = [_half_up(Decimal(t.retail) * ratio) for t in taxes]
+    target = _half_up(Decimal(sum(t.retail for t in taxes)) * ratio)
+    largest = max(range(len(taxes)), key=lambda i: taxes[i].retail)
+    nets[largest] += target - sum(nets)
+    return tuple(t.model_copy(update={"net": n}) for t, n in zip(taxes, nets, strict=True))
+
+
+def with_net(price: Price, net: int) -> Price:
+    """`price` bought at `net`, its taxes' nets scaled to it."""
+    return price.model_copy(
+        update={"net": net, "included_taxes": _scaled_taxes(price.included_taxes, net, price.retail)}
+    )
 
 
 class LineKind(StrEnum):
@@ -49,9 +80,13 @@ class PriceLine:
     def key(self) -> tuple[LineKind, str | None]:
         return self.kind, self.ref
 
+    @property
+    def above_retail(self) -> bool:
+        return self.price.net is not None and self.price.net > self.price.retail
+
     def to_document(self) -> dict[str, Any]:
         price = self.price
-        return {
+        document = {
             "kind": self.kind.value,
             "ref": self.ref,
             "item": self.item,
@@ -65,6 +100,9 @@ class PriceLine:
                 for t in price.included_taxes
             ],
         }
+        if self.above_retail:  # only a contract that accepts it prices a line so (module docstring)
+            document["acceptedAboveRetail"] = True
+        return document
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> PriceLine:
@@ -78,7 +116,10 @@ class PriceLine:
                 "includedTaxes": document["taxes"],
             }
         )
-        return cls(LineKind(document["kind"]), document["ref"], document["item"], price)
+        line = cls(LineKind(document["kind"]), document["ref"], document["item"], price)
+        if line.above_retail and not document.get("acceptedAboveRetail"):
+            return cls(line.kind, line.ref, line.item, with_net(price, price.retail))
+        return line
 
 
 PriceLines = tuple[PriceLine, ...]
@@ -96,14 +137,15 @@ def price_lines(
 ) -> PriceLines:
     """The booking's lines for the parts it has now (`wanted`, priced from the catalogue as the
     booking's connection buys it: its contract's net): a part it already had keeps its line from
-    `kept` (unless `reprice`); a new part is sold at its price of now."""
+    `kept` (unless `reprice`); a new part, or one that is another item now (a unit item given
+    another unit), is sold at its price of now."""
     previous = {} if reprice else {line.key: line for line in kept}
     lines = []
     for part in wanted:
         line = previous.get((part.kind, part.ref))
-        lines.append(
-            line if line is not None else PriceLine(part.kind, part.ref, part.item, as_sold(part.price))
-        )
+        if line is None or line.item != part.item:
+            line = PriceLine(part.kind, part.ref, part.item, as_sold(part.price))
+        lines.append(line)
     return tuple(lines)
 
 

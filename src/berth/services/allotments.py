@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from berth.domain.allotments import (
     AllotmentBook,
+    Block,
     BlockUse,
     StopSell,
     closed_to,
@@ -52,6 +53,13 @@ STAFF = Viewer(None)
 # How far back the release sweep looks for releases to record and announce: a sweep that did
 # not run for longer (every process down) leaves older ones unannounced, never wrong.
 RELEASE_LOOKBACK = timedelta(hours=6)
+
+
+def _blocks(book: AllotmentBook, product: Product, option: Option, slot: Slot) -> tuple[Block, ...]:
+    """The departure's blocks. None on a rental option: it is rented by duration, not sold by
+    departure (a contract cannot name one; a block left on an option that became a rental
+    since holds nothing)."""
+    return () if option.is_rental else book.blocks(product.id, option.id, slot)
 
 
 @dataclass(frozen=True)
@@ -125,7 +133,7 @@ class AllotmentService:
             return []
         return [
             (b.connection_id, b.places)
-            for b in book.blocks(product.id, option.id, slot)
+            for b in _blocks(book, product, option, slot)
             if b.connection_id != connection_id and now < b.release_at
         ]
 
@@ -141,11 +149,12 @@ class AllotmentService:
         excluding: str | None = None,
     ) -> int:
         """The places of `slot` that `connection_id` may not take: the others' unused blocks,
-        read in the caller's transaction (a writer: under the departure's lock)."""
+        read in the caller's transaction (a writer: under the departure's lock). Whether the
+        departure has places to hold (not freesale) is the caller's count to say."""
         book = await self.book(conn)
-        if slot.capacity is None or not book.has_blocks(product.id):
+        if not book.has_blocks(product.id):
             return 0
-        others = [b for b in book.blocks(product.id, option.id, slot) if b.connection_id != connection_id]
+        others = [b for b in _blocks(book, product, option, slot) if b.connection_id != connection_id]
         if not others:
             return 0
         holders = {b.connection_id for b in others}
@@ -179,7 +188,7 @@ class AllotmentService:
         book = await self.book(conn)
         if not book.has_blocks(product.id) or not slots:
             return states
-        blocks = [book.blocks(product.id, option.id, slot) for slot in slots]
+        blocks = [_blocks(book, product, option, slot) for slot in slots]
         if not any(b.connection_id != viewer.connection_id for found in blocks for b in found):
             return states
         holders = {b.connection_id for found in blocks for b in found}
@@ -207,7 +216,7 @@ class AllotmentService:
         """For staff: each departure's blocks, with what their connections use of them."""
         now = self._clock()
         book = await self.book()
-        blocks = [book.blocks(product.id, option.id, slot) for slot in slots]
+        blocks = [_blocks(book, product, option, slot) for slot in slots]
         if not any(blocks):
             return [[] for _ in slots]
         async with self._db.single_read() as conn:
@@ -226,7 +235,7 @@ class AllotmentService:
         its time had come)."""
         book = await self.book()
         block = next(
-            (b for b in book.blocks(product.id, option.id, slot) if b.connection_id == connection_id), None
+            (b for b in _blocks(book, product, option, slot) if b.connection_id == connection_id), None
         )
         if block is None:
             raise NotFound(f"Connection {connection_id} has no block on availability {slot.id}")
@@ -270,7 +279,7 @@ class AllotmentService:
             earliest = max(now, latest - RELEASE_LOOKBACK)
             zone = ZoneInfo(product.time_zone)
             for option in product.options:
-                if allotment.option not in (None, option.id):
+                if allotment.option not in (None, option.id) or option.is_rental:
                     continue
                 days = (earliest.astimezone(zone).date(), latest.astimezone(zone).date())
                 for slot in slots_between(product, option, *days):

@@ -31,7 +31,7 @@ from berth.domain.errors import BadRequest, NotFound
 from berth.domain.staff import COMMAND_LINE, SAVE_OVER_LIVE_BOOKINGS, Actor
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
-from berth.store import audit_repo, bookings_repo, catalog_repo
+from berth.store import audit_repo, bookings_repo, catalog_repo, connections_repo
 from berth.store.database import Database, DbConnection
 
 EMPTY_CATALOG = Catalog(supplier=Supplier(id="berth", name="Berth supplier"))
@@ -136,6 +136,7 @@ class CatalogService:
         door: Door = Door.CLI,
         dry_run: bool = False,
         force: bool = False,
+        cap_nets: bool = False,
         base_version: int | None = None,
         restoring: int | None = None,
     ) -> ImportOutcome:
@@ -145,7 +146,9 @@ class CatalogService:
 
         Raises CatalogFileError for a file with problems, CatalogConflict when the catalogue is
         no longer at `base_version`, and ImportRefused when it removes or shrinks what live
-        bookings hold and `force` is not given; whichever, nothing is stored.
+        bookings hold and `force` is not given, or puts contracts' nets above the retail they
+        apply to and `cap_nets` (sell them at the retail) is not given; whichever, nothing is
+        stored.
         """
         catalog = parse_catalog(text, self._rules)
         now = self._clock()
@@ -159,11 +162,14 @@ class CatalogService:
             # Two days back reach every day (OPENING_HOURS) not yet over, whatever its zone and
             # length; the domain keeps the bookings of departures ahead.
             live = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
-            changes = compare_catalogs(before, catalog, live, now)
+            connections = await connections_repo.list_connections(conn)
+            changes = compare_catalogs(before, catalog, live, now, connections)
             if dry_run:
                 return ImportOutcome(catalog, changes, None, current)
-            if changes.conflicts and not force:
-                raise ImportRefused(changes)
+            refuse_bookings = bool(changes.conflicts) and not force
+            refuse_nets = bool(changes.nets_above_retail) and not cap_nets
+            if refuse_bookings or refuse_nets:
+                raise ImportRefused(changes, bookings=refuse_bookings, nets=refuse_nets)
             if changes.conflicts:
                 doing = (
                     "Restoring over live bookings" if restoring is not None else "Saving over live bookings"
@@ -179,6 +185,7 @@ class CatalogService:
                 "products": len(catalog.products),
                 "force": force,
                 "affectedBookings": changes.affected_bookings,
+                "netsSoldAtRetail": [str(net) for net in changes.nets_above_retail],
             }
             action = "catalog.restore" if restoring is not None else _ACTIONS.get(door, "catalog.import")
             target = Target("catalog_version", str(version), f"catalogue version {version}")
@@ -202,7 +209,14 @@ class CatalogService:
         return CatalogConflict(base_version, latest[0] if latest else None, current, since)
 
     async def restore(
-        self, version: int, *, actor: Actor, door: Door, dry_run: bool = False, force: bool = False
+        self,
+        version: int,
+        *,
+        actor: Actor,
+        door: Door,
+        dry_run: bool = False,
+        force: bool = False,
+        cap_nets: bool = False,
     ) -> ImportOutcome:
         """Save the document of `version` as a new version, with the checks of an import."""
         async with self._db.transaction(write=False) as conn:
@@ -210,7 +224,13 @@ class CatalogService:
         if found is None:
             raise NotFound(f"The catalogue has no version {version}")
         return await self.import_text(
-            found[1], actor=actor, door=door, dry_run=dry_run, force=force, restoring=version
+            found[1],
+            actor=actor,
+            door=door,
+            dry_run=dry_run,
+            force=force,
+            cap_nets=cap_nets,
+            restoring=version,
         )
 
     async def versions(self, *, limit: int = 50, before: int | None = None) -> list[CatalogVersion]:

@@ -133,7 +133,7 @@ class ContractService:
         problems = catalog_problems(contract, catalog)
         if problems:
             raise BadRequest(
-                f"The contract names {len(problems)} thing(s) the catalogue does not have; nothing was "
+                f"The contract has {len(problems)} problem(s) with the catalogue; nothing was "
                 "saved: " + "; ".join(problems),
                 problems=problems,
             )

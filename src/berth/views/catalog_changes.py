@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from itertools import groupby
 
 from berth.capabilities.base import JSON
-from berth.domain.catalog_changes import CatalogChanges, Change, Conflict, DepartureLoss
+from berth.domain.catalog_changes import CatalogChanges, Change, Conflict, ContractNet, DepartureLoss
 
 # Departures listed per option on a terminal; the admin API's dry run lists them all.
 DEPARTURES_SHOWN = 20
@@ -58,6 +58,24 @@ def changes_json(changes: CatalogChanges) -> JSON:
             }
             for conflict in changes.conflicts
         ],
+        "netsAboveRetail": [_net_json(found) for found in changes.nets_above_retail],
+    }
+
+
+def _net_json(found: ContractNet) -> JSON:
+    entry = found.net.entry
+    return {
+        "connectionId": found.connection_id,
+        "connectionName": found.connection_name,
+        "entry": f"rate.netPrices[{found.net.index}]",
+        "productId": entry.product,
+        "optionId": found.net.option,
+        "unitId": entry.unit,
+        "currency": entry.currency,
+        "currencyPrecision": found.net.precision,
+        "net": entry.net,
+        "retail": found.net.retail,
+        "message": str(found),
     }
 
 
@@ -92,7 +110,18 @@ def changes_lines(changes: CatalogChanges) -> list[str]:
     if changes.conflicts:
         lines.append(f"Live bookings in the way ({changes.affected_bookings}):")
         lines.extend(conflict_lines(changes.conflicts))
+    if changes.nets_above_retail:
+        lines.append(
+            f"Contract nets this puts above the retail they apply to ({len(changes.nets_above_retail)}): "
+            "saved only if you choose to sell them at the retail (no commission), or after their "
+            "contracts change:"
+        )
+        lines.extend(net_lines(changes.nets_above_retail))
     return lines
+
+
+def net_lines(nets: Iterable[ContractNet]) -> Iterable[str]:
+    return (f"  {found}" for found in nets)
 
 
 def _departure_lines(departures: Iterable[DepartureLoss]) -> Iterable[str]:

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from berth.domain.catalog import AvailabilityType, DurationUnit, Option, Product
+from berth.domain.catalog import (
+    AvailabilityType,
+    DurationUnit,
+    Option,
+    Product,
+    amount_problem,
+    price_amounts,
+)
 from berth.domain.catalog.model import MAX_RENTAL_MINUTES, rental_minutes
 from berth.domain.catalog.rules import CatalogRule, Path, Problem, duplicate_ids
+from berth.domain.pricing import scale_price
 
 
 def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> list[tuple[Path, str]]:
@@ -52,7 +60,20 @@ def _rental_problems(kind: AvailabilityType, option: Option, o_path: Path) -> li
         multiplier = Decimal(str(duration.pricing_multiplier))
         if multiplier != multiplier.quantize(Decimal("0.0001")):
             problems.append(((*d_path, "pricingMultiplier"), "at most 4 decimal places"))
+        else:
+            problems.extend(_scaled_amount_problems(option, duration.pricing_multiplier, d_path))
     return problems
+
+
+def _scaled_amount_problems(option: Option, multiplier: int | float, d_path: Path) -> list[Problem]:
+    """The option's prices times the duration's multiplier are amounts too: each at most the
+    maximum. One problem per duration, naming the first price it takes past it."""
+    prices = [*option.booking_prices, *(p for u in option.units for p in u.prices)]
+    for price in prices:
+        for _, amount in price_amounts(scale_price(price, multiplier)):
+            if (too_large := amount_problem(amount)) is not None:
+                return [((*d_path, "pricingMultiplier"), f"a price of {price.retail} times it: {too_large}")]
+    return []
 
 
 class RentalRules(CatalogRule):

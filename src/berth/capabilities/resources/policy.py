@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from berth.domain.availability import SlotState
+from berth.domain.availability import AvailabilityStatus, SlotState
 from berth.domain.bookings import Booking, UnitItem
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.resources import (
@@ -81,6 +81,33 @@ class ResourcePolicy(SlotPolicy):
             availability_state(option, s, h, use.get(s.id, {}), now, party)
             for s, h in zip(slots, held, strict=True)
         ]
+
+    async def state_in(
+        self,
+        conn: DbConnection,
+        product: Product,
+        option: Option,
+        run: Slot,
+        now: datetime,
+        requested: int,
+        *,
+        excluding: str | None = None,
+    ) -> SlotState:
+        """The place count of `states` (the resources' free places, and the schedule's
+        capacity if set), without the booking `excluding`. The schedule's places refuse
+        `requested` more than they have left; whether the party fits a boat or a row of seats
+        is the allocation's to say, after this, under the same lock."""
+        key = (product.id, option.id, run.id)
+        use = (
+            await resources_repo.use_of_slot(conn, key, run.start.astimezone(UTC), now, excluding=excluding)
+        ).use
+        if run.capacity is None:
+            return availability_state(option, run, 0, use, now)
+        held = (await self.held(conn, product, option, [run], now, excluding=excluding))[0]
+        state = availability_state(option, run, held, use, now)
+        if state.available and run.capacity - held < requested:
+            return SlotState(AvailabilityStatus.SOLD_OUT, False, state.vacancies, state.capacity)
+        return state
 
     async def read_ahead(
         self, locks: SlotLocks, product: Product, option: Option, slot: Slot, booking: Booking

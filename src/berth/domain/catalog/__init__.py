@@ -5,6 +5,7 @@ The model's types are exported here: nearly every module names them."""
 from berth.domain.catalog.model import (
     CATEGORY_LABELS,
     CORE_FORMATS,
+    MAX_AMOUNT,
     MAX_RENTAL_MINUTES,
     Amount,
     AvailabilityType,
@@ -64,14 +65,17 @@ from berth.domain.catalog.model import (
     UnitRestrictions,
     UnitType,
     Weekday,
+    amount_problem,
     duration_minutes,
     include_unit,
+    price_amounts,
     rental_minutes,
 )
 
 __all__ = [
     "CATEGORY_LABELS",
     "CORE_FORMATS",
+    "MAX_AMOUNT",
     "MAX_RENTAL_MINUTES",
     "Amount",
     "AvailabilityType",
@@ -131,7 +135,9 @@ __all__ = [
     "UnitRestrictions",
     "UnitType",
     "Weekday",
+    "amount_problem",
     "duration_minutes",
     "include_unit",
+    "price_amounts",
     "rental_minutes",
 ]

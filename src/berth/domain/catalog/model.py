@@ -7,6 +7,7 @@ These models are both the in-memory catalogue and the schema of the catalogue fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
@@ -35,6 +36,30 @@ CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
 Identifier = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:\-]+$")]
 LanguageTag = Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]
 Amount = Annotated[int, Field(ge=0)]
+# The largest amount Berth takes in, in minor units, wherever amounts enter (catalogue prices and
+# taxes, a rental's price times its multiplier, contracts' nets): docs/decisions.md, "One
+# maximum for every amount". Checked by the rules of an import or a save, not by the model, so
+# documents stored before the maximum still load.
+MAX_AMOUNT = 10**12
+
+
+def amount_problem(amount: int | None) -> str | None:
+    """Why `amount` is above the maximum (None: it is not)."""
+    if amount is None or amount <= MAX_AMOUNT:
+        return None
+    return f"{amount} is above the maximum amount, {MAX_AMOUNT:,} minor units"
+
+
+def price_amounts(price: Price) -> list[tuple[tuple[str | int, ...], int | None]]:
+    """Every amount of `price`, each with its place in the price (`includedTaxes`, 0, `net`)."""
+    found: list[tuple[tuple[str | int, ...], int | None]] = [
+        (("retail",), price.retail),
+        (("original",), price.original),
+        (("net",), price.net),
+    ]
+    for index, tax in enumerate(price.included_taxes):
+        found += [(("includedTaxes", index, key), getattr(tax, key)) for key in ("retail", "original", "net")]
+    return found
 
 
 class CatalogModel(BaseModel):
@@ -347,7 +372,9 @@ class Tax(CatalogModel):
 
 
 class Price(CatalogModel):
-    """A price in one currency, in minor units; `from`/`until` limit it to travel dates."""
+    """A price in one currency, in minor units; `from`/`until` limit it to travel dates. Every
+    amount (retail, original, net, and those of included taxes) is at most 1,000,000,000,000
+    (`MAX_AMOUNT`), a rental's once multiplied by its durations' `pricingMultiplier` too."""
 
     currency: CurrencyCode
     retail: Amount
@@ -863,6 +890,10 @@ class Catalog(CatalogModel):
     # Why this catalogue, as a connection's contract sells it, has nothing on sale (the contract
     # is not in force: domain.contracts); not part of the document.
     _unsold: str | None = PrivateAttr(default=None)
+    # A contract's catalogue: the product a booking made under the contract is on, by product
+    # and option id, whether or not the contract still sells them (domain.contracts); None: the
+    # catalogue's own products.
+    _booked: Callable[[str, str], Product | None] | None = PrivateAttr(default=None)
 
     @property
     def unsold(self) -> str | None:
@@ -874,8 +905,27 @@ class Catalog(CatalogModel):
         empty._unsold = reason
         return empty
 
+    def with_bookings_on(self, booked: Callable[[str, str], Product | None]) -> Catalog:
+        """This catalogue, finding the products of bookings made earlier with `booked`."""
+        found = self.model_copy()
+        found._booked = booked
+        return found
+
     def product(self, product_id: str) -> Product | None:
         return next((p for p in self.products if p.id == product_id), None)
+
+    def sells(self, product_id: str, option_id: str) -> bool:
+        product = self.product(product_id)
+        return product is not None and product.option(option_id) is not None
+
+    def booked(self, product_id: str, option_id: str) -> Product | None:
+        """The product a booking on its option `option_id` is on, with that option: as this
+        catalogue sells it, else as the contract it was made under sees it now that it sells it
+        no longer (a booking's product and option are its own). None: not in the catalogue."""
+        product = self.product(product_id)
+        if product is not None and product.option(option_id) is not None:
+            return product
+        return self._booked(product_id, option_id) if self._booked is not None else None
 
     @property
     def languages(self) -> list[str]:

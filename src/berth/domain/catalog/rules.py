@@ -21,6 +21,8 @@ from berth.domain.catalog.model import (
     PricingPer,
     Product,
     Schedule,
+    amount_problem,
+    price_amounts,
 )
 
 # Where a problem is: the keys and indexes of the catalogue file.
@@ -150,6 +152,9 @@ def price_problems(prices: tuple[Price, ...], path: Path, currencies: list[str])
         if currency not in covered:
             problems.append((path, f"no price in {currency}, which other prices of the product use"))
     for index, price in enumerate(prices):
+        for place, amount in price_amounts(price):
+            if (too_large := amount_problem(amount)) is not None:
+                problems.append(((*path, index, *place), too_large))
         if price.original is not None and price.original < price.retail:
             problems.append(((*path, index, "original"), "original must not be lower than retail"))
         if price.net is not None and price.net > price.retail:

@@ -28,6 +28,10 @@ from berth.views.catalog_changes import changes_json
 from berth.views.connections import connection_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
+CAP_NETS = (
+    "true: save even though contracts' nets end above the retail they apply to; those are sold at "
+    "the retail (no commission) until their contracts change"
+)
 
 
 class ConnectionCreate(BaseModel):
@@ -90,9 +94,12 @@ async def export_catalog(svc: Services = Depends(current_services)) -> Response:
     },
     description=(
         "Answers what the import changes: products, options and units added, changed or removed; "
-        "departures that lose places up to the last date with live bookings; and the live bookings "
-        "in the way. An import that removes or shrinks what live bookings hold is refused (400, with "
-        "`conflicts`) unless `force=true`. `dryRun=true` answers the same and stores nothing."
+        "departures that lose places up to the last date with live bookings; the live bookings "
+        "in the way; and the contract nets it puts above the retail they apply to. An import that "
+        "removes or shrinks what live bookings hold is refused (400, with `conflicts`) unless "
+        "`force=true`; one that puts contract nets above the retail is refused (400, with "
+        "`netsAboveRetail`) unless `capNets=true` (those nets are sold at the retail, no commission, "
+        "until their contracts change). `dryRun=true` answers the same and stores nothing."
     ),
     openapi_extra={
         "requestBody": {
@@ -105,6 +112,7 @@ async def import_catalog(
     request: Request,
     dryRun: bool = Query(default=False, description="true: answer what would change, store nothing"),
     force: bool = Query(default=False, description="true: import even over live bookings it hurts"),
+    capNets: bool = Query(default=False, description=CAP_NETS),
     baseVersion: int | None = Query(
         default=None,
         ge=0,
@@ -122,7 +130,13 @@ async def import_catalog(
         raise BadRequest("The catalogue file must be UTF-8 text") from None
     try:
         outcome = await svc.catalog.import_text(
-            text, actor=actor, door=Door.API, dry_run=dryRun, force=force, base_version=baseVersion
+            text,
+            actor=actor,
+            door=Door.API,
+            dry_run=dryRun,
+            force=force,
+            cap_nets=capNets,
+            base_version=baseVersion,
         )
     except (CatalogFileError, ImportRefused) as exc:
         return _refusal(exc)
@@ -134,7 +148,15 @@ def _refusal(exc: CatalogFileError | ImportRefused) -> Response:
         problems = [{"line": p.line, "path": p.path, "message": p.message} for p in exc.problems]
         error = BadRequest(f"The catalogue file has {len(problems)} problem(s); nothing was imported")
         return json_response({**error.body(), "problems": problems}, status_code=400)
-    error = BadRequest(f"{exc.message} (conflicts lists them; force=true imports anyway)")
+    choices = [
+        choice
+        for choice, refused in (
+            ("conflicts lists them; force=true imports anyway", exc.bookings),
+            ("netsAboveRetail lists them; capNets=true sells them at the retail", exc.nets),
+        )
+        if refused
+    ]
+    error = BadRequest(f"{exc.message} ({'; '.join(choices)})")
     return json_response({**error.body(), **changes_json(exc.changes)}, status_code=400)
 
 
@@ -201,17 +223,20 @@ async def catalog_version(version: int, svc: Services = Depends(current_services
 @router.post(
     "/catalog/versions/{version}/restore",
     summary="Save a version's document as a new version, with the checks of an import",
-    description="Answers as `PUT /admin/api/catalog`; `dryRun` and `force` work the same way.",
+    description="Answers as `PUT /admin/api/catalog`; `dryRun`, `force` and `capNets` work the same way.",
 )
 async def restore_catalog_version(
     version: int,
     dryRun: bool = Query(default=False, description="true: answer what would change, store nothing"),
     force: bool = Query(default=False, description="true: restore even over live bookings it hurts"),
+    capNets: bool = Query(default=False, description=CAP_NETS),
     actor: Actor = Depends(editor),
     svc: Services = Depends(current_services),
 ) -> Response:
     try:
-        outcome = await svc.catalog.restore(version, actor=actor, door=Door.API, dry_run=dryRun, force=force)
+        outcome = await svc.catalog.restore(
+            version, actor=actor, door=Door.API, dry_run=dryRun, force=force, cap_nets=capNets
+        )
     except (CatalogFileError, ImportRefused) as exc:
         return _refusal(exc)
     return _saved(outcome, dryRun)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-import orjson
 from fastapi.security import HTTPBearer
 from starlette.responses import Response
 
 from berth.capabilities.registry import header_value
 from berth.http.context import OctoRequest
+from berth.http.responses import json_bytes
 
 bearer = HTTPBearer(auto_error=False, description="The API key of your connection")
 
@@ -31,7 +31,7 @@ def octo_headers(octo: OctoRequest) -> dict[str, str]:
 
 
 def octo_response(octo: OctoRequest, data: Any = None, *, encoded: bytes | None = None) -> Response:
-    content = encoded if encoded is not None else orjson.dumps(data)
+    content = encoded if encoded is not None else json_bytes(data)
     return Response(content=content, media_type="application/json", headers=octo_headers(octo))
 
 

@@ -134,6 +134,24 @@ class SlotPolicy:
         run = [as_run(s, overrides.get(s.id)) for s in slots] if overrides else list(slots)
         return run, [held.get(s.id, 0) for s in run]
 
+    async def state_in(
+        self,
+        conn: DbConnection,
+        product: Product,
+        option: Option,
+        run: Slot,
+        now: datetime,
+        requested: int,
+        *,
+        excluding: str | None = None,
+    ) -> SlotState:
+        """A writer's count, under the slot's lock: `run` (as it runs) as availability states
+        it for `requested` places, without the places of the booking `excluding`."""
+        if run.capacity is None:
+            return slot_state(run, 0, now, requested)
+        held = (await self.held(conn, product, option, [run], now, excluding=excluding))[0]
+        return slot_state(run, held, now, requested)
+
     def sold_out(self, slot: Slot, left: int, pax: int) -> str:
         return f"Availability {slot.id} is sold out: {left} place(s) left, {pax} requested"
 
@@ -202,7 +220,7 @@ class CapacityPolicies:
             await policy.booking_changed(conn, before, after, now)
 
     def counted_in(self, catalog: Catalog, booking: Booking) -> list[SlotKey]:
-        product = catalog.product(booking.product_id)
+        product = catalog.booked(booking.product_id, booking.option_id)
         option = product.option(booking.option_id) if product else None
         if option is None:
             return [slot_key(booking)]

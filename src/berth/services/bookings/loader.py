@@ -50,6 +50,15 @@ class BookingLoader:
             raise NotFound(f"Product {product_id!r} of a booking is missing from the catalogue")
         return product
 
+    async def booked(self, conn: DbConnection, catalog: Catalog, booking: Booking) -> tuple[Product, Option]:
+        """A booking's own product and option, whatever its connection's contract sells today
+        (`Catalog.booked`), or as archived once the catalogue dropped the product. An option the
+        catalogue itself dropped reads as the product's default."""
+        product = catalog.booked(booking.product_id, booking.option_id) or await self.product(
+            conn, catalog, booking.product_id
+        )
+        return product, product.option(booking.option_id) or product.default_option
+
     async def describe(
         self, conn: DbConnection, catalog: Catalog, bookings: Sequence[Booking], *, exact: bool = False
     ) -> list[BookingDetails]:
@@ -60,8 +69,7 @@ class BookingLoader:
         by_option: dict[tuple[str, str], list[int]] = {}  # indexes into `resolved`
         for raw in bookings:
             booking = raw if exact else as_of(raw, now)
-            product = await self.product(conn, catalog, booking.product_id)
-            option = product.option(booking.option_id) or product.default_option
+            product, option = await self.booked(conn, catalog, booking)
             slot = booked_slot(product, option, booking)
             if slot is not None:
                 by_option.setdefault((product.id, option.id), []).append(len(resolved))

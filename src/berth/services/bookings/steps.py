@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from berth.domain.availability import AvailabilityStatus, slot_state
+from berth.domain.allotments import seen_with
+from berth.domain.availability import AvailabilityStatus, SlotState, slot_state
 from berth.domain.bookings import (
     Booking,
     BookingStatus,
@@ -31,6 +32,7 @@ from berth.domain.bookings import (
     new_reference,
     not_changeable,
     pax_of,
+    sold_anew,
 )
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.catalog.lookup import find_currency, find_option, find_product
@@ -116,6 +118,29 @@ class OrderFollower(Protocol):
     """Brings orders (octo/cart) in line with their bookings after booking-level changes."""
 
     async def follow_in(self, conn: DbConnection, catalog: Catalog, changes: Sequence[Change]) -> None: ...
+
+
+_PLACEMENT = (("productId", "product_id"), ("optionId", "option_id"), ("availabilityId", "availability_id"))
+
+
+def _moves(booking: Booking, data: UpdateInput) -> bool:
+    """Whether a PATCH moves the booking: it sends a product, option or availability other
+    than the booking's own (sending its own again moves nothing)."""
+    return any(
+        sent in data.sent and getattr(data, name) != getattr(booking, name) for sent, name in _PLACEMENT
+    )
+
+
+def _move_target(catalog: Catalog, booking: Booking, data: UpdateInput) -> tuple[Product, Option]:
+    """Where a PATCH moves a booking, found as a new sale finds it: in the catalogue its
+    connection's contract sells today. The booking's own product and option unless it sends
+    others (another product without an option: that product's default option)."""
+    product = find_product(catalog, data.product_id if "productId" in data.sent else booking.product_id)
+    if "optionId" in data.sent:
+        return product, find_option(product, data.option_id)
+    if product.id == booking.product_id:
+        return product, find_option(product, booking.option_id)
+    return product, product.default_option
 
 
 def _holding(booking: Booking | None, now: datetime) -> tuple[SlotKey, datetime | None, int] | None:
@@ -204,16 +229,28 @@ class BookingSteps:
     def _unit_items(
         option: Option, inputs: Sequence[UnitItemInput] | None, existing: Sequence[UnitItem] = ()
     ) -> tuple[UnitItem, ...]:
+        """The unit items a request lists, over the booking's `existing` ones. An item sent with
+        its uuid is the booking's item of that uuid (else a new one); an item sent without takes
+        the first existing item of its unit, in the booking's order, that the request neither
+        names by uuid nor gave to an earlier item (else it is new). An existing item kept keeps
+        its uuid, supplier reference, ticket and price line."""
         if not inputs:
             raise UnprocessableEntity("unitItems must list at least one unit")
         check_units(option, [i.unit_id for i in inputs])
         kept = {item.uuid: item for item in existing}
+        named = {given.uuid for given in inputs if given.uuid}
+        unnamed = [item for item in existing if item.uuid not in named]
         items: list[UnitItem] = []
         for index, given in enumerate(inputs):
-            item_uuid = given.uuid or str(uuidlib.uuid4())
+            if given.uuid:
+                previous = kept.get(given.uuid)
+            else:
+                previous = next((item for item in unnamed if item.unit_id == given.unit_id), None)
+                if previous is not None:
+                    unnamed.remove(previous)
+            item_uuid = given.uuid or (previous.uuid if previous is not None else str(uuidlib.uuid4()))
             if any(item.uuid == item_uuid for item in items):
                 raise BadRequest(f"unitItems[{index}].uuid {item_uuid!r} repeats an earlier item's uuid")
-            previous = kept.get(item_uuid)
             items.append(
                 UnitItem(
                     uuid=item_uuid,
@@ -251,7 +288,7 @@ class BookingSteps:
     def _places_token(booking: Booking) -> str:
         return f"{booking.id}:places"
 
-    async def _held_as_run(
+    async def _seen_as_run(
         self,
         conn: DbConnection,
         product: Product,
@@ -259,20 +296,23 @@ class BookingSteps:
         slot: Slot,
         now: datetime,
         excluding: str | None,
-        connection_id: str,
-    ) -> tuple[Slot, int]:
-        """The slot as it runs (staff's overrides applied) and the places taken in it for a
-        booking of `connection_id`: those held, and the other connections' unused blocks."""
+        booking: Booking,
+        pax: int,
+    ) -> tuple[Slot, SlotState]:
+        """The slot as it runs (staff's overrides applied) and its state for `pax` more places
+        of `booking`, as its connection's availability shows it (`AllotmentService.seen_by`):
+        the option's policy's count, less the other connections' unused blocks."""
         (run,) = await slots_as_run(conn, product, option, [slot])
-        # No limit (freesale, or capacity from resources): the places held do not matter.
-        if run.capacity is None:
-            return run, 0
-        policy = self.policies.of(option)
-        held = (await policy.held(conn, product, option, [run], now, excluding=excluding))[0]
-        blocked = await self.allotments.reserved_in(
-            conn, product, option, run, connection_id, now, excluding=excluding
+        reserved = await self.allotments.reserved_in(
+            conn, product, option, run, booking.connection_id, now, excluding=excluding
         )
-        return run, held + blocked
+        if run.capacity is None and not reserved:
+            # Freesale, or places from resources with no block of another to keep: nothing
+            # to count (resources are allocated after this, under the same lock).
+            return run, slot_state(run, 0, now, pax)
+        policy = self.policies.of(option)
+        state = await policy.state_in(conn, product, option, run, now, pax, excluding=excluding)
+        return run, seen_with(state, reserved, pax)
 
     async def _take_places(
         self,
@@ -291,17 +331,17 @@ class BookingSteps:
         policy = self.policies.of(option)
         now = self._clock()
 
-        async def held(c: DbConnection) -> tuple[Slot, int]:
-            return await self._held_as_run(c, product, option, slot, now, excluding, booking.connection_id)
+        async def seen(c: DbConnection) -> tuple[Slot, SlotState]:
+            return await self._seen_as_run(c, product, option, slot, now, excluding, booking, pax)
 
         keys = [policy.lock_key(product, option, slot), *also_lock]
         # The departure as staff left it (closed, capacity), read under its lock as the places
         # are: a change of the departure and a reservation take turns.
-        run, count = await self.locks.locked_read(conn, keys, self._places_token(booking), held)
-        state = slot_state(run, count, now, pax)
+        run, state = await self.locks.locked_read(conn, keys, self._places_token(booking), seen)
         if not state.available:
             if state.status is AvailabilityStatus.CLOSED:
-                reason = "is closed for sale" if run.closed else "is past its sales cutoff"
+                past_cutoff = not run.closed and now >= run.cutoff_utc
+                reason = "is past its sales cutoff" if past_cutoff else "is closed for sale"
                 raise UnprocessableEntity(f"Availability {run.id} {reason}")
             raise UnprocessableEntity(policy.sold_out(run, state.vacancies or 0, pax))
 
@@ -312,6 +352,35 @@ class BookingSteps:
         selling there (the supplier's reason is its own, never said)."""
         if await self.allotments.stopped(conn, booking.connection_id, product, option, slot):
             raise InvalidAvailabilityId(slot.id, f"Availability {slot.id} is not on sale for this connection")
+
+    async def _check_sale(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        product: Product,
+        option: Option,
+        slot: Slot | None,
+        before: Booking,
+        after: Booking,
+    ) -> bool:
+        """A change of `before` into `after` (on `product`, `option`, `slot`) that sells it
+        something (`sold_anew`) is refused as a new sale there would be: when the connection's
+        contract does not sell the product or option today (INVALID_PRODUCT_ID or
+        INVALID_OPTION_ID, as a reservation is answered), or stops it selling on the departure
+        (INVALID_AVAILABILITY_ID). Whether the change sells anything (and so was checked)."""
+        sold = sold_anew(before, after)
+        if sold is None:
+            return False
+        if not catalog.sells(product.id, option.id):
+            try:
+                find_option(find_product(catalog, product.id), option.id)
+            except OctoError as exc:
+                raise exc.adding(
+                    f"Booking {before.uuid!r} keeps what it has there, but {sold} would be a new sale"
+                ) from None
+        if slot is not None:
+            await self._check_on_sale(conn, product, option, slot, after)
+        return True
 
     def _holding(
         self,
@@ -340,12 +409,12 @@ class BookingSteps:
         await policy.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
         await self.extensions.read_ahead(self.locks, prepared.product, prepared.option, slot, booking)
 
-        async def held(c: DbConnection) -> tuple[Slot, int]:
-            return await self._held_as_run(
-                c, prepared.product, prepared.option, slot, now, None, booking.connection_id
+        async def seen(c: DbConnection) -> tuple[Slot, SlotState]:
+            return await self._seen_as_run(
+                c, prepared.product, prepared.option, slot, now, None, booking, booking.pax
             )
 
-        await self.locks.read_ahead(self._places_token(booking), held)
+        await self.locks.read_ahead(self._places_token(booking), seen)
 
     # --- history and events ----------------------------------------------------------------
 
@@ -654,7 +723,8 @@ class BookingSteps:
             return booking
         if booking.status is not BookingStatus.ON_HOLD:
             raise UnprocessableEntity(f"Booking {uuid!r} is {booking.status.value} and cannot be confirmed")
-        product = await self.loader.product(conn, catalog, booking.product_id)
+        # The booking's own product and option, whatever its contract sells today.
+        product, _ = await self.loader.booked(conn, catalog, booking)
         option = find_option(product, booking.option_id)
         policy = self.policies.of(option)
         self.policies.check_request(catalog, product, option, data.resource_ids)
@@ -681,6 +751,9 @@ class BookingSteps:
             else booking.unit_items
         )
         pax = pax_of(option, [i.unit_id for i in items])
+        rental_id = rental.id if rental is not None else booking.rental_duration_id
+        grown = replace(booking, unit_items=items, pax=pax, rental_duration_id=rental_id, slot_end=slot_end)
+        checked = await self._check_sale(conn, catalog, product, option, slot, booking, grown)
         # Places the same as held: the slot's sum of places held stays as it is, and the count
         # moves last (`bookings_repo.move_places`).
         same_places = pax == booking.pax and slot_end == booking.slot_end
@@ -708,7 +781,7 @@ class BookingSteps:
             notes=booking.notes if data.notes is None else data.notes,
             unit_items=items,
             pax=pax,
-            rental_duration_id=rental.id if rental is not None else booking.rental_duration_id,
+            rental_duration_id=rental_id,
             slot_end=slot_end,
             resource_allocations=allocations,
             expires_at=None,
@@ -723,6 +796,8 @@ class BookingSteps:
             option.rental_duration(confirmed.rental_duration_id) if confirmed.rental_duration_id else None,
             reprice=confirmed.rental_duration_id != booking.rental_duration_id,
         )
+        if not checked:  # a part priced now (an extra's piece) is sold too
+            await self._check_sale(conn, catalog, product, option, slot, booking, confirmed)
         await bookings_repo.save_booking(conn, confirmed, booking, move_places=not same_places)
         await self.extensions.hold(
             conn, self.locks, self._holding(product, option, slot, booking, confirmed, now)
@@ -738,21 +813,16 @@ class BookingSteps:
     async def change_in(
         self, conn: DbConnection, catalog: Catalog, booking: Booking, data: UpdateInput, now: datetime
     ) -> Booking:
-        """Apply a reseller's PATCH to one (locked, as-of-now) booking."""
-        old_product = await self.loader.product(conn, catalog, booking.product_id)
-        old_option = old_product.option(booking.option_id) or old_product.default_option
+        """Apply a reseller's PATCH to one (locked, as-of-now) booking. A change that sells it
+        something (`sold_anew`) must pass a new sale's checks; any other keeps its product,
+        option and departure, whatever the contract sells today."""
+        old_product, old_option = await self.loader.booked(conn, catalog, booking)
         old_slot = booked_slot(old_product, old_option, booking)
         cutoff = cancellation_cutoff(old_option, old_slot) if old_slot else None
         if not is_cancellable(booking, cutoff, now):
             raise UnprocessableEntity(not_changeable(booking, cutoff, "updated"))
-        moving = bool({"productId", "optionId", "availabilityId"} & data.sent)
-        product = find_product(catalog, data.product_id) if "productId" in data.sent else old_product
-        if "optionId" in data.sent:
-            option = find_option(product, data.option_id)
-        elif product is old_product:
-            option = old_option
-        else:
-            option = product.default_option
+        moving = _moves(booking, data)
+        product, option = _move_target(catalog, booking, data) if moving else (old_product, old_option)
         policy = self.policies.of(option)
         self.policies.check_request(catalog, product, option, data.resource_ids)
         # The booking's interval is worked out again when it moves or its duration changes;
@@ -783,11 +853,35 @@ class BookingSteps:
             check_units(option, [i.unit_id for i in booking.unit_items])
             items = booking.unit_items
         pax = pax_of(option, [i.unit_id for i in items])
+        # Only a move changes where the booking is (one that does not move stays on its own
+        # product, option and departure, also if the catalogue no longer has them).
+        placed = (
+            replace(
+                booking,
+                product_id=product.id,
+                option_id=option.id,
+                availability_id=slot.id if slot else None,
+                slot_start=slot.start.astimezone(UTC) if slot else None,
+                local_date=slot.local_date if slot else None,
+                freesale=slot is None,
+            )
+            if moving
+            else booking
+        )
+        placed = replace(
+            placed,
+            unit_items=items,
+            pax=pax,
+            rental_duration_id=booking.rental_duration_id
+            if keep_interval
+            else (rental.id if rental else None),
+            slot_end=slot_end,
+        )
+        # Checked before the places, so that a sale refused says why rather than "sold out".
+        checked = await self._check_sale(conn, catalog, product, option, slot, booking, placed)
         same_slot = slot is not None and old_slot is not None and (product.id, option.id, slot.id) == (
             old_product.id, old_option.id, old_slot.id,
         ) and slot_end == booking.slot_end  # fmt: skip
-        if slot is not None and not same_slot:
-            await self._check_on_sale(conn, product, option, slot, booking)
         if slot is not None and not booking.test_mode and (not same_slot or pax > booking.pax):
             old_lock = (
                 [self.policies.of(old_option).lock_key(old_product, old_option, old_slot)]
@@ -818,19 +912,7 @@ class BookingSteps:
         if booking.status is BookingStatus.ON_HOLD and data.expiration_minutes is not None:
             expires_at = self.expiry(data.expiration_minutes, now)
         updated = replace(
-            booking,
-            product_id=product.id,
-            option_id=option.id,
-            availability_id=slot.id if slot else None,
-            slot_start=slot.start.astimezone(UTC) if slot else None,
-            local_date=slot.local_date if slot else None,
-            freesale=slot is None,
-            unit_items=items,
-            pax=pax,
-            rental_duration_id=booking.rental_duration_id
-            if keep_interval
-            else (rental.id if rental else None),
-            slot_end=slot_end,
+            placed,
             resource_allocations=allocations,
             expires_at=expires_at,
             notes=data.notes if "notes" in data.sent else booking.notes,
@@ -851,6 +933,8 @@ class BookingSteps:
             reprice=(updated.product_id, updated.option_id, updated.local_date, updated.rental_duration_id)
             != (booking.product_id, booking.option_id, booking.local_date, booking.rental_duration_id),
         )
+        if not checked:  # a part priced now (an extra's piece) is sold too
+            await self._check_sale(conn, catalog, product, option, slot, booking, updated)
         await bookings_repo.save_booking(conn, updated, booking)
         await self.extensions.hold(
             conn, self.locks, self._holding(product, option, slot, booking, updated, now)

@@ -50,7 +50,7 @@ from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, editor_form, staff
 from berth.services.catalog import ImportOutcome
-from berth.views.catalog_changes import changes_lines, conflict_lines
+from berth.views.catalog_changes import changes_lines, conflict_lines, net_lines
 
 router = APIRouter(route_class=PageRoute)
 HISTORY_PAGE = 30
@@ -105,6 +105,15 @@ def _choices() -> dict[str, Any]:
     }
 
 
+def _refusal(exc: ImportRefused | None) -> dict[str, list[str] | None]:
+    """What a page says of a refused save: the live bookings in the way, and the contract nets
+    it puts above the retail (each only when it is why the save was refused)."""
+    return {
+        "refused": list(conflict_lines(exc.changes.conflicts)) if exc and exc.bookings else None,
+        "refused_nets": list(net_lines(exc.changes.nets_above_retail)) if exc and exc.nets else None,
+    }
+
+
 def _editor_page(
     request: Request,
     me: Staff,
@@ -130,7 +139,7 @@ def _editor_page(
         base_version=base_version,
         problems=problems or FieldProblems(),
         preview=changes_lines(outcome.changes) if outcome else None,
-        refused=list(conflict_lines(refused.changes.conflicts)) if refused else None,
+        **_refusal(refused),
         refused_count=refused.changes.affected_bookings if refused else 0,
         conflict=conflict,
         product_parts=[p for p in EDITOR_PARTS if p.level == "product"],
@@ -205,7 +214,7 @@ async def _save_product(
     products[index : index + 1] = [doc]
     catalog["products"] = products
     try:
-        outcome = await _import(me, catalog, base_version, action)
+        outcome = await _import(me, catalog, base_version, action, cap_nets=_cap_nets(form))
     except CatalogFileError as exc:
         problems = product_problems(exc, index, doc)
         return _editor_page(
@@ -233,9 +242,17 @@ async def _save_product(
     return redirect(f"/admin/catalog/{quote(saved, safe='')}", me, _saved_notice(outcome))
 
 
-async def _import(me: Staff, catalog: Document, base_version: int, action: str) -> ImportOutcome:
+def _cap_nets(form: FormData) -> bool:
+    """Staff chose to sell contracts' nets the save puts above the retail at the retail."""
+    return form.get("cap_nets") == "1"
+
+
+async def _import(
+    me: Staff, catalog: Document, base_version: int, action: str, *, cap_nets: bool = False
+) -> ImportOutcome:
     """Preview (`action` preview), save, or save over live bookings (force: admins only, as the
-    catalogue service checks for every door)."""
+    catalogue service checks for every door); `cap_nets`: staff chose to sell contracts' nets
+    the save puts above the retail at the retail."""
     text = to_yaml(catalog)
     return await me.services.catalog.import_text(
         text,
@@ -243,6 +260,7 @@ async def _import(me: Staff, catalog: Document, base_version: int, action: str) 
         door=Door.EDITOR,
         dry_run=action == "preview",
         force=action == "force",
+        cap_nets=cap_nets,
         base_version=base_version,
     )
 
@@ -276,7 +294,7 @@ def _yaml_page(
 ) -> Response:
     context.setdefault("problems", [])
     context.setdefault("preview", None)
-    context.setdefault("refused", None)
+    context.update({**_refusal(None), **context})
     context.setdefault("conflict", None)
     return page(
         request,
@@ -311,7 +329,8 @@ async def save_product_yaml(product_id: str, request: Request, me: Staff = Depen
     catalog = _document(me.catalog.catalog)
     catalog["products"][index] = doc
     try:
-        outcome = await _import(me, catalog, base_version, str(form.get("action", "preview")))
+        action = str(form.get("action", "preview"))
+        outcome = await _import(me, catalog, base_version, action, cap_nets=_cap_nets(form))
     except CatalogFileError as exc:
         own = f"products[{index}]"
         problems = [
@@ -322,8 +341,7 @@ async def save_product_yaml(product_id: str, request: Request, me: Staff = Depen
         ]
         return _yaml_page(request, me, product_id, text, base_version, 400, problems=problems)
     except ImportRefused as exc:
-        refused = list(conflict_lines(exc.changes.conflicts))
-        return _yaml_page(request, me, product_id, text, base_version, 409, refused=refused)
+        return _yaml_page(request, me, product_id, text, base_version, 409, **_refusal(exc))
     except CatalogConflict as exc:
         return _yaml_page(request, me, product_id, text, base_version, 409, conflict=exc)
     if outcome.version is None:
@@ -437,7 +455,7 @@ async def _version_page(
 ) -> Response:
     diff = await me.services.catalog.version_diff(version)
     context.setdefault("preview", None)
-    context.setdefault("refused", None)
+    context.update({**_refusal(None), **context})
     context.setdefault("problems", [])
     return page(
         request,
@@ -462,12 +480,12 @@ async def restore(version: int, request: Request, me: Staff = Depends(editor_for
             door=Door.EDITOR,
             dry_run=action == "preview",
             force=action == "force",
+            cap_nets=_cap_nets(form),
         )
     except CatalogFileError as exc:
         return await _version_page(request, me, version, 400, problems=[str(p) for p in exc.problems])
     except ImportRefused as exc:
-        refused = list(conflict_lines(exc.changes.conflicts))
-        return await _version_page(request, me, version, 409, refused=refused)
+        return await _version_page(request, me, version, 409, **_refusal(exc))
     if outcome.version is None:
         return await _version_page(request, me, version, preview=changes_lines(outcome.changes))
     notice = Notice("success", f"Version {version} restored as catalogue version {outcome.version}.")

@@ -1,8 +1,9 @@
 """A connection's contract in the back office: read by every role; changed by editors and admins
 as a form (products as a checklist, the rate, the net price list, the allotments and the
-stop-sells as tables), previewed as the reseller will see one product before it is saved; its
-versions, each restorable. The form edits a copy of the stored contract: it writes back only the
-fields it shows."""
+stop-sells as tables), previewed as the reseller will see one product before it is saved, with
+every net of its price list that stands above the retail it applies to; its versions, each
+restorable. The form edits a copy of the stored contract: it writes back only the fields it
+shows."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from starlette.responses import Response
 
 from berth.domain.catalog import Catalog, Product
 from berth.domain.connections import Connection
-from berth.domain.contracts import ALL, Contract, contract_product, parse_contract
+from berth.domain.contracts import ALL, Contract, contract_product, nets_above_retail, parse_contract
 from berth.domain.errors import BadRequest, OctoError
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
@@ -24,7 +25,7 @@ from berth.http.admin.pages.session import Notice, Staff, editor_form, staff
 
 router = APIRouter(route_class=PageRoute)
 BLANK_ROWS = 3  # empty price list rows offered for new entries
-NET_PRICE_FIELDS = ("product", "option", "unit", "currency", "net", "from", "until")
+NET_PRICE_FIELDS = ("product", "option", "unit", "currency", "net", "from", "until", "allowAboveRetail")
 ALLOTMENT_FIELDS = (
     "product",
     "option",
@@ -80,6 +81,9 @@ def _rows(form: FormData, prefix: str, fields: tuple[str, ...]) -> list[dict[str
     """A table's rows (`{prefix}_{field}` per column), the blank ones left out, each with only
     the cells filled in."""
     columns = [form.getlist(f"{prefix}_{name}") for name in fields]
+    count = max(len(column) for column in columns)
+    # A column the form does not have at all (a page opened before it was added) is blank.
+    columns = [column or [""] * count for column in columns]
     if len({len(column) for column in columns}) > 1:
         raise BadRequest(f"The form's {prefix}_ table has rows of different lengths; reload the page")
     rows = []
@@ -192,6 +196,7 @@ async def _page(
         preview_product=product_id,
         preview_sold=sold is not None,
         preview=preview,
+        above_retail=[str(found) for found in nets_above_retail(shown, catalog)],
         blank_rows=BLANK_ROWS,
         unsaved=contract is not None,
         error=error,
