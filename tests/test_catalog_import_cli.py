@@ -16,11 +16,12 @@ import yaml
 
 from berth.container import build_services
 from berth.domain.bookings import Booking
-from berth.domain.catalog.document import MAX_DEPTH
+from berth.domain.catalog.document import ALIASES_REFUSED, MAX_DEPTH
 from berth.settings import Settings
 from berth.store.bookings_repo import BookingFilter
 from tests.berth_process import run_berth
 from tests.test_sale_keeps_its_price import _halved
+from tests.test_yaml_aliases import TEN_BY_TEN
 
 
 def berth(environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -165,6 +166,23 @@ def test_a_file_nested_too_deep_is_a_problem(environment: dict[str, str], tmp_pa
         f"{file}: 1 problem(s); nothing was imported",
         f"  {file}:line 1: (root): not valid YAML: nested deeper than {MAX_DEPTH} levels",
     ]
+
+
+def test_anchors_and_aliases_are_a_problem(environment: dict[str, str], tmp_path: Path) -> None:
+    """Issue 47: ten levels of ten aliases built out 10**10 values (MemoryError); the first
+    anchor now stops `catalog import` and `connection contract set` alike, with nothing saved."""
+    file = tmp_path / "aliases.yaml"
+    file.write_text(TEN_BY_TEN)
+    stored = exported(environment)
+    result = berth(environment, "catalog", "import", str(file))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"{file}: 1 problem(s); nothing was imported",
+        f"  {file}:line 1: (root): {ALIASES_REFUSED}",
+    ]
+    assert exported(environment) == stored
+    contract = berth(environment, "connection", "contract", "set", "demo-reseller-a", str(file))
+    assert contract.returncode == 1 and ALIASES_REFUSED in contract.stderr, contract.stderr
 
 
 def test_lowering_a_retail_below_a_contract_net_needs_cap_nets(

@@ -19,7 +19,6 @@ from typing import Annotated, NoReturn, TypeVar
 
 import typer
 import uvicorn
-import yaml
 from pydantic import ValidationError
 from rich import box
 from rich.console import Console
@@ -35,7 +34,7 @@ from berth.background import log_start, return_freed_memory, run_background
 from berth.container import Services, build_services
 from berth.delivery.mail.compose import FALLBACK_FROM, mail_sender
 from berth.demo.loader import DEMO_ADMIN_TOKEN, load_demo, starter_catalog_text
-from berth.domain.catalog.document import CatalogFileError, read_yaml
+from berth.domain.catalog.document import CatalogFileError, read_yaml, to_yaml
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_history import CatalogVersion, Door
 from berth.domain.connections import Connection
@@ -656,7 +655,7 @@ def contract_show(connection: Annotated[str, typer.Argument(help="Connection id 
         highlight=False,
         markup=False,
     )
-    print(yaml.safe_dump(_contract_document(found), sort_keys=False, allow_unicode=True), end="")
+    print(to_yaml(_contract_document(found)), end="")
 
 
 @contract_app.command("set")

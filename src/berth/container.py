@@ -129,13 +129,15 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     steps.add_companions(packages)
     bookings.add_grouping(orders)
     connections = ConnectionService(database, clock, box, settings.auth_cache_seconds)
+    contracts = ContractService(database, clock, connections, catalog, allotments)
+    contracts.observer = fanout
     return Services(
         settings=settings,
         database=database,
         clock=clock,
         catalog=catalog,
         connections=connections,
-        contracts=ContractService(database, clock, connections, catalog, allotments),
+        contracts=contracts,
         allotments=allotments,
         availability=availability,
         bookings=bookings,

@@ -51,6 +51,13 @@ class Settings(BaseSettings):
     max_range_days: int = Field(
         default=366, ge=1, description="The longest date range of an availability or booking-list request"
     )
+    contract_announce_days: int = Field(
+        default=366,
+        ge=1,
+        le=3660,
+        description="How many days ahead (today included) a contract save announces, by availability_update, "
+        "the departures whose availability it changed for a reseller (stop-sells, allotments)",
+    )
     expiry_sweep_seconds: float = Field(
         default=5.0,
         gt=0,

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from berth.container import Services
 from berth.domain.audit import AuditFilter
+from berth.domain.catalog.document import ALIASES_REFUSED
 from berth.domain.catalog_history import Door
 from berth.domain.staff import Role
 from tests.backoffice.helpers import csrf_of, notice_of, sign_in, text_of
@@ -379,6 +380,13 @@ async def test_the_product_as_yaml_and_the_supplier(client: httpx.AsyncClient, e
         with_action(replaced(fields, "document", "id: [unclosed"), "save"),
     )
     assert broken.status_code == 400 and "not valid YAML" in text_of(broken.text)
+    laughs = (
+        'x: &x "lol"\ny: &y [*x, *x, *x, *x, *x, *x, *x, *x, *x, *x]\nz: [*y, *y, *y, *y, *y, *y, *y, *y]\n'
+    )
+    aliased = await send(
+        client, "/admin/catalog/sea-kayak/yaml", with_action(replaced(fields, "document", laughs), "save")
+    )
+    assert aliased.status_code == 400 and ALIASES_REFUSED in text_of(aliased.text)
     renamed = replaced(fields, "document", document.replace("internalName: ", "internalName: Calm ", 1))
     preview = await send(client, "/admin/catalog/sea-kayak/yaml", with_action(renamed, "preview"))
     assert "~ changed product sea-kayak (internalName)" in text_of(preview.text)

@@ -19,7 +19,7 @@ from berth.capabilities.registry import CATALOG_RULES
 from berth.container import Services
 from berth.demo.loader import demo_catalog_text
 from berth.domain.catalog import Catalog
-from berth.domain.catalog.document import parse_catalog
+from berth.domain.catalog.document import parse_catalog, to_yaml
 from tests.backoffice.helpers import notice_of, sign_in, text_of
 from tests.backoffice.test_catalog_editor import form_of, replaced, send, with_action
 
@@ -453,7 +453,7 @@ INCLUDED = {
 
 def catalogue_of(product: dict[str, Any]) -> Catalog:
     document = {"supplier": {"id": "acme", "name": "Acme"}, "products": [product, INCLUDED]}
-    return parse_catalog(yaml.safe_dump(document), CATALOG_RULES)
+    return parse_catalog(to_yaml(document), CATALOG_RULES)
 
 
 def keys(value: Any) -> set[str]:

@@ -22,15 +22,18 @@ from datetime import date
 
 from berth.capabilities.base import JSON, View
 from berth.capabilities.ids import MAPPINGS
+from berth.delivery.contract_departures import changed_views
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog, Product
+from berth.domain.connections import Connection
+from berth.domain.contract_views import terms_of
 from berth.domain.contracts import Contract, contract_product
 from berth.domain.diff import diff
 from berth.domain.languages import choose_language
 from berth.domain.mappings import MappedRows, MappingRow, mapping_json, notification_target
 from berth.domain.orders import Order
 from berth.domain.slots import slot_for_id
-from berth.domain.webhooks import Webhook, WebhookEvent
+from berth.domain.webhooks import Audience, Webhook, WebhookEvent
 from berth.read_models.availability import SlotAvailability
 from berth.services.allotments import Viewer
 from berth.services.availability import AvailabilityService
@@ -259,17 +262,66 @@ class WebhookFanout:
                 if product is None:
                     continue
                 previous = await contracts.product(hook, before.product(changed.id))
-                view = self._view(hook, after)
-                new_json = product_view(product, view)
-                old_json = product_view(previous, view) if previous is not None else {}
-                payload = {
-                    **self._envelope(hook, after, view),
-                    "product": new_json,
-                    "diff": diff(old_json, new_json),
-                }
-                await deliveries_repo.add_delivery(
-                    conn, webhook_delivery(hook, f"product:{changed.id}", payload), now
-                )
+                await self._product_changed(conn, hook, after, previous, product)
+        after_commit(conn, self.wakeup.set)
+
+    async def _product_changed(
+        self,
+        conn: DbConnection,
+        hook: Webhook,
+        catalog: Catalog,
+        previous: Product | None,
+        product: Product,
+        *,
+        unless_same: bool = False,
+    ) -> None:
+        """Queue `product_update` of `product` as `hook`'s connection sees it (`previous`: as it
+        saw it before, None when it did not); `unless_same`: not when the hook's view of it is
+        the same."""
+        view = self._view(hook, catalog)
+        new_json = product_view(product, view)
+        old_json = product_view(previous, view) if previous is not None else {}
+        changes = diff(old_json, new_json)
+        if unless_same and not changes:
+            return
+        payload = {**self._envelope(hook, catalog, view), "product": new_json, "diff": changes}
+        await deliveries_repo.add_delivery(
+            conn, webhook_delivery(hook, f"product:{product.id}", payload), self._clock()
+        )
+
+    async def contract_changed(
+        self, conn: DbConnection, connection: Connection, before: Contract, after: Contract
+    ) -> None:
+        """A contract saved for `connection` (`before` it was `connection`'s contract): each
+        departure whose view it changed (stop-sells, blocks: domain.contract_views), on the
+        next `BERTH_CONTRACT_ANNOUNCE_DAYS` days, to the connections whose view changed
+        (`availability_update`); and each product it sells whose view changed (it sells it
+        now, other options, another net) to `connection` (`product_update`)."""
+        now = self._clock()
+        catalog = (await self._catalogs.snapshot_in(conn)).catalog
+        listening = {
+            h.connection_id
+            for h in await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE)
+        }
+        if listening:
+            subjects = await changed_views(
+                conn, self._availability, catalog, connection, before, after, listening, now,
+                self._settings.contract_announce_days,
+            )  # fmt: skip
+            if subjects:
+                await deliveries_repo.add_outbox(conn, WebhookEvent.AVAILABILITY_UPDATE.value, subjects, now)
+                after_commit(conn, self.wakeup.set)
+        hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.PRODUCT_UPDATE, connection.id)
+        was, becomes = terms_of(connection, before, now.date()), terms_of(connection, after, now.date())
+        if not hooks or becomes is None or (was is not None and was.digest == becomes.digest):
+            return
+        for product in catalog.products:
+            sold = contract_product(product, becomes)
+            previous = contract_product(product, was) if was is not None else None
+            if sold is None or sold is previous:
+                continue
+            for hook in hooks:
+                await self._product_changed(conn, hook, catalog, previous, sold, unless_same=True)
         after_commit(conn, self.wakeup.set)
 
     async def mapping_resolved(self, conn: DbConnection, row: MappingRow) -> None:
@@ -312,24 +364,26 @@ class WebhookFanout:
             if not rows:
                 return 0
             hooks = await webhooks_repo.active_webhooks(conn, WebhookEvent.AVAILABILITY_UPDATE)
-            # A departure announced twice is announced once; to a connection only if one of
-            # its announcements did not leave that connection out.
-            unchanged: dict[tuple[str, str, str], set[str]] = {}
+            # A departure announced twice is announced once, to whoever one of its
+            # announcements is for.
+            audiences: dict[tuple[str, str, str], Audience] = {}
             for _, _, s in rows:
                 key = (s["productId"], s["optionId"], s["availabilityId"])
-                left_out = set(s.get("unchangedFor", ()))
-                unchanged[key] = left_out if key not in unchanged else unchanged[key] & left_out
-            subjects = list(unchanged)
+                audiences.setdefault(key, Audience()).add(s)
+            if any("onlyFor" in s for _, _, s in rows):
+                # A contract save's announcements (the only ones naming their audience): the
+                # blocks this process keeps may be older than that save.
+                self._availability.allotments.forget()
             if hooks:
                 now = self._clock()
                 mapping_rows = MappingRows(conn)
                 contracts = Contracts(conn, now.date())
-                for product_id, option_id, availability_id in subjects:
+                for (product_id, option_id, availability_id), audience in audiences.items():
                     found = await self._slot(conn, catalog, product_id, option_id, availability_id)
                     if found is None:
                         continue
                     for hook in hooks:
-                        if hook.connection_id in unchanged[(product_id, option_id, availability_id)]:
+                        if not audience.includes(hook.connection_id):
                             continue
                         product = await contracts.product(hook, found.product)
                         option = product.option(option_id) if product is not None else None

@@ -1,14 +1,16 @@
-"""Webhooks: event kinds, the retry schedule, signing secrets and which targets are allowed."""
+"""Webhooks: event kinds, the retry schedule, signing secrets, which targets are allowed, and
+who hears of a departure announced."""
 
 from __future__ import annotations
 
 import base64
 import ipaddress
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 from urllib.parse import urlsplit
 
 from berth.domain.errors import BadRequest
@@ -138,3 +140,25 @@ def is_private_address(address: str) -> bool:
 
 def retry_at(now: datetime, delay: float) -> datetime:
     return now + timedelta(seconds=delay)
+
+
+@dataclass
+class Audience:
+    """Who hears of one departure announced (maybe several times) in one fan-out: an
+    announcement goes to everyone but the connections it says are `unchangedFor`, or only to
+    those it names `onlyFor`; a connection hears of it if one of its announcements is for it."""
+
+    everyone: bool = False
+    left_out: frozenset[str] = frozenset()  # of everyone
+    only: frozenset[str] = frozenset()
+
+    def add(self, subject: Mapping[str, Any]) -> None:
+        if "onlyFor" in subject:
+            self.only |= frozenset(subject["onlyFor"])
+            return
+        left_out = frozenset(subject.get("unchangedFor", ()))
+        self.left_out = self.left_out & left_out if self.everyone else left_out
+        self.everyone = True
+
+    def includes(self, connection_id: str) -> bool:
+        return connection_id in self.only or (self.everyone and connection_id not in self.left_out)

@@ -3,9 +3,9 @@ the catalogue each contract sells (kept per contract, shared by connections on e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 from berth.domain.audit import Target
 from berth.domain.connections import Connection
@@ -25,9 +25,15 @@ from berth.services.clock import Clock
 from berth.services.connections import ConnectionService
 from berth.store import audit_repo, connections_repo
 from berth.store.connections_repo import ContractVersion
-from berth.store.database import Database
+from berth.store.database import Database, DbConnection
 
 MAX_KEPT = 64  # catalogues kept per (catalogue version, contract, day)
+
+
+class ContractObserver(Protocol):
+    async def contract_changed(
+        self, conn: DbConnection, connection: Connection, before: Contract, after: Contract
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ class ContractService:
         self._connections = connections
         self._catalog = catalog
         self._kept: dict[tuple[int, str, date], CatalogSnapshot] = {}
+        # Set by the composition root: told of each save in its transaction (the webhooks).
+        self.observer: ContractObserver | None = None
 
     def snapshot(self, base: CatalogSnapshot, connection: Connection) -> CatalogSnapshot:
         """The catalogue `connection`'s contract sells today: the base itself for the default
@@ -130,18 +138,25 @@ class ContractService:
                 problems=problems,
             )
         async with self._db.transaction(write=True) as conn:
-            connection = await connections_repo.find_connection(conn, id_or_name)
+            # Held to the end: the version read here is the one replaced, with or without a base.
+            connection = await connections_repo.find_connection(conn, id_or_name, lock=True)
             if connection is None:
                 raise NotFound(f"No connection with id or name {id_or_name!r}")
             current = connection.contract_version
+            if base_version is not None and base_version > current:
+                raise BadRequest(
+                    f"baseVersion {base_version} is not a version of this contract (the current one is "
+                    f"{current}); nothing was saved"
+                )
             if base_version is not None and base_version != current:
                 raise ContractConflict(base_version, current)
             summary = f"restored version {restored}" if restored else _summary(connection.contract, contract)
             now = self._clock()
-            if not await connections_repo.save_contract(
+            await connections_repo.save_contract(
                 conn, connection.id, contract, current + 1, actor=actor, summary=summary, at=now
-            ):
-                raise ContractConflict(current, current + 1)
+            )
+            if self.observer is not None:
+                await self.observer.contract_changed(conn, connection, connection.contract, contract)
             await audit_repo.record(
                 conn,
                 actor,
@@ -152,5 +167,6 @@ class ContractService:
             )
         self._connections.forget()
         self._allotments.forget()
-        saved = await self._connections.get(connection.id)
-        return SavedContract(saved, saved.contract, saved.contract_version)
+        # What this save wrote (another may have come after it already).
+        saved = replace(connection, contract=contract, contract_version=current + 1)
+        return SavedContract(saved, contract, current + 1)

@@ -67,17 +67,16 @@ async def save_contract(
     actor: Actor,
     summary: str,
     at: datetime,
-) -> bool:
-    """Store `contract` as the connection's version `version`, if its current one is the one
-    before (False: another save came first)."""
+) -> None:
+    """Store `contract` as the connection's version `version`; the caller holds the
+    connection's row (`find_connection(..., lock=True)`), so that no save comes in between.
+    (Two versions of one number are refused all the same: the key of `contract_versions`.)"""
     document = contract.to_document()
-    saved = await conn.execute(
+    await conn.execute(
         update(connections)
-        .where(connections.c.id == connection_id, connections.c.contract_version == version - 1)
+        .where(connections.c.id == connection_id)
         .values(contract=document, contract_version=version)
     )
-    if saved.rowcount != 1:
-        return False
     await conn.execute(
         insert(contract_versions).values(
             connection_id=connection_id,
@@ -92,7 +91,6 @@ async def save_contract(
     )
     # Its allotments and stop-sells change what any connection may be shown.
     await availability_changes_repo.record(conn, [EVERYTHING], at)
-    return True
 
 
 def _version(row: Any) -> ContractVersion:
@@ -143,12 +141,11 @@ async def list_connections(conn: DbConnection) -> list[Connection]:
     return [_connection(row) for row in rows]
 
 
-async def find_connection(conn: DbConnection, id_or_name: str) -> Connection | None:
-    rows = (
-        await conn.execute(
-            select(*_COLUMNS).where(or_(connections.c.id == id_or_name, connections.c.name == id_or_name))
-        )
-    ).all()
+async def find_connection(conn: DbConnection, id_or_name: str, *, lock: bool = False) -> Connection | None:
+    """`lock`: hold its row until the transaction ends, so that writers of it take turns
+    (PostgreSQL; a SQLite write transaction holds the whole database already)."""
+    query = select(*_COLUMNS).where(or_(connections.c.id == id_or_name, connections.c.name == id_or_name))
+    rows = (await conn.execute(query.with_for_update() if lock else query)).all()
     if len(rows) != 1:
         return None
     return _connection(rows[0])

@@ -116,18 +116,32 @@ def _in_file_order(problem: Problem) -> tuple[int, str]:
     return (problem.line or 0, problem.path)
 
 
+ALIASES_REFUSED = "YAML anchors (&name) and aliases (*name) are not accepted: write each value out in full"
+
+
+class _AliasRefused(yaml.composer.ComposerError):
+    """An anchor or alias in a document: refused, not 'not valid YAML' (it is valid)."""
+
+
 class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a document nested deeper than MAX_DEPTH: composing and
-    building are recursive, and a deeper one ran out of Python's stack (RecursionError)."""
+    building are recursive, and a deeper one ran out of Python's stack (RecursionError).
+
+    It refuses anchors and aliases at the first one, before anything is built: an alias is
+    composed as a shared node, and building it out copies it at each use, so a few hundred
+    bytes of nested aliases ("billion laughs") grew to gigabytes."""
 
     depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _AliasRefused(None, None, ALIASES_REFUSED, event.start_mark)
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+                message = f"nested deeper than {MAX_DEPTH} levels"
+                raise yaml.composer.ComposerError(None, None, message, event.start_mark)
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
@@ -139,9 +153,9 @@ def _compose(text: str) -> yaml.Node | None:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise CatalogFileError(
-            [Problem(line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}")]
-        ) from None
+        problem = getattr(exc, "problem", exc)
+        message = str(problem) if isinstance(exc, _AliasRefused) else f"not valid YAML: {problem}"
+        raise CatalogFileError([Problem(line, "", message)]) from None
 
 
 def read_yaml(text: str) -> Any:
@@ -249,6 +263,18 @@ def _repeated_ids(data: dict[str, Any]) -> list[tuple[Path, str]]:
     return problems
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, writing a list or mapping used twice out twice: an anchor and
+    alias would make what Berth writes unreadable to Berth."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def to_yaml(document: Any) -> str:
+    """Plain values as YAML, in their order, without anchors or aliases."""
+    return yaml.dump(document, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def catalog_to_yaml(catalog: Catalog) -> str:
-    document = catalog.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    return to_yaml(catalog.model_dump(mode="json", by_alias=True, exclude_defaults=True))

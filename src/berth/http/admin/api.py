@@ -23,6 +23,7 @@ from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES, OctoErrorBody
 from berth.http.responses import json_response
 from berth.services.catalog import ImportOutcome
 from berth.services.contracts import SavedContract
+from berth.store.tables import LAST_VERSION
 from berth.views.catalog_changes import changes_json
 from berth.views.connections import connection_json
 
@@ -114,6 +115,8 @@ async def import_catalog(
     capNets: bool = Query(default=False, description=CAP_NETS),
     baseVersion: int | None = Query(
         default=None,
+        ge=0,
+        le=LAST_VERSION,
         description="The catalogue version the file was made from: if another save came since, the "
         "import is refused with 409 CONFLICT naming what that save changed",
     ),
@@ -275,6 +278,8 @@ async def put_contract(
     request: Request,
     baseVersion: int | None = Query(
         default=None,
+        ge=0,
+        le=LAST_VERSION,
         description="The contract version the document was made from: if another save came since, "
         "the save is refused with 409 CONFLICT",
     ),
@@ -289,7 +294,7 @@ async def put_contract(
         document = read_yaml(text)
     except CatalogFileError as exc:
         raise BadRequest(
-            "The contract is not valid YAML or JSON: " + "; ".join(str(p) for p in exc.problems)
+            "The contract could not be read as YAML or JSON: " + "; ".join(str(p) for p in exc.problems)
         ) from None
     document = (
         document.get("contract", document)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-import yaml
 from fastapi import APIRouter, Depends, Request
 from starlette.datastructures import FormData
 from starlette.responses import Response
@@ -24,7 +23,7 @@ from berth.domain.catalog import (
     UnitType,
     Weekday,
 )
-from berth.domain.catalog.document import CatalogFileError, read_yaml
+from berth.domain.catalog.document import CatalogFileError, read_yaml, to_yaml
 from berth.domain.catalog.model import AvailabilityType, PricingPer, RedemptionMethod
 from berth.domain.catalog_changes import ImportRefused
 from berth.domain.catalog_history import CatalogConflict, Door
@@ -254,7 +253,7 @@ async def _import(
     """Preview (`action` preview), save, or save over live bookings (force: admins only, as the
     catalogue service checks for every door); `cap_nets`: staff chose to sell contracts' nets
     the save puts above the retail at the retail."""
-    text = yaml.safe_dump(catalog, sort_keys=False, allow_unicode=True, width=100)
+    text = to_yaml(catalog)
     return await me.services.catalog.import_text(
         text,
         actor=me.actor,

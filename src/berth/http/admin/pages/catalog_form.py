@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeGuard
 
-import yaml
 from starlette.datastructures import FormData
 
 from berth.capabilities.base import EditorPart
 from berth.domain.catalog import Weekday
-from berth.domain.catalog.document import CatalogFileError, read_yaml
+from berth.domain.catalog.document import CatalogFileError, read_yaml, to_yaml
 from berth.domain.catalog.taxes import AMOUNT_KEYS, included_tax, rate_of
 from berth.domain.catalog_history import field_words
 from berth.domain.price_lines import scaled_shares
@@ -179,7 +178,7 @@ def _plain(value: Any) -> Any:
 def dump_yaml(value: Any) -> str:
     if value in (None, {}, []):
         return ""
-    return yaml.safe_dump(_plain(value), sort_keys=False, allow_unicode=True, width=100)
+    return to_yaml(_plain(value))
 
 
 def part_yaml(item: Document, part: EditorPart) -> str:
