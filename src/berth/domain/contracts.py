@@ -118,6 +118,10 @@ class Contract(_Model):
     valid_from: date | None = None
     valid_until: date | None = None
     payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE
+    # The supplier's own sales (its box office, its website): guests paid the supplier the
+    # retail price and cancel with it, and their emails say so. False: a reseller's, whose
+    # price and terms to its guests the supplier does not know.
+    box_office: bool = False
     notes: Annotated[str, Field(max_length=5000)] = ""
 
     @field_validator("products", mode="before")
