@@ -64,5 +64,6 @@ def test_a_guest_reads_the_content_language_else_berths_own_texts() -> None:
     assert reading_language(["de-AT"], ["en-GB", "de-DE"], texts, "en-GB") == "de-DE"  # content in it
     assert reading_language(["de-AT"], ["en-GB"], texts, "en-GB") == "de"  # Berth's labels in it
     assert reading_language(["fr", "de"], ["en-GB", "fr-FR"], texts, "en-GB") == "fr-FR"  # the first wins
+    assert reading_language(["de-DE", "en"], ["en-GB"], texts, "en-GB") == "de"  # ... Berth's own too
     assert reading_language(["ja"], ["en-GB"], texts, "en-GB") == "en-GB"
     assert reading_language([], ["en-GB", "de-DE"], texts, "en-GB") == "en-GB"

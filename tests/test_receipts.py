@@ -23,8 +23,14 @@ from tests.tickets_helpers import pdf_text
 __all__ = ["settings", "sink"]  # the SMTP server on loopback and the settings that send to it
 PICKUPS = "octo/pickups"
 # What the coach's ticket says of the Grand Hotel's pickup, and so the email: 45 minutes before
-# the 10:00 departure, for 15 minutes.
-GRAND_PICKUP = "Grand Hotel, 1 Princes Street, EH2 2EQ, Edinburgh, GB, 09:15 BST to 09:30 BST"
+# the 10:00 departure, for 15 minutes; in English and in German.
+GRAND_HOTEL = "Grand Hotel, 1 Princes Street, EH2 2EQ, Edinburgh, GB"
+READ = {
+    "en-GB": ("When: Tuesday, 2 June 2026, 10:00 BST", f"Pickup: {GRAND_HOTEL}, 09:15 BST to 09:30 BST",
+           "Directions: Wait at the main entrance"),
+    "de-DE": ("Wann: Dienstag, 2. Juni 2026, 10:00 BST", f"Abholung: {GRAND_HOTEL}, 09:15 BST bis 09:30 BST",
+           "Wegbeschreibung: Wait at the main entrance"),
+}  # fmt: skip
 
 
 @pytest.fixture
@@ -33,15 +39,16 @@ async def coach(services: Services) -> Services:
     return await load(services, catalog({**coach_tour(), "deliveryFormats": ["QRCODE", "PDF_URL"]}))
 
 
+@pytest.mark.parametrize("language", ["en-GB", "de-DE"])
 async def test_a_pickup_receipt_says_where_and_when_to_be(
-    client: httpx.AsyncClient, coach: Services, sink: Sink
+    client: httpx.AsyncClient, coach: Services, sink: Sink, language: str
 ) -> None:
     body = {**reservation(("adult",)), **COACH, "availabilityId": DEPARTURE, "pickupPointId": GRAND}
     held = await client.post("/octo/bookings", json=body, headers=auth(capabilities=PICKUPS))
     assert held.status_code == 200, held.text
     confirmed = await client.post(
         f"/octo/bookings/{body['uuid']}/confirm",
-        json={"contact": GUEST, "emailReceipt": True},
+        json={"contact": {**GUEST, "locales": [language]}, "emailReceipt": True},
         headers=auth(capabilities=PICKUPS),
     )
     assert confirmed.status_code == 200, confirmed.text
@@ -49,18 +56,16 @@ async def test_a_pickup_receipt_says_where_and_when_to_be(
     [email] = sink.received
     text, html = parts(email)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    (SCREENSHOTS / "receipt-coach.html").write_text(html, encoding="utf-8")  # to look at
-    assert "When: Tuesday, 2 June 2026, 10:00 BST (Europe/London)" in text
-    assert f"Pickup: {GRAND_PICKUP}\r\n" in text
-    assert "Directions: Wait at the main entrance\r\n" in text
-    assert (
-        f'<th style="text-align: left; padding: 2px 12px 2px 0;">Pickup</th><td>{GRAND_PICKUP}</td>' in html
-    )
+    (SCREENSHOTS / f"receipt-coach-{language}.html").write_text(html, encoding="utf-8")  # to look at
+    when, pickup, directions = READ[language]
+    assert f"{when} (Europe/London)\r\n{pickup}\r\n{directions}\r\n" in text
+    label, _, value = pickup.partition(": ")
+    assert f'<th style="text-align: left; padding: 2px 12px 2px 0;">{label}</th><td>{value}</td>' in html
     # The ticket it carries says the same.
     [attachment] = list(email.iter_attachments())
     ticket = attachment.get_content()
     assert isinstance(ticket, bytes)
-    assert f"Pickup: {GRAND_PICKUP}" in pdf_text(ticket)[0]
+    assert pickup in pdf_text(ticket)[0] and directions in pdf_text(ticket)[0]
 
 
 async def test_a_resellers_receipt_shows_no_price_and_sends_the_guest_to_the_reseller(

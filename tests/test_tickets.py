@@ -115,7 +115,7 @@ async def test_the_voucher_pdf_has_a_page_per_ticket_with_everything_in_the_book
     for text in pages:
         for expected in (
             "Test Supplier", "Hafenrundfahrt", "Morgenfahrt", "Dienstag, 2. Juni 2026, 10:00 BST bis 11:00 BST",
-            "Treffpunkt: Harbour Pier, 1 Harbour Walk, London", "Tower Hotel", "09:30 BST to 09:40 BST",
+            "Treffpunkt: Harbour Pier, 1 Harbour Walk, London", "Tower Hotel", "09:30 BST bis 09:40 BST",
             "So lösen Sie das Ticket ein", "Zeigen Sie diese Seite vor",
             "Zeigen Sie Ihren Code am Tor", booking["supplierReference"],
         ):  # fmt: skip

@@ -64,8 +64,9 @@ def accepted_locales(header: str | None) -> tuple[str, ...]:
 def reading_language(
     locales: Sequence[str], content: Sequence[str], texts: Sequence[str], fallback: str
 ) -> str:
-    """The language a guest reads: the first of their `locales` the `content` is written in,
-    else the first Berth's own `texts` are written in (their labels, dates and money are then in
-    it, the content falling back field by field), else `fallback` (the product's language)."""
-    wanted = ", ".join(locales)
-    return choose_language(wanted, list(content)) or choose_language(wanted, list(texts)) or fallback
+    """The language a guest reads: the first of their `locales`, in their order, that the
+    `content` or Berth's own `texts` are written in (the content's tag when both: `de-AT` reads
+    `de-DE` content; Berth's own when only its labels, dates and money are, the content then
+    falling back field by field), else `fallback` (the product's language). A guest who reads
+    German first and English second reads German labels on an English-only product."""
+    return choose_language(", ".join(locales), [*content, *texts]) or fallback

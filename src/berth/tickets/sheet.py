@@ -163,11 +163,9 @@ def _lines(details: BookingDetails, item: UnitItem | None, language: str, words:
         guest = item.contact.full_name or booking.contact.full_name
         if guest:
             lines.append(TicketLine(words("Guest"), guest))
-    # A capability's labels are English and marked for the catalogues where it writes them.
+    # A capability's labels (and words of its texts) are English, marked for the catalogues.
     lines.extend(
-        TicketLine(words(line.label), line.text)
-        for line in booking_lines(details, item)
-        if not line.staff_only
+        TicketLine(*line.in_words(words)) for line in booking_lines(details, item) if not line.staff_only
     )
     reference = booking.supplier_reference
     if item is not None:

@@ -218,8 +218,8 @@ def booking_line(
         price=_money(priced["pricing"], words) if "pricing" in priced else None,
         cancellation=cancellation,
         tickets=tickets,
-        details=[(words(line.label), one_line(line.text))
-                 for line in booking_lines(details, None) if not line.staff_only],
+        details=[(label, one_line(text)) for label, text in
+                 (line.in_words(words) for line in booking_lines(details, None) if not line.staff_only)],
     )  # fmt: skip
 
 
