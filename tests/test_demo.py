@@ -182,7 +182,8 @@ async def test_loading_the_demo_again_keeps_a_catalogue_staff_changed(demo: Serv
     await load_demo(demo)
     snapshot = await demo.catalog.snapshot()
     assert snapshot.version == outcome.version
-    assert snapshot.catalog.product("thames-sightseeing").content["en-GB"].title == "Our own cruise"
+    cruise = snapshot.catalog.product("thames-sightseeing")
+    assert cruise is not None and cruise.content["en-GB"].title == "Our own cruise"
 
 
 async def test_the_demos_own_catalogue_is_brought_up_to_date(demo: Services) -> None:
