@@ -17,6 +17,9 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
+from berth.container import Services
+from berth.domain.staff import COMMAND_LINE
+
 
 @dataclass
 class Sink:
@@ -140,3 +143,9 @@ def parts(message: EmailMessage) -> tuple[str, str]:
     html = message.get_body(preferencelist=("html",))
     assert text is not None and html is not None
     return str(text.get_content()), str(html.get_content())
+
+
+async def box_office(services: Services, connection: str = "Reseller A") -> None:
+    """Make `connection` the supplier's own box office (its contract's `boxOffice`): its guests'
+    receipts show the price and the cancellation terms."""
+    await services.contracts.save(connection, {"boxOffice": True}, base_version=None, actor=COMMAND_LINE)

@@ -17,7 +17,7 @@ from berth.container import Services
 from berth.domain.catalog import DeliveryFormat
 from berth.domain.tickets import TicketLine
 from berth.store.tables import tickets
-from berth.tickets.pdf import render_pdf
+from berth.tickets.pdf import MARGIN, PAPER_SIZES, Paper, render_pdf
 from berth.tickets.sheet import TicketPage
 from berth.translations import Words
 from tests.builders import load
@@ -26,8 +26,10 @@ from tests.tickets_helpers import (
     TICKET_URL,
     cruise_booking,
     decoded_codes,
+    overlap,
     page_sizes,
     pdf_text,
+    text_box,
     tickets_catalog,
 )
 
@@ -113,7 +115,7 @@ async def test_the_voucher_pdf_has_a_page_per_ticket_with_everything_in_the_book
     for text in pages:
         for expected in (
             "Test Supplier", "Hafenrundfahrt", "Morgenfahrt", "Dienstag, 2. Juni 2026, 10:00 BST bis 11:00 BST",
-            "Treffpunkt: Harbour Pier, 1 Harbour Walk, London", "Tower Hotel", "09:30 BST to 09:40 BST",
+            "Treffpunkt: Harbour Pier, 1 Harbour Walk, London", "Tower Hotel", "09:30 BST bis 09:40 BST",
             "So lösen Sie das Ticket ein", "Zeigen Sie diese Seite vor",
             "Zeigen Sie Ihren Code am Tor", booking["supplierReference"],
         ):  # fmt: skip
@@ -374,6 +376,39 @@ def test_any_text_renders_cut_and_escaped() -> None:
     assert "Guest: " + "N" * 30 in text and "…" in text
     assert 0 < text.count("<para>") <= 20  # the title is cut at 120 characters
     assert decoded_codes(content) == {"QRCode": "ABCDEFGH", "Aztec": "ABCDEFGH", "Code128": "ABCDEFGH"}
+
+
+# A supplier's contact as the footer shows it: a short one, the demo supplier's, and one longer
+# than the line (cut with an ellipsis).
+CONTACTS = (
+    "+44 20 7946 0000",
+    "+442079460000 | bookings@harbourside.example | https://harbourside.example",
+    "+44 20 7946 0000 | bookings@" + "harbourside" * 10 + ".example | https://harbourside.example",
+)
+
+
+@pytest.mark.parametrize("paper", ["A4", "LETTER"])
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_footer_draws_the_contact_and_the_instruction_apart(paper: Paper, language: str) -> None:
+    """The supplier's contact and "Show this page ..." never cover each other (the German
+    instruction is half again as long), nor run past the page's margins."""
+    words = Words(language)
+    instruction = words("Show this page, printed or on screen")
+    width = PAPER_SIZES[paper][0]
+    for contact in CONTACTS:
+        page = TicketPage(
+            heading=words("Voucher"), supplier="Harbourside Adventures", supplier_contact=contact,
+            product="Thames Sightseeing Cruise", option=None, when=None, lines=(), instructions=(),
+            code="ABCDEFGH", formats=(DeliveryFormat.QRCODE,), language=language, words=words,
+        )  # fmt: skip
+        content = render_pdf([page], paper)
+        show = text_box(content, instruction)
+        start = text_box(content, contact[:16])
+        end = text_box(content, contact[-27:] if contact in pdf_text(content)[0] else "…")
+        drawn = (start[0], min(start[1], end[1]), end[2], max(start[3], end[3]))
+        assert not overlap(show, drawn), (contact, show, drawn)
+        for box in (show, drawn):
+            assert box[0] >= MARGIN - 1 and box[2] <= width - MARGIN + 1 and box[1] > 0, (contact, box)
 
 
 async def test_a_booking_the_supplier_accepts_gets_its_tickets_then(

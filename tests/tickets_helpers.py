@@ -129,3 +129,32 @@ def decoded_codes(content: bytes, page: int = 0) -> dict[str, str]:
     finally:
         document.close()
     return {found.format.name: found.text for found in zxingcpp.read_barcodes(image)}
+
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top, in points
+
+
+def text_box(content: bytes, text: str, page: int = 0) -> Box:
+    """Where `text` is drawn on the page (pdfium's boxes of its characters, joined); it must be
+    there, whole, once."""
+    document = pypdfium2.PdfDocument(content)
+    try:
+        found = document[page].get_textpage()
+        searcher = found.search(text, match_case=True)
+        first = searcher.get_next()
+        assert first is not None, f"{text!r} is not on page {page + 1}"
+        assert searcher.get_next() is None, f"{text!r} is on page {page + 1} more than once"
+        start, count = first
+        boxes = [found.get_charbox(index) for index in range(start, start + count)]
+    finally:
+        document.close()
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def overlap(one: Box, other: Box) -> bool:
+    return one[0] < other[2] and other[0] < one[2] and one[1] < other[3] and other[1] < one[3]

@@ -34,6 +34,7 @@ def _form(csrf: str, action: str, **extra: str | list[str]) -> dict[str, str | l
         "np_from": ["", ""],
         "np_until": ["", ""],
         "payment_terms": "PREPAID",
+        "sales": "BOX_OFFICE",
         "notes": "Agreed in June",
         "preview": "thames-sightseeing",
         "action": action,
@@ -64,6 +65,9 @@ async def test_the_contract_form_previews_then_saves_what_it_shows(
     assert [g.product for g in contract.products] == ["thames-sightseeing"]  # type: ignore[union-attr]
     assert contract.rate.commission == 20 and contract.rate.net_prices[0].net == 1500
     assert contract.payment_terms.value == "PREPAID" and contract.notes == "Agreed in June"
+    assert contract.box_office and "The supplier's own (box office): receipts show the price" in text_of(
+        after.text
+    )
     stale = await client.post(path, data=_form(csrf_of(after.text), "save"))
     assert stale.status_code == 400 and "changed since version 0" in text_of(stale.text)
     restore = await client.post(f"{path}/versions/1/restore", data={"csrf_token": csrf_of(after.text)})

@@ -105,6 +105,7 @@ async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
     ]
     for connection, (_, key, _) in zip(connections, DEMO_CONNECTIONS, strict=True):
         await _agree_contract(services, connection, key)
+    await _agree_contract(services, await services.connections.ensure(*BOX_OFFICE), BOX_OFFICE[1])
     await _sell_out_upcoming_departures(services)
     await _upload_mappings(services, connections[0].id)
     await _seat_cruise_guests(services)
@@ -123,7 +124,7 @@ async def _catalog_is_the_demos(services: Services) -> bool:
 
 
 async def _agree_contract(services: Services, connection: Connection, key: str) -> None:
-    """The demo's contract of a reseller (demo/contracts/<key>.yaml), unless one was saved:
+    """The demo's contract of a connection (demo/contracts/<key>.yaml), unless one was saved:
     a contract someone changed while trying the demo stays."""
     if connection.contract_version:
         return

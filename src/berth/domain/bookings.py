@@ -55,6 +55,9 @@ class Contact:
     values: dict[str, str | None] = field(default_factory=dict)
     locales: tuple[str, ...] = ()
     allow_marketing: bool | None = None
+    # The Accept-Language of the request that confirmed the booking (or order), as tags: what
+    # the guest's tickets and emails are written in when `locales` is empty. Not shown in OCTO.
+    request_locales: tuple[str, ...] = ()
 
     def get(self, key: str) -> str | None:
         return self.values.get(key)
@@ -75,8 +78,21 @@ class Contact:
             return True
         return bool(self.get(contact_field.value))
 
+    @property
+    def reading_locales(self) -> tuple[str, ...]:
+        """The languages the guest reads, best first: the contact's `locales`, else the
+        confirming request's Accept-Language."""
+        return self.locales or self.request_locales
+
     def to_document(self) -> dict[str, Any]:
-        return {"values": self.values, "locales": list(self.locales), "allowMarketing": self.allow_marketing}
+        document: dict[str, Any] = {
+            "values": self.values,
+            "locales": list(self.locales),
+            "allowMarketing": self.allow_marketing,
+        }
+        if self.request_locales:  # absent otherwise: a reservation's fingerprint stays as it was
+            document["requestLocales"] = list(self.request_locales)
+        return document
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> Contact:
@@ -84,6 +100,7 @@ class Contact:
             values=dict(document.get("values", {})),
             locales=tuple(document.get("locales", ())),
             allow_marketing=document.get("allowMarketing"),
+            request_locales=tuple(document.get("requestLocales", ())),
         )
 
 
@@ -314,6 +331,7 @@ def merge_contact(base: Contact, override: Contact) -> Contact:
         allow_marketing=base.allow_marketing
         if override.allow_marketing is None
         else override.allow_marketing,
+        request_locales=override.request_locales or base.request_locales,
     )
 
 

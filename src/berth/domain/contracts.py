@@ -145,6 +145,10 @@ class Contract(_Model):
     payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE
     # The reseller's postal address, as its statements print it (lines as written).
     reseller_address: Annotated[str, Field(max_length=1000)] = ""
+    # The supplier's own sales (its box office, its website): guests paid the supplier the
+    # retail price and cancel with it, and their emails say so. False: a reseller's, whose
+    # price and terms to its guests the supplier does not know.
+    box_office: bool = False
     notes: Annotated[str, Field(max_length=5000)] = ""
 
     @field_validator("products", mode="before")

@@ -1,6 +1,17 @@
-"""Choosing a content language from an `Accept-Language` header."""
+"""Choosing a content language from an `Accept-Language` header, and the language a guest
+reads their tickets and emails in."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# What a guest's language is chosen from when their contact names no `locales`: the request's
+# Accept-Language, kept as at most this many well-formed tags of at most 35 characters each (a
+# `locales` entry's limit).
+MAX_ACCEPTED = 8
+_TAG = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8}){0,3}")
+_HEADER_LIMIT = 1000
 
 
 def parse_accept_language(header: str) -> list[str]:
@@ -38,3 +49,24 @@ def choose_language(header: str | None, available: list[str]) -> str | None:
             if tag.split("-")[0].lower() == primary:
                 return tag
     return None
+
+
+def accepted_locales(header: str | None) -> tuple[str, ...]:
+    """The language tags of an `Accept-Language` header, best first, as a contact's locales:
+    only tags shaped like BCP 47 ones (`de`, `de-AT`, `zh-Hant-TW`; not `*` nor text), each once,
+    at most MAX_ACCEPTED of them."""
+    if not header:
+        return ()
+    tags = [tag for tag in parse_accept_language(header[:_HEADER_LIMIT]) if _TAG.fullmatch(tag)]
+    return tuple(dict.fromkeys(tags))[:MAX_ACCEPTED]
+
+
+def reading_language(
+    locales: Sequence[str], content: Sequence[str], texts: Sequence[str], fallback: str
+) -> str:
+    """The language a guest reads: the first of their `locales`, in their order, that the
+    `content` or Berth's own `texts` are written in (the content's tag when both: `de-AT` reads
+    `de-DE` content; Berth's own when only its labels, dates and money are, the content then
+    falling back field by field), else `fallback` (the product's language). A guest who reads
+    German first and English second reads German labels on an English-only product."""
+    return choose_language(", ".join(locales), [*content, *texts]) or fallback

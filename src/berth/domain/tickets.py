@@ -7,7 +7,7 @@ be read from it or guessed from what a reseller knows."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -76,6 +76,14 @@ class TicketLine:
     label: str
     text: str
     staff_only: bool = False
+    # `text` as a message of Berth's catalogues (marked N_) and its values, when it has words of
+    # Berth's own ("09:15 BST to 09:30 BST"): guests read it in their language, staff as `text`.
+    message: str | None = None
+    values: tuple[tuple[str, str], ...] = ()
+
+    def in_words(self, words: Callable[..., str]) -> tuple[str, str]:
+        """The label and the text as `words` (a language's Words) writes them."""
+        return words(self.label), words(self.message, **dict(self.values)) if self.message else self.text
 
 
 def local_time(moment: datetime) -> str:

@@ -49,6 +49,7 @@ _FIELDS = (
     ("valid_from", "validFrom"),
     ("valid_until", "validUntil"),
     ("payment_terms", "paymentTerms"),
+    ("box_office", "boxOffice"),
     ("notes", "notes"),
     ("allotments", "allotments"),
     ("stop_sells", "stopSells"),

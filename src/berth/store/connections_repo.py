@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -149,6 +150,14 @@ async def find_connection(conn: DbConnection, id_or_name: str, *, lock: bool = F
     if len(rows) != 1:
         return None
     return _connection(rows[0])
+
+
+async def connections_by_id(conn: DbConnection, ids: Iterable[str]) -> dict[str, Connection]:
+    wanted = set(ids)
+    if not wanted:
+        return {}
+    rows = await conn.execute(select(*_COLUMNS).where(connections.c.id.in_(sorted(wanted))))
+    return {row.id: _connection(row) for row in rows}
 
 
 async def find_by_key_hash(conn: DbConnection, key_hash: str) -> Connection | None:

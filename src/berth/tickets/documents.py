@@ -12,7 +12,7 @@ from berth.domain.tickets import SUFFIXES, VOUCHER
 from berth.services.offload import off_loop
 from berth.services.tickets import EndedTicket, IssuedTicket, TicketService
 from berth.tickets.pkpass import PassSigner
-from berth.tickets.sheet import booking_language, document_names, ticket_pages
+from berth.tickets.sheet import document_names, ticket_pages
 
 if TYPE_CHECKING:
     from berth.tickets.pdf import Paper
@@ -52,7 +52,7 @@ class BookingTickets:
 def _filename(ticket: IssuedTicket, suffix: str) -> str:
     """The voucher's file is named by the booking, a unit item's by its unit as well."""
     details = ticket.details
-    return f"{document_names(details, booking_language(details))[ticket.key].filename}.{suffix}"
+    return f"{document_names(details)[ticket.key].filename}.{suffix}"
 
 
 class TicketDocuments:
@@ -108,7 +108,7 @@ class TicketDocuments:
         """`for_booking` of a booking already read (its voucher's ticket)."""
         details = ticket.details
         links = []
-        names = document_names(details, booking_language(details))
+        names = document_names(details)
         for delivery_format in details.product.delivery_formats:
             if delivery_format not in SUFFIXES:
                 continue

@@ -40,6 +40,7 @@ MUTED = HexColor("#5b6b7b")
 BAND = HexColor("#1b4f72")
 
 MARGIN = 15 * mm
+FOOTER_SIZE = 8
 CODES_WIDTH = 62 * mm
 GAP = 8 * mm
 
@@ -150,6 +151,35 @@ def _draw_codes(canvas: Canvas, page: TicketPage, right: float, top: float) -> f
     return y
 
 
+def _fitted(text: str, font: str, size: float, width: float) -> str:
+    """`text` cut (with …) to be at most `width` wide in that font."""
+    while text and pdfmetrics.stringWidth(text, font, size) > width:
+        text = text[:-2] + "…" if len(text) > 1 else ""
+    return text
+
+
+def _draw_footer(canvas: Canvas, page: TicketPage, width: float) -> None:
+    """Under a rule: what to do with the page, on the right, and the supplier's contact on the
+    left of it when both fit on the line, else on a line of its own below (a German instruction
+    and a long contact never overlap)."""
+    canvas.setStrokeColor(MUTED)
+    canvas.line(MARGIN, MARGIN + 8 * mm, width - MARGIN, MARGIN + 8 * mm)
+    canvas.setFillColor(MUTED)
+    canvas.setFont(REGULAR, FOOTER_SIZE)
+    usable = width - 2 * MARGIN
+    show = _fitted(page.words("Show this page, printed or on screen"), REGULAR, FOOTER_SIZE, usable)
+    canvas.drawRightString(width - MARGIN, MARGIN + 3 * mm, show)
+    if not page.supplier_contact:
+        return
+    contact = clean(page.supplier_contact, 140)
+    beside = usable - pdfmetrics.stringWidth(show, REGULAR, FOOTER_SIZE) - GAP
+    if pdfmetrics.stringWidth(contact, REGULAR, FOOTER_SIZE) <= beside:
+        canvas.drawString(MARGIN, MARGIN + 3 * mm, contact)
+    else:
+        below = MARGIN + 3 * mm - FOOTER_SIZE * 1.4
+        canvas.drawString(MARGIN, below, _fitted(contact, REGULAR, FOOTER_SIZE, usable))
+
+
 def _draw_page(canvas: Canvas, page: TicketPage, width: float, height: float) -> None:
     band = 16 * mm
     canvas.setFillColor(BAND)
@@ -157,9 +187,7 @@ def _draw_page(canvas: Canvas, page: TicketPage, width: float, height: float) ->
     canvas.setFillColor(white)
     canvas.setFont(BOLD, 13)
     heading_width = canvas.stringWidth(page.heading, BOLD, 13)
-    supplier = clean(page.supplier, 80)
-    while supplier and canvas.stringWidth(supplier, BOLD, 13) > width - 2 * MARGIN - heading_width - GAP:
-        supplier = supplier[:-2] + "…"
+    supplier = _fitted(clean(page.supplier, 80), BOLD, 13, width - 2 * MARGIN - heading_width - GAP)
     canvas.drawString(MARGIN, height - band + 6 * mm, supplier)
     canvas.drawRightString(width - MARGIN, height - band + 6 * mm, page.heading)
     top = height - band - 8 * mm
@@ -170,15 +198,7 @@ def _draw_page(canvas: Canvas, page: TicketPage, width: float, height: float) ->
     frame.addFromList(
         [KeepInFrame(text_width, top - bottom, [*_text_flow(page), Spacer(1, 1)], mode="truncate")], canvas
     )
-    canvas.setStrokeColor(MUTED)
-    canvas.line(MARGIN, MARGIN + 8 * mm, width - MARGIN, MARGIN + 8 * mm)
-    canvas.setFillColor(MUTED)
-    canvas.setFont(REGULAR, 8)
-    if page.supplier_contact:
-        canvas.drawString(MARGIN, MARGIN + 3 * mm, clean(page.supplier_contact, 140))
-    canvas.drawRightString(
-        width - MARGIN, MARGIN + 3 * mm, page.words("Show this page, printed or on screen")
-    )
+    _draw_footer(canvas, page, width)
 
 
 def render_pdf(pages: Sequence[TicketPage], paper: Paper = "A4", title: str = "Tickets") -> bytes:

@@ -24,10 +24,10 @@ from berth.domain.catalog import (
 )
 from berth.domain.catalog.model import Location
 from berth.domain.catalog.translated import in_language
-from berth.domain.languages import choose_language
+from berth.domain.languages import choose_language, reading_language
 from berth.domain.tickets import VOUCHER, TicketLine
 from berth.read_models.bookings import BookingDetails
-from berth.translations import Words, best_language
+from berth.translations import LANGUAGES, Words, best_language
 
 # The formats drawn as barcodes; a product that names none of them still gets a QR code.
 CODE_FORMATS = (DeliveryFormat.QRCODE, DeliveryFormat.AZTECCODE, DeliveryFormat.CODE128)
@@ -54,12 +54,24 @@ class TicketPage:
 
 
 def booking_language(details: BookingDetails) -> str:
-    """The language of the booking's documents: the first of its contact's locales the product
-    has content in, else the product's own."""
+    """The language of the booking's content: the first of the guest's languages (its contact's
+    locales, else the confirming request's Accept-Language) the product has content in, else the
+    product's own."""
     product = details.product
-    locales = details.booking.contact.locales
-    chosen = choose_language(", ".join(locales), product.languages) if locales else None
-    return chosen or product.locale
+    return (
+        choose_language(", ".join(details.booking.contact.reading_locales), product.languages)
+        or product.locale
+    )
+
+
+def booking_words(details: BookingDetails) -> Words:
+    """Berth's own words on the booking's documents (labels, dates, money): in the guest's
+    language whenever Berth has texts in it, whatever languages the product's content is in."""
+    product = details.product
+    language = reading_language(
+        details.booking.contact.reading_locales, product.languages, LANGUAGES, product.locale
+    )
+    return Words(best_language(language))
 
 
 def _content(contents: dict[str, Content], language: str, fallback: str) -> Content | None:
@@ -151,11 +163,9 @@ def _lines(details: BookingDetails, item: UnitItem | None, language: str, words:
         guest = item.contact.full_name or booking.contact.full_name
         if guest:
             lines.append(TicketLine(words("Guest"), guest))
-    # A capability's labels are English and marked for the catalogues where it writes them.
+    # A capability's labels (and words of its texts) are English, marked for the catalogues.
     lines.extend(
-        TicketLine(words(line.label), line.text)
-        for line in booking_lines(details, item)
-        if not line.staff_only
+        TicketLine(*line.in_words(words)) for line in booking_lines(details, item) if not line.staff_only
     )
     reference = booking.supplier_reference
     if item is not None:
@@ -175,7 +185,7 @@ def ticket_pages(details: BookingDetails, supplier: Supplier, only: str | None =
     unit item (when it delivers tickets). `only`: the page of that unit item alone."""
     booking, product, option = details.booking, details.product, details.option
     language = booking_language(details)
-    words = Words(best_language(language))
+    words = booking_words(details)
     title, option_title = _titles(product, option, language)
     formats = tuple(f for f in CODE_FORMATS if f in product.delivery_formats) or (DeliveryFormat.QRCODE,)
     contact = supplier.contact
@@ -220,11 +230,12 @@ class DocumentName:
 _FILENAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def document_names(details: BookingDetails, language: str) -> dict[str, DocumentName]:
+def document_names(details: BookingDetails) -> dict[str, DocumentName]:
     """The name of the voucher (key VOUCHER) and of each unit item's ticket (key: its uuid),
-    in `language`: a ticket is named by its unit, numbered when the booking has several of it."""
+    in the guest's language, as its pages: a ticket is named by its unit, numbered when the
+    booking has several of it."""
     booking, product, option = details.booking, details.product, details.option
-    words = Words(best_language(language))
+    language, words = booking_language(details), booking_words(details)
     reference = _FILENAME_UNSAFE.sub("-", booking.supplier_reference)
     names = {VOUCHER: DocumentName(words("Voucher (every guest)"), reference)}
     counts = Counter(item.unit_id for item in booking.unit_items)

@@ -13,8 +13,10 @@ from berth.capabilities.pickups.extension import REQUEST_FIELDS, Pickup
 from berth.capabilities.pickups.points import address_of, pickup_window, point_view
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product
+from berth.domain.catalog.model import PickupPoint
 from berth.domain.slots import Slot
 from berth.domain.tickets import TicketLine, local_time
+from berth.translations import N_
 
 if TYPE_CHECKING:
     from berth.read_models.availability import SlotAvailability
@@ -25,6 +27,23 @@ def _pickup_fields(option: Option, slot: Slot | None, out: JSON) -> None:
     out["pickupAvailable"] = bool(option.pickup_points)
     out["pickupRequired"] = option.pickup_required
     out["pickupPoints"] = [point_view(p, slot) for p in option.pickup_points]
+
+
+def _point_line(point: PickupPoint, details: BookingDetails) -> TicketLine:
+    """The point, its address and the time (or window) it collects the booking's guests."""
+    where = ", ".join(p for p in (point.name, address_of(point)) if p)
+    if details.slot is None:
+        return TicketLine("Pickup", where)
+    opens, closes = (local_time(moment) for moment in pickup_window(point, details.slot))
+    if opens == closes:
+        return TicketLine("Pickup", f"{where}, {opens}")
+    return _worded("Pickup", N_("{place}, {opens} to {closes}"), place=where, opens=opens, closes=closes)
+
+
+def _worded(label: str, message: str, **values: str) -> TicketLine:
+    """A line whose text has words of Berth's own: English for staff, the guest's language on
+    the guest's tickets and emails."""
+    return TicketLine(label, message.format(**values), message=message, values=tuple(values.items()))
 
 
 class PickupsCapability(Capability):
@@ -64,21 +83,16 @@ class PickupsCapability(Capability):
         point = details.option.pickup_point(pickup.point_id) if pickup.point_id is not None else None
         lines = []
         if point is not None:
-            where = ", ".join(p for p in (point.name, address_of(point)) if p)
-            if details.slot is not None:
-                opens, closes = pickup_window(point, details.slot)
-                when = (
-                    local_time(opens) if opens == closes else f"{local_time(opens)} to {local_time(closes)}"
-                )
-                where = f"{where}, {when}"
-            lines.append(TicketLine("Pickup", where))
+            lines.append(_point_line(point, details))
             if point.directions:
                 lines.append(TicketLine("Directions", point.directions))
-        hotel = ", ".join(p for p in (pickup.hotel, pickup.hotel_room and f"room {pickup.hotel_room}") if p)
-        if hotel:
-            lines.append(TicketLine("Pickup at", hotel))
+        if pickup.hotel_room:
+            message = N_("{hotel}, room {room}") if pickup.hotel else N_("room {room}")
+            lines.append(_worded("Pickup at", message, hotel=pickup.hotel or "", room=pickup.hotel_room))
+        elif pickup.hotel:
+            lines.append(TicketLine("Pickup at", pickup.hotel))
         if not lines:
-            lines.append(TicketLine("Pickup", "requested"))
+            lines.append(_worded("Pickup", N_("requested")))
         return lines
 
     def departure_part(self, option: Option, travelling: Sequence[BookingDetails]) -> list[PickupStop] | None:

@@ -13,17 +13,17 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from berth.capabilities.base import View, pick_language
+from berth.capabilities.base import View
 from berth.capabilities.ids import PRICING
-from berth.capabilities.registry import BY_ID
+from berth.capabilities.registry import BY_ID, booking_lines
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog, DeliveryFormat, Location, LocationType
 from berth.domain.catalog.translated import in_language
-from berth.domain.languages import choose_language
+from berth.domain.languages import reading_language
 from berth.domain.slots import cancellation_cutoff
 from berth.domain.tickets import ticket_keys
 from berth.read_models.bookings import BookingDetails
-from berth.tickets.sheet import document_names
+from berth.tickets.sheet import booking_language, document_names
 from berth.translations import LANGUAGES, N_, Words, best_language
 
 SUBJECTS = {
@@ -100,12 +100,10 @@ def mail_sender(configured: str | None, catalog: Catalog) -> str | None:
 
 
 def mail_language(contact: Contact, catalog: Catalog, fallback: str) -> str:
-    """The booking's language: the contact's locales against the catalogue's languages, else
-    against the languages Berth's own texts are written in, else the product's own."""
-    locales = ", ".join(contact.locales)
-    return (
-        choose_language(locales, catalog.languages) or choose_language(locales, list(LANGUAGES)) or fallback
-    )
+    """The email's language: the guest's languages (the contact's locales, else the confirming
+    request's Accept-Language) against the catalogue's languages, else against the languages
+    Berth's own texts are written in, else the product's own."""
+    return reading_language(contact.reading_locales, catalog.languages, LANGUAGES, fallback)
 
 
 def words_for(language: str) -> Words:
@@ -127,6 +125,9 @@ class Line:
     price: str | None
     cancellation: str
     tickets: list[tuple[str, str]] = field(default_factory=list)  # (label, URL)
+    # What its tickets say of each capability's part (label, text): the pickup point and its
+    # time, the directions, the extras.
+    details: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -161,11 +162,16 @@ def _where(locations: Sequence[Location], words: Words) -> list[str]:
     ]
 
 
-def booking_line(details: BookingDetails, language: str, previously: datetime | None = None) -> Line:
+def booking_line(
+    details: BookingDetails, language: str, previously: datetime | None = None, *, box_office: bool = False
+) -> Line:
+    """The booking as the email shows it. `box_office`: sold by the supplier itself (its price is
+    what the guest paid, and the guest cancels with the supplier); else sold by a reseller, whose
+    price and terms the supplier does not know: no price, and the guest cancels through them."""
     booking, product, option, slot = details.booking, details.product, details.option, details.slot
     view = View(language=language)
     # Field by field: what the guest's language leaves out is read in the product's own.
-    chosen = pick_language(product.content, view, product.locale) or product.locale
+    chosen = booking_language(details)
     product_content = in_language(product.content, chosen, product.locale)
     option_content = in_language(option.content, chosen, product.locale)
     words = words_for(language)
@@ -183,14 +189,17 @@ def booking_line(details: BookingDetails, language: str, previously: datetime | 
         ] += 1
     guests = [f"{count} × {title}" for title, count in units.items()]  # noqa: RUF001
     priced: dict[str, Any] = {}
-    _PRICING.booking_fields(details, priced, view, lambda d, v: {})
-    if slot is not None and option.cancellation_cutoff_amount >= 0 and details.cancellable:
-        cutoff = _local(cancellation_cutoff(option, slot), zone, words)
-        cancellation = words("Free cancellation until {when}.", when=cutoff)
+    if not box_office:
+        cancellation = words("To cancel or change this booking, contact the agent you booked with.")
     else:
-        cancellation = words("This booking cannot be cancelled free of charge.")
+        _PRICING.booking_fields(details, priced, view, lambda d, v: {})
+        if slot is not None and option.cancellation_cutoff_amount >= 0 and details.cancellable:
+            cutoff = _local(cancellation_cutoff(option, slot), zone, words)
+            cancellation = words("Free cancellation until {when}.", when=cutoff)
+        else:
+            cancellation = words("This booking cannot be cancelled free of charge.")
     tickets = []
-    names = document_names(details, chosen)
+    names = document_names(details)
     for key in ticket_keys(product, booking):  # none once cancelled
         url = details.tickets.url(key, DeliveryFormat.PDF_URL)
         if url is not None:
@@ -209,6 +218,8 @@ def booking_line(details: BookingDetails, language: str, previously: datetime | 
         price=_money(priced["pricing"], words) if "pricing" in priced else None,
         cancellation=cancellation,
         tickets=tickets,
+        details=[(label, one_line(text)) for label, text in
+                 (line.in_words(words) for line in booking_lines(details, None) if not line.staff_only)],
     )  # fmt: skip
 
 
@@ -223,18 +234,25 @@ def supplier_of(catalog: Catalog) -> dict[str, str | None]:
     }
 
 
-def why_cancelled(language: str, actor: str, cause: object, reason: object, supplier: str) -> list[str]:
+def why_cancelled(
+    language: str, actor: str, cause: object, reason: object, supplier: str, *, box_office: bool = False
+) -> list[str]:
+    """Who cancelled, and why when the supplier said so: a reseller's reason is its own note
+    (free text the guest was never meant to read) and is not quoted."""
     words = words_for(language)
     if cause == "departure":
         why = [words("{supplier} cancelled the departure.", supplier=supplier)]
-    elif actor == "reseller":
+    elif actor == "reseller" and not box_office:
         why = [words("It was cancelled at the request of the agent you booked with.")]
     else:
         why = [words("It was cancelled by {supplier}.", supplier=supplier)]
-    if isinstance(reason, str) and reason.strip():
+    if actor != "reseller" and isinstance(reason, str) and reason.strip():
         why.append(words("Reason: {reason}", reason=one_line(reason)))
-    # The supplier does not know what the agent charged or refunds: it promises nothing.
-    why.append(words("Any refund is handled by the agent you booked with."))
+    if box_office:
+        why.append(words("For any refund, contact {supplier}.", supplier=supplier))
+    else:
+        # The supplier does not know what the agent charged or refunds: it promises nothing.
+        why.append(words("Any refund is handled by the agent you booked with."))
     return why
 
 

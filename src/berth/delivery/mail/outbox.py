@@ -37,7 +37,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.services.tickets import IssuedTicket
-from berth.store import audit_repo, bookings_repo, mail_repo, orders_repo
+from berth.store import audit_repo, bookings_repo, connections_repo, mail_repo, orders_repo
 from berth.store.database import Database, DbConnection, after_commit
 from berth.store.mail_repo import RECEIPT, Message, NewMessage, Written
 
@@ -61,6 +61,13 @@ class Batch:
 
 class Unwritable(Exception):
     """What a message is about is gone (a booking or order no longer stored)."""
+
+
+async def _box_offices(conn: DbConnection, described: list[BookingDetails]) -> frozenset[str]:
+    """Which of the bookings' connections are the supplier's own box office (their contract's
+    `boxOffice`)."""
+    found = await connections_repo.connections_by_id(conn, (d.booking.connection_id for d in described))
+    return frozenset(connection_id for connection_id, c in found.items() if c.contract.box_office)
 
 
 class GuestMail:
@@ -168,6 +175,7 @@ class GuestMail:
                     about[message.id] = booking
             described = await self._loader.describe(conn, catalog, list(about.values()), exact=True)
             details = dict(zip(about, described, strict=True))
+            box_offices = await _box_offices(conn, described)
             batch.issued.update(
                 (found.booking.id, IssuedTicket(found, VOUCHER, catalog.supplier))
                 for found in described
@@ -178,7 +186,7 @@ class GuestMail:
                     if message.id in details:
                         found = details[message.id]
                         done[message.id] = self._letter(
-                            message, [found], found.booking.contact, None, catalog
+                            message, [found], found.booking.contact, None, catalog, box_offices
                         )
                     else:
                         done[message.id] = await self.write(conn, message)
@@ -203,7 +211,7 @@ class GuestMail:
             members = await orders_repo.bookings_of(conn, order.id)
             described = await self._loader.describe(conn, catalog, members, exact=True)
             contact = order.contact
-        return self._letter(message, described, contact, order, catalog)
+        return self._letter(message, described, contact, order, catalog, await _box_offices(conn, described))
 
     def _letter(
         self,
@@ -212,10 +220,12 @@ class GuestMail:
         contact: Contact,
         order: Order | None,
         catalog: Catalog,
+        box_offices: frozenset[str],
     ) -> Written:
         language = mail_language(contact, catalog, described[0].product.locale)
         supplier = supplier_of(catalog)
         facts = message.facts
+        own = [d.booking.connection_id in box_offices for d in described]
         why: list[str] = []
         if message.kind == "cancelled":
             why = why_cancelled(
@@ -224,13 +234,17 @@ class GuestMail:
                 facts.get("cause"),
                 facts.get("reason"),
                 supplier["name"] or "",
+                box_office=all(own),
             )
         previously = datetime.fromisoformat(facts["previously"]) if facts.get("previously") else None
         letter = Letter(
             kind=message.kind,
             language=language,
             name=contact.full_name,
-            lines=[booking_line(d, language, previously) for d in described],
+            lines=[
+                booking_line(d, language, previously, box_office=mine)
+                for d, mine in zip(described, own, strict=True)
+            ],
             supplier=supplier,
             why=why,
             pending=is_pending([d.booking for d in described]),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fastapi import APIRouter, Body, Depends, Query
 from starlette.responses import Response
 
 from berth.capabilities.ids import RENTALS, RESOURCES
 from berth.container import Services
 from berth.domain.errors import BadRequest, InvalidBookingUuid
+from berth.domain.languages import accepted_locales
 from berth.http.asgi import header
 from berth.http.context import OctoRequest, current_services, octo_request_with_mappings
 from berth.http.octo.common import octo_response
@@ -48,12 +51,14 @@ async def reserve_answer(
     return _one(octo, svc, details)
 
 
-async def confirm_answer(octo: OctoRequest, svc: Services, uuid: str, body: ConfirmBody) -> Response:
+async def confirm_answer(
+    octo: OctoRequest, svc: Services, uuid: str, body: ConfirmBody, accept_language: str | None = None
+) -> Response:
+    confirmation = body.confirmation(octo.view.has(RESOURCES), octo.view.has(RENTALS), octo.view.capabilities)
+    # The guest's tickets and emails are in these languages when the contact names no locales.
+    confirmation = replace(confirmation, request_locales=accepted_locales(accept_language))
     details = await svc.bookings.confirm(
-        octo.snapshot.catalog,
-        octo.connection.id,
-        _known_uuid(uuid),
-        body.confirmation(octo.view.has(RESOURCES), octo.view.has(RENTALS), octo.view.capabilities),
+        octo.snapshot.catalog, octo.connection.id, _known_uuid(uuid), confirmation
     )
     return _one(octo, svc, details)
 
@@ -145,12 +150,14 @@ async def update_booking(
 
 
 async def _confirm(call: Call) -> Response:
-    return await confirm_answer(call.octo, call.svc, call.params["uuid"], call.body)
+    return await confirm_answer(
+        call.octo, call.svc, call.params["uuid"], call.body, header(call.scope, b"accept-language")
+    )
 
 
 CONFIRM = OctoRoute(
     "POST", "/bookings/{uuid}/confirm", "confirm_booking", "Confirm a held booking", BookingOut, _confirm,
-    ConfirmBody, mappings=True,
+    ConfirmBody, mappings=True, headers=("Accept-Language",),
 )  # fmt: skip
 add_routes(router, [CONFIRM])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Header
@@ -11,6 +12,8 @@ from starlette.responses import Response
 from berth.capabilities.cart.orders import OrderInput
 from berth.capabilities.ids import RENTALS, RESOURCES
 from berth.container import Services
+from berth.domain.bookings import Contact
+from berth.domain.languages import accepted_locales
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
 from berth.http.octo.requests import ContactBody, Currency, Lenient, ReserveBody, Text
@@ -123,10 +126,15 @@ async def extend_order(
 async def confirm_order(
     orderId: str,
     body: OrderConfirmBody | None = Body(default=None),
+    accept_language: str | None = Header(default=None, alias="Accept-Language"),
     octo: OctoRequest = Depends(octo_request),
     svc: Services = Depends(current_services),
 ) -> Response:
     contact = body.contact.contact() if body and body.contact else None
+    # The guests' tickets and emails are in these languages when the contact names no locales.
+    request_locales = accepted_locales(accept_language)
+    if request_locales:
+        contact = replace(contact or Contact(), request_locales=request_locales)
     details = await svc.orders.confirm(
         octo.snapshot.catalog, octo.connection.id, orderId, contact, body.emailReceipt if body else None
     )

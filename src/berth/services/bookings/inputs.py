@@ -88,6 +88,8 @@ class ConfirmInput:
     resource_ids: tuple[str, ...] | None = None  # octo/resources
     extensions: ExtensionFields = field(default_factory=dict)
     email_receipt: bool = False  # the guest is emailed a receipt (and told of later changes)
+    # The request's Accept-Language as tags: kept on the contact (Contact.request_locales).
+    request_locales: tuple[str, ...] = ()
 
 
 def fingerprint(data: ReserveInput) -> str:

@@ -760,6 +760,8 @@ class BookingSteps:
         if slot is not None and (pax > booking.pax or slot_end != booking.slot_end) and not booking.test_mode:
             await self._take_places(conn, product, option, slot, booking, pax, excluding=booking.id)
         contact = booking.contact if data.contact is None else data.contact
+        if data.request_locales:
+            contact = replace(contact, request_locales=data.request_locales)
         missing = missing_contact_fields(option, contact, items)
         if missing:
             raise UnprocessableEntity("Required contact fields are missing: " + ", ".join(missing))

@@ -165,6 +165,8 @@ def _document(form: FormData, stored: Contract) -> dict[str, Any]:
             _put(document, key, str(form.get(field) or "").replace("\r\n", "\n"))
     if "payment_terms" in form:
         document["paymentTerms"] = str(form.get("payment_terms") or "MONTHLY_INVOICE")
+    if "sales" in form:
+        _put(document, "boxOffice", form.get("sales") == "BOX_OFFICE" or None)
     return document
 
 
