@@ -74,3 +74,14 @@ def test_in_ci_a_skipped_test_fails_the_run() -> None:
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 error" in run.stdout, run.stdout  # skipped at setup
     assert "a skipped test fails CI (BERTH_TEST_NO_SKIP=1)" in run.stdout, run.stdout
+
+
+def test_every_test_module_that_drives_a_browser_marks_its_tests() -> None:
+    """A browser test without the `browser` mark would meet a missing chromium unannounced:
+    every test module that imports Playwright carries the mark."""
+    unmarked = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "tests").rglob("test_*.py")
+        if "playwright" in (text := path.read_text(encoding="utf-8")) and "pytest.mark.browser" not in text
+    ]
+    assert unmarked == []
