@@ -24,7 +24,7 @@ from berth.store.tables import bookings
 from tests.bookings_helpers import GUEST, booking_products, reservation
 from tests.builders import Document, catalog, load
 from tests.conftest import ADMIN, Clock, auth
-from tests.mail_helpers import Sink, parts, smtp_sink
+from tests.mail_helpers import Sink, box_office, parts, smtp_sink
 from tests.receivers import receiver
 from tests.test_webhooks import drain, subscribe
 
@@ -77,6 +77,7 @@ async def _get(client: httpx.AsyncClient, path: str) -> dict[str, Any]:
 async def test_a_confirmed_sale_keeps_its_price_when_the_catalogue_changes(
     client: httpx.AsyncClient, bookable: Services, sink: Sink
 ) -> None:
+    await box_office(bookable)  # the supplier's own sale: its receipt shows the price paid
     async with receiver() as target:
         await subscribe(client, target.url, capabilities="octo/pricing")
         held = await client.post(

@@ -31,7 +31,8 @@ Keys are camelCase; a key that is not listed here is refused. *Required* fields 
 the others take the default shown. Amounts are integers in the currency's minor unit (`2500`
 is 25.00 EUR), each at most 1,000,000,000,000 ([decisions.md](decisions.md)). Dates are
 `YYYY-MM-DD`; times of day `HH:MM` (quote them in YAML: `"10:00"`), local to the product's
-`timeZone`.
+`timeZone`. YAML anchors and aliases (`&name`, `*name`, `<<:`) are refused, here and in every
+YAML Berth reads (contracts, the editor's fields): write each value out in full.
 
 A product's `deliveryFormats` say how its tickets reach guests and resellers:
 

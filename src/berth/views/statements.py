@@ -8,9 +8,8 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-import orjson
-
 from berth.domain.statements import Statement, StatementLine, Total, amount_value
+from berth.views.encoding import json_bytes
 from berth.views.exports import Row, csv_file
 
 # Lines made and sent at a time, in the CSV and the JSON.
@@ -91,12 +90,12 @@ async def statement_json(statement: Statement) -> AsyncIterator[bytes]:
         "paymentTerms": statement.payment_terms.value,
         "createdAt": statement.created_at.isoformat() if statement.created_at else None,
     }
-    yield orjson.dumps(head)[:-1] + b',"lines":['
+    yield json_bytes(head)[:-1] + b',"lines":['
     for start in range(0, len(statement.lines), BATCH):
-        lines = b",".join(orjson.dumps(_line_json(line)) for line in statement.lines[start : start + BATCH])
+        lines = b",".join(json_bytes(_line_json(line)) for line in statement.lines[start : start + BATCH])
         await asyncio.sleep(0)
         yield (b"," if start else b"") + lines
-    yield b'],"totals":' + orjson.dumps([_total_json(total) for total in statement.totals]) + b"}"
+    yield b'],"totals":' + json_bytes([_total_json(total) for total in statement.totals]) + b"}"
 
 
 def statement_rows(lines: Iterable[StatementLine]) -> list[Row]:

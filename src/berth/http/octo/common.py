@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from berth.capabilities.registry import header_value
 from berth.http.context import OctoRequest
-from berth.http.responses import json_bytes
+from berth.views.encoding import json_bytes
 
 bearer = HTTPBearer(auto_error=False, description="The API key of your connection")
 
