@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 
 from berth.domain.bookings import REFERENCE_ALPHABET, Booking, BookingStatus, UnitItem
@@ -30,6 +30,9 @@ class ScanResult(StrEnum):
     # A look-up's answer where a scan would admit: it admits nothing itself.
     VALID = "VALID"
     UNDONE = "UNDONE"  # a scan sent again whose admission was taken back since: it no longer counts
+    # Tickets to admit, of a departure on another day than today: admitted only when the scan
+    # says so (`admit_another_day`, staff's "Admit anyway").
+    ANOTHER_DAY = "ANOTHER_DAY"
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,12 @@ def refusal(booking: Booking, gate: Departure | None) -> ScanResult | None:
     if not on_departure(booking, gate):
         return ScanResult.NOT_THIS_DEPARTURE
     return None
+
+
+def another_day(booking: Booking, today: date | None) -> bool:
+    """Whether the booking's departure is on another day than `today` (both at the departure's
+    place); an open-dated booking, or a day not known, is not."""
+    return today is not None and booking.local_date is not None and booking.local_date != today
 
 
 def wanted(scanned: Scanned, chosen: Sequence[str] | None) -> list[UnitItem]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from berth.domain.bookings import Booking
@@ -20,6 +20,7 @@ from berth.domain.checkin import (
     Scanned,
     ScanResult,
     admitted_earlier,
+    another_day,
     on_departure,
     readings,
     refusal,
@@ -31,6 +32,7 @@ from berth.domain.errors import Conflict, InvalidAvailabilityId, NotFound, Unpro
 from berth.domain.slots import Slot, slot_for_id
 from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
+from berth.services.availability import today_in
 from berth.services.bookings.inputs import SUPPLIER
 from berth.services.bookings.steps import BookingSteps
 from berth.services.bookings.supplier import booking_target
@@ -47,6 +49,8 @@ class ScanRequest:
     departure: Departure | None = None
     unit_item_uuids: tuple[str, ...] | None = None
     device: str | None = None
+    # Staff's "Admit anyway": admit tickets whose departure is on another day than today.
+    admit_another_day: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,17 +140,27 @@ class CheckIn:
                 return found
         return []
 
+    def _today(self, catalog: Catalog, booking: Booking) -> date | None:
+        """Today at the booking's departure's place (None: its product left the catalogue)."""
+        product = catalog.product(booking.product_id)
+        return today_in(product, self._clock()) if product is not None else None
+
     @staticmethod
     def _decide(
-        scanned: Scanned, admissions: dict[str, Admission], request: ScanRequest
+        scanned: Scanned, admissions: dict[str, Admission], request: ScanRequest, today: date | None
     ) -> tuple[ScanResult, list[str]]:
-        """The scan's result and the tickets it admits, as the booking stands."""
+        """The scan's result and the tickets it admits, as the booking stands: tickets of
+        another day's departure only when the scan says to admit them anyway."""
         result = refusal(scanned.booking, request.departure)
         if result is not None:
             return result, []
         earlier = admitted_earlier(scanned.booking, admissions)
         left = [item.uuid for item in wanted(scanned, request.unit_item_uuids) if item.uuid not in earlier]
-        return (ScanResult.ADMITTED if left else ScanResult.ALREADY_ADMITTED), left
+        if not left:
+            return ScanResult.ALREADY_ADMITTED, []
+        if another_day(scanned.booking, today) and not request.admit_another_day:
+            return ScanResult.ANOTHER_DAY, []
+        return ScanResult.ADMITTED, left
 
     async def _read(
         self, conn: DbConnection, catalog: Catalog, request: ScanRequest
@@ -164,7 +178,7 @@ class CheckIn:
             scanned, ambiguous, admissions = await self._read(conn, catalog, request)
             if scanned is None:
                 return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
-            result, _ = self._decide(scanned, admissions, request)
+            result, _ = self._decide(scanned, admissions, request, self._today(catalog, scanned.booking))
             if result is ScanResult.ADMITTED:
                 result = ScanResult.VALID
             [details] = await self._details(conn, catalog, [scanned.booking])
@@ -188,7 +202,8 @@ class CheckIn:
                 scanned, ambiguous, admissions = await self._read(conn, catalog, request)
                 if scanned is None:
                     return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
-                result, admitting = self._decide(scanned, admissions, request)
+                today = self._today(catalog, scanned.booking)
+                result, admitting = self._decide(scanned, admissions, request, today)
                 if not admitting:
                     [details] = await self._details(conn, catalog, [scanned.booking])
                     unit = scanned.unit.uuid if scanned.unit else None
@@ -217,9 +232,11 @@ class CheckIn:
         booking = scanned.booking
         unit = scanned.unit.uuid if scanned.unit else None
         admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-        result, admitting = self._decide(scanned, admissions, request)
+        today = self._today(catalog, booking)
+        result, admitting = self._decide(scanned, admissions, request, today)
         if admitting:
-            booking = await self._admit(conn, catalog, booking, admitting, request, actor, now)
+            on = booking.local_date if another_day(booking, today) else None
+            booking = await self._admit(conn, catalog, booking, admitting, request, actor, now, on)
             admissions |= {u: Admission(u, now, actor.name, request.device, request.nonce) for u in admitting}
             outcome = {
                 "result": result.value,
@@ -241,7 +258,9 @@ class CheckIn:
         request: ScanRequest,
         actor: Actor,
         now: datetime,
+        another: date | None,
     ) -> Booking:
+        """`another`: the departure's day, when staff admitted another day's tickets anyway."""
         await checkin_repo.admit(
             conn, booking.id, [Admission(u, now, actor.name, request.device, request.nonce) for u in uuids]
         )
@@ -258,6 +277,7 @@ class CheckIn:
                 "nonce": request.nonce,
                 "from": booking.status.value,
                 "to": changed.status.value,
+                **({"anotherDay": another.isoformat()} if another is not None else {}),
             },
             at=now,
         )
