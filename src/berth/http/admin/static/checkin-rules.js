@@ -16,7 +16,7 @@
 (() => {
   const LEAVE_MS = 2500;
   const SEEN_MS = 3000;
-  const GREEN_MS = 4000;
+  const GREEN_MS = 3000;
 
   // `key`: how two readings are known for the same code (the page reads them as references).
   function gateRules(key = (code) => code) {

@@ -330,6 +330,8 @@
   const who = (admission) => (admission.byName ? ` by ${admission.byName}` : "");
   const shortened = (code) => (code.length > 40 ? `${code.slice(0, 39)}…` : code);
   const guests = (n) => `${n} guest${n === 1 ? "" : "s"}`;
+  // What a faded green says of its admission: `Katherine Johnson, 2 guests let through at 10:04.`
+  const letThrough = (party, n) => `${party.leadName || party.code}, ${guests(n)} let through at ${time(new Date().toISOString())}.`;
   const throughOf = (party) => ["Admitted", `${party.units.filter((u) => u.admitted).length} of ${party.units.length} in this party`];
 
   function line(tag, text, className) {
@@ -409,7 +411,7 @@
     }
     if (anyway) {
       // Another day's ticket: staff may admit it all the same, which the server is told.
-      const admit = line("button", "Admit anyway", "primary gate-big");
+      const admit = line("button", "Admit anyway", "primary gate-big gate-anyway");
       admit.type = "button";
       admit.addEventListener("click", () => {
         admit.disabled = true;
@@ -469,11 +471,12 @@
   // The names of a party's tickets `uuids`: `Adult · P6EHKZWPBV`.
   const ticketNames = (party, uuids) => party.units.filter((u) => uuids.includes(u.uuid)).map((u) => `${u.unit} · ${u.code}`);
 
-  // `2026-06-04` as a day: `Thu 4 Jun`, written as the departure's place writes it.
-  const dayName = (isoDay) =>
-    new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", weekday: "short", day: "numeric", month: "short", year: "numeric" }).format(
-      new Date(`${isoDay}T12:00:00Z`),
-    );
+  // `2026-06-04` as a day: `Thu 4 Jun 2026`, as the page's heading writes it.
+  const dayFormat = new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", weekday: "short", day: "numeric", month: "short", year: "numeric" });
+  const dayName = (isoDay) => {
+    const parts = Object.fromEntries(dayFormat.formatToParts(new Date(`${isoDay}T12:00:00Z`)).map((p) => [p.type, p.value]));
+    return `${parts.weekday} ${parts.day} ${parts.month} ${parts.year}`;
+  };
   const whenOf = (departure) => (departure.localDateTimeStart ? `${dayName(departure.localDateTimeStart.slice(0, 10))} ${departure.localDateTimeStart.slice(11, 16)}` : "open date");
 
   function describe(answer) {
@@ -526,7 +529,8 @@
     const admitted = said.result === "ADMITTED" && said.admitted.length;
     const undo = admitted ? { nonce: body.nonce, names: ticketNames(said.booking, said.admitted) } : null;
     const anyway = said.result === "ANOTHER_DAY" && mayAdmit ? askedOf(body) : null;
-    answer(made, kind, verdict, detail, said.booking, { undo, anyway, code: body.code });
+    const last = admitted ? letThrough(said.booking, said.admitted.length) : detail;
+    answer(made, kind, verdict, detail, said.booking, { undo, anyway, code: body.code, last });
     remember(said.booking);
   }
 
@@ -562,7 +566,7 @@
     }
     const start = party.departure.localDateTimeStart;
     if (start && start.slice(0, 10) !== today() && !body.admitAnotherDay) {
-      const detail = `Booked for ${whenOf(party.departure)}, not today. Admit anyway only if that is right (offline: the server is told when the network is back).`;
+      const detail = `Booked for ${whenOf(party.departure)}, not today. Offline: admit anyway only if that is right; the server is told when the network is back.`;
       answer(made, "warn", "Another day", detail, party, { anyway: askedOf(body), code: body.code });
       return;
     }
@@ -575,7 +579,7 @@
     write(queueKey, pending);
     write(listKey, list);
     const detail = `Let ${guests(left.length)} through. Offline: kept on this device, sent when the network is back.`;
-    answer(made, "ok", throughOf(party), detail, party, { code: body.code, last: `${party.leadName || party.code}: let ${guests(left.length)} through.` });
+    answer(made, "ok", throughOf(party), detail, party, { code: body.code, last: letThrough(party, left.length) });
     renderCount();
     renderSync();
   }
@@ -844,7 +848,13 @@
     }
   }, 30000);
   if ("serviceWorker" in navigator) {
+    // A page that did not come through the service worker (its first opening on this device)
+    // is not kept yet: the worker is asked to keep it, so that it opens offline later.
+    const kept = Boolean(navigator.serviceWorker.controller);
     navigator.serviceWorker.register("/admin/checkin/sw.js", { scope: "/admin/checkin" }).catch(() => {});
+    if (!kept) {
+      navigator.serviceWorker.ready.then((registration) => registration.active.postMessage({ keep: location.href })).catch(() => {});
+    }
   }
   applyQueue();
   renderCount();
