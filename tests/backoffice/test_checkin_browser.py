@@ -711,6 +711,7 @@ def test_the_departure_list_on_a_phone(
 ) -> None:
     """No back-office menu, a small way back; today first; a product and any date to pick."""
     browser, _, slot = steady_camera
+    on_the_day(slot)
     page, problems = open_page(browser, server, **PHONE)
     sign_in(page)
     page.goto("/admin/checkin")

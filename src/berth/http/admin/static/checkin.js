@@ -331,7 +331,8 @@
   const shortened = (code) => (code.length > 40 ? `${code.slice(0, 39)}…` : code);
   const guests = (n) => `${n} guest${n === 1 ? "" : "s"}`;
   // What a faded green says of its admission: `Katherine Johnson, 2 guests let through at 10:04.`
-  const letThrough = (party, n) => `${party.leadName || party.code}, ${guests(n)} let through at ${time(new Date().toISOString())}.`;
+  // (`at`: when the server admitted them; offline, now).
+  const letThrough = (party, n, at) => `${party.leadName || party.code}, ${guests(n)} let through at ${time(at || new Date().toISOString())}.`;
   const throughOf = (party) => ["Admitted", `${party.units.filter((u) => u.admitted).length} of ${party.units.length} in this party`];
 
   function line(tag, text, className) {
@@ -529,7 +530,8 @@
     const admitted = said.result === "ADMITTED" && said.admitted.length;
     const undo = admitted ? { nonce: body.nonce, names: ticketNames(said.booking, said.admitted) } : null;
     const anyway = said.result === "ANOTHER_DAY" && mayAdmit ? askedOf(body) : null;
-    const last = admitted ? letThrough(said.booking, said.admitted.length) : detail;
+    const first = admitted ? said.booking.units.find((u) => u.uuid === said.admitted[0]) : null;
+    const last = admitted ? letThrough(said.booking, said.admitted.length, first && first.admission && first.admission.at) : detail;
     answer(made, kind, verdict, detail, said.booking, { undo, anyway, code: body.code, last });
     remember(said.booking);
   }
