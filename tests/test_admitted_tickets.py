@@ -7,15 +7,16 @@ Clock: 2026-06-01T08:00Z; the cruise's departure is 2 June 10:00 London, far fro
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
 
 from berth.container import Services
-from tests.backoffice.helpers import sign_in, text_of
+from tests.backoffice.helpers import notice_of, sign_in, text_of
 from tests.bookings_helpers import GUEST
 from tests.checkin_helpers import nonce, party, scan
-from tests.conftest import ADMIN, auth
+from tests.conftest import ADMIN, Clock, auth
 from tests.departures_helpers import cancel_departure, departure_path
 from tests.test_orders import CART, create, item
 from tests.test_packages import PACKAGES, package_body
@@ -79,15 +80,47 @@ async def test_an_admitted_ticket_stays_until_staff_undo_it(
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED", cancelled.text
 
 
-async def test_the_booking_page_says_why_it_cannot_be_cancelled(
-    client: httpx.AsyncClient, bookable: Services
+async def test_the_booking_page_says_why_it_cannot_be_cancelled_and_undoes_the_admission(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
 ) -> None:
+    """The page says who admitted which ticket, offers to undo exactly the tickets admitted, with
+    a reason, however long ago (the gate's undo lasts ten minutes), and then the cancel."""
     booking = await party(client, ("adult", "adult"))
-    await scan(client, booking["unitItems"][0]["supplierReference"], admitAnotherDay=True)
-    await sign_in(client)
-    text = text_of((await client.get(f"/admin/bookings/{booking['id']}")).text)
-    assert "Not cancellable: 1 of its tickets was admitted at the gate." in text
+    first, second = booking["unitItems"]
+    await scan(client, first["supplierReference"], admitAnotherDay=True, device="pier-2")
+    clock.advance(days=1)
+    csrf = await sign_in(client)
+    page = (await client.get(f"/admin/bookings/{booking['id']}")).text
+    text = text_of(page)
+    assert (
+        "Not cancellable: 1 of its tickets was admitted at the gate. "
+        "Undo the admission below to cancel the booking." in text
+    )
     assert "Cancel even though the cutoff has passed" not in text
+    assert "admitted 1 Jun 2026 09:00 BST by admin token on pier-2" in text  # the tickets' table
+    assert re.findall(r'name="ticket" value="([^"]+)"', page) == [first["uuid"]]  # only what will work
+
+    url = f"/admin/bookings/{booking['id']}/undo-admission"
+    for form, said in (
+        ({"ticket": [first["uuid"]], "reason": " "}, "Admission not undone: give a reason"),
+        ({"reason": "Wrong party"}, "Admission not undone: tick the tickets to take back."),
+        ({"ticket": [second["uuid"]], "reason": "Wrong party"}, "were not admitted at the gate"),
+    ):
+        response = await client.post(url, data={**form, "csrf_token": csrf})
+        assert response.status_code == 303, response.text
+        assert said in (notice_of((await client.get(response.headers["location"])).text) or "")
+    done = await client.post(
+        url, data={"ticket": [first["uuid"]], "reason": "Wrong party", "csrf_token": csrf}
+    )
+    notice = notice_of((await client.get(done.headers["location"])).text)
+    assert notice == (
+        f"Booking {booking['supplierReference']}: the admission of {first['supplierReference']} is undone "
+        "(CONFIRMED → CONFIRMED); the reason is in its history."
+    )
+    page = (await client.get(f"/admin/bookings/{booking['id']}")).text
+    assert "Not cancellable" not in page and 'name="ticket"' not in page
+    assert "Wrong party" in text_of(page)  # the history
+    assert (await octo_booking(client, booking["uuid"]))["unitItems"][0]["utcRedeemedAt"] is None
 
 
 async def test_an_order_with_an_admitted_ticket_is_not_cancelled(

@@ -254,6 +254,69 @@ async def test_an_operator_undoes_an_admission_for_a_while(
     )
 
 
+async def test_a_supervisor_undoes_an_admission_at_any_time(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    """Hours after the gate's ten minutes, an operator or an admin takes back the admission of
+    chosen tickets through the booking, with a reason: in its history, its webhook and the audit
+    trail; a viewer may not, and what cannot be taken back is refused, changing nothing."""
+    booking = await party(client, ("adult", "adult"))
+    first, second = (u["uuid"] for u in booking["unitItems"])
+    await subscribe(client)
+    scan_id = nonce()
+    assert (await scan(client, booking["supplierReference"], nonce=scan_id))["result"] == "ADMITTED"
+    clock.advance(hours=5)
+    at_the_gate = await client.post("/admin/api/checkin/undo", json={"nonce": scan_id}, headers=ADMIN)
+    assert at_the_gate.status_code == 400 and "booking's page" in at_the_gate.json()["errorMessage"]
+
+    path = f"/admin/api/bookings/{booking['id']}/undo-admission"
+    viewer = await staff_token(bookable, "viewer@example.com", Role.VIEWER)
+    operator = await staff_token(bookable, "operator@example.com", Role.OPERATOR)
+    body = {"unitItemUuids": [first], "reason": "Wrong party ticked at the gate"}
+    assert (await client.post(path, json=body, headers=viewer)).status_code == 403
+    for wrong, error in (
+        ({**body, "reason": "   "}, "BAD_REQUEST"),
+        ({"unitItemUuids": [first]}, "BAD_REQUEST"),
+        ({**body, "unitItemUuids": []}, "BAD_REQUEST"),
+        ({**body, "unitItemUuids": [first, "nope"]}, "BAD_REQUEST"),
+    ):
+        refused = await client.post(path, json=wrong, headers=operator)
+        assert (refused.status_code, refused.json()["error"]) == (400, error), refused.text
+    missing = await client.post("/admin/api/bookings/nope/undo-admission", json=body, headers=operator)
+    assert missing.status_code == 404
+    assert [b["status"] for b in await booking_updates(bookable, booking["id"])] == [
+        "REDEEMED"
+    ]  # nothing yet
+
+    undone = await client.post(path, json=body, headers=operator)
+    assert undone.status_code == 200, undone.text
+    assert undone.json()["status"] == "CONFIRMED"
+    octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    redeemed = {u["uuid"]: u["utcRedeemedAt"] for u in octo["unitItems"]}
+    assert octo["status"] == "CONFIRMED" and redeemed[first] is None and redeemed[second] is not None
+    assert [b["status"] for b in await booking_updates(bookable, booking["id"])] == ["REDEEMED", "CONFIRMED"]
+    audit = (await client.get("/admin/api/audit", params={"action": "checkin.undo"}, headers=ADMIN)).json()
+    [entry] = audit["entries"]
+    assert entry["actor"] == "operator@example.com"
+    assert entry["details"]["reason"] == "Wrong party ticked at the gate"
+    assert entry["details"]["nonces"] == [scan_id]
+    assert entry["details"]["tickets"] == [booking["unitItems"][0]["supplierReference"]]
+    history = (await client.get(f"/admin/api/bookings/{booking['id']}", headers=ADMIN)).json()["history"]
+    assert history[-1]["kind"] == "admission undone"
+    assert history[-1]["detail"]["reason"] == "Wrong party ticked at the gate"
+    # Taken back already: nothing to take back, nothing changes.
+    again = await client.post(path, json=body, headers=ADMIN)
+    assert again.status_code == 400 and again.json()["error"] == "UNPROCESSABLE_ENTITY"
+    assert "not admitted at the gate" in again.json()["errorMessage"]
+    # The other ticket too: the booking is cancellable again (by staff, past its cutoff).
+    rest = {"unitItemUuids": [second], "reason": "The party turned back"}
+    assert (await client.post(path, json=rest, headers=ADMIN)).status_code == 200
+    cancelled = await client.post(
+        f"/admin/api/bookings/{booking['id']}/cancel", json={"force": True}, headers=ADMIN
+    )
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED", cancelled.text
+
+
 async def test_the_departure_the_scanner_keeps(client: httpx.AsyncClient, bookable: Services) -> None:
     first = await party(client, ("adult", "adult"), notes="Wheelchair")
     await party(client, ("adult",))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from berth.domain.bookings import Booking
+from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.catalog import Catalog
 from berth.domain.catalog.lookup import find_option, find_product
 from berth.domain.checkin import (
@@ -28,7 +28,7 @@ from berth.domain.checkin import (
     with_admitted,
     without_admitted,
 )
-from berth.domain.errors import Conflict, InvalidAvailabilityId, NotFound, UnprocessableEntity
+from berth.domain.errors import BadRequest, Conflict, InvalidAvailabilityId, NotFound, UnprocessableEntity
 from berth.domain.slots import Slot, slot_for_id
 from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
@@ -265,7 +265,8 @@ class CheckIn:
             conn, booking.id, [Admission(u, now, actor.name, request.device, request.nonce) for u in uuids]
         )
         changed = with_admitted(booking, set(uuids), now)
-        await self._record(conn, catalog, booking, changed, "admitted", uuids, actor, now, request.nonce)
+        detail = {"nonce": request.nonce}
+        await self._record(conn, catalog, booking, changed, "admitted", uuids, actor, now, detail)
         await audit_repo.record(
             conn,
             actor,
@@ -293,12 +294,12 @@ class CheckIn:
         uuids: Sequence[str],
         actor: Actor,
         now: datetime,
-        nonce: str,
+        said: dict[str, Any],
     ) -> None:
-        """Store the booking and announce it once: its history, the booking_update webhook,
-        its order."""
+        """Store the booking and announce it once: its history (the tickets, who, and `said`:
+        the scan's nonce, or the reason), the booking_update webhook, its order."""
         await bookings_repo.save_booking(conn, after, before)
-        detail = {"tickets": self._references(before, uuids), "by": actor.name, "nonce": nonce}
+        detail = {"tickets": self._references(before, uuids), "by": actor.name, **said}
         await self._steps.changed(conn, catalog, before, after, kind, SUPPLIER, detail)
         await self._steps.follow_in(conn, catalog, [(before, after)])
 
@@ -330,8 +331,9 @@ class CheckIn:
         return ScanOutcome(result, request.code, details, admitted, admissions, kept["unit"], True)
 
     async def undo(self, catalog: Catalog, nonce: str, *, actor: Actor) -> ScanOutcome:
-        """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission: the
-        outcome's `admitted` are the tickets taken back."""
+        """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission (at
+        the gate; later, `take_back` from the booking's page): the outcome's `admitted` are the
+        tickets taken back."""
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             found = await checkin_repo.admitted_by_scan(conn, nonce)
@@ -340,35 +342,89 @@ class CheckIn:
             booking_id, admitted = found
             if min(a.at for a in admitted) + UNDO_WINDOW < now:
                 raise UnprocessableEntity(
-                    f"The admission can only be undone within {int(UNDO_WINDOW.total_seconds() // 60)} "
-                    "minutes; it is past that"
+                    f"The admission can only be undone at the gate within "
+                    f"{int(UNDO_WINDOW.total_seconds() // 60)} minutes; it is past that: an operator "
+                    "or an admin undoes it from the booking's page in the back office"
                 )
             booking = await bookings_repo.get_by_id(conn, booking_id)
             if booking is None:
                 raise NotFound(f"No booking with id {booking_id!r}")
             booking = await self._steps.lock_in(conn, booking)
             uuids = [a.unit_uuid for a in admitted]
-            await checkin_repo.take_back(conn, booking.id, uuids)
-            changed = without_admitted(booking, set(uuids), now)
-            await self._record(conn, catalog, booking, changed, "admission undone", uuids, actor, now, nonce)
-            await audit_repo.record(
-                conn,
-                actor,
-                "checkin.undo",
-                booking_target(booking),
-                {
-                    "tickets": self._references(booking, uuids),
-                    "nonce": nonce,
-                    "from": booking.status.value,
-                    "to": changed.status.value,
-                },
-                at=now,
-            )
+            return await self._take_back_locked(conn, catalog, booking, uuids, actor, now, {"nonce": nonce})
+
+    async def take_back(
+        self, catalog: Catalog, booking_id: str, unit_uuids: Sequence[str], reason: str, *, actor: Actor
+    ) -> ScanOutcome:
+        """Take back the admission of the booking's tickets `unit_uuids`, however long ago it
+        was (a supervisor, from the booking's page; the role is the caller's to check), with
+        `reason`, which the booking's history and the audit trail keep."""
+        why = reason.strip()
+        if not why:
+            raise BadRequest("reason must not be empty: say why the admission is taken back")
+        if not unit_uuids:
+            raise BadRequest("unitItemUuids: name the tickets whose admission to take back")
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            found = await bookings_repo.get_by_id(conn, booking_id)
+            if found is None:
+                raise NotFound(f"No booking with id {booking_id!r}")
+            booking = await self._steps.lock_in(conn, found)
+            if booking.status not in (BookingStatus.CONFIRMED, BookingStatus.REDEEMED):
+                raise UnprocessableEntity(
+                    f"Booking {booking.supplier_reference} is {booking.status.value}: its admissions stay"
+                )
             admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-            [details] = await self._details(conn, catalog, [changed])
-            return ScanOutcome(
-                ScanResult.ADMITTED, booking.supplier_reference, details, tuple(uuids), admissions
-            )
+            wanted = list(dict.fromkeys(unit_uuids))
+            strangers = [u for u in wanted if u not in {item.uuid for item in booking.unit_items}]
+            if strangers:
+                raise BadRequest(f"unitItemUuids: {', '.join(strangers)} are not tickets of this booking")
+            outside = [u for u in wanted if u not in admissions]
+            if outside:
+                raise UnprocessableEntity(
+                    f"{', '.join(self._references(booking, outside))} of booking "
+                    f"{booking.supplier_reference} were not admitted at the gate: nothing to take back"
+                )
+            nonces = sorted({admissions[u].nonce for u in wanted})
+            said = {"reason": why, "nonces": nonces}
+            return await self._take_back_locked(conn, catalog, booking, wanted, actor, now, said)
+
+    async def _take_back_locked(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        booking: Booking,
+        uuids: list[str],
+        actor: Actor,
+        now: datetime,
+        said: dict[str, Any],
+    ) -> ScanOutcome:
+        """The tickets `uuids` of the (locked) booking no longer admitted: the booking
+        CONFIRMED again, in its history, its webhook and the audit trail with `said`."""
+        await checkin_repo.take_back(conn, booking.id, uuids)
+        changed = without_admitted(booking, set(uuids), now)
+        await self._record(conn, catalog, booking, changed, "admission undone", uuids, actor, now, said)
+        await audit_repo.record(
+            conn,
+            actor,
+            "checkin.undo",
+            booking_target(booking),
+            {
+                "tickets": self._references(booking, uuids),
+                **said,
+                "from": booking.status.value,
+                "to": changed.status.value,
+            },
+            at=now,
+        )
+        admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
+        [details] = await self._details(conn, catalog, [changed])
+        return ScanOutcome(ScanResult.ADMITTED, booking.supplier_reference, details, tuple(uuids), admissions)
+
+    async def admissions(self, booking_id: str) -> dict[str, Admission]:
+        """The booking's tickets admitted at the gate: {unit item uuid: admission}."""
+        async with self._db.transaction(write=False) as conn:
+            return (await checkin_repo.admissions_of(conn, [booking_id])).get(booking_id, {})
 
     async def parties(self, catalog: Catalog, departure: Departure) -> tuple[Slot, list[Party]]:
         """Every booking of the departure (test bookings aside) with its admitted tickets: what
