@@ -15,7 +15,7 @@ import httpx
 from berth.container import Services
 from tests.backoffice.helpers import notice_of, sign_in, text_of
 from tests.bookings_helpers import GUEST
-from tests.checkin_helpers import nonce, party, scan
+from tests.checkin_helpers import booking_updates, nonce, party, scan, subscribe
 from tests.conftest import ADMIN, Clock, auth
 from tests.departures_helpers import cancel_departure, departure_path
 from tests.test_orders import CART, create, item
@@ -172,17 +172,95 @@ async def test_a_package_with_an_admitted_ticket_is_not_cancelled(
     assert [after["status"], *(m["status"] for m in after["packageBookings"])] == ["CONFIRMED"] * 3
 
 
-async def test_a_cancelled_departure_leaves_a_party_partly_through_the_gate(
+async def test_a_departure_cancelled_after_boarding_began_asks_and_may_keep_the_tickets(
     client: httpx.AsyncClient, bookable: Services
 ) -> None:
+    """A party partly through the gate is used, not cancelled with its departure; its tickets
+    not through are what staff choose about: without a choice the cancellation is refused and
+    changes nothing; KEEP leaves the booking CONFIRMED and its ticket valid."""
     boarding = await party(client, ("adult", "adult"))
     waiting = await party(client, ("adult",))
-    await scan(client, boarding["unitItems"][0]["supplierReference"], admitAnotherDay=True)
+    first, second = boarding["unitItems"]
+    await scan(client, first["supplierReference"], admitAnotherDay=True)
     affected = await client.get(departure_path(suffix="/affected"), headers=ADMIN)
-    assert affected.status_code == 200 and affected.json()["bookings"] == 1, affected.text
-    response = await cancel_departure(client, "Storm warning")
+    assert affected.status_code == 200, affected.text
+    assert affected.json()["bookings"] == 1
+    assert affected.json()["ticketsNotThrough"] == [
+        {
+            "bookingId": boarding["id"],
+            "supplierReference": boarding["supplierReference"],
+            "unitItemUuids": [second["uuid"]],
+        }
+    ]
+    unsaid = await cancel_departure(client, "Storm warning")
+    assert unsaid.status_code == 400 and unsaid.json()["error"] == "UNPROCESSABLE_ENTITY", unsaid.text
+    assert unsaid.json()["errorMessage"].startswith(
+        "Boarding began: 1 booking(s) on the departure have 1 ticket(s)"
+    )
+    assert (await octo_booking(client, waiting["uuid"]))["status"] == "CONFIRMED"  # nothing changed
+    assert (await client.get(departure_path(), headers=ADMIN)).json()["closed"] is False
+    wrong = await client.post(
+        departure_path(suffix="/cancel"), json={"reason": "Storm", "notThrough": "MAYBE"}, headers=ADMIN
+    )
+    assert wrong.status_code == 400 and wrong.json()["error"] == "BAD_REQUEST"
+
+    response = await client.post(
+        departure_path(suffix="/cancel"),
+        json={"reason": "Storm warning", "notThrough": "KEEP"},
+        headers=ADMIN,
+    )
     assert response.status_code == 200, response.text
-    assert response.json()["cancelledBookingIds"] == [waiting["id"]]
+    done = response.json()
+    assert done["cancelledBookingIds"] == [waiting["id"]] and done["notThrough"] == "KEEP"
+    assert [b["unitItemUuids"] for b in done["ticketsNotThrough"]] == [[second["uuid"]]]
     assert (await octo_booking(client, waiting["uuid"]))["status"] == "CANCELLED"
     kept = await octo_booking(client, boarding["uuid"])
     assert kept["status"] == "CONFIRMED" and kept["unitItems"][0]["utcRedeemedAt"] is not None
+    assert (await scan(client, second["supplierReference"], admitAnotherDay=True))["result"] == "ADMITTED"
+    audit = (
+        await client.get("/admin/api/audit", params={"action": "departure.cancel"}, headers=ADMIN)
+    ).json()
+    assert audit["entries"][0]["details"]["notThrough"] == "KEEP"
+    assert audit["entries"][0]["details"]["ticketsNotThrough"] == {
+        boarding["supplierReference"]: [second["supplierReference"]]
+    }
+
+
+async def test_a_departure_cancelled_after_boarding_began_cancels_the_tickets_not_through(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    """CANCEL: the party keeps its ticket through the gate, REDEEMED, with that ticket's place
+    and price alone; its reseller is told by a booking_update, its history says which tickets
+    went and why; the tickets cancelled no longer open the gate."""
+    boarding = await party(client, ("adult", "adult", "adult"))
+    first, *rest = boarding["unitItems"]
+    await subscribe(client)
+    await scan(client, first["supplierReference"], admitAnotherDay=True)
+    staff_view = f"/admin/api/bookings/{boarding['id']}"
+    before = (await client.get(staff_view, headers=ADMIN)).json()["booking"]
+    response = await client.post(
+        departure_path(suffix="/cancel"),
+        json={"reason": "Storm warning", "notThrough": "CANCEL"},
+        headers=ADMIN,
+    )
+    assert response.status_code == 200, response.text
+    done = response.json()
+    assert done["cancelledBookingIds"] == [] and done["notThrough"] == "CANCEL"
+    assert len(done["connectionIds"]) == 1  # the reseller told, by its booking_update
+    after = await octo_booking(client, boarding["uuid"])
+    assert after["status"] == "REDEEMED" and [u["uuid"] for u in after["unitItems"]] == [first["uuid"]]
+    assert after["utcRedeemedAt"] == after["unitItems"][0]["utcRedeemedAt"] is not None
+    priced = (await client.get(staff_view, headers=ADMIN)).json()["booking"]
+    assert priced["pricing"]["retail"] * 3 == before["pricing"]["retail"]  # one adult's of three
+    sent = await booking_updates(bookable, boarding["id"])
+    assert [(b["status"], len(b["unitItems"])) for b in sent] == [("CONFIRMED", 3), ("REDEEMED", 1)]
+    history = (await client.get(f"/admin/api/bookings/{boarding['id']}", headers=ADMIN)).json()["history"]
+    assert history[-1]["kind"] == "tickets cancelled"
+    assert (
+        history[-1]["detail"]["reason"] == "Storm warning" and history[-1]["detail"]["cause"] == "departure"
+    )
+    assert history[-1]["detail"]["tickets"] == [u["supplierReference"] for u in rest]
+    gone = await scan(client, rest[0]["supplierReference"], admitAnotherDay=True)
+    assert gone["result"] == "UNKNOWN_CODE"
+    again = await scan(client, boarding["supplierReference"], admitAnotherDay=True)
+    assert again["result"] == "ALREADY_ADMITTED"

@@ -19,6 +19,7 @@ from berth.capabilities.registry import BY_ID
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog, DeliveryFormat, Location, LocationType
 from berth.domain.catalog.translated import in_language
+from berth.domain.checkin import TICKETS_CANCELLED
 from berth.domain.languages import choose_language
 from berth.domain.slots import cancellation_cutoff
 from berth.domain.tickets import ticket_keys
@@ -30,7 +31,10 @@ SUBJECTS = {
     "receipt": N_("Your booking {reference}: {title}"),
     "cancelled": N_("Cancelled: booking {reference}, {title}"),
     "changed": N_("New time for booking {reference}: {title}"),
+    TICKETS_CANCELLED: N_("Tickets cancelled: booking {reference}, {title}"),
 }
+# The letters that say something was cancelled: no ticket links, no attachments.
+CANCELLING = ("cancelled", TICKETS_CANCELLED)
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _ASCII_ADDRESS = re.compile(r"[!-;=?-~]+")  # printable ASCII but white space and < >
@@ -131,7 +135,7 @@ class Line:
 
 @dataclass(frozen=True)
 class Letter:
-    kind: str  # receipt, cancelled, changed
+    kind: str  # receipt, cancelled, changed, tickets cancelled
     language: str
     name: str | None
     lines: list[Line]
@@ -139,6 +143,12 @@ class Letter:
     why: list[str] = field(default_factory=list)
     pending: bool = False
     order_reference: str | None = None
+    cancelled_tickets: list[str] = field(default_factory=list)  # tickets cancelled: their references
+
+    @property
+    def with_tickets(self) -> bool:
+        """Whether the letter links the tickets (and attaches them): not when it cancels."""
+        return self.kind not in CANCELLING
 
 
 def _local(moment: datetime, zone: Any, words: Words, all_day: bool = False) -> str:
