@@ -8,7 +8,9 @@ screenshots of each situation go to docs/screenshots/."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwrig
 
 from tests.backoffice.fake_camera import blank_picture, motion_video, ticket_picture
 from tests.backoffice.server import berth_on_clock
-from tests.backoffice.test_browser import ADMIN, SCREENSHOTS
+from tests.backoffice.test_browser import ADMIN, SCREENSHOTS, open_page, sign_in
 from tests.backoffice.test_checkin_browser import (
     CLOCK,
     admissions,
@@ -26,8 +28,10 @@ from tests.backoffice.test_checkin_browser import (
     departures,
     film,
     filming,
+    on_the_day,
     open_scanner,
     phone_shot,
+    shot,
 )
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 
@@ -306,5 +310,35 @@ def test_another_days_ticket_asks_before_it_admits(server: str, browser: Browser
         "status"
     ]
     assert status == "REDEEMED"
+    page.context.close()
+    assert problems == []
+
+
+def test_a_supervisor_undoes_an_admission_from_the_booking_page(server: str, browser: Browser) -> None:
+    """An hour after the gate admitted a party (its own undo lasts ten minutes), the booking's
+    page offers to undo the admission of each ticket through the gate, with a reason."""
+    slot = departures(server, 6)[5]
+    party = book(server, slot, 2, "Annie Easley")
+    second = party["unitItems"][1]
+    on_the_day(slot)
+    scan = {"code": party["supplierReference"], "nonce": uuid.uuid4().hex, "device": "pier-1"}
+    assert httpx.post(server + "/admin/api/checkin", json=scan, headers=ADMIN).json()["result"] == "ADMITTED"
+    CLOCK.now += timedelta(hours=1)
+    page, problems = open_page(browser, server)
+    sign_in(page)
+    page.goto(f"/admin/bookings/{party['id']}")
+    form = page.locator("form.undo-admission")
+    expect(form.locator("input[name=ticket]")).to_have_count(2)
+    expect(page.locator("#tickets")).to_contain_text("by admin token on pier-1")
+    form.locator(f"input[value='{second['uuid']}']").check()
+    page.fill("#undo-reason", "Second guest turned back at the pier")
+    shot(page, "booking-undo-admission")
+    form.get_by_role("button", name="Undo the admission").click()
+    expect(page.locator(".notice.success")).to_have_text(
+        f"Booking {party['supplierReference']}: the admission of {second['supplierReference']} is undone "
+        "(REDEEMED → CONFIRMED); the reason is in its history."
+    )
+    expect(form.locator("input[name=ticket]")).to_have_count(1)  # only the ticket still through
+    expect(page.locator("table.history")).to_contain_text("Second guest turned back at the pier")
     page.context.close()
     assert problems == []
