@@ -532,10 +532,14 @@ def test_a_scanner_opened_once_online_reloads_offline(
     guest = book(server, slot, 1, "Hedy Lamarr")
     page, problems = open_scanner(browser, server, slot)
     assert page.evaluate("navigator.serviceWorker.ready.then(() => true)")
-    page.wait_for_function("caches.match(location.href).then(Boolean)")  # kept by the worker
+    for _ in range(40):  # until the worker has kept the page (it is told to at once)
+        if page.evaluate("async () => Boolean(await caches.match(location.href))"):
+            break
+        page.wait_for_timeout(250)
 
     page.context.set_offline(True)
     page.reload()
+    assert "was not opened on this device" not in page.locator("body").inner_text()
     expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
     expect(page.locator("#gate-expected")).to_have_text("1")
     page.fill("#gate-code", guest["supplierReference"])
