@@ -19,7 +19,6 @@ from berth.capabilities.registry import BY_ID
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog, DeliveryFormat, Location, LocationType
 from berth.domain.catalog.translated import in_language
-from berth.domain.checkin import TICKETS_CANCELLED
 from berth.domain.languages import choose_language
 from berth.domain.slots import cancellation_cutoff
 from berth.domain.tickets import ticket_keys
@@ -31,10 +30,13 @@ SUBJECTS = {
     "receipt": N_("Your booking {reference}: {title}"),
     "cancelled": N_("Cancelled: booking {reference}, {title}"),
     "changed": N_("New time for booking {reference}: {title}"),
-    TICKETS_CANCELLED: N_("Tickets cancelled: booking {reference}, {title}"),
+    "partly cancelled": N_("Tickets cancelled: booking {reference}, {title}"),
 }
-# The letters that say something was cancelled: no ticket links, no attachments.
-CANCELLING = ("cancelled", TICKETS_CANCELLED)
+# The letters that say something was cancelled: no ticket links, no attachments. A booking's
+# tickets not through the gate cancelled (`TICKETS_CANCELLED` in its history) is a letter of its
+# own (the kind fits the outbox's 16 characters).
+PARTLY_CANCELLED = "partly cancelled"
+CANCELLING = ("cancelled", PARTLY_CANCELLED)
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _ASCII_ADDRESS = re.compile(r"[!-;=?-~]+")  # printable ASCII but white space and < >
@@ -135,7 +137,7 @@ class Line:
 
 @dataclass(frozen=True)
 class Letter:
-    kind: str  # receipt, cancelled, changed, tickets cancelled
+    kind: str  # receipt, cancelled, changed, partly cancelled
     language: str
     name: str | None
     lines: list[Line]

@@ -15,6 +15,7 @@ from typing import Any
 from berth.delivery.mail.compose import (
     CANCELLING,
     NAME_LIMIT,
+    PARTLY_CANCELLED,
     Letter,
     booking_line,
     is_pending,
@@ -97,7 +98,7 @@ class GuestMail:
             facts = {"actor": actor, "cause": detail.get("cause"), "reason": detail.get("reason")}
             if some:
                 facts["tickets"] = detail.get("tickets")
-            await self._queue(conn, kind, after.id, None, actor, facts)
+            await self._queue(conn, PARTLY_CANCELLED if some else kind, after.id, None, actor, facts)
         elif before.slot_start is not None:
             await self._queue(
                 conn, "changed", after.id, None, actor, {"previously": before.slot_start.isoformat()}
