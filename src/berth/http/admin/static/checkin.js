@@ -286,15 +286,16 @@
     }
   }
 
-  // A camera answer that came while a typed one had the screen: shown once that one was seen.
-  let waiting = null;
+  // Camera answers that came while a typed one had the screen: shown, in order, once that one
+  // was seen.
+  const waiting = [];
 
   // The answer of the turn `made` (a scan typed, or read by the camera), as `show` takes it,
   // if the rules let it take the screen now; a green one fades after a few seconds.
   function answer(made, kind, verdict, detail, party, options = {}) {
     const now = clockNow();
     if (!rules.mayShow(made, now)) {
-      waiting = () => answer(made, kind, verdict, detail, party, options);
+      waiting.push(() => answer(made, kind, verdict, detail, party, options));
       setTimeout(showWaiting, 200);
       return;
     }
@@ -306,13 +307,13 @@
   }
 
   function showWaiting() {
-    if (!waiting) {
+    if (!waiting.length) {
       return;
     }
     if (rules.typedSeenIn(clockNow()) === 0) {
-      const shown = waiting;
-      waiting = null;
-      shown();
+      for (const shown of waiting.splice(0)) {
+        shown();
+      }
     } else {
       setTimeout(showWaiting, 200);
     }
