@@ -89,6 +89,7 @@ async def scan_all(
                     "code": code,
                     "nonce": uuid.uuid4().hex,
                     "device": f"bench-{number}",
+                    "admitAnotherDay": True,  # the museum's days ahead: staff admit anyway
                     "departure": {
                         "productId": "tower-of-stories",
                         "optionId": "DEFAULT",

@@ -4,6 +4,7 @@ outbox holds of a booking."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -15,6 +16,8 @@ from tests.bookings_helpers import SLOT, TOUR, confirm, reservation, reserve
 from tests.conftest import ADMIN, auth
 
 GATE = {**TOUR, "availabilityId": SLOT}
+# 07:00 in London on the day of SLOT: the gate admits that day's tickets without asking.
+ON_THE_DAY = datetime(2026, 6, 2, 6, 0, tzinfo=UTC)
 
 
 async def party(

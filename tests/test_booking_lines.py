@@ -24,7 +24,7 @@ from tests.backoffice.test_browser import SCREENSHOTS, browser, open_page
 from tests.backoffice.test_browser import sign_in as sign_in_page
 from tests.backoffice.test_pages import manifest_path
 from tests.builders import load
-from tests.checkin_helpers import scan
+from tests.checkin_helpers import ON_THE_DAY, scan
 from tests.conftest import START, Clock, auth
 from tests.test_tickets import LEAD, booked, options, path_of
 from tests.tickets_helpers import CRUISE, DEPARTURE, cruise_booking, pdf_text, tickets_catalog
@@ -86,7 +86,8 @@ def test_the_scanner_page_shows_a_registered_capabilitys_lines(
     """The real scanner page, for a code typed at the gate: the party's lines as its facts,
     each ticket's own beside it, though the page names no capability."""
     monkeypatch.setattr(registry, "CAPABILITIES", (*registry.CAPABILITIES, Lockers()))
-    with berth_on_clock(tmp_path / "berth.db", Clock(START), ticketed) as base:
+    clock = Clock(START)
+    with berth_on_clock(tmp_path / "berth.db", clock, ticketed) as base:
         body = cruise_booking({"unitId": "adult"}, {"unitId": "adult"})
         held = httpx.post(base + "/octo/bookings", json=body, headers=auth())
         assert held.status_code == 200, held.text
@@ -95,6 +96,7 @@ def test_the_scanner_page_shows_a_registered_capabilitys_lines(
         )
         assert confirmed.status_code == 200, confirmed.text
         booking = confirmed.json()
+        clock.now = ON_THE_DAY  # the gate opens on the departure's day
         page, problems = open_page(browser, base, width=390, height=844)
         sign_in_page(page)
         page.goto(f"/admin/checkin/{CRUISE['productId']}/{CRUISE['optionId']}/{quote(DEPARTURE, safe='')}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,11 +15,17 @@ from berth.domain.bookings import REFERENCE_ALPHABET
 from berth.domain.checkin import readings
 from berth.domain.staff import Role
 from tests.bookings_helpers import SLOT, TOUR
-from tests.checkin_helpers import GATE, booking_updates, nonce, party, scan, subscribe
-from tests.conftest import ADMIN, Clock, auth
+from tests.checkin_helpers import GATE, ON_THE_DAY, booking_updates, nonce, party, scan, subscribe
+from tests.conftest import ADMIN, START, Clock, auth
 from tests.test_staff_roles import staff_token
 
 OTHER_SLOT = "2026-06-02T14:00:00+01:00"
+
+
+@pytest.fixture(autouse=True)
+def on_the_day(clock: Clock) -> None:
+    """The gate scans on the day of the departures (SLOT and OTHER_SLOT)."""
+    clock.now = ON_THE_DAY
 
 
 async def test_a_voucher_admits_the_whole_party_once(client: httpx.AsyncClient, bookable: Services) -> None:
@@ -140,7 +147,11 @@ async def test_what_the_gate_refuses(client: httpx.AsyncClient, bookable: Servic
     assert other["booking"]["units"][0]["admitted"] is False
 
     cancelled = await party(client)
-    await client.post(f"/octo/bookings/{cancelled['uuid']}/cancel", headers=auth())
+    # On the day, past the reseller's cutoff: staff cancel it.
+    forced = await client.post(
+        f"/admin/api/bookings/{cancelled['id']}/cancel", json={"force": True}, headers=ADMIN
+    )
+    assert forced.status_code == 200, forced.text
     assert (await scan(client, cancelled["supplierReference"]))["result"] == "CANCELLED"
 
     from tests.bookings_helpers import reservation, reserve
@@ -243,6 +254,69 @@ async def test_an_operator_undoes_an_admission_for_a_while(
     )
 
 
+async def test_a_supervisor_undoes_an_admission_at_any_time(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    """Hours after the gate's ten minutes, an operator or an admin takes back the admission of
+    chosen tickets through the booking, with a reason: in its history, its webhook and the audit
+    trail; a viewer may not, and what cannot be taken back is refused, changing nothing."""
+    booking = await party(client, ("adult", "adult"))
+    first, second = (u["uuid"] for u in booking["unitItems"])
+    await subscribe(client)
+    scan_id = nonce()
+    assert (await scan(client, booking["supplierReference"], nonce=scan_id))["result"] == "ADMITTED"
+    clock.advance(hours=5)
+    at_the_gate = await client.post("/admin/api/checkin/undo", json={"nonce": scan_id}, headers=ADMIN)
+    assert at_the_gate.status_code == 400 and "booking's page" in at_the_gate.json()["errorMessage"]
+
+    path = f"/admin/api/bookings/{booking['id']}/undo-admission"
+    viewer = await staff_token(bookable, "viewer@example.com", Role.VIEWER)
+    operator = await staff_token(bookable, "operator@example.com", Role.OPERATOR)
+    body = {"unitItemUuids": [first], "reason": "Wrong party ticked at the gate"}
+    assert (await client.post(path, json=body, headers=viewer)).status_code == 403
+    for wrong, error in (
+        ({**body, "reason": "   "}, "BAD_REQUEST"),
+        ({"unitItemUuids": [first]}, "BAD_REQUEST"),
+        ({**body, "unitItemUuids": []}, "BAD_REQUEST"),
+        ({**body, "unitItemUuids": [first, "nope"]}, "BAD_REQUEST"),
+    ):
+        refused = await client.post(path, json=wrong, headers=operator)
+        assert (refused.status_code, refused.json()["error"]) == (400, error), refused.text
+    missing = await client.post("/admin/api/bookings/nope/undo-admission", json=body, headers=operator)
+    assert missing.status_code == 404
+    assert [b["status"] for b in await booking_updates(bookable, booking["id"])] == [
+        "REDEEMED"
+    ]  # nothing yet
+
+    undone = await client.post(path, json=body, headers=operator)
+    assert undone.status_code == 200, undone.text
+    assert undone.json()["status"] == "CONFIRMED"
+    octo = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth())).json()
+    redeemed = {u["uuid"]: u["utcRedeemedAt"] for u in octo["unitItems"]}
+    assert octo["status"] == "CONFIRMED" and redeemed[first] is None and redeemed[second] is not None
+    assert [b["status"] for b in await booking_updates(bookable, booking["id"])] == ["REDEEMED", "CONFIRMED"]
+    audit = (await client.get("/admin/api/audit", params={"action": "checkin.undo"}, headers=ADMIN)).json()
+    [entry] = audit["entries"]
+    assert entry["actor"] == "operator@example.com"
+    assert entry["details"]["reason"] == "Wrong party ticked at the gate"
+    assert entry["details"]["nonces"] == [scan_id]
+    assert entry["details"]["tickets"] == [booking["unitItems"][0]["supplierReference"]]
+    history = (await client.get(f"/admin/api/bookings/{booking['id']}", headers=ADMIN)).json()["history"]
+    assert history[-1]["kind"] == "admission undone"
+    assert history[-1]["detail"]["reason"] == "Wrong party ticked at the gate"
+    # Taken back already: nothing to take back, nothing changes.
+    again = await client.post(path, json=body, headers=ADMIN)
+    assert again.status_code == 400 and again.json()["error"] == "UNPROCESSABLE_ENTITY"
+    assert "not admitted at the gate" in again.json()["errorMessage"]
+    # The other ticket too: the booking is cancellable again (by staff, past its cutoff).
+    rest = {"unitItemUuids": [second], "reason": "The party turned back"}
+    assert (await client.post(path, json=rest, headers=ADMIN)).status_code == 200
+    cancelled = await client.post(
+        f"/admin/api/bookings/{booking['id']}/cancel", json={"force": True}, headers=ADMIN
+    )
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED", cancelled.text
+
+
 async def test_the_departure_the_scanner_keeps(client: httpx.AsyncClient, bookable: Services) -> None:
     first = await party(client, ("adult", "adult"), notes="Wheelchair")
     await party(client, ("adult",))
@@ -261,6 +335,40 @@ async def test_the_departure_the_scanner_keeps(client: httpx.AsyncClient, bookab
     )
     assert bad.status_code == 400 and bad.json()["error"] == "INVALID_AVAILABILITY_ID"
     assert kept["departure"]["availabilityId"] == SLOT
+    assert kept["today"] == "2026-06-02"  # at the departure's place, which the scanner keeps offline
+
+
+async def test_another_days_ticket_is_admitted_only_when_staff_say_so(
+    client: httpx.AsyncClient, bookable: Services, clock: Clock
+) -> None:
+    """The day before the departure, a scan asks (ANOTHER_DAY, nothing admitted); staff's
+    "Admit anyway" is the flag, and the audit trail says the ticket was of another day."""
+    clock.now = START  # 1 June, 09:00 in London: the day before SLOT
+    booking = await party(client, ("adult", "adult"))
+    await subscribe(client)
+    first = booking["unitItems"][0]
+    asked = await scan(client, first["supplierReference"])
+    assert (asked["result"], asked["admitted"]) == ("ANOTHER_DAY", [])
+    assert asked["message"].startswith("Booked for another day than today")
+    assert asked["booking"]["departure"]["localDateTimeStart"] == SLOT
+    assert not any(u["admitted"] for u in asked["booking"]["units"])
+    looked = await scan(client, first["supplierReference"], path="/admin/api/checkin/lookup")
+    assert looked["result"] == "ANOTHER_DAY"
+    assert await booking_updates(bookable, booking["id"]) == []  # nothing changed
+    sure = await scan(client, first["supplierReference"], admitAnotherDay=True)
+    assert (sure["result"], sure["admitted"]) == ("ADMITTED", [first["uuid"]])
+    audit = (await client.get("/admin/api/audit", params={"action": "checkin.admit"}, headers=ADMIN)).json()
+    assert [e["details"]["anotherDay"] for e in audit["entries"]] == ["2026-06-02"]
+    # A ticket already through says so first; the flag must be a JSON boolean.
+    assert (await scan(client, first["supplierReference"]))["result"] == "ALREADY_ADMITTED"
+    loose = await scan(client, booking["supplierReference"], admitAnotherDay="yes", status=400)
+    assert loose["error"] == "BAD_REQUEST" and "admitAnotherDay" in loose["errorMessage"]
+    # On the day, the rest of the party goes through without asking, and no day is audited.
+    clock.now = ON_THE_DAY
+    rest = await scan(client, booking["supplierReference"])
+    assert rest["result"] == "ADMITTED" and rest["booking"]["status"] == "REDEEMED"
+    audit = (await client.get("/admin/api/audit", params={"action": "checkin.admit"}, headers=ADMIN)).json()
+    assert ["anotherDay" in e["details"] for e in audit["entries"]] == [False, True]  # newest first
 
 
 async def test_a_look_up_says_what_the_ticket_is_and_admits_nothing(
@@ -284,7 +392,11 @@ async def test_a_look_up_says_what_the_ticket_is_and_admits_nothing(
     assert (await scan(client, ticket, path=lookup))["result"] == "ALREADY_ADMITTED"
     assert (await scan(client, booking["supplierReference"], path=lookup))["result"] == "VALID"  # one to come
     cancelled = await party(client)
-    await client.post(f"/octo/bookings/{cancelled['uuid']}/cancel", headers=auth())
+    # On the day, past the reseller's cutoff: staff cancel it.
+    forced = await client.post(
+        f"/admin/api/bookings/{cancelled['id']}/cancel", json={"force": True}, headers=ADMIN
+    )
+    assert forced.status_code == 200, forced.text
     assert (await scan(client, cancelled["supplierReference"], path=lookup))["result"] == "CANCELLED"
     unknown = await scan(client, "61TAO9S5QR", path=lookup)
     assert (unknown["result"], unknown["message"]) == ("UNKNOWN_CODE", "Unknown code: 61TAO9S5QR")

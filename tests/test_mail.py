@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from collections.abc import AsyncIterator
 from email.utils import parseaddr
 from typing import Any
@@ -26,7 +27,7 @@ from berth.store.tables import mail_messages
 from tests.bookings_helpers import GUEST, SLOT, reservation, reserve
 from tests.builders import load
 from tests.conftest import ADMIN, START, auth
-from tests.departures_helpers import cancel_departure
+from tests.departures_helpers import cancel_departure, departure_path
 from tests.mail_helpers import Sink, parts, smtp_sink
 from tests.test_staff_roles import refused, staff_token
 from tests.tickets_helpers import cruise_booking, decoded_codes, pdf_text, tickets_catalog
@@ -159,6 +160,37 @@ async def test_a_departure_cancellation_says_so(
     text, _ = parts(sink.received[-1])
     assert "Test Supplier cancelled the departure." in text
     assert "Reason: Storm on the river" in text
+
+
+async def test_tickets_cancelled_with_their_departure_after_boarding_began_are_told(
+    client: httpx.AsyncClient, bookable: Services, sink: Sink
+) -> None:
+    """One of two guests through the gate, the departure cancelled with their tickets not through:
+    the guest is told which tickets went, by whom and why, and what stands; no tickets attached."""
+    booking = await confirm_with_receipt(client)
+    first, second = booking["unitItems"]
+    body = {"code": first["supplierReference"], "nonce": uuid.uuid4().hex, "admitAnotherDay": True}
+    assert (await client.post("/admin/api/checkin", json=body, headers=ADMIN)).json()["result"] == "ADMITTED"
+    response = await client.post(
+        departure_path(suffix="/cancel"),
+        json={"reason": "Storm on the river", "notThrough": "CANCEL"},
+        headers=ADMIN,
+    )
+    assert response.status_code == 200, response.text
+    await send_all(bookable)
+    told = sink.received[-1]
+    assert told["Subject"] == (
+        f"Tickets cancelled: booking {booking['supplierReference']}, Thames Sightseeing Cruise"
+    )
+    text, html = parts(told)
+    said = (
+        "The tickets of your booking for guests who had not boarded have been cancelled: "
+        f"{second['supplierReference']}."
+    )
+    assert said in text and said in html
+    assert "Test Supplier cancelled the departure." in text and "Reason: Storm on the river" in text
+    assert "Guests: 1 × Adult" in text  # noqa: RUF001 (what stands: the guest through the gate)
+    assert list(told.iter_attachments()) == []
 
 
 async def test_a_move_in_time_is_told(client: httpx.AsyncClient, bookable: Services, sink: Sink) -> None:

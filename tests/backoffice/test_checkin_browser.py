@@ -1,9 +1,13 @@
-"""The gate scanner in headless Chromium against a real `berth serve --demo`: a fake camera
+"""The gate scanner in headless Chromium against the demo served over HTTP: a fake camera
 shows a real ticket's QR code (a Y4M video made here), the page admits the party and turns
 green, the same code again turns red; offline, three tickets are admitted from the kept guest
 list and sent with their nonces when the network is back, and a ticket admitted meanwhile on
 another phone shows as a conflict. Phone-width screenshots of each state go to
-test-artifacts/screenshots/ (and to BACKOFFICE_SCREENSHOTS_TO as well, when it names a folder)."""
+test-artifacts/screenshots/ (and to BACKOFFICE_SCREENSHOTS_TO as well, when it names a folder).
+
+The server reads the time from `CLOCK`: parties are booked a few days ahead at the real time,
+and the gate opens on their departure's day (`on_the_day`), as staff open it; the browser keeps
+its own, real, clock."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,7 +30,7 @@ from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect,
 
 from berth.tickets.barcodes import aztec_matrix, code128_bars, qr_matrix
 from tests.backoffice.fake_camera import qr_video
-from tests.backoffice.server import berth_serve
+from tests.backoffice.server import berth_on_clock
 from tests.backoffice.test_browser import (
     ADMIN,
     RESELLER,
@@ -35,21 +39,32 @@ from tests.backoffice.test_browser import (
     sign_in,
 )
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.conftest import Clock
 
 pytestmark = pytest.mark.browser
 PHONE: ViewportSize = {"width": 390, "height": 844}
 CRUISE = {"productId": "thames-sightseeing", "optionId": "DEFAULT"}
+LONDON = ZoneInfo("Europe/London")
+# The servers' clock (the test modules run one at a time in a process): the real time while
+# parties are booked, 07:00 on a departure's day while its gate is open.
+BOOKED_AT = datetime.now(UTC)
+CLOCK = Clock(BOOKED_AT)
+
+
+def on_the_day(slot: str) -> None:
+    """The server's clock at 07:00 in London on the day of the departure `slot`."""
+    CLOCK.now = datetime.combine(datetime.fromisoformat(slot).date(), time(7), LONDON).astimezone(UTC)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with berth_serve(tmp_path_factory.mktemp("checkin-browser") / "berth.db", demo=True) as base:
+    with berth_on_clock(tmp_path_factory.mktemp("checkin-browser") / "berth.db", CLOCK) as base:
         yield base
 
 
 def departures(base: str, count: int) -> list[str]:
     """The cruise's next `count` departures with room, a few days ahead."""
-    first = datetime.now(ZoneInfo("Europe/London")).date() + timedelta(days=3)
+    first = BOOKED_AT.astimezone(LONDON).date() + timedelta(days=3)
     query = {
         **CRUISE,
         "localDateStart": first.isoformat(),
@@ -60,6 +75,7 @@ def departures(base: str, count: int) -> list[str]:
 
 
 def book(base: str, slot: str, guests: int, name: str) -> dict[str, Any]:
+    CLOCK.now = BOOKED_AT
     body = {**CRUISE, "availabilityId": slot, "unitItems": [{"unitId": "adult"}] * guests}
     held = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER)
     assert held.status_code == 200, held.text
@@ -103,8 +119,16 @@ def admissions(base: str, booking: dict[str, Any]) -> list[dict[str, Any]]:
     return entries
 
 
-def open_scanner(browser: Browser, base: str, slot: str, **context_options: Any) -> tuple[Page, list[str]]:
+def open_scanner(
+    browser: Browser, base: str, slot: str, *, script: str = "", day: bool = True, **context_options: Any
+) -> tuple[Page, list[str]]:
+    """The scanner of the departure `slot`, signed in, its guest list kept: on its day (with
+    `day` False, on the day the server's clock is), with `script` run in each page first."""
+    if day:
+        on_the_day(slot)
     page, problems = open_page(browser, base, **PHONE, **context_options)
+    if script:
+        page.context.add_init_script(script)
     sign_in(page)
     page.goto(scanner_url(slot))
     expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
@@ -193,6 +217,7 @@ def test_the_camera_admits_a_party_and_shows_green(
     camera: tuple[Browser, dict[str, Any], str], server: str
 ) -> None:
     browser, party, slot = camera
+    on_the_day(slot)
     page, problems = open_page(browser, server, **PHONE)
     sign_in(page)
     page.get_by_role("link", name="Check-in").click()
@@ -288,6 +313,7 @@ def test_a_camera_that_changes_its_picture_size_still_reads(
     slot = departures(server, 5)[4]  # a departure no other test here uses
     guest = book(server, slot, 1, "Mary Somerville")
     rows = [list(row) for row in qr_matrix(qr_value(guest))]  # the white page is the quiet zone
+    on_the_day(slot)
     page, problems = open_page(browser, server, **PHONE)
     page.context.add_init_script(WARMING_CAMERA % json.dumps(rows))
     sign_in(page)
@@ -495,6 +521,38 @@ def test_the_installed_scanner_opens_offline(
     assert problems == []
 
 
+def test_a_scanner_opened_once_online_reloads_offline(
+    camera: tuple[Browser, dict[str, Any], str], server: str
+) -> None:
+    """The scanner page's first opening on a device comes before its service worker runs; the
+    page asks the worker to keep it, so a reload offline opens it (before, the reload said the
+    page "was not opened on this device while online")."""
+    browser = camera[0]
+    slot = departures(server, 8)[7]
+    guest = book(server, slot, 1, "Hedy Lamarr")
+    page, problems = open_scanner(browser, server, slot)
+    assert page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    for _ in range(40):  # until the worker has kept the page (it is told to at once)
+        if page.evaluate("async () => Boolean(await caches.match(location.href))"):
+            break
+        page.wait_for_timeout(250)
+
+    page.context.set_offline(True)
+    page.reload()
+    assert "was not opened on this device" not in page.locator("body").inner_text()
+    expect(page.locator("#gate[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#gate-expected")).to_have_text("1")
+    page.fill("#gate-code", guest["supplierReference"])
+    page.get_by_role("button", name="Check").click()
+    expect(page.locator("#gate-result")).to_have_class("gate-result ok")
+    expect(page.locator("#gate-detail")).to_contain_text("Offline")
+    page.context.set_offline(False)
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(page.locator("#gate-sync-list li.synced")).to_have_count(1, timeout=15_000)
+    page.context.close()
+    assert problems == []
+
+
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
@@ -534,10 +592,11 @@ def test_a_voucher_held_up_for_15_seconds_is_read_once(
     steady_camera: tuple[Browser, dict[str, Any], str], server: str
 ) -> None:
     """The voucher stays in front of the camera throughout. The party's screen keeps the
-    agent's choices, the admission is sent once and its green result stays with its undo;
-    the undo asks once and names whom it takes back; a tap on the picture reads the voucher
-    again. The phone is set to Los Angeles and US English: the page writes the departure's
-    (London's) times, on the 24-hour clock."""
+    agent's choices, the admission is sent once; its green fades to "Ready to scan", which
+    says the code is still in front of the camera and is not read again, and keeps the party
+    with its undo; the undo asks once and names whom it takes back; a tap on the picture reads
+    the voucher again. The phone is set to Los Angeles and US English: the page writes the
+    departure's (London's) times, on the 24-hour clock."""
     browser, party, slot = steady_camera
     voucher = qr_value(party)
     before = london_clock()
@@ -570,10 +629,19 @@ def test_a_voucher_held_up_for_15_seconds_is_read_once(
     page.get_by_role("button", name="Admit 2 guests").click()
     expect(result).to_have_class("gate-result ok")
     expect(verdict).to_have_text("Admitted 2 of 3 in this party")
+    phone_shot(page, "admitted")
     page.wait_for_timeout(15_000)
     assert page.evaluate(LOOK_AT_THE_CAMERA)["read"] == voucher
-    expect(result).to_have_class("gate-result ok")
-    expect(verdict).to_have_text("Admitted 2 of 3 in this party")
+    # The green faded: the screen is ready for the next guest; the voucher, still in view, is
+    # not sent again, and the party stays below with its undo.
+    expect(result).to_have_class("gate-result idle faded")
+    expect(verdict).to_have_text("Ready to scan")
+    expect(page.locator("#gate-detail")).to_have_text(
+        re.compile(
+            r"Last: Katherine Johnson, 2 guests let through at \d\d:\d\d\. "
+            r"Its code is still in front of the camera: it is not read again\."
+        )
+    )
     expect(page.get_by_role("button", name="Undo this admission")).to_be_visible()
     assert len(sent) == 1
     assert len(admissions(server, party)) == 1
@@ -582,7 +650,7 @@ def test_a_voucher_held_up_for_15_seconds_is_read_once(
     expect(units.nth(2)).not_to_contain_text("in ")
     expect(units.nth(0)).not_to_contain_text(re.compile(r"\d:\d\d ?[AP]M"))
     on_one_screen(page, "#gate-video", "#gate-result", "#gate-code", "#gate-verdict", ".gate-undo")
-    phone_shot(page, "admitted")
+    phone_shot(page, "faded")
 
     first, second = party["unitItems"][:2]
     page.get_by_role("button", name="Undo this admission").click()
@@ -647,6 +715,7 @@ def test_the_departure_list_on_a_phone(
 ) -> None:
     """No back-office menu, a small way back; today first; a product and any date to pick."""
     browser, _, slot = steady_camera
+    on_the_day(slot)
     page, problems = open_page(browser, server, **PHONE)
     sign_in(page)
     page.goto("/admin/checkin")

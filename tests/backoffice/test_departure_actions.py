@@ -126,6 +126,55 @@ async def test_cancel_asks_first_with_the_count(
     assert (after["placesHeld"], after["closed"]) == (0, True)
 
 
+async def test_cancel_after_boarding_began_offers_the_choice_and_the_manifest_shows_who(
+    client: httpx.AsyncClient, csrf: str, office: Services
+) -> None:
+    """One of a party's two tickets through the gate: the manifest marks it and names the ticket
+    not through; the cancellation's step lists the party and asks what becomes of that ticket;
+    confirmed without a choice it is refused, changing nothing; with CANCEL the manifest says
+    which tickets went."""
+    boarding = await reserve(client)
+    await confirm(client, boarding["uuid"])
+    waiting = await reserve(client, reservation(("adult",)))
+    await confirm(client, waiting["uuid"])
+    first, second = (u["supplierReference"] for u in boarding["unitItems"])
+    scan = {"code": first, "nonce": "0123456789abcdef", "admitAnotherDay": True}
+    assert (await client.post("/admin/api/checkin", json=scan, headers=ADMIN)).json()["result"] == "ADMITTED"
+    page = (await client.get(manifest_path(SLOT))).text
+    assert f'<code class="through" title="Through the gate">{first} ✓</code>' in page
+    text = text_of(page)
+    assert "Through the gate 1 of 3 tickets" in text
+    assert (
+        f"Boarding began Ada Lovelace {boarding['supplierReference']} : not through the gate {second}" in text
+    )
+
+    step = await post(client, "cancel", csrf_token=csrf, reason="Storm")
+    text = text_of(step.text)
+    assert (
+        f"Ada Lovelace ({boarding['supplierReference']}): 1 of 2 through the gate; not through: Adult · {second}"
+        in text
+    ), text
+    assert 'name="not_through" value="CANCEL"' in step.text and 'name="not_through" value="KEEP"' in step.text
+    unsaid = await followed(
+        client, await post(client, "cancel", csrf_token=csrf, reason="Storm", confirmed="yes")
+    )
+    assert unsaid.startswith("Not cancelled: Boarding began: 1 booking(s)")
+    assert (await departure(client))["closed"] is False
+
+    notice = await followed(
+        client,
+        await post(client, "cancel", csrf_token=csrf, reason="Storm", confirmed="yes", not_through="CANCEL"),
+    )
+    assert notice.endswith(
+        "cancelled: 1 booking of 1 reseller cancelled; the departure is closed. "
+        "1 ticket not through the gate (1 booking): cancelled."
+    ), notice
+    text = text_of((await client.get(manifest_path(SLOT))).text)
+    assert "Cancelled 1 Jun 2026 09:00 BST by admin token: “Storm”" in text
+    assert f"Tickets not through the gate cancelled: {boarding['supplierReference']} ( {second} )" in text
+    assert "Boarding began" not in text
+
+
 async def test_actions_need_the_csrf_token(client: httpx.AsyncClient, csrf: str, office: Services) -> None:
     for action, form in (
         ("close", {"confirmed": "yes"}),

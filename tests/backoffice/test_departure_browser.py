@@ -114,3 +114,41 @@ def test_capacity_close_and_a_weather_cancellation(tab: Page, served: str) -> No
     shot(tab, "23-departure-cancelled")
     after = departure(served)
     assert (after["closed"], after["placesHeld"], after["status"]) == (True, 0, "CLOSED")
+
+
+def test_a_cancellation_after_boarding_began_asks_about_the_tickets_not_through(
+    tab: Page, served: str
+) -> None:
+    """One of a party's two tickets through the gate: the manifest names the other; the
+    cancellation's step lists the party and offers to cancel or keep that ticket; cancelled,
+    the manifest says so and the party keeps its admitted ticket, REDEEMED."""
+    booked(served, KEY_A, ("adult", "adult"))
+    [party] = httpx.get(
+        served + "/admin/api/bookings", params={"productId": TOUR["productId"]}, headers=ADMIN
+    ).json()["bookings"]
+    first, second = (u["supplierReference"] for u in party["unitItems"])
+    scan = {"code": first, "nonce": uuid.uuid4().hex, "admitAnotherDay": True}  # the day before
+    assert httpx.post(served + "/admin/api/checkin", json=scan, headers=ADMIN).json()["result"] == "ADMITTED"
+    sign_in(tab)
+    tab.goto(MANIFEST)
+    actions = tab.locator("section.departure-actions")
+    expect(actions).to_contain_text(
+        f"{GUEST['firstName']} {GUEST['lastName']} {party['supplierReference']}: not through the gate {second}"
+    )
+    expect(tab.locator("table.manifest code.through")).to_have_text(f"{first} ✓")
+    tab.fill("#departure-reason", "Engine trouble")
+    tab.get_by_role("button", name="Cancel the departure…").click()
+    expect(tab.locator(".consequences")).to_contain_text(
+        f"({party['supplierReference']}): 1 of 2 through the gate; not through: Adult · {second}"
+    )
+    shot(tab, "24-departure-cancel-after-boarding-began")
+    tab.get_by_role("button", name="Cancel the departure and those tickets").click()
+    expect(tab.locator(".notice.success")).to_contain_text(
+        "1 ticket not through the gate (1 booking): cancelled."
+    )
+    expect(actions).to_contain_text(
+        f"Tickets not through the gate cancelled: {party['supplierReference']} ({second})"
+    )
+    shot(tab, "25-departure-cancelled-after-boarding-began")
+    after = httpx.get(served + f"/admin/api/bookings/{party['id']}", headers=ADMIN).json()["booking"]
+    assert after["status"] == "REDEEMED" and [u["supplierReference"] for u in after["unitItems"]] == [first]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 
 from berth.domain.bookings import REFERENCE_ALPHABET, Booking, BookingStatus, UnitItem
@@ -18,6 +18,8 @@ MAX_CODE_LENGTH = 500
 # A scan's nonce: what the scanner makes up once per scan and sends again on every retry.
 NONCE = re.compile(r"^[A-Za-z0-9_.:-]{8,64}$")
 MAX_DEVICE_LENGTH = 100
+# The step of a booking's history when its tickets not through the gate are cancelled.
+TICKETS_CANCELLED = "tickets cancelled"
 
 
 class ScanResult(StrEnum):
@@ -30,6 +32,9 @@ class ScanResult(StrEnum):
     # A look-up's answer where a scan would admit: it admits nothing itself.
     VALID = "VALID"
     UNDONE = "UNDONE"  # a scan sent again whose admission was taken back since: it no longer counts
+    # Tickets to admit, of a departure on another day than today: admitted only when the scan
+    # says so (`admit_another_day`, staff's "Admit anyway").
+    ANOTHER_DAY = "ANOTHER_DAY"
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,12 @@ def refusal(booking: Booking, gate: Departure | None) -> ScanResult | None:
     return None
 
 
+def another_day(booking: Booking, today: date | None) -> bool:
+    """Whether the booking's departure is on another day than `today` (both at the departure's
+    place); an open-dated booking, or a day not known, is not."""
+    return today is not None and booking.local_date is not None and booking.local_date != today
+
+
 def wanted(scanned: Scanned, chosen: Sequence[str] | None) -> list[UnitItem]:
     """The tickets a scan asks to admit: the scanned ticket; for a voucher, those `chosen`
     (BAD_REQUEST for a uuid not of the booking) or else all."""
@@ -168,3 +179,27 @@ def without_admitted(booking: Booking, uuids: set[str], at: datetime) -> Booking
     """The booking with the admissions of tickets `uuids` taken back: CONFIRMED again."""
     items = tuple(replace(i, redeemed_at=None) if i.uuid in uuids else i for i in booking.unit_items)
     return replace(booking, unit_items=items, status=BookingStatus.CONFIRMED, redeemed_at=None, updated_at=at)
+
+
+def partly_through(booking: Booking) -> bool:
+    """Whether boarding began for the booking and is not over: a CONFIRMED booking some of
+    whose tickets were admitted at the gate and some not."""
+    return (
+        booking.status is BookingStatus.CONFIRMED
+        and bool(booking.admitted)
+        and len(booking.admitted) < len(booking.unit_items)
+    )
+
+
+def not_through(booking: Booking) -> tuple[UnitItem, ...]:
+    """The booking's tickets not admitted at the gate."""
+    return tuple(item for item in booking.unit_items if item.redeemed_at is None)
+
+
+def boarded_only(booking: Booking, at: datetime) -> Booking:
+    """A booking partly through the gate with its other tickets cancelled (its departure was
+    cancelled after boarding began): its admitted tickets only, REDEEMED as of the last of
+    their admissions. Its places, prices and seats follow its tickets (the service's part)."""
+    kept = booking.admitted
+    last = max(item.redeemed_at for item in kept if item.redeemed_at is not None)
+    return replace(booking, unit_items=kept, status=BookingStatus.REDEEMED, redeemed_at=last, updated_at=at)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from enum import StrEnum
 
 from berth.domain.errors import BadRequest, UnprocessableEntity
 from berth.domain.slots import Slot
@@ -64,3 +65,11 @@ def check_capacity(availability_id: str, capacity: int | None, held: int) -> Non
 def check_note(note: str) -> None:
     if len(note) > MAX_NOTE_LENGTH:
         raise BadRequest(f"note must be at most {MAX_NOTE_LENGTH} characters; {len(note)} given")
+
+
+class NotThrough(StrEnum):
+    """What a departure's cancellation does with the tickets not through the gate of bookings
+    partly through it (boarding began): staff choose."""
+
+    CANCEL = "CANCEL"  # cancelled: the bookings keep the tickets admitted, REDEEMED
+    KEEP = "KEEP"  # kept: the bookings stay CONFIRMED, their tickets valid

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from berth.domain.availability import SlotState
+from berth.domain.bookings import Booking, UnitItem
 from berth.domain.catalog import Option, Product
-from berth.domain.departures import DepartureOverride
+from berth.domain.departures import DepartureOverride, NotThrough
 from berth.domain.slots import Slot
 
 
@@ -43,6 +44,10 @@ class DepartureCancellation:
     departure: Departure
     cancelled: tuple[str, ...]  # booking ids
     connection_ids: tuple[str, ...]
+    # Bookings partly through the gate, each with its tickets not through, and what became of
+    # those tickets (None: no booking was partly through).
+    boarding: tuple[Boarding, ...] = ()
+    not_through: NotThrough | None = None
 
 
 @dataclass(frozen=True)
@@ -51,3 +56,12 @@ class Affected:
 
     bookings: int
     connection_ids: tuple[str, ...]
+    boarding: tuple[Boarding, ...] = ()  # bookings partly through the gate, which the choice concerns
+
+
+@dataclass(frozen=True)
+class Boarding:
+    """A booking on the departure partly through the gate, and its tickets not through."""
+
+    booking: Booking
+    waiting: tuple[UnitItem, ...]

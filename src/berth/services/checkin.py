@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from berth.domain.bookings import Booking
+from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.catalog import Catalog
 from berth.domain.catalog.lookup import find_option, find_product
 from berth.domain.checkin import (
@@ -20,6 +20,7 @@ from berth.domain.checkin import (
     Scanned,
     ScanResult,
     admitted_earlier,
+    another_day,
     on_departure,
     readings,
     refusal,
@@ -27,10 +28,11 @@ from berth.domain.checkin import (
     with_admitted,
     without_admitted,
 )
-from berth.domain.errors import Conflict, InvalidAvailabilityId, NotFound, UnprocessableEntity
+from berth.domain.errors import BadRequest, Conflict, InvalidAvailabilityId, NotFound, UnprocessableEntity
 from berth.domain.slots import Slot, slot_for_id
 from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
+from berth.services.availability import today_in
 from berth.services.bookings.inputs import SUPPLIER
 from berth.services.bookings.steps import BookingSteps
 from berth.services.bookings.supplier import booking_target
@@ -47,6 +49,8 @@ class ScanRequest:
     departure: Departure | None = None
     unit_item_uuids: tuple[str, ...] | None = None
     device: str | None = None
+    # Staff's "Admit anyway": admit tickets whose departure is on another day than today.
+    admit_another_day: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,17 +140,27 @@ class CheckIn:
                 return found
         return []
 
+    def _today(self, catalog: Catalog, booking: Booking) -> date | None:
+        """Today at the booking's departure's place (None: its product left the catalogue)."""
+        product = catalog.product(booking.product_id)
+        return today_in(product, self._clock()) if product is not None else None
+
     @staticmethod
     def _decide(
-        scanned: Scanned, admissions: dict[str, Admission], request: ScanRequest
+        scanned: Scanned, admissions: dict[str, Admission], request: ScanRequest, today: date | None
     ) -> tuple[ScanResult, list[str]]:
-        """The scan's result and the tickets it admits, as the booking stands."""
+        """The scan's result and the tickets it admits, as the booking stands: tickets of
+        another day's departure only when the scan says to admit them anyway."""
         result = refusal(scanned.booking, request.departure)
         if result is not None:
             return result, []
         earlier = admitted_earlier(scanned.booking, admissions)
         left = [item.uuid for item in wanted(scanned, request.unit_item_uuids) if item.uuid not in earlier]
-        return (ScanResult.ADMITTED if left else ScanResult.ALREADY_ADMITTED), left
+        if not left:
+            return ScanResult.ALREADY_ADMITTED, []
+        if another_day(scanned.booking, today) and not request.admit_another_day:
+            return ScanResult.ANOTHER_DAY, []
+        return ScanResult.ADMITTED, left
 
     async def _read(
         self, conn: DbConnection, catalog: Catalog, request: ScanRequest
@@ -164,7 +178,7 @@ class CheckIn:
             scanned, ambiguous, admissions = await self._read(conn, catalog, request)
             if scanned is None:
                 return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
-            result, _ = self._decide(scanned, admissions, request)
+            result, _ = self._decide(scanned, admissions, request, self._today(catalog, scanned.booking))
             if result is ScanResult.ADMITTED:
                 result = ScanResult.VALID
             [details] = await self._details(conn, catalog, [scanned.booking])
@@ -188,7 +202,8 @@ class CheckIn:
                 scanned, ambiguous, admissions = await self._read(conn, catalog, request)
                 if scanned is None:
                     return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
-                result, admitting = self._decide(scanned, admissions, request)
+                today = self._today(catalog, scanned.booking)
+                result, admitting = self._decide(scanned, admissions, request, today)
                 if not admitting:
                     [details] = await self._details(conn, catalog, [scanned.booking])
                     unit = scanned.unit.uuid if scanned.unit else None
@@ -217,9 +232,11 @@ class CheckIn:
         booking = scanned.booking
         unit = scanned.unit.uuid if scanned.unit else None
         admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-        result, admitting = self._decide(scanned, admissions, request)
+        today = self._today(catalog, booking)
+        result, admitting = self._decide(scanned, admissions, request, today)
         if admitting:
-            booking = await self._admit(conn, catalog, booking, admitting, request, actor, now)
+            on = booking.local_date if another_day(booking, today) else None
+            booking = await self._admit(conn, catalog, booking, admitting, request, actor, now, on)
             admissions |= {u: Admission(u, now, actor.name, request.device, request.nonce) for u in admitting}
             outcome = {
                 "result": result.value,
@@ -241,12 +258,15 @@ class CheckIn:
         request: ScanRequest,
         actor: Actor,
         now: datetime,
+        another: date | None,
     ) -> Booking:
+        """`another`: the departure's day, when staff admitted another day's tickets anyway."""
         await checkin_repo.admit(
             conn, booking.id, [Admission(u, now, actor.name, request.device, request.nonce) for u in uuids]
         )
         changed = with_admitted(booking, set(uuids), now)
-        await self._record(conn, catalog, booking, changed, "admitted", uuids, actor, now, request.nonce)
+        detail = {"nonce": request.nonce}
+        await self._record(conn, catalog, booking, changed, "admitted", uuids, actor, now, detail)
         await audit_repo.record(
             conn,
             actor,
@@ -258,6 +278,7 @@ class CheckIn:
                 "nonce": request.nonce,
                 "from": booking.status.value,
                 "to": changed.status.value,
+                **({"anotherDay": another.isoformat()} if another is not None else {}),
             },
             at=now,
         )
@@ -273,12 +294,12 @@ class CheckIn:
         uuids: Sequence[str],
         actor: Actor,
         now: datetime,
-        nonce: str,
+        said: dict[str, Any],
     ) -> None:
-        """Store the booking and announce it once: its history, the booking_update webhook,
-        its order."""
+        """Store the booking and announce it once: its history (the tickets, who, and `said`:
+        the scan's nonce, or the reason), the booking_update webhook, its order."""
         await bookings_repo.save_booking(conn, after, before)
-        detail = {"tickets": self._references(before, uuids), "by": actor.name, "nonce": nonce}
+        detail = {"tickets": self._references(before, uuids), "by": actor.name, **said}
         await self._steps.changed(conn, catalog, before, after, kind, SUPPLIER, detail)
         await self._steps.follow_in(conn, catalog, [(before, after)])
 
@@ -310,8 +331,9 @@ class CheckIn:
         return ScanOutcome(result, request.code, details, admitted, admissions, kept["unit"], True)
 
     async def undo(self, catalog: Catalog, nonce: str, *, actor: Actor) -> ScanOutcome:
-        """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission: the
-        outcome's `admitted` are the tickets taken back."""
+        """Take back what the scan `nonce` admitted, within UNDO_WINDOW of the admission (at
+        the gate; later, `take_back` from the booking's page): the outcome's `admitted` are the
+        tickets taken back."""
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             found = await checkin_repo.admitted_by_scan(conn, nonce)
@@ -320,35 +342,89 @@ class CheckIn:
             booking_id, admitted = found
             if min(a.at for a in admitted) + UNDO_WINDOW < now:
                 raise UnprocessableEntity(
-                    f"The admission can only be undone within {int(UNDO_WINDOW.total_seconds() // 60)} "
-                    "minutes; it is past that"
+                    f"The admission can only be undone at the gate within "
+                    f"{int(UNDO_WINDOW.total_seconds() // 60)} minutes; it is past that: an operator "
+                    "or an admin undoes it from the booking's page in the back office"
                 )
             booking = await bookings_repo.get_by_id(conn, booking_id)
             if booking is None:
                 raise NotFound(f"No booking with id {booking_id!r}")
             booking = await self._steps.lock_in(conn, booking)
             uuids = [a.unit_uuid for a in admitted]
-            await checkin_repo.take_back(conn, booking.id, uuids)
-            changed = without_admitted(booking, set(uuids), now)
-            await self._record(conn, catalog, booking, changed, "admission undone", uuids, actor, now, nonce)
-            await audit_repo.record(
-                conn,
-                actor,
-                "checkin.undo",
-                booking_target(booking),
-                {
-                    "tickets": self._references(booking, uuids),
-                    "nonce": nonce,
-                    "from": booking.status.value,
-                    "to": changed.status.value,
-                },
-                at=now,
-            )
+            return await self._take_back_locked(conn, catalog, booking, uuids, actor, now, {"nonce": nonce})
+
+    async def take_back(
+        self, catalog: Catalog, booking_id: str, unit_uuids: Sequence[str], reason: str, *, actor: Actor
+    ) -> ScanOutcome:
+        """Take back the admission of the booking's tickets `unit_uuids`, however long ago it
+        was (a supervisor, from the booking's page; the role is the caller's to check), with
+        `reason`, which the booking's history and the audit trail keep."""
+        why = reason.strip()
+        if not why:
+            raise BadRequest("reason must not be empty: say why the admission is taken back")
+        if not unit_uuids:
+            raise BadRequest("unitItemUuids: name the tickets whose admission to take back")
+        now = self._clock()
+        async with self._db.transaction(write=True) as conn:
+            found = await bookings_repo.get_by_id(conn, booking_id)
+            if found is None:
+                raise NotFound(f"No booking with id {booking_id!r}")
+            booking = await self._steps.lock_in(conn, found)
+            if booking.status not in (BookingStatus.CONFIRMED, BookingStatus.REDEEMED):
+                raise UnprocessableEntity(
+                    f"Booking {booking.supplier_reference} is {booking.status.value}: its admissions stay"
+                )
             admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
-            [details] = await self._details(conn, catalog, [changed])
-            return ScanOutcome(
-                ScanResult.ADMITTED, booking.supplier_reference, details, tuple(uuids), admissions
-            )
+            wanted = list(dict.fromkeys(unit_uuids))
+            strangers = [u for u in wanted if u not in {item.uuid for item in booking.unit_items}]
+            if strangers:
+                raise BadRequest(f"unitItemUuids: {', '.join(strangers)} are not tickets of this booking")
+            outside = [u for u in wanted if u not in admissions]
+            if outside:
+                raise UnprocessableEntity(
+                    f"{', '.join(self._references(booking, outside))} of booking "
+                    f"{booking.supplier_reference} were not admitted at the gate: nothing to take back"
+                )
+            nonces = sorted({admissions[u].nonce for u in wanted})
+            said = {"reason": why, "nonces": nonces}
+            return await self._take_back_locked(conn, catalog, booking, wanted, actor, now, said)
+
+    async def _take_back_locked(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        booking: Booking,
+        uuids: list[str],
+        actor: Actor,
+        now: datetime,
+        said: dict[str, Any],
+    ) -> ScanOutcome:
+        """The tickets `uuids` of the (locked) booking no longer admitted: the booking
+        CONFIRMED again, in its history, its webhook and the audit trail with `said`."""
+        await checkin_repo.take_back(conn, booking.id, uuids)
+        changed = without_admitted(booking, set(uuids), now)
+        await self._record(conn, catalog, booking, changed, "admission undone", uuids, actor, now, said)
+        await audit_repo.record(
+            conn,
+            actor,
+            "checkin.undo",
+            booking_target(booking),
+            {
+                "tickets": self._references(booking, uuids),
+                **said,
+                "from": booking.status.value,
+                "to": changed.status.value,
+            },
+            at=now,
+        )
+        admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
+        [details] = await self._details(conn, catalog, [changed])
+        return ScanOutcome(ScanResult.ADMITTED, booking.supplier_reference, details, tuple(uuids), admissions)
+
+    async def admissions(self, booking_id: str) -> dict[str, Admission]:
+        """The booking's tickets admitted at the gate: {unit item uuid: admission}."""
+        async with self._db.transaction(write=False) as conn:
+            return (await checkin_repo.admissions_of(conn, [booking_id])).get(booking_id, {})
 
     async def parties(self, catalog: Catalog, departure: Departure) -> tuple[Slot, list[Party]]:
         """Every booking of the departure (test bookings aside) with its admitted tickets: what

@@ -1,5 +1,6 @@
 """Departure operations for staff: list departures with their places, close or reopen one,
-give it a capacity of its own, and cancel it (every live booking on it, then closed), each a
+give it a capacity of its own, and cancel it (every live booking on it, then closed; after
+boarding began, the tickets not through the gate cancelled or kept, as staff choose), each a
 transaction under the departure's slot lock, announced to resellers as any slot change is."""
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
 from berth.domain.calendar import check_supported
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_option, find_product
-from berth.domain.departures import DepartureOverride, check_capacity, check_note
-from berth.domain.errors import BadRequest, InvalidAvailabilityId
+from berth.domain.checkin import not_through, partly_through
+from berth.domain.departures import DepartureOverride, NotThrough, check_capacity, check_note
+from berth.domain.errors import BadRequest, InvalidAvailabilityId, UnprocessableEntity
 from berth.domain.slots import Slot, check_day_range, slot_for_id
 from berth.domain.staff import Actor
-from berth.read_models.departures import Affected, Departure, DepartureCancellation
+from berth.read_models.departures import Affected, Boarding, Departure, DepartureCancellation
 from berth.services.availability import AvailabilityService
 from berth.services.bookings.inputs import SUPPLIER
 from berth.services.bookings.steps import BookingSteps
@@ -135,22 +137,43 @@ class DepartureService:
         async with self._db.transaction(write=False) as conn:
             return (await self._describe(conn, product, option, [slot]))[0]
 
+    async def _on(self, conn: DbConnection, product: Product, option: Option, slot: Slot) -> list[Booking]:
+        """The bookings on the departure, as they stand now."""
+        found, _ = await bookings_repo.find_bookings(conn, departure_filter(product, option, slot))
+        now = self._clock()
+        return [as_of(b, now) for b in found]
+
     async def _live_on(
         self, conn: DbConnection, product: Product, option: Option, slot: Slot
     ) -> list[Booking]:
-        """The bookings on the departure whose guests could still travel, as they stand now."""
-        found, _ = await bookings_repo.find_bookings(conn, departure_filter(product, option, slot))
-        now = self._clock()
-        return [b for b in (as_of(b, now) for b in found) if unused(b)]
+        """The bookings on the departure whose guests could still travel."""
+        return [b for b in await self._on(conn, product, option, slot) if unused(b)]
+
+    async def _boarding_on(
+        self, conn: DbConnection, product: Product, option: Option, slot: Slot
+    ) -> list[Booking]:
+        """The bookings on the departure partly through the gate (a package's included booking
+        aside: it stays as it is, priced with its package)."""
+        return [
+            b
+            for b in await self._on(conn, product, option, slot)
+            if partly_through(b) and b.package_booking_id is None
+        ]
 
     async def affected(
         self, catalog: Catalog, product_id: str, option_id: str, availability_id: str
     ) -> Affected:
-        """What cancelling the departure would cancel now."""
+        """What cancelling the departure would cancel now, and the bookings partly through the
+        gate, whose other tickets staff choose to cancel or keep."""
         product, option, slot = self._departure_of(catalog, product_id, option_id, availability_id)
         async with self._db.transaction(write=False) as conn:
             live = await self._live_on(conn, product, option, slot)
-        return Affected(len(live), tuple(sorted({b.connection_id for b in live})))
+            boarding = await self._boarding_on(conn, product, option, slot)
+        return Affected(
+            len(live),
+            tuple(sorted({b.connection_id for b in live})),
+            tuple(Boarding(b, not_through(b)) for b in boarding),
+        )
 
     # --- changes -----------------------------------------------------------------------------
 
@@ -244,22 +267,30 @@ class DepartureService:
         reason: str,
         *,
         actor: Actor,
+        not_through_tickets: NotThrough | None = None,
     ) -> DepartureCancellation:
         """Cancel every live booking on the departure with `reason` (a package booking with its
         included bookings, whichever of them is on it; orders follow), then close it: all in one
-        transaction, each reseller told through its webhooks after the commit."""
+        transaction, each reseller told through its webhooks after the commit. Once boarding
+        began, a booking partly through the gate is used, not cancelled: its tickets not through
+        are cancelled or kept as `not_through_tickets` says (which must be given then)."""
         product, option, slot = self._departure_of(catalog, product_id, option_id, availability_id)
         if not reason.strip():
             raise BadRequest("reason must not be empty: resellers pass it on to their guests")
         now = self._clock()
         cancelled: dict[str, str] = {}  # booking id -> connection id
         done: set[str] = set()
+        boarding: list[Boarding] = []
         async with self._db.transaction(write=True) as conn:
             # Orders and bookings lock before the slot, as every writer locks them; a
             # reservation that got in before the slot's lock is found by the second pass.
             for second_pass in (False, True):
                 if second_pass:
                     await self._lock(conn, product, option, slot)
+                else:
+                    boarding = await self._not_through(
+                        conn, catalog, product, option, slot, reason, not_through_tickets
+                    )
                 for booking in await self._live_on(conn, product, option, slot):
                     if booking.id not in cancelled:
                         await self._cancel_booking(conn, catalog, booking, reason, done)
@@ -267,13 +298,63 @@ class DepartureService:
             before = await departures_repo.get(conn, product.id, option.id, slot.id)
             after = replace(before or self._blank(product, option, slot), closed=True, updated_at=now)
             await self._save(conn, product, option, slot, before, after)
+            details: dict[str, object] = {"reason": reason, "bookings": len(cancelled)}
+            if boarding:
+                assert not_through_tickets is not None
+                details["notThrough"] = not_through_tickets.value
+                details["ticketsNotThrough"] = {
+                    b.booking.supplier_reference: [i.supplier_reference for i in b.waiting] for b in boarding
+                }
             await audit_repo.record(
                 conn, actor, "departure.cancel",
                 departure_target(product.id, option.id, slot.id, _label(product, option, slot)),
-                {"reason": reason, "bookings": len(cancelled)}, at=now,
+                details, at=now,
             )  # fmt: skip
             departure = (await self._describe(conn, product, option, [slot]))[0]
-        return DepartureCancellation(departure, tuple(cancelled), tuple(sorted(set(cancelled.values()))))
+        changed = {**cancelled}
+        if not_through_tickets is NotThrough.CANCEL:
+            changed |= {b.booking.id: b.booking.connection_id for b in boarding}
+        return DepartureCancellation(
+            departure,
+            tuple(cancelled),
+            tuple(sorted(set(changed.values()))),
+            tuple(boarding),
+            not_through_tickets if boarding else None,
+        )
+
+    async def _not_through(
+        self,
+        conn: DbConnection,
+        catalog: Catalog,
+        product: Product,
+        option: Option,
+        slot: Slot,
+        reason: str,
+        choice: NotThrough | None,
+    ) -> list[Boarding]:
+        """The bookings partly through the gate (locked), each with its tickets not through:
+        cancelled (`NotThrough.CANCEL`: the guest told by email where the booking asked for
+        emails, the reseller by its webhook) or kept; a cancellation after boarding began that
+        does not say which is refused, changing nothing."""
+        found: list[Boarding] = []
+        for booking in await self._boarding_on(conn, product, option, slot):
+            locked = as_of(await self._steps.lock_in(conn, booking), self._clock())
+            if partly_through(locked):
+                found.append(Boarding(locked, not_through(locked)))
+        if found and choice is None:
+            guests = sum(len(b.waiting) for b in found)
+            raise UnprocessableEntity(
+                f"Boarding began: {len(found)} booking(s) on the departure have {guests} ticket(s) not "
+                "through the gate; say whether those tickets are cancelled (notThrough CANCEL) or kept "
+                "(notThrough KEEP)"
+            )
+        if choice is NotThrough.CANCEL:
+            for boarded in found:
+                after = await self._steps.cancel_not_through_in(
+                    conn, catalog, boarded.booking, reason, cause="departure"
+                )
+                await self._steps.follow_in(conn, catalog, [(boarded.booking, after)])
+        return found
 
     async def _cancel_booking(
         self, conn: DbConnection, catalog: Catalog, booking: Booking, reason: str, done: set[str]

@@ -6,6 +6,7 @@ that: the scanner keeps a departure's parties in the browser to go on offline.""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any
 
 from berth.capabilities.registry import booking_lines
@@ -29,6 +30,10 @@ MESSAGES = {
     ScanResult.UNKNOWN_CODE: "Unknown code",
     ScanResult.VALID: "Valid: the tickets may go through",
     ScanResult.UNDONE: "Admitted, then undone: the admission no longer counts",
+    ScanResult.ANOTHER_DAY: (
+        "Booked for another day than today: nothing admitted; send the scan again with "
+        "admitAnotherDay true to admit it anyway"
+    ),
 }
 
 
@@ -126,13 +131,15 @@ def undo_json(outcome: ScanOutcome) -> JSON:
     }
 
 
-def departure_parties_json(slot: Slot, parties: Sequence[Party], departure: JSON) -> JSON:
-    """A departure's parties for the scanner: the running count and every booking."""
+def departure_parties_json(slot: Slot, parties: Sequence[Party], departure: JSON, today: date) -> JSON:
+    """A departure's parties for the scanner: the running count and every booking, and
+    `today` at the departure's place (which the scanner, offline, takes over its own clock's)."""
     expected = [p for p in parties if p.details.booking.status.value in ("CONFIRMED", "REDEEMED")]
     guests = sum(len(p.details.booking.unit_items) for p in expected)
     admitted = sum(len(admitted_earlier(p.details.booking, p.admissions)) for p in expected)
     return {
         "departure": {**departure, "localDateTimeStart": format_local(slot.start)},
+        "today": today.isoformat(),
         "expected": guests,
         "admitted": admitted,
         "parties": [party_json(p.details, p.admissions) for p in parties],

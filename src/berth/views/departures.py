@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from berth.capabilities.base import JSON
 from berth.domain.allotments import BlockUse
 from berth.domain.times import format_local, format_utc, format_utc_or_none
-from berth.read_models.departures import Departure, DepartureCancellation
+from berth.read_models.departures import Boarding, Departure, DepartureCancellation
 
 
 def departure_json(departure: Departure) -> JSON:
@@ -33,11 +33,24 @@ def departure_json(departure: Departure) -> JSON:
     }
 
 
+def boarding_json(boarding: Boarding) -> JSON:
+    """A booking partly through the gate, and its tickets not through (unit item uuids)."""
+    return {
+        "bookingId": boarding.booking.id,
+        "supplierReference": boarding.booking.supplier_reference,
+        "unitItemUuids": [item.uuid for item in boarding.waiting],
+    }
+
+
 def cancellation_json(done: DepartureCancellation) -> JSON:
+    """`ticketsNotThrough`: the bookings partly through the gate, whose tickets not through
+    were cancelled or kept as `notThrough` says."""
     return {
         "departure": departure_json(done.departure),
         "cancelledBookingIds": list(done.cancelled),
         "connectionIds": list(done.connection_ids),
+        "notThrough": done.not_through.value if done.not_through is not None else None,
+        "ticketsNotThrough": [boarding_json(b) for b in done.boarding],
     }
 
 

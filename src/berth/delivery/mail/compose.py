@@ -30,7 +30,13 @@ SUBJECTS = {
     "receipt": N_("Your booking {reference}: {title}"),
     "cancelled": N_("Cancelled: booking {reference}, {title}"),
     "changed": N_("New time for booking {reference}: {title}"),
+    "partly cancelled": N_("Tickets cancelled: booking {reference}, {title}"),
 }
+# The letters that say something was cancelled: no ticket links, no attachments. A booking's
+# tickets not through the gate cancelled (`TICKETS_CANCELLED` in its history) is a letter of its
+# own (the kind fits the outbox's 16 characters).
+PARTLY_CANCELLED = "partly cancelled"
+CANCELLING = ("cancelled", PARTLY_CANCELLED)
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _ASCII_ADDRESS = re.compile(r"[!-;=?-~]+")  # printable ASCII but white space and < >
@@ -132,7 +138,7 @@ class Line:
 
 @dataclass(frozen=True)
 class Letter:
-    kind: str  # receipt, cancelled, changed
+    kind: str  # receipt, cancelled, changed, partly cancelled
     language: str
     name: str | None
     lines: list[Line]
@@ -140,6 +146,12 @@ class Letter:
     why: list[str] = field(default_factory=list)
     pending: bool = False
     order_reference: str | None = None
+    cancelled_tickets: list[str] = field(default_factory=list)  # tickets cancelled: their references
+
+    @property
+    def with_tickets(self) -> bool:
+        """Whether the letter links the tickets (and attaches them): not when it cancels."""
+        return self.kind not in CANCELLING
 
 
 def _local(moment: datetime, zone: Any, words: Words, all_day: bool = False) -> str:

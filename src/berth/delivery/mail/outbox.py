@@ -13,7 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from berth.delivery.mail.compose import (
+    CANCELLING,
     NAME_LIMIT,
+    PARTLY_CANCELLED,
     Letter,
     booking_line,
     is_pending,
@@ -26,6 +28,7 @@ from berth.delivery.mail.compose import (
 )
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog
+from berth.domain.checkin import TICKETS_CANCELLED
 from berth.domain.errors import BadRequest, NotFound, UnprocessableEntity
 from berth.domain.orders import Order, OrderStatus
 from berth.domain.staff import Actor
@@ -93,11 +96,16 @@ class GuestMail:
             return
         cancelled = kind == "cancelled" and after.status is BookingStatus.CANCELLED
         moved = after.status in CONFIRMED and after.slot_start != before.slot_start
-        if not (cancelled or moved) or not await mail_repo.asked_for_mail(conn, after.id, after.order_id):
+        some = kind == TICKETS_CANCELLED  # tickets not through the gate, the booking used
+        if not (cancelled or moved or some) or not await mail_repo.asked_for_mail(
+            conn, after.id, after.order_id
+        ):
             return
-        if cancelled:
+        if cancelled or some:
             facts = {"actor": actor, "cause": detail.get("cause"), "reason": detail.get("reason")}
-            await self._queue(conn, "cancelled", after.id, None, actor, facts)
+            if some:
+                facts["tickets"] = detail.get("tickets")
+            await self._queue(conn, PARTLY_CANCELLED if some else kind, after.id, None, actor, facts)
         elif before.slot_start is not None:
             await self._queue(
                 conn, "changed", after.id, None, actor, {"previously": before.slot_start.isoformat()}
@@ -227,7 +235,7 @@ class GuestMail:
         facts = message.facts
         own = [d.booking.connection_id in box_offices for d in described]
         why: list[str] = []
-        if message.kind == "cancelled":
+        if message.kind in CANCELLING:
             why = why_cancelled(
                 language,
                 str(facts.get("actor")),
@@ -249,6 +257,7 @@ class GuestMail:
             why=why,
             pending=is_pending([d.booking for d in described]),
             order_reference=order.supplier_reference if order is not None else None,
+            cancelled_tickets=[one_line(str(t)) for t in facts.get("tickets") or ()],
         )
         subject, text, html = render(letter)
         recipient, problem = mail_address(facts.get("to") or contact.get("emailAddress"))
@@ -257,7 +266,7 @@ class GuestMail:
         attachments = [
             {"bookingId": details.booking.id, "filename": f"{details.booking.supplier_reference}.pdf"}
             for details, line in zip(described, letter.lines, strict=True)
-            if line.tickets and message.kind != "cancelled"
+            if line.tickets and letter.with_tickets
         ]
         return Written(recipient, name, language, subject, text, html, problem, attachments)
 

@@ -3,7 +3,7 @@ PENDING ones, cancel past the cutoff."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,6 +13,7 @@ from berth.capabilities.base import View
 from berth.capabilities.ids import MAPPINGS
 from berth.capabilities.registry import CAPABILITIES
 from berth.container import Services
+from berth.domain import lengths
 from berth.domain.staff import Actor
 from berth.http.admin.exports import bookings_csv
 from berth.http.admin.roles import operator
@@ -39,6 +40,16 @@ class CancelBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reason: str | None = Field(default=None, max_length=1000)
     force: Flag = Field(default=False, description="Cancel even after the cancellation cutoff")
+
+
+class UndoAdmissionBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    unitItemUuids: list[Annotated[str, Field(max_length=lengths.UNIT_ITEM_UUID)]] = Field(
+        min_length=1, max_length=500, description="The tickets whose admission at the gate to take back"
+    )
+    reason: str = Field(
+        min_length=1, max_length=1000, description="Why: kept in the booking's history and the audit trail"
+    )
 
 
 def search_filter(
@@ -141,4 +152,27 @@ async def cancel(
     details = await svc.staff_bookings.cancel(
         catalog, bookingId, body.reason if body else None, actor=actor, force=bool(body and body.force)
     )
+    return json_response(_staff_json(svc, details))
+
+
+@router.post(
+    "/bookings/{bookingId}/undo-admission",
+    summary="Take back the admission of tickets at the gate, however long ago, with a reason",
+    description=(
+        "The tickets are no longer admitted and the booking is CONFIRMED again (its "
+        "`utcRedeemedAt` cleared), as the gate's own undo within 10 minutes does; the reason is "
+        "kept in the booking's history and the audit trail (`checkin.undo`). A ticket not "
+        "admitted at the gate is UNPROCESSABLE_ENTITY, one not of the booking BAD_REQUEST. "
+        "Answers the booking."
+    ),
+)
+async def undo_admission(
+    bookingId: str,
+    body: UndoAdmissionBody,
+    actor: Actor = Depends(operator),
+    svc: Services = Depends(current_services),
+) -> Response:
+    catalog = (await svc.catalog.snapshot()).catalog
+    await svc.checkin.take_back(catalog, bookingId, body.unitItemUuids, body.reason, actor=actor)
+    details, _ = await svc.staff_bookings.get(catalog, bookingId)
     return json_response(_staff_json(svc, details))

@@ -18,6 +18,7 @@ from berth.http.admin.roles import operator, viewer
 from berth.http.context import current_services
 from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES, OctoErrorBody
 from berth.http.responses import json_response
+from berth.http.types import Flag
 from berth.services.checkin import ScanRequest
 from berth.views.checkin import departure_parties_json, scan_json, undo_json
 
@@ -42,6 +43,11 @@ class ScanBody(BaseModel):
         default=None, max_length=500, description="A voucher's tickets to admit (default: all)"
     )
     device: str | None = Field(default=None, max_length=MAX_DEVICE_LENGTH, description="The gate device")
+    admitAnotherDay: Flag = Field(
+        default=False,
+        description="Admit the tickets even though their departure is on another day than today "
+        '(staff\'s "Admit anyway" after an ANOTHER_DAY answer)',
+    )
 
     def request(self) -> ScanRequest:
         gate = self.departure
@@ -51,6 +57,7 @@ class ScanBody(BaseModel):
             departure=Departure(gate.productId, gate.optionId, gate.availabilityId) if gate else None,
             unit_item_uuids=tuple(self.unitItemUuids) if self.unitItemUuids else None,
             device=(self.device or "").strip() or None,
+            admit_another_day=self.admitAnotherDay,
         )
 
 
@@ -71,7 +78,8 @@ async def departure_parties(svc: Services, departure: Departure) -> Response:
         "optionId": departure.option_id,
         "availabilityId": slot.id,
     }
-    return json_response(departure_parties_json(slot, parties, gate))
+    today = svc.clock().astimezone(slot.start.tzinfo).date()
+    return json_response(departure_parties_json(slot, parties, gate, today))
 
 
 @router.post(
@@ -79,7 +87,9 @@ async def departure_parties(svc: Services, departure: Departure) -> Response:
     summary="Scan a code at the gate: admit the tickets it names that are not through yet",
     description=(
         "`result`: ADMITTED, ALREADY_ADMITTED (with who admitted the ticket and when), "
-        "NOT_THIS_DEPARTURE, CANCELLED, NOT_CONFIRMED or UNKNOWN_CODE. The same `nonce` sent again "
+        "ANOTHER_DAY (tickets of a departure on another day than today: nothing admitted unless "
+        "`admitAnotherDay` is true), NOT_THIS_DEPARTURE, CANCELLED, NOT_CONFIRMED or UNKNOWN_CODE. "
+        "The same `nonce` sent again "
         "with the same body is answered the same (`replayed`) and admits nothing more; UNDONE when "
         "the admission was undone since (it no longer counts). Sent with another code, departure "
         "or tickets, the nonce is refused with 409 CONFLICT. A code is looked for as given, then "
@@ -99,8 +109,8 @@ async def scan(
     summary="What a ticket is, admitting nothing (viewer role)",
     description=(
         "`result`: VALID where a scan would admit the tickets the code names, else what a scan "
-        "would answer (ALREADY_ADMITTED, NOT_THIS_DEPARTURE, CANCELLED, NOT_CONFIRMED, "
-        "UNKNOWN_CODE). It admits nothing."
+        "would answer (ALREADY_ADMITTED, ANOTHER_DAY, NOT_THIS_DEPARTURE, CANCELLED, "
+        "NOT_CONFIRMED, UNKNOWN_CODE). It admits nothing."
     ),
 )
 async def lookup(

@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from berth.capabilities.base import JSON
 from berth.container import Services
+from berth.domain.departures import NotThrough
 from berth.domain.errors import Conflict, NotFound
 from berth.domain.staff import Actor
 from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
@@ -22,7 +23,7 @@ from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES, OctoErrorBody
 from berth.http.responses import json_response
 from berth.http.types import Flag, IsoDate
 from berth.services.departures import DepartureChange, day_range
-from berth.views.departures import block_json, cancellation_json, departure_json
+from berth.views.departures import block_json, boarding_json, cancellation_json, departure_json
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)
 DEPARTURE = "/departures/{productId}/{optionId}/{availabilityId}"
@@ -41,6 +42,11 @@ class DeparturePatch(BaseModel):
 class CancelDepartureBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reason: str = Field(min_length=1, max_length=1000, description="Sent to resellers with each booking")
+    notThrough: NotThrough | None = Field(
+        default=None,
+        description="Once boarding began (bookings partly through the gate): CANCEL their tickets not "
+        "through the gate, or KEEP them; required then",
+    )
 
 
 @router.get("/departures", summary="Departures with their capacity, places held and confirmed, status")
@@ -91,6 +97,13 @@ async def change_departure(
 @router.post(
     DEPARTURE + "/cancel",
     summary="Cancel every ON_HOLD, PENDING and CONFIRMED booking of a departure, and close it",
+    description=(
+        "A booking partly through the gate (boarding began) is used and stays; its tickets not "
+        "through are cancelled (`notThrough`: CANCEL; the booking keeps the tickets admitted, "
+        "REDEEMED, and the reseller gets a booking_update, the guest an email where the booking "
+        "asked for emails) or kept (KEEP). Without `notThrough` then, UNPROCESSABLE_ENTITY and "
+        "nothing changes."
+    ),
 )
 async def cancel_departure(
     productId: str,
@@ -101,7 +114,15 @@ async def cancel_departure(
     actor: Actor = Depends(operator),
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
-    done = await svc.departures.cancel(catalog, productId, optionId, availabilityId, body.reason, actor=actor)
+    done = await svc.departures.cancel(
+        catalog,
+        productId,
+        optionId,
+        availabilityId,
+        body.reason,
+        actor=actor,
+        not_through_tickets=body.notThrough,
+    )
     return json_response(cancellation_json(done))
 
 
@@ -111,7 +132,13 @@ async def affected(
 ) -> Response:
     catalog = (await svc.catalog.snapshot()).catalog
     found = await svc.departures.affected(catalog, productId, optionId, availabilityId)
-    return json_response({"bookings": found.bookings, "connectionIds": list(found.connection_ids)})
+    return json_response(
+        {
+            "bookings": found.bookings,
+            "connectionIds": list(found.connection_ids),
+            "ticketsNotThrough": [boarding_json(b) for b in found.boarding],
+        }
+    )
 
 
 @router.get(

@@ -36,6 +36,7 @@ from berth.domain.bookings import (
 )
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.catalog.lookup import find_currency, find_option, find_product
+from berth.domain.checkin import TICKETS_CANCELLED, boarded_only, not_through, partly_through
 from berth.domain.errors import (
     BadRequest,
     InvalidAvailabilityId,
@@ -53,6 +54,7 @@ from berth.services.bookings.capacity import CapacityPolicies, SlotPolicy, slots
 from berth.services.bookings.extensions import BookingExtensions, Holding, Stage
 from berth.services.bookings.inputs import (
     RESELLER,
+    SUPPLIER,
     SYSTEM,
     Change,
     ConfirmInput,
@@ -989,6 +991,43 @@ class BookingSteps:
         detail = {"reason": reason} if cause is None else {"reason": reason, "cause": cause}
         await self.changed(conn, catalog, booking, cancelled, "cancelled", actor, detail)
         return cancelled
+
+    async def cancel_not_through_in(
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, reason: str, *, cause: str
+    ) -> Booking:
+        """Cancel the tickets not admitted at the gate of one (locked, as-of-now) booking partly
+        through it, `cause` naming why (`departure`: cancelled after boarding began): the
+        booking keeps its admitted tickets, REDEEMED, and the places, seats, extras and prices
+        of those alone. In its history as `tickets cancelled`, announced as every change is (a
+        booking_update; the guest's email where the booking asked for emails)."""
+        if not partly_through(booking):
+            return booking
+        now = self._clock()
+        product = await self.loader.product(conn, catalog, booking.product_id)
+        option = product.option(booking.option_id) or product.default_option
+        slot = booked_slot(product, option, booking)
+        kept = boarded_only(booking, now)
+        allocations = (
+            await self.policies.of(option).allocate(
+                conn, self.locks, product, option, slot, booking, kept.unit_items, None, moved=False
+            )
+            if slot is not None
+            else ()
+        )
+        updated = replace(
+            kept, pax=pax_of(option, [i.unit_id for i in kept.unit_items]), resource_allocations=allocations
+        )
+        updated = self.extensions.apply(Stage.UPDATE, product, option, slot, updated, {})
+        rental = option.rental_duration(updated.rental_duration_id) if updated.rental_duration_id else None
+        updated = self.priced(product, option, updated, rental)
+        await bookings_repo.save_booking(conn, updated, booking)
+        await self.extensions.hold(
+            conn, self.locks, self._holding(product, option, slot, booking, updated, now)
+        )
+        tickets = [item.supplier_reference for item in not_through(booking)]
+        detail = {"reason": reason, "cause": cause, "tickets": tickets}
+        await self.changed(conn, catalog, booking, updated, TICKETS_CANCELLED, SUPPLIER, detail)
+        return updated
 
     async def expire_in(self, conn: DbConnection, catalog: Catalog, stored: Booking) -> Booking:
         """Store EXPIRED on a (locked) hold whose time has passed."""

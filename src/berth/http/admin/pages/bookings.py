@@ -1,6 +1,7 @@
 """Bookings: search across every connection, one booking with its history, and the supplier's
 actions on it (one set per status: release a hold, accept or reject a PENDING one, redeem or
-cancel a CONFIRMED one), each confirming what changed."""
+cancel a CONFIRMED one; and, on a confirmed or redeemed one, undo the admission of tickets at
+the gate, however long ago), each confirming what changed."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import Response
 
 from berth.delivery.mail.outbox import RECEIPTED
-from berth.domain.bookings import CHANGEABLE, BookingStatus
+from berth.domain.bookings import CHANGEABLE, BookingStatus, UnitItem
 from berth.domain.calendar import out_of_range, supported
 from berth.domain.catalog import DeliveryFormat
+from berth.domain.checkin import Admission
 from berth.domain.errors import NotFound, OctoError
+from berth.domain.staff import shown_name
 from berth.domain.tickets import VOUCHER, ticket_keys
 from berth.http.admin.backoffice import ACTIONS, Action, what_can_be_done
 from berth.http.admin.bookings import STAFF_VIEW
@@ -32,6 +35,7 @@ from berth.views.bookings import booking_view
 
 router = APIRouter(route_class=PageRoute)
 PAGE_SIZE = 25
+UNDOABLE = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED)
 
 
 @dataclass(frozen=True)
@@ -146,10 +150,32 @@ async def export(
     return bookings_csv(me.services, me.catalog.catalog, where, "bookings.csv")
 
 
+@dataclass(frozen=True)
+class Admitted:
+    """A ticket admitted at the gate, as the booking's page shows it."""
+
+    item: UnitItem
+    unit: str
+    admission: Admission
+    by: str
+
+
+def _admitted(details: BookingDetails, admissions: dict[str, Admission]) -> list[Admitted]:
+    found = []
+    for item in details.booking.unit_items:
+        admission = admissions.get(item.uuid)
+        if admission is not None:
+            unit = details.option.unit(item.unit_id)
+            name = unit.internal_name if unit is not None else item.unit_id
+            found.append(Admitted(item, name, admission, shown_name(admission.by)))
+    return found
+
+
 @router.get("/bookings/{booking_id}")
 async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) -> Response:
     details, history = await me.services.staff_bookings.get(me.catalog.catalog, booking_id)
     connections = {c.id: c for c in await me.services.connections.list()}
+    admitted = _admitted(details, await me.services.checkin.admissions(booking_id))
     return page(
         request,
         "booking.html",
@@ -164,6 +190,9 @@ async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) 
         messages=await me.services.mail.messages_of(details.booking),
         receipted=details.booking.status in RECEIPTED,
         documents=_documents(details),
+        admitted={a.item.uuid: a for a in admitted},
+        # The admissions staff may take back: those of a booking still travelling.
+        undoable=admitted if details.booking.status in UNDOABLE else [],
     )
 
 
@@ -317,3 +346,33 @@ async def release(
     booking_id: str, reason: str = Form(default="", max_length=1000), me: Staff = Depends(operator_form)
 ) -> Response:
     return await _cancel(booking_id, me, Action.RELEASE, reason, force=False)
+
+
+@router.post("/bookings/{booking_id}/undo-admission")
+async def undo_admission(
+    booking_id: str,
+    ticket: list[str] = Form(default=[]),
+    reason: str = Form(default="", max_length=1000),
+    me: Staff = Depends(operator_form),
+) -> Response:
+    """Take back the admission of the ticked tickets, however long ago, with a reason."""
+    catalog = me.catalog.catalog
+    before, _ = await me.services.staff_bookings.get(catalog, booking_id)
+    label = _label(before)
+    if not reason.strip():
+        text = "Admission not undone: give a reason; it is kept in the booking's history."
+        return _back(booking_id, me, Notice("error", text))
+    if not ticket:
+        return _back(booking_id, me, Notice("error", "Admission not undone: tick the tickets to take back."))
+    try:
+        done = await me.services.checkin.take_back(catalog, booking_id, ticket, reason, actor=me.actor)
+    except OctoError as exc:
+        return _back(booking_id, me, Notice("error", f"Admission not undone: {exc.message.rstrip('.')}."))
+    assert done.details is not None
+    after = done.details.booking
+    taken = ", ".join(i.supplier_reference for i in after.unit_items if i.uuid in done.admitted)
+    text = (
+        f"{label}: the admission of {taken} is undone ({before.booking.status.value} → "
+        f"{after.status.value}); the reason is in its history."
+    )
+    return _back(booking_id, me, Notice("success", text))

@@ -242,7 +242,14 @@ async def service_worker() -> Response:
     it caches the files the page loads (their URLs carry their digests)."""
     shell = [
         static_url(name)
-        for name in ("backoffice.css", "checkin.css", "checkin.js", "zxing.js", "zxing_reader.wasm")
+        for name in (
+            "backoffice.css",
+            "checkin.css",
+            "checkin-rules.js",
+            "checkin.js",
+            "zxing.js",
+            "zxing_reader.wasm",
+        )
     ]
     script = f"const SHELL = {orjson.dumps(shell).decode()};\n" + FILES["checkin-sw.js"][0].decode()
     headers = {"Cache-Control": "no-cache", "Service-Worker-Allowed": SCOPE}

@@ -8,21 +8,21 @@ Each action calls one `DepartureService` method (`change` or `cancel`), or
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Request
 from starlette.responses import Response
 
-from berth.domain.departures import check_capacity
+from berth.domain.departures import NotThrough, check_capacity
 from berth.domain.errors import OctoError
 from berth.http.admin.exports import bookings_csv, file_name, manifest_filter
 from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, operator_form, staff
-from berth.read_models.departures import Departure
+from berth.read_models.departures import Boarding, Departure
 from berth.services.departures import DepartureChange
 
 router = APIRouter(route_class=PageRoute)
@@ -82,13 +82,35 @@ async def who(me: Staff, departure: Departure) -> tuple[str, bool]:
 
 @dataclass(frozen=True)
 class Proposal:
-    """What the confirmation step shows, and the form its button sends again."""
+    """What the confirmation step shows, and the form its button sends again; with `choices`
+    (a field's name and, per button, its value and words) one button per choice instead."""
 
     action: str
     question: str
     consequences: list[str]
     button: str
     fields: dict[str, str] = field(default_factory=dict)
+    choices: tuple[str, list[tuple[str, str]]] | None = None
+
+
+def boarding_lines(boarding: Sequence[Boarding], departure: Departure) -> list[str]:
+    """Each booking partly through the gate: `Grace Hopper (K7P2XQ9M): 1 of 2 through the
+    gate; not through: Adult · 22YW0CWEK7`."""
+    lines = []
+    for boarded in boarding:
+        booking = boarded.booking
+        names = []
+        for item in boarded.waiting:
+            unit = departure.option.unit(item.unit_id)
+            names.append(
+                f"{unit.internal_name if unit is not None else item.unit_id} · {item.supplier_reference}"
+            )
+        through = len(booking.unit_items) - len(boarded.waiting)
+        lines.append(
+            f"{booking.contact.full_name or '—'} ({booking.supplier_reference}): {through} of "
+            f"{len(booking.unit_items)} through the gate; not through: {', '.join(names)}"
+        )
+    return lines
 
 
 async def _departure(me: Staff, product_id: str, option_id: str, availability_id: str) -> Departure:
@@ -265,6 +287,7 @@ async def cancel(
     request: Request,
     reason: str = Form(default="", max_length=1000),
     confirmed: str = Form(default=""),
+    not_through: str = Form(default="", max_length=10),
     me: Staff = Depends(operator_form),
 ) -> Response:
     departure = await _departure(me, product_id, option_id, availability_id)
@@ -274,6 +297,7 @@ async def cancel(
         return redirect(
             path, me, Notice("error", "Not cancelled: give a reason; resellers pass it on to their guests.")
         )
+    choice = NotThrough(not_through) if not_through in NotThrough.__members__ else None
     if not confirmed:
         consequences = [
             f"This cancels {(await who(me, departure))[0]}, with the reason “{reason.strip()}”. It cannot be undone.",
@@ -281,19 +305,43 @@ async def cancel(
             "orders); a package booking is cancelled whole.",
             "The departure is closed: resellers see it CLOSED.",
         ]
-        proposal = Proposal(
-            "cancel", f"Cancel {label}?", consequences, "Cancel the departure", {"reason": reason.strip()}
+        affected = await me.services.departures.affected(
+            me.catalog.catalog, product_id, option_id, availability_id
         )
+        choices = None
+        if affected.boarding:
+            consequences.append(
+                "Boarding began: these bookings are partly through the gate and stay; choose what becomes "
+                "of their tickets not through the gate (cancelled: the guest is told by email where the "
+                "booking asked for emails, the reseller by a booking update; kept: they stay valid):"
+            )
+            consequences.extend(boarding_lines(affected.boarding, departure))
+            choices = (
+                "not_through",
+                [
+                    (NotThrough.CANCEL.value, "Cancel the departure and those tickets"),
+                    (NotThrough.KEEP.value, "Cancel the departure, keep those tickets"),
+                ],
+            )
+        proposal = Proposal(
+            "cancel", f"Cancel {label}?", consequences, "Cancel the departure", {"reason": reason.strip()},
+            choices,
+        )  # fmt: skip
         return _confirm(request, me, departure, proposal)
     try:
         done = await me.services.departures.cancel(
-            me.catalog.catalog, product_id, option_id, availability_id, reason.strip(), actor=me.actor
-        )
+            me.catalog.catalog, product_id, option_id, availability_id, reason.strip(), actor=me.actor,
+            not_through_tickets=choice,
+        )  # fmt: skip
     except OctoError as exc:
         said = of_product(departure.product).readable(exc.message.rstrip("."))
         return redirect(path, me, Notice("error", f"Not cancelled: {said}."))
     resellers = plural(len(done.connection_ids), "reseller")
     text = f"{label} cancelled: {plural(len(done.cancelled), 'booking')} of {resellers} cancelled; the departure is closed."
+    if done.boarding:
+        tickets = plural(sum(len(b.waiting) for b in done.boarding), "ticket")
+        fate = "cancelled" if done.not_through is NotThrough.CANCEL else "kept"
+        text += f" {tickets} not through the gate ({plural(len(done.boarding), 'booking')}): {fate}."
     return redirect(path, me, Notice("success", text))
 
 

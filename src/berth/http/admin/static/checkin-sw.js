@@ -1,7 +1,8 @@
 // The gate scanner's service worker (served at /admin/checkin/sw.js, after the line that
 // sets SHELL to the files the scanner page loads). The scanner's pages come from the network
 // when it answers and from the copy kept here when it does not; the files, whose URLs carry
-// their digests, from the copy first.
+// their digests, from the copy first. A page opened before the worker ran (its first opening
+// on the device) asks to be kept, and is fetched and kept at once.
 "use strict";
 
 const CACHE = "berth-gate-v1";
@@ -24,6 +25,10 @@ self.addEventListener("activate", (event) => {
   );
 });
 
+function isScannerPage(url) {
+  return url.origin === self.location.origin && url.pathname.startsWith("/admin/checkin");
+}
+
 function keep(request, response) {
   if (response.ok && !response.redirected && response.type === "basic") {
     const copy = response.clone();
@@ -41,7 +46,7 @@ self.addEventListener("fetch", (event) => {
   if (url.origin !== self.location.origin) {
     return;
   }
-  if (request.mode === "navigate" && url.pathname.startsWith("/admin/checkin")) {
+  if (request.mode === "navigate" && isScannerPage(url)) {
     event.respondWith(
       fetch(request)
         .then((response) => keep(request, response))
@@ -60,5 +65,13 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(
       caches.match(request).then((kept) => kept || fetch(request).then((response) => keep(request, response))),
     );
+  }
+});
+
+self.addEventListener("message", (event) => {
+  const url = event.data && event.data.keep ? new URL(event.data.keep) : null;
+  if (url && isScannerPage(url)) {
+    const request = new Request(url.href, { credentials: "same-origin" });
+    event.waitUntil(fetch(request).then((response) => keep(request, response)).catch(() => {}));
   }
 });

@@ -2,8 +2,9 @@
 // decoder: ZXing-C++ as WebAssembly) or type a code; the server admits. The departure's guest
 // list is kept in this browser, so when the network drops the page decides from it and queues
 // each admission with its nonce, then sends the queue when the network is back and shows what
-// the server said. A code is handled once: the camera passes over the code just handled until
-// it sees another or staff tap the picture.
+// the server said. What the camera may send and what may take the screen are the rules of
+// checkin-rules.js: a code once per showing, a typed code first until its answer was seen, a
+// green answer that fades.
 "use strict";
 
 (() => {
@@ -14,6 +15,8 @@
   const gate = JSON.parse(root.dataset.gate);
   const csrf = root.dataset.csrf;
   const mayAdmit = root.dataset.mayAdmit === "yes";
+  const rules = window.BerthGate.gateRules((code) => asReference(code));
+  const clockNow = () => performance.now();
   const PREFIX = "berth-gate:";
   const listKey = `${PREFIX}departure:${gate.productId}|${gate.optionId}|${gate.availabilityId}`;
   const queueKey = `${PREFIX}queue`;
@@ -77,6 +80,9 @@
     hourCycle: "h23",
   });
   const time = (iso) => (iso ? clock.format(new Date(iso)) : "");
+  // The phone's date at the departure's place, `2026-06-04`.
+  const phoneDay = () =>
+    new Intl.DateTimeFormat("en-CA", { timeZone: root.dataset.zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
   const nonce = () =>
     window.crypto && crypto.randomUUID
       ? crypto.randomUUID().replace(/-/g, "")
@@ -125,7 +131,9 @@
     try {
       const { ok, answer } = await call("GET", `/admin/checkin/departure?${query}`);
       if (ok) {
-        list = { ...answer, keptAt: new Date().toISOString() };
+        // How many days the server's today is ahead of the phone's (0 where the phone's clock is right).
+        const dayShift = answer.today ? Math.round((Date.parse(answer.today) - Date.parse(phoneDay())) / 86400000) : 0;
+        list = { ...answer, keptAt: new Date().toISOString(), dayShift };
         applyQueue();
         write(listKey, list);
         showNet("");
@@ -203,7 +211,7 @@
         button.type = "button";
         button.className = "quiet";
         button.textContent = `${party.leadName || "No name"} · ${party.code} · ${left} of ${party.units.length} to come`;
-        button.addEventListener("click", () => check(party.code));
+        button.addEventListener("click", () => typed(party.code));
         item.append(button);
         return item;
       }),
@@ -256,11 +264,14 @@
     }
   }
 
-  // The booking whose "who is here?" screen is open: reading its voucher again leaves it be.
+  // The booking whose "who is here?" screen is open, and the turn that opened it: reading its
+  // voucher again leaves it be.
   let choosing = null;
+  let fading = 0;
 
   // `verdict`: the words, or [the words, what they count] (the count set smaller).
   function show(kind, verdict, detail, party, options = {}) {
+    clearTimeout(fading);
     el.result.className = `gate-result ${kind}`;
     const [words, count] = Array.isArray(verdict) ? verdict : [verdict, ""];
     el.verdict.replaceChildren(words);
@@ -268,16 +279,61 @@
       el.verdict.append(" ", line("span", count, "gate-tally"));
     }
     el.detail.textContent = detail || "";
-    choosing = options.choose && party ? party.bookingId : null;
+    choosing = options.choose && party ? { bookingId: party.bookingId, turn: options.turn } : null;
     renderParty(party, options);
     if (kind !== "idle" && !options.quiet) {
       beep(kind);
     }
   }
 
+  // Camera answers that came while a typed one had the screen: shown, in order, once that one
+  // was seen.
+  const waiting = [];
+
+  // The answer of the turn `made` (a scan typed, or read by the camera), as `show` takes it,
+  // if the rules let it take the screen now; a green one fades after a few seconds.
+  function answer(made, kind, verdict, detail, party, options = {}) {
+    const now = clockNow();
+    if (!rules.mayShow(made, now)) {
+      waiting.push(() => answer(made, kind, verdict, detail, party, options));
+      setTimeout(showWaiting, 200);
+      return;
+    }
+    show(kind, verdict, detail, party, { ...options, turn: made });
+    const fadeIn = rules.shown(made, { kind, asks: Boolean(options.choose) }, now);
+    if (fadeIn !== null) {
+      fading = setTimeout(() => fade(options.last || detail, options.code), fadeIn);
+    }
+  }
+
+  function showWaiting() {
+    if (!waiting.length) {
+      return;
+    }
+    if (rules.typedSeenIn(clockNow()) === 0) {
+      for (const shown of waiting.splice(0)) {
+        shown();
+      }
+    } else {
+      setTimeout(showWaiting, 200);
+    }
+  }
+
+  // A green answer fades: the screen is ready for the next guest, the party and its undo stay
+  // below in grey. A code still in front of the camera is not read again (the rules).
+  function fade(last, code) {
+    el.result.className = "gate-result idle faded";
+    el.verdict.replaceChildren("Ready to scan");
+    const still = code && rules.inView(code, clockNow()) ? " Its code is still in front of the camera: it is not read again." : "";
+    el.detail.textContent = `Last: ${last}${still}`;
+  }
+
   const who = (admission) => (admission.byName ? ` by ${admission.byName}` : "");
   const shortened = (code) => (code.length > 40 ? `${code.slice(0, 39)}…` : code);
   const guests = (n) => `${n} guest${n === 1 ? "" : "s"}`;
+  // What a faded green says of its admission: `Katherine Johnson, 2 guests let through at 10:04.`
+  // (`at`: when the server admitted them; offline, now).
+  const letThrough = (party, n, at) => `${party.leadName || party.code}, ${guests(n)} let through at ${time(at || new Date().toISOString())}.`;
   const throughOf = (party) => ["Admitted", `${party.units.filter((u) => u.admitted).length} of ${party.units.length} in this party`];
 
   function line(tag, text, className) {
@@ -289,7 +345,7 @@
     return node;
   }
 
-  function renderParty(party, { choose = false, undo = null } = {}) {
+  function renderParty(party, { choose = false, undo = null, anyway = null, turn = null } = {}) {
     el.party.replaceChildren();
     el.party.hidden = !party;
     if (!party) {
@@ -352,8 +408,18 @@
       };
       units.addEventListener("change", label);
       label();
-      admit.addEventListener("click", () => admitChosen(party, boxes().map((b) => b.value)));
+      admit.addEventListener("click", () => admitChosen(party, boxes().map((b) => b.value), turn));
       el.party.append(admit);
+    }
+    if (anyway) {
+      // Another day's ticket: staff may admit it all the same, which the server is told.
+      const admit = line("button", "Admit anyway", "primary gate-big gate-anyway");
+      admit.type = "button";
+      admit.addEventListener("click", () => {
+        admit.disabled = true;
+        scanCode(rules.follow(turn), { ...anyway, nonce: nonce(), admitAnotherDay: true });
+      });
+      el.party.prepend(admit); // first: in reach however long the party
     }
     if (undo) {
       el.party.prepend(undoButton(party, undo)); // first: in reach however long the party
@@ -407,6 +473,14 @@
   // The names of a party's tickets `uuids`: `Adult · P6EHKZWPBV`.
   const ticketNames = (party, uuids) => party.units.filter((u) => uuids.includes(u.uuid)).map((u) => `${u.unit} · ${u.code}`);
 
+  // `2026-06-04` as a day: `Thu 4 Jun 2026`, as the page's heading writes it.
+  const dayFormat = new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", weekday: "short", day: "numeric", month: "short", year: "numeric" });
+  const dayName = (isoDay) => {
+    const parts = Object.fromEntries(dayFormat.formatToParts(new Date(`${isoDay}T12:00:00Z`)).map((p) => [p.type, p.value]));
+    return `${parts.weekday} ${parts.day} ${parts.month} ${parts.year}`;
+  };
+  const whenOf = (departure) => (departure.localDateTimeStart ? `${dayName(departure.localDateTimeStart.slice(0, 10))} ${departure.localDateTimeStart.slice(11, 16)}` : "open date");
+
   function describe(answer) {
     const party = answer.booking;
     switch (answer.result) {
@@ -421,11 +495,10 @@
         const where = seen.device ? ` on ${seen.device}` : "";
         return ["bad", "Already admitted", `At ${time(seen.at)}${who(seen)}${where}.`];
       }
-      case "NOT_THIS_DEPARTURE": {
-        const d = party.departure;
-        const when = d.localDateTimeStart ? d.localDateTimeStart.replace("T", " ").slice(0, 16) : "open date";
-        return ["warn", "Another departure", `Booked on ${d.product} · ${d.option}, ${when}.`];
-      }
+      case "NOT_THIS_DEPARTURE":
+        return ["warn", "Another departure", `Booked on ${party.departure.product} · ${party.departure.option}, ${whenOf(party.departure)}.`];
+      case "ANOTHER_DAY":
+        return ["warn", "Another day", `Booked for ${whenOf(party.departure)}, not today.${mayAdmit ? " Admit anyway only if that is right." : ""}`];
       case "UNDONE":
         // A scan sent again (an offline one synced late) whose admission was undone since.
         return ["warn", "Admission undone", "It was admitted, then undone: it no longer counts."];
@@ -441,41 +514,63 @@
     }
   }
 
-  async function send(body) {
+  // What a scan asked, for the "Admit anyway" of another day's ticket (a new nonce is made).
+  const askedOf = (body) => {
+    const { nonce: _, admitAnotherDay: __, ...asked } = body;
+    return asked;
+  };
+
+  async function send(made, body) {
     const path = mayAdmit ? "/admin/checkin/scan" : "/admin/checkin/lookup";
-    const { ok, answer } = await call("POST", path, body);
+    const { ok, answer: said } = await call("POST", path, body);
     if (!ok) {
-      show("bad", "Not checked", answer.errorMessage || "The server refused the scan.");
+      answer(made, "bad", "Not checked", said.errorMessage || "The server refused the scan.");
       return;
     }
-    const [kind, verdict, detail] = describe(answer);
-    const admitted = answer.result === "ADMITTED" && answer.admitted.length;
-    const undo = admitted ? { nonce: body.nonce, names: ticketNames(answer.booking, answer.admitted) } : null;
-    show(kind, verdict, detail, answer.booking, { undo });
-    remember(answer.booking);
+    const [kind, verdict, detail] = describe(said);
+    const admitted = said.result === "ADMITTED" && said.admitted.length;
+    const undo = admitted ? { nonce: body.nonce, names: ticketNames(said.booking, said.admitted) } : null;
+    const anyway = said.result === "ANOTHER_DAY" && mayAdmit ? askedOf(body) : null;
+    const first = admitted ? said.booking.units.find((u) => u.uuid === said.admitted[0]) : null;
+    const last = admitted ? letThrough(said.booking, said.admitted.length, first && first.admission && first.admission.at) : detail;
+    answer(made, kind, verdict, detail, said.booking, { undo, anyway, code: body.code, last });
+    remember(said.booking);
+  }
+
+  // Today at the departure's place: the phone's day, put right by what the server said when
+  // the guest list was kept (a phone whose clock is wrong still knows the server's day).
+  function today() {
+    const shift = list && list.dayShift ? list.dayShift : 0;
+    return new Date(Date.parse(phoneDay()) + shift * 86400000).toISOString().slice(0, 10);
   }
 
   // Offline: decide from the kept list and queue the admission with its nonce.
-  function decideOffline(body) {
+  function decideOffline(made, body) {
     const found = find(body.code);
     if (!found) {
-      show("bad", `Unknown code: ${shortened(body.code)}`, "Not on this departure's guest list (offline: the server could not be asked).");
+      answer(made, "bad", `Unknown code: ${shortened(body.code)}`, "Not on this departure's guest list (offline: the server could not be asked).");
       return;
     }
     const { party, unit } = found;
     if (party.status === "CANCELLED") {
-      show("bad", "Cancelled", "This booking was cancelled: do not admit.", party);
+      answer(made, "bad", "Cancelled", "This booking was cancelled: do not admit.", party);
       return;
     }
     if (!travelling(party)) {
-      show("bad", "Not confirmed", "The booking is not confirmed: do not admit.", party);
+      answer(made, "bad", "Not confirmed", "The booking is not confirmed: do not admit.", party);
       return;
     }
     const asked = unit ? [unit] : party.units.filter((u) => !body.unitItemUuids || body.unitItemUuids.includes(u.uuid));
     const left = asked.filter((u) => !u.admitted);
     if (!left.length) {
       const seen = asked[0].admission;
-      show("bad", "Already admitted", seen ? `At ${time(seen.at)}${who(seen)}.` : "Admitted on this device, offline.", party);
+      answer(made, "bad", "Already admitted", seen ? `At ${time(seen.at)}${who(seen)}.` : "Admitted on this device, offline.", party);
+      return;
+    }
+    const start = party.departure.localDateTimeStart;
+    if (start && start.slice(0, 10) !== today() && !body.admitAnotherDay) {
+      const detail = `Booked for ${whenOf(party.departure)}, not today. Offline: admit anyway only if that is right; the server is told when the network is back.`;
+      answer(made, "warn", "Another day", detail, party, { anyway: askedOf(body), code: body.code });
       return;
     }
     for (const u of left) {
@@ -486,22 +581,23 @@
     pending.push({ ...body, bookingId: party.bookingId, units: left.map((u) => u.uuid), label: `${party.leadName || party.code}`, at: new Date().toISOString() });
     write(queueKey, pending);
     write(listKey, list);
-    show("ok", throughOf(party), `Let ${guests(left.length)} through. Offline: kept on this device, sent when the network is back.`, party);
+    const detail = `Let ${guests(left.length)} through. Offline: kept on this device, sent when the network is back.`;
+    answer(made, "ok", throughOf(party), detail, party, { code: body.code, last: letThrough(party, left.length) });
     renderCount();
     renderSync();
   }
 
-  async function scanCode(body) {
+  async function scanCode(made, body) {
     if (!mayAdmit) {
       try {
-        await send(body);
+        await send(made, body);
       } catch (error) {
-        show("bad", error instanceof SignedOut ? "Signed out" : "Offline", "Looking up needs the network.");
+        answer(made, "bad", error instanceof SignedOut ? "Signed out" : "Offline", "Looking up needs the network.");
       }
       return;
     }
     try {
-      await send(body);
+      await send(made, body);
       showNet("");
     } catch (error) {
       if (error instanceof SignedOut) {
@@ -509,49 +605,50 @@
         return;
       }
       showNet("Offline: scanning from the guest list kept on this device.");
-      decideOffline(body);
+      decideOffline(made, body);
     }
   }
 
-  // The code just handled (read as a reference): the camera passes over it until it reads
-  // another code or staff tap the picture (a guest holds a phone up for seconds).
-  let held = "";
-
-  function check(raw, { camera: fromCamera = false } = {}) {
+  // Check a code, for the turn `made` (typed, or read by the camera: the rules decided it may
+  // be sent). A voucher of a party with several guests still to come asks who is here first.
+  function check(raw, made) {
     const code = raw.trim();
     if (!code) {
       return;
     }
     const found = find(code);
-    if (fromCamera && found && !found.unit && found.party.bookingId === choosing) {
-      return; // the voucher whose guests staff are ticking: their choices stay
-    }
-    held = asReference(code);
-    // A voucher of a party with several guests still to come: staff tick who is here.
     if (mayAdmit && found && !found.unit && travelling(found.party)) {
       const left = found.party.units.filter((u) => !u.admitted);
       if (left.length > 1) {
-        show("idle", "Who is here?", `${left.length} guests still to come on this booking.`, found.party, { choose: true, quiet: true });
+        answer(made, "idle", "Who is here?", `${left.length} guests still to come on this booking.`, found.party, { choose: true, quiet: true });
         return;
       }
     }
-    scanCode({ code, nonce: nonce(), departure: gate, device });
+    scanCode(made, { code, nonce: nonce(), departure: gate, device });
   }
 
-  function admitChosen(party, uuids) {
-    scanCode({ code: party.code, nonce: nonce(), departure: gate, device, unitItemUuids: uuids });
+  // Staff typed a code, or picked a party from the list: it has the screen until its answer
+  // was seen.
+  function typed(raw) {
+    if (raw.trim()) {
+      check(raw, rules.typed(raw.trim(), clockNow()));
+    }
+  }
+
+  function admitChosen(party, uuids, turn) {
+    scanCode(rules.follow(turn), { code: party.code, nonce: nonce(), departure: gate, device, unitItemUuids: uuids });
   }
 
   async function undoScan(party, scanNonce) {
     try {
-      const { ok, answer } = await call("POST", "/admin/checkin/undo", { nonce: scanNonce });
+      const { ok, answer: said } = await call("POST", "/admin/checkin/undo", { nonce: scanNonce });
       if (ok) {
-        const names = ticketNames(answer.booking, answer.undone);
+        const names = ticketNames(said.booking, said.undone);
         const detail = `${party.leadName || party.code}: ${names.join(", ")} no longer admitted.`;
-        show("idle", "Admission undone", detail, answer.booking, { quiet: true });
-        remember(answer.booking);
+        show("idle", "Admission undone", detail, said.booking, { quiet: true });
+        remember(said.booking);
       } else {
-        show("bad", "Not undone", answer.errorMessage);
+        show("bad", "Not undone", said.errorMessage);
       }
     } catch {
       show("bad", "Not undone", "Undoing needs the network.");
@@ -572,6 +669,9 @@
         const body = { code: scan.code, nonce: scan.nonce, departure: scan.departure, device: scan.device };
         if (scan.unitItemUuids) {
           body.unitItemUuids = scan.unitItemUuids;
+        }
+        if (scan.admitAnotherDay) {
+          body.admitAnotherDay = true; // staff admitted another day's ticket anyway, offline
         }
         let outcome;
         try {
@@ -670,9 +770,16 @@
     if (start !== camera.starts) {
       return; // stopped, or started again, while this frame was read
     }
-    if (code && asReference(code) !== held) {
-      check(code, { camera: true });
+    if (code) {
+      const sight = rules.sighted(code, clockNow());
+      const found = sight.send && choosing ? find(code) : null;
+      // The voucher whose guests staff are ticking, shown again: their choices stay.
+      const ticking = found && !found.unit && found.party.bookingId === choosing.bookingId;
+      if (sight.send && !ticking) {
+        check(code, sight.turn);
+      }
     }
+    showWaiting();
     camera.timer = setTimeout(() => readFrames(start), 150);
   }
 
@@ -713,12 +820,13 @@
     event.preventDefault();
     const code = el.code.value;
     el.code.value = "";
-    check(code);
+    typed(code);
   });
   el.camera.addEventListener("click", () => (camera.on ? stopCamera() : startCamera()));
   // A tap on the picture reads the code in front of the camera again, even the one just handled.
   el.video.addEventListener("click", () => {
-    held = "";
+    rules.readAgain();
+    showWaiting();
   });
   el.count.addEventListener("click", () => {
     el.waiting.hidden = !el.waiting.hidden;
@@ -743,7 +851,13 @@
     }
   }, 30000);
   if ("serviceWorker" in navigator) {
+    // A page that did not come through the service worker (its first opening on this device)
+    // is not kept yet: the worker is asked to keep it, so that it opens offline later.
+    const kept = Boolean(navigator.serviceWorker.controller);
     navigator.serviceWorker.register("/admin/checkin/sw.js", { scope: "/admin/checkin" }).catch(() => {});
+    if (!kept) {
+      navigator.serviceWorker.ready.then((registration) => registration.active.postMessage({ keep: location.href })).catch(() => {});
+    }
   }
   applyQueue();
   renderCount();
