@@ -107,9 +107,11 @@ def minimal(model: type[BaseModel]) -> dict[str, Any]:
         if field.is_required():
             kind = _model_at(model, name)
             if isinstance(kind, type) and issubclass(kind, BaseModel):
-                out[name] = minimal(kind)
+                value: Any = minimal(kind)
             else:
-                out[name] = {bool: False, int: 0}.get(kind, "x")
+                value = {bool: False, int: 0}.get(kind, "x")
+            # A required list (the tickets an undo names, say) holds one such value.
+            out[name] = [value] if typing.get_origin(field.annotation) is list else value
     return out
 
 
