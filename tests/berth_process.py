@@ -12,6 +12,7 @@ test checks) and every command where the zygote cannot be used (BERTH_TEST_FORK=
 from __future__ import annotations
 
 import atexit
+import fcntl
 import io
 import json
 import os
@@ -174,15 +175,37 @@ def berth(
     return run_berth(args, berth_environment(database_url, **extra_env), timeout=timeout, fresh=fresh)
 
 
-def free_port() -> int:
+PORT_LOCKS = Path(tempfile.gettempdir()) / "berth-test-ports"
+
+
+@contextmanager
+def reserved_port() -> Iterator[int]:
+    """A port of PORTS that no other test process of this machine holds until the block ends.
+
+    Binding a port and letting it go says it was free a moment ago, not that another pytest
+    worker will not pick it before this one's server binds it: each reservation holds an
+    exclusive lock on a file named after the port, so two workers never serve on one port."""
+    PORT_LOCKS.mkdir(exist_ok=True)
     for port in random.sample(PORTS, len(PORTS)):
-        with socket.socket() as sock:
+        with (PORT_LOCKS / f"{port}.lock").open("a") as lock:
             try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
                 continue
-            return port
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            yield port
+            return
     raise AssertionError(f"no free port in {PORTS}")
+
+
+def free_port() -> int:
+    """A port of PORTS where nothing listens now (for commands told to reach nothing)."""
+    with reserved_port() as port:
+        return port
 
 
 @contextmanager
@@ -190,7 +213,13 @@ def berth_serve(database_url: str, *args: str, log: Path | None = None, **extra_
     """`berth serve ARGS` on a free port of PORTS until the block ends, with these extra
     `BERTH_*` settings; yields the base URL. Its output goes to `log` when given (a server
     that logs much would fill a pipe nobody reads)."""
-    port = free_port()
+    with reserved_port() as port:
+        yield from _serve(port, database_url, args, log, extra_env)
+
+
+def _serve(
+    port: int, database_url: str, args: tuple[str, ...], log: Path | None, extra_env: dict[str, str]
+) -> Iterator[str]:
     base = f"http://127.0.0.1:{port}"
     log_file = log.open("wb") if log is not None else None
     process = subprocess.Popen(
