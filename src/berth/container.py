@@ -43,6 +43,7 @@ from berth.services.departures import DepartureService
 from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
+from berth.services.shop import ShopService
 from berth.services.staff import StaffService
 from berth.services.statements import StatementService
 from berth.services.tickets import TicketService
@@ -82,6 +83,7 @@ class Services:
     checkin: CheckIn
     tickets: TicketDocuments
     statements: StatementService
+    shop: ShopService
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -131,6 +133,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     connections = ConnectionService(database, clock, box, settings.auth_cache_seconds)
     contracts = ContractService(database, clock, connections, catalog, allotments)
     contracts.observer = fanout
+    shop = ShopService(database, settings, clock, catalog, connections, contracts, bookings)
+    mail.links = shop
     return Services(
         settings=settings,
         database=database,
@@ -160,4 +164,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         mailer=MailWorker(database, settings, clock, mail, catalog, tickets),
         checkin=CheckIn(database, clock, steps),
         tickets=tickets,
+        shop=shop,
     )

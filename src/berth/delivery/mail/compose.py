@@ -134,6 +134,9 @@ class Line:
     # What its tickets say of each capability's part (label, text): the pickup point and its
     # time, the directions, the extras.
     details: list[tuple[str, str]] = field(default_factory=list)
+    # Where the guest sees, changes or cancels it: the web shop's "manage my booking" link of a
+    # booking the shop sold (None: any other).
+    manage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,12 @@ def _where(locations: Sequence[Location], words: Words) -> list[str]:
 
 
 def booking_line(
-    details: BookingDetails, language: str, previously: datetime | None = None, *, box_office: bool = False
+    details: BookingDetails,
+    language: str,
+    previously: datetime | None = None,
+    *,
+    box_office: bool = False,
+    manage: str | None = None,
 ) -> Line:
     """The booking as the email shows it. `box_office`: sold by the supplier itself (its price is
     what the guest paid, and the guest cancels with the supplier); else sold by a reseller, whose
@@ -230,6 +238,7 @@ def booking_line(
         price=_money(priced["pricing"], words) if "pricing" in priced else None,
         cancellation=cancellation,
         tickets=tickets,
+        manage=manage if booking.status in (BookingStatus.CONFIRMED, BookingStatus.PENDING) else None,
         details=[(label, one_line(text)) for label, text in
                  (line.in_words(words) for line in booking_lines(details, None) if not line.staff_only)],
     )  # fmt: skip
