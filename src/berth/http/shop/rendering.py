@@ -16,7 +16,7 @@ from berth.domain.shop_prices import Amount
 from berth.http.context import services
 from berth.http.shop.session import Guest, remember
 from berth.http.static_files import PackageFiles
-from berth.translations import LANGUAGES, Words
+from berth.translations import LANGUAGES, Words, primary
 
 FILES = PackageFiles("berth.http.shop", "/shop/static", "the shop's static files")
 # Stripe.js from Stripe (what Stripe documents a page that loads it must allow); any other
@@ -66,6 +66,13 @@ def headers(request: Request, stripe_js_url: str | None = None) -> dict[str, str
     }
 
 
+def shop_words(guest: Guest, languages: list[str]) -> Words:
+    """Berth's words in the guest's language, in the region of the catalogue's content in it
+    when it has some (English of a catalogue written in en-GB: `2 June`, not `June 2`)."""
+    regional = next((tag for tag in languages if primary(tag) == guest.language), guest.language)
+    return Words(regional)
+
+
 def money(words: Words, amount: Amount | None) -> str:
     return words.money(amount.minor, amount.currency, amount.precision) if amount is not None else ""
 
@@ -92,10 +99,12 @@ def page(
     *,
     status_code: int = 200,
     stripe_js_url: str | None = None,
+    words: Words | None = None,
     **context: Any,
 ) -> HTMLResponse:
-    """A shop page in the guest's language, with the shop's headers and the browser's cookies."""
-    words = Words(guest.language)
+    """A shop page in the guest's language (`words`: as the catalogue writes it), with the
+    shop's headers and the browser's cookies."""
+    words = words or Words(guest.language)
     languages = [(code, LANGUAGE_NAMES.get(code, code), _with_language(request, code)) for code in LANGUAGES]
     html = templates.get_template(template).render(
         request=request,
