@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from berth.domain.catalog import Option, Product
+from berth.domain.catalog import ContactField, Option, Product
 from berth.domain.catalog.model import Extra, Question
 from berth.domain.questions import AnswerProblem, answer_problem, booking_questions, unit_questions
 
@@ -35,6 +35,10 @@ class Rule(StrEnum):
     ANSWER_NOT_AN_OPTION = "answer not an option"
     ANSWER_TOO_LONG = "answer too long"
     ANSWER_WRONG_FORMAT = "answer wrong format"
+    CONTACT_MISSING = "contact missing"
+    CONTACT_TOO_LONG = "contact too long"
+    EMAIL_INVALID = "email invalid"
+    TERMS = "terms"
 
 
 ANSWER_RULES = {
@@ -198,4 +202,43 @@ def choice_problems(product: Product, option: Option, choice: Choice) -> list[Pr
     found += extra_problems(option, items, choice.extras)
     found += pickup_problems(option, choice.pickup_point_id)
     found += answers_problems(product, option, choice)
+    return found
+
+
+# The guest's details the shop always asks for: a name for the tickets, an email address for
+# the receipt and the "manage my booking" link.
+ALWAYS_ASKED = (ContactField.firstName, ContactField.lastName, ContactField.emailAddress)
+# The details the shop's form can ask for, in its order.
+CONTACT_FIELDS = (*ALWAYS_ASKED, ContactField.phoneNumber, ContactField.country, ContactField.postalCode)
+CONTACT_LENGTH = 200
+
+
+def required_contact(option: Option, unit_ids: Sequence[str]) -> list[ContactField]:
+    """The details the guest must give: the shop's own, the option's, and the units' (which the
+    lead guest's details stand for), among those the form asks."""
+    wanted = set(ALWAYS_ASKED) | set(option.required_contact_fields)
+    for unit_id in unit_ids:
+        unit = option.unit(unit_id)
+        wanted |= set(unit.required_contact_fields) if unit is not None else set()
+    return [f for f in CONTACT_FIELDS if f in wanted]
+
+
+def contact_problems(
+    option: Option, unit_ids: Sequence[str], values: Mapping[str, str], *, email_ok: bool, accepted: bool
+) -> list[Problem]:
+    """What the guest's details lack: a required one left empty, one too long, an email address
+    mail cannot be sent to (`email_ok`), the terms not accepted."""
+    required = required_contact(option, unit_ids)
+    found = []
+    for contact_field in CONTACT_FIELDS:
+        value = values.get(contact_field.value, "").strip()
+        if not value:
+            if contact_field in required:
+                found.append(Problem(Rule.CONTACT_MISSING, contact_field.value))
+        elif len(value) > CONTACT_LENGTH:
+            found.append(Problem(Rule.CONTACT_TOO_LONG, contact_field.value, {"most": CONTACT_LENGTH}))
+        elif contact_field is ContactField.emailAddress and not email_ok:
+            found.append(Problem(Rule.EMAIL_INVALID, contact_field.value))
+    if not accepted:
+        found.append(Problem(Rule.TERMS, "terms"))
     return found

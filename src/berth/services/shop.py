@@ -179,6 +179,11 @@ class ShopService:
         session or the address already holds as much as it may (HoldRefused). Counted before
         the hold and again, under a lock of the session and the address, once it is placed:
         a hold that two requests at once took past the limit is released at once."""
+        if reservation.uuid is not None:  # the same form sent again (a double click): its hold
+            try:
+                return await self.held(shop, reservation.uuid, holder.session_hash)
+            except InvalidBookingUuid:
+                pass
         places = len(reservation.unit_items or ())
         refusal = await self._refusal(holder, places)
         if refusal is not None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 from urllib.parse import urlencode
 
-from starlette.datastructures import ImmutableMultiDict, QueryParams
+from starlette.datastructures import ImmutableMultiDict
 
 from berth.domain.catalog import Option, Product, RentalDuration
 from berth.domain.catalog.lookup import find_product
@@ -18,6 +19,8 @@ from berth.services.allotments import Viewer
 from berth.services.shop import Shop
 
 UNIT_PREFIX = "unit-"
+# A page's address or a form sent: what a selection is read from.
+Params = ImmutableMultiDict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -50,12 +53,12 @@ def _count(text: str) -> int | None:
     return int(text) if text.isdigit() and len(text) <= 4 else None
 
 
-def units_of(option: Option, params: ImmutableMultiDict[str, str] | QueryParams) -> dict[str, int]:
+def units_of(option: Option, params: Params) -> dict[str, int]:
     """The party the address (or form) names: known units only, each count within what the form
     offers (a count it could not offer is taken as the most it does)."""
     found = {}
     for unit in option.units:
-        count = _count(params.get(UNIT_PREFIX + unit.id, ""))
+        count = _count(str(params.get(UNIT_PREFIX + unit.id, "")))
         if count:
             found[unit.id] = min(count, most_of(option, unit.id))
     return found
@@ -67,15 +70,15 @@ def default_party(option: Option) -> dict[str, int]:
     return {first.id: max(option.restrictions.min_units or 1, first.restrictions.min_quantity or 1)}
 
 
-def select(shop: Shop, product_id: str, params: ImmutableMultiDict[str, str] | QueryParams) -> Selection:
+def select(shop: Shop, product_id: str, params: Params) -> Selection:
     """The selection an address names: an unknown product or option is not found; a rental's
     duration not named (or unknown) is the option's default."""
     product = find_product(shop.catalog, product_id)
-    option_id = params.get("option")
+    option_id = str(params.get("option", ""))
     option = product.option(option_id) if option_id else product.default_option
     if option is None:
         raise InvalidOptionId(option_id, product.id)
-    duration_id = params.get("duration")
+    duration_id = str(params.get("duration", ""))
     rental = (option.rental_duration(duration_id) if duration_id else None) or option.default_rental_duration
     return Selection(product, option, rental, units_of(option, params))
 

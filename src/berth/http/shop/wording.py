@@ -26,6 +26,10 @@ RULES = {
     Rule.ANSWER_NOT_AN_OPTION: N_("Choose one of the answers listed."),
     Rule.ANSWER_TOO_LONG: N_("Please answer in at most {most} characters."),
     Rule.ANSWER_WRONG_FORMAT: N_("This answer is not in the form asked for."),
+    Rule.CONTACT_MISSING: N_("Please fill this in."),
+    Rule.CONTACT_TOO_LONG: N_("Please use at most {most} characters."),
+    Rule.EMAIL_INVALID: N_("This is not an email address we can send your tickets to."),
+    Rule.TERMS: N_("Please accept the booking terms to go on."),
 }
 
 REFUSALS = {
