@@ -39,6 +39,7 @@ from berth.http.octo.orders import router as octo_orders_router
 from berth.http.octo.resources import router as octo_resources_router
 from berth.http.octo.webhooks import router as octo_webhooks_router
 from berth.http.ops import router as ops_router
+from berth.http.payments import router as payments_router
 from berth.http.tickets import router as tickets_router
 from berth.logs import configure_logging
 from berth.settings import Settings
@@ -114,6 +115,7 @@ def create_app(
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
     app.include_router(backoffice_router)
     app.include_router(tickets_router, tags=["tickets"])
+    app.include_router(payments_router, tags=["payments"])
     return app
 
 
