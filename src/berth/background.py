@@ -60,10 +60,31 @@ async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), timeout=interval)
 
 
+async def sweep_payments(services: Services, stop: asyncio.Event) -> None:
+    """Until `stop` is set: every `payment_sweep_seconds`, settle card payments left half-way
+    (a guest who closed the tab, a crash between the capture and the confirmation) and follow
+    refunds the provider has not finished (`Payments.sweep`)."""
+    if services.payments.provider is None:
+        return
+    while not stop.is_set():
+        try:
+            catalog = (await services.catalog.snapshot()).catalog
+            looked_at = await services.payments.sweep(catalog)
+            if looked_at:
+                log.info("payments swept", count=looked_at)
+        except Exception as exc:  # retried on the next tick; the loop must not die
+            log_failure(log, "payments sweep failed", exc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=services.settings.payment_sweep_seconds)
+
+
 async def run_background(services: Services, stop: asyncio.Event) -> None:
     """Every background loop, until `stop` is set."""
     await asyncio.gather(
-        sweep_expired_holds(services, stop), services.delivery.run(stop), services.mailer.run(stop)
+        sweep_expired_holds(services, stop),
+        services.delivery.run(stop),
+        services.mailer.run(stop),
+        sweep_payments(services, stop),
     )
 
 

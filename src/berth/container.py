@@ -44,6 +44,8 @@ from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.shop import ShopService
+from berth.services.payments import PaidConfirmations, Payments
+from berth.services.payments.stripe_provider import StripeProvider
 from berth.services.staff import StaffService
 from berth.services.statements import StatementService
 from berth.services.tickets import TicketService
@@ -84,6 +86,7 @@ class Services:
     tickets: TicketDocuments
     statements: StatementService
     shop: ShopService
+    payments: Payments
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -93,6 +96,7 @@ class Services:
             await asyncio.wait(set(self.unwinding), timeout=40)
         await self.delivery.close()
         self.mailer.close()
+        await self.payments.close()
         await self.database.dispose()
 
 
@@ -124,6 +128,9 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     steps.orders = orders
     mail = GuestMail(database, clock, catalog, loader)
     steps.notices = mail
+    # A paying channel's bookings are confirmed only for a captured payment of their price.
+    steps.add_confirmation_check(PaidConfirmations(clock))
+    provider = StripeProvider(settings) if settings.stripe_secret_key is not None else None
     tickets = TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes)
     # Groupings in the order they claim reservations: a package, else an order.
     packages = PackageBookings(database, steps, bookings)
@@ -165,4 +172,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         checkin=CheckIn(database, clock, steps),
         tickets=tickets,
         shop=shop,
+        payments=Payments(database, settings, clock, steps, catalog, provider),
     )

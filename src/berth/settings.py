@@ -273,6 +273,42 @@ class Settings(BaseSettings):
         frame_ancestors(value)
         return value
 
+    stripe_secret_key: SecretStr | None = Field(
+        default=None,
+        description="Card payments of the web shop: Stripe's secret key (`sk_live_...`, or `sk_test_...` "
+        "for Stripe's test mode); unset: the shop takes no card payments (`berth serve --demo` starts a "
+        "fake Stripe, localstripe, and sets the four BERTH_STRIPE_* settings for it)",
+    )
+    stripe_publishable_key: str | None = Field(
+        default=None, description="Stripe's publishable key (`pk_...`), given to the guest's browser"
+    )
+    stripe_webhook_secret: SecretStr | None = Field(
+        default=None,
+        description="The signing secret of Stripe's webhook endpoint `POST /payments/stripe/webhook` "
+        "(`whsec_...`); unset: webhooks are refused and payments are followed by the return from the card "
+        "step and the payments sweep alone",
+    )
+    stripe_api_base: str | None = Field(
+        default=None,
+        description="Another address for Stripe's API, for tests and the demo (a localstripe server, "
+        "`http://127.0.0.1:8420`): payments there are in test mode and the browser loads that server's "
+        "Stripe.js stand-in",
+    )
+    stripe_timeout_seconds: float = Field(
+        default=20.0, gt=0, description="How long one call to Stripe may take before Berth gives up on it"
+    )
+    payment_hold_minutes: int = Field(
+        default=30,
+        ge=1,
+        description="While a card payment is in progress the booking's hold lasts at least this long",
+    )
+    payment_sweep_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How often the worker settles payments left half-way (a guest who closed the tab, a "
+        "crash) and follows refunds Stripe has not finished",
+    )
+
     @field_validator("retry_schedule")
     @classmethod
     def _schedule(cls, value: str) -> str:

@@ -149,6 +149,9 @@ class Contract(_Model):
     # retail price and cancel with it, and their emails say so. False: a reseller's, whose
     # price and terms to its guests the supplier does not know.
     box_office: bool = False
+    # A paying channel (the web shop): its bookings are confirmed only for a captured card
+    # payment of their price (docs/payments.md), never by a confirm call alone.
+    takes_payment: bool = False
     notes: Annotated[str, Field(max_length=5000)] = ""
 
     @field_validator("products", mode="before")

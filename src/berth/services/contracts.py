@@ -50,6 +50,7 @@ _FIELDS = (
     ("valid_until", "validUntil"),
     ("payment_terms", "paymentTerms"),
     ("box_office", "boxOffice"),
+    ("takes_payment", "takesPayment"),
     ("notes", "notes"),
     ("allotments", "allotments"),
     ("stop_sells", "stopSells"),

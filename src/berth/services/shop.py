@@ -42,11 +42,13 @@ from berth.store.shop_repo import ShopBooking
 
 SHOP_NAME = "Web shop"
 # The shop's contract when it is opened: every product at retail (no commission: the sale is
-# the supplier's own), its guests' receipts showing the price and the terms (boxOffice).
+# the supplier's own), its guests' receipts showing the price and the terms (boxOffice), its
+# bookings confirmed only for a captured card payment of their price (takesPayment).
 SHOP_CONTRACT = {
     "products": "ALL",
     "rate": {"commission": 0},
     "boxOffice": True,
+    "takesPayment": True,
     "notes": "The supplier's own web shop (/shop): sold at retail, paid by card.",
 }
 # How long a process trusts what it read of the shop's connection (a revocation elsewhere

@@ -581,6 +581,65 @@ checkin_scans = Table(
     Column("outcome", JSONDocument, nullable=False),
 )
 
+# The payments ledger (docs/payments.md): each payment of a booking, by card through a provider
+# (one row per attempt: its PaymentIntent) or taken at the desk, with what became of it.
+payments = Table(
+    "payments",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False),
+    Column("provider", String(16), nullable=False),  # stripe, desk
+    Column("method", String(16), nullable=False),  # card, cash, card_terminal
+    # The provider's payment (a PaymentIntent id); NULL for the desk's.
+    Column("provider_id", String(255), nullable=True, unique=True),
+    Column("provider_customer", String(255), nullable=True),
+    Column("provider_setup", String(255), nullable=True),  # the SetupIntent the card is given in
+    Column("amount", BigInteger, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("outcome", String(16), nullable=True),  # claimed, refund: what a capture became
+    Column("failure_reason", String(500), nullable=True),
+    Column("reference", String(200), nullable=True),  # the desk's: a terminal receipt number
+    Column("actor", String(254), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("captured_at", UTCDateTime, nullable=True),
+    Index("ix_payments_booking_id", "booking_id", "created_at"),
+    Index("ix_payments_status", "status", "updated_at"),
+    Index("ix_payments_created_at", "created_at"),
+)
+
+# Refunds of payments: written before the provider is asked (with the idempotency key that
+# asks it), then followed until the provider says succeeded or failed.
+payment_refunds = Table(
+    "payment_refunds",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("payment_id", String(36), ForeignKey("payments.id"), nullable=False),
+    Column("provider_id", String(255), nullable=True, unique=True),
+    Column("idempotency_key", String(255), nullable=False, unique=True),
+    Column("amount", BigInteger, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("reason", String(500), nullable=False),
+    Column("actor", String(254), nullable=False),
+    Column("failure_reason", String(500), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_payment_refunds_payment_id", "payment_id"),
+    Index("ix_payment_refunds_status", "status"),
+)
+
+# Provider events (webhooks) already processed, by the provider's event id: each once.
+payment_events = Table(
+    "payment_events",
+    metadata,
+    Column("provider", String(16), primary_key=True),
+    Column("event_id", String(255), primary_key=True),
+    Column("type", String(100), nullable=False),
+    Column("received_at", UTCDateTime, nullable=False),
+)
+
 # The supplier's web shop (issue 48): the connection it sells as (one row, id = 1), made by
 # `berth shop open` or the demo. The shop is a sales channel like any reseller's.
 shop_channel = Table(

@@ -116,6 +116,14 @@ CompanionStep = Callable[[DbConnection, Booking, Booking], Awaitable[Booking]]
 PARTICIPLES = {"confirm": "confirmed", "extend": "extended", "cancel": "cancelled"}
 
 
+class ConfirmationCheck(Protocol):
+    """A precondition of every confirmation, asked inside its transaction with the booking as
+    it is about to be stored (the payments': a paying channel's booking is confirmed only for
+    a captured payment of its amount, which the confirmation claims). Raises to refuse."""
+
+    async def confirming(self, conn: DbConnection, booking: Booking) -> None: ...
+
+
 class OrderFollower(Protocol):
     """Brings orders (octo/cart) in line with their bookings after booking-level changes."""
 
@@ -177,6 +185,10 @@ class BookingSteps:
         # The guests' emails, once built (receipts and notices, queued in each step's transaction).
         self.notices: GuestNotices | None = None
         self._companions: tuple[Companions, ...] = ()
+        self._confirmation_checks: tuple[ConfirmationCheck, ...] = ()
+
+    def add_confirmation_check(self, check: ConfirmationCheck) -> None:
+        self._confirmation_checks = (*self._confirmation_checks, check)
 
     def add_companions(self, companions: Companions) -> None:
         self._companions = (*self._companions, companions)
@@ -802,6 +814,8 @@ class BookingSteps:
         )
         if not checked:  # a part priced now (an extra's piece) is sold too
             await self._check_sale(conn, catalog, product, option, slot, booking, confirmed)
+        for check in self._confirmation_checks:
+            await check.confirming(conn, confirmed)
         await bookings_repo.save_booking(conn, confirmed, booking, move_places=not same_places)
         await self.extensions.hold(
             conn, self.locks, self._holding(product, option, slot, booking, confirmed, now)
@@ -959,6 +973,40 @@ class BookingSteps:
             conn, catalog, booking, extended, "extended", RESELLER, {"utcExpiresAt": format_utc(expires_at)}
         )
         return extended
+
+    async def reinstate_in(
+        self, conn: DbConnection, catalog: Catalog, booking: Booking, expires_at: datetime
+    ) -> Booking:
+        """Hold again the places of one (locked, as-of-now) booking whose hold ran out, until
+        `expires_at`, if they are still there (raises UNPROCESSABLE_ENTITY when they are not):
+        what a payment that succeeded after the hold ended asks before it confirms."""
+        if booking.status is not BookingStatus.EXPIRED:
+            raise UnprocessableEntity(
+                f"Booking {booking.uuid!r} is {booking.status.value}: only an expired hold is held again"
+            )
+        product, option = await self.loader.booked(conn, catalog, booking)
+        slot = booked_slot(product, option, booking)
+        if slot is not None and not booking.test_mode:
+            await self._check_on_sale(conn, product, option, slot, booking)
+            await self._take_places(conn, product, option, slot, booking, booking.pax, excluding=booking.id)
+        allocations = (
+            await self.policies.of(option).allocate(
+                conn, self.locks, product, option, slot, booking, booking.unit_items, None
+            )
+            if slot is not None
+            else ()
+        )
+        now = self._clock()
+        held = replace(
+            booking, status=BookingStatus.ON_HOLD, expires_at=expires_at, cancellation=None,
+            resource_allocations=allocations, updated_at=now,
+        )  # fmt: skip
+        await bookings_repo.save_booking(conn, held, booking)
+        await self.extensions.hold(conn, self.locks, self._holding(product, option, slot, booking, held, now))
+        await self.changed(
+            conn, catalog, booking, held, "reinstated", SYSTEM, {"utcExpiresAt": format_utc(expires_at)}
+        )
+        return held
 
     async def cancel_in(
         self,

@@ -2,7 +2,7 @@
 bookings' browser sessions, addresses (the limits on holds) and "manage my booking" links.
 
 Revision ID: 0036
-Revises: 0034
+Revises: 0035
 """
 
 import sqlalchemy as sa
@@ -11,7 +11,7 @@ from alembic import op
 from berth.store.types import UTCDateTime
 
 revision = "0036"
-down_revision = "0034"
+down_revision = "0035"
 
 
 def upgrade() -> None:

@@ -1,0 +1,123 @@
+"""Card payments against a real localstripe: the guest's way (card given, charged, 3-D Secure),
+declines, webhooks, refunds, and a payment that arrives after the hold ran out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from berth.container import Services, build_services
+from berth.domain.bookings import BookingStatus
+from berth.domain.payments import Outcome, PaymentStatus, RefundStatus
+from berth.fake_stripe import FakeStripe
+from berth.services.payments import SettlementState
+from berth.settings import Settings
+from tests.conftest import Clock
+from tests.stripe_helpers import (
+    DECLINED,
+    THREE_D_SECURE,
+    TOUR_PRICE,
+    VISA,
+    Browser,
+    hold,
+    localstripe,
+    open_shop,
+    paying_settings,
+)
+
+__all__ = ["localstripe"]
+
+
+@pytest.fixture
+async def shop(
+    settings: Settings, clock: Clock, localstripe: FakeStripe
+) -> AsyncIterator[tuple[Services, str]]:
+    from tests.bookings_helpers import booking_catalog
+    from tests.builders import load
+
+    built = build_services(paying_settings(settings, localstripe), clock)
+    await load(built, booking_catalog())
+    shop_id = await open_shop(built)
+    yield built, shop_id
+    await built.close()
+
+
+async def test_a_card_that_succeeds_confirms_the_booking_once(
+    shop: tuple[Services, str], localstripe: FakeStripe
+) -> None:
+    services, shop_id = shop
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    checkout = await services.payments.checkout(catalog, booking_uuid)
+    assert (checkout.amount, checkout.currency, checkout.test_mode) == (TOUR_PRICE, "EUR", True)
+    assert checkout.stripe_js_url == f"{localstripe.url}/js.stripe.com/v3/"
+    Browser(localstripe).give_card(checkout, VISA)
+    settled = await services.payments.pay(catalog, booking_uuid)
+    assert settled.state is SettlementState.CONFIRMED, settled.message
+    assert settled.booking is not None and settled.booking.booking.status is BookingStatus.CONFIRMED
+    again = await services.payments.settle(catalog, booking_uuid)
+    assert again.state is SettlementState.CONFIRMED
+    ledger = await services.payments.payments_for_booking(settled.booking.booking.id)
+    assert [(p.status, p.outcome, p.amount) for p in ledger.payments] == [
+        (PaymentStatus.SUCCEEDED, Outcome.CLAIMED, TOUR_PRICE)
+    ]
+    assert ledger.refunds == []
+
+
+async def test_a_declined_card_keeps_the_hold_and_another_card_pays(
+    shop: tuple[Services, str], localstripe: FakeStripe
+) -> None:
+    services, shop_id = shop
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    browser = Browser(localstripe)
+    browser.give_card(await services.payments.checkout(catalog, booking_uuid), DECLINED)
+    declined = await services.payments.pay(catalog, booking_uuid)
+    assert declined.state is SettlementState.FAILED
+    assert "declined" in declined.message
+    assert declined.booking is not None and declined.booking.booking.status is BookingStatus.ON_HOLD
+    browser.give_card(await services.payments.checkout(catalog, booking_uuid), VISA)
+    paid = await services.payments.pay(catalog, booking_uuid)
+    assert paid.state is SettlementState.CONFIRMED, paid.message
+    assert paid.booking is not None
+    ledger = await services.payments.payments_for_booking(paid.booking.booking.id)
+    assert [p.status for p in ledger.payments] == [PaymentStatus.CANCELED, PaymentStatus.SUCCEEDED]
+
+
+@pytest.mark.parametrize("passes", [True, False])
+async def test_three_d_secure(shop: tuple[Services, str], localstripe: FakeStripe, passes: bool) -> None:
+    services, shop_id = shop
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    browser = Browser(localstripe)
+    browser.give_card(await services.payments.checkout(catalog, booking_uuid), THREE_D_SECURE)
+    asked = await services.payments.pay(catalog, booking_uuid)
+    assert asked.state is SettlementState.ACTION_REQUIRED, asked.message
+    assert asked.client_secret is not None
+    browser.three_d_secure(asked.client_secret, success=passes)
+    settled = await services.payments.settle(catalog, booking_uuid)
+    assert settled.booking is not None
+    if passes:
+        assert settled.state is SettlementState.CONFIRMED
+        assert settled.booking.booking.status is BookingStatus.CONFIRMED
+    else:
+        assert settled.state is SettlementState.FAILED
+        assert settled.booking.booking.status is BookingStatus.ON_HOLD
+
+
+async def test_refunds_full_and_partial(shop: tuple[Services, str], localstripe: FakeStripe) -> None:
+    from berth.domain.staff import COMMAND_LINE
+
+    services, shop_id = shop
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    Browser(localstripe).give_card(await services.payments.checkout(catalog, booking_uuid), VISA)
+    await services.payments.pay(catalog, booking_uuid)
+    part = await services.payments.refund(catalog, booking_uuid, 1000, "a late start", COMMAND_LINE)
+    assert (part.status, part.amount) == (RefundStatus.SUCCEEDED, 1000)
+    details, rest = await services.payments.cancel(
+        catalog, booking_uuid, refund=None, reason="storm", actor=COMMAND_LINE, force=True
+    )
+    assert details.booking.status is BookingStatus.CANCELLED
+    assert rest is not None and (rest.status, rest.amount) == (RefundStatus.SUCCEEDED, TOUR_PRICE - 1000)
