@@ -39,8 +39,8 @@ from berth.http.octo.orders import router as octo_orders_router
 from berth.http.octo.resources import router as octo_resources_router
 from berth.http.octo.webhooks import router as octo_webhooks_router
 from berth.http.ops import router as ops_router
-from berth.http.shop import router as shop_router
 from berth.http.payments import router as payments_router
+from berth.http.shop import router as shop_router
 from berth.http.tickets import router as tickets_router
 from berth.logs import configure_logging
 from berth.settings import Settings

@@ -43,9 +43,9 @@ from berth.services.departures import DepartureService
 from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
-from berth.services.shop import ShopService
 from berth.services.payments import PaidConfirmations, Payments
 from berth.services.payments.stripe_provider import StripeProvider
+from berth.services.shop import ShopService
 from berth.services.staff import StaffService
 from berth.services.statements import StatementService
 from berth.services.tickets import TicketService

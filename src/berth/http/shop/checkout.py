@@ -14,7 +14,7 @@ from starlette.responses import Response
 from berth.container import Services
 from berth.delivery.mail.compose import mail_address
 from berth.domain.bookings import BookingStatus, Contact
-from berth.domain.catalog import DeliveryFormat
+from berth.domain.catalog import ContactField, DeliveryFormat
 from berth.domain.shop_party import CONTACT_FIELDS, Problem, contact_problems, required_contact
 from berth.domain.tickets import VOUCHER
 from berth.http.context import current_services, services
@@ -46,6 +46,28 @@ AUTOCOMPLETE = {
     "postalCode": "postal-code",
 }
 PAID = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED)
+
+
+def contact_fields(
+    words: Words, required: list[ContactField], values: dict[str, str]
+) -> list[dict[str, Any]]:
+    """The guest's details as the form asks them: those required, and a phone number."""
+    return [
+        {
+            "name": f.value,
+            "label": words(CONTACT_LABELS[f.value]),
+            "value": values.get(f.value, ""),
+            "required": f in required,
+            "autocomplete": AUTOCOMPLETE[f.value],
+            "type": "email"
+            if f is ContactField.emailAddress
+            else "tel"
+            if f is ContactField.phoneNumber
+            else "text",
+        }
+        for f in CONTACT_FIELDS
+        if f in required or f is ContactField.phoneNumber
+    ]
 
 
 def checkout_url(details: BookingDetails, step: str = "") -> str:
@@ -95,18 +117,7 @@ async def _details_page(
     errors: dict[str, list[str]] = {}
     for problem in problems or ():
         errors.setdefault(problem.at, []).append(problem_text(words, problem, lambda key: key))
-    asked = [f for f in CONTACT_FIELDS if f in required or f.value in ("phoneNumber",)]
-    fields = [
-        {
-            "name": f.value,
-            "label": words(CONTACT_LABELS[f.value]),
-            "value": values.get(f.value, ""),
-            "required": f in required,
-            "autocomplete": AUTOCOMPLETE[f.value],
-            "type": "email" if f.value == "emailAddress" else "tel" if f.value == "phoneNumber" else "text",
-        }
-        for f in asked
-    ]
+    fields = contact_fields(words, required, values)
     return page(
         request, me, "details.html", words=words, status_code=status_code, **booking_context(details, words),
         fields=fields, errors=errors, accepted=accepted, held_until=held_until(details, words),
