@@ -121,3 +121,51 @@ async def test_refunds_full_and_partial(shop: tuple[Services, str], localstripe:
     )
     assert details.booking.status is BookingStatus.CANCELLED
     assert rest is not None and (rest.status, rest.amount) == (RefundStatus.SUCCEEDED, TOUR_PRICE - 1000)
+
+
+async def _three_d_secure_pending(services: Services, shop_id: str, browser: Browser) -> tuple[str, str]:
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    browser.give_card(await services.payments.checkout(catalog, booking_uuid), THREE_D_SECURE)
+    asked = await services.payments.pay(catalog, booking_uuid)
+    assert asked.state is SettlementState.ACTION_REQUIRED and asked.client_secret is not None
+    return booking_uuid, asked.client_secret
+
+
+async def test_success_after_the_hold_ran_out_confirms_when_the_places_are_still_there(
+    shop: tuple[Services, str], localstripe: FakeStripe, clock: Clock
+) -> None:
+    services, shop_id = shop
+    browser = Browser(localstripe)
+    booking_uuid, secret = await _three_d_secure_pending(services, shop_id, browser)
+    clock.advance(hours=1)
+    assert await services.expiry.expire_due() == 1
+    browser.three_d_secure(secret, success=True)
+    catalog = (await services.catalog.snapshot()).catalog
+    settled = await services.payments.settle(catalog, booking_uuid)
+    assert settled.state is SettlementState.CONFIRMED, settled.message
+    assert settled.booking is not None and settled.booking.booking.status is BookingStatus.CONFIRMED
+    ledger = await services.payments.payments_for_booking(settled.booking.booking.id)
+    assert [p.outcome for p in ledger.payments] == [Outcome.CLAIMED] and ledger.refunds == []
+
+
+async def test_success_after_the_places_were_taken_is_refunded_in_full_and_the_guest_told(
+    shop: tuple[Services, str], localstripe: FakeStripe, clock: Clock
+) -> None:
+    services, shop_id = shop
+    browser = Browser(localstripe)
+    booking_uuid, secret = await _three_d_secure_pending(services, shop_id, browser)
+    clock.advance(hours=1)
+    await services.expiry.expire_due()
+    await hold(services, shop_id, ("adult",) * 12)
+    await hold(services, shop_id, ("adult",) * 8)  # the departure's 20 places, all held again
+    browser.three_d_secure(secret, success=True)
+    catalog = (await services.catalog.snapshot()).catalog
+    settled = await services.payments.settle(catalog, booking_uuid)
+    assert settled.state is SettlementState.REFUNDED, settled.message
+    assert settled.booking is not None and settled.booking.booking.status is BookingStatus.EXPIRED
+    ledger = await services.payments.payments_for_booking(settled.booking.booking.id)
+    assert [p.outcome for p in ledger.payments] == [Outcome.REFUND]
+    assert [(r.status, r.amount) for r in ledger.refunds] == [(RefundStatus.SUCCEEDED, TOUR_PRICE)]
+    letters = await services.mail.messages_of(settled.booking.booking)
+    assert [m.kind for m in letters] == ["refunded"]
