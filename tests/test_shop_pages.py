@@ -138,7 +138,7 @@ async def test_a_party_that_breaks_a_rule_is_told_so_and_cannot_choose_a_time(
     assert page.status_code == 400
     assert "Child must come with Adult." in page.text
     assert "Choose your party first" in page.text and '<a class="departure"' not in page.text
-    form = await client.get(book_url("thames-sightseeing", child=2))
+    form = await client.get(book_url("thames-sightseeing", {"child": 2}))
     assert form.status_code == 400 and "Child must come with Adult." in form.text
 
 
@@ -187,7 +187,7 @@ async def test_a_hold_is_a_booking_of_the_shops_connection_with_every_choice(
 
 
 async def test_a_form_sent_twice_holds_its_places_once(client: httpx.AsyncClient, shop: Services) -> None:
-    page = await client.get(book_url("thames-sightseeing", adult=2))
+    page = await client.get(book_url("thames-sightseeing", {"adult": 2}))
     fields = hidden_fields(page.text)
     first = await client.post("/shop/thames-sightseeing/book", data=fields)
     second = await client.post("/shop/thames-sightseeing/book", data=fields)
@@ -199,7 +199,7 @@ async def test_a_form_sent_twice_holds_its_places_once(client: httpx.AsyncClient
 async def test_a_form_without_its_sessions_token_changes_nothing(
     client: httpx.AsyncClient, other: httpx.AsyncClient, shop: Services
 ) -> None:
-    page = await client.get(book_url("thames-sightseeing", adult=2))
+    page = await client.get(book_url("thames-sightseeing", {"adult": 2}))
     fields = hidden_fields(page.text)
     forged = await client.post("/shop/thames-sightseeing/book", data={**fields, "csrf": "0" * 64})
     assert forged.status_code == 403 and "This page has expired" in forged.text
@@ -216,7 +216,7 @@ async def test_one_browser_and_one_address_may_hold_only_so_much(
     client: httpx.AsyncClient, other: httpx.AsyncClient, shop: Services
 ) -> None:
     for _ in range(shop.settings.shop_holds_per_session):
-        await held(client, adult=1)
+        await held(client, adults=1)
     refused = await hold(client, adult=1)
     assert refused.status_code == 429
     assert "You already have bookings waiting for payment in this browser." in refused.text
@@ -224,7 +224,7 @@ async def test_one_browser_and_one_address_may_hold_only_so_much(
     too_many = await hold(other, adult=3)  # the address holds 3 already
     assert too_many.status_code == 429 and "Too many places are held unpaid" in too_many.text
     shop.settings.shop_holds_per_address = 4
-    await held(other, adult=1)
+    await held(other, adults=1)
     full = await hold(other, adult=1)
     assert full.status_code == 429 and "Too many bookings are waiting for payment" in full.text
     assert await shop_bookings(shop) == [BookingStatus.ON_HOLD] * 4
@@ -309,11 +309,12 @@ async def pay_with(
     assert setup is not None, pay.text
     secret = setup.group(1)
     card = {"number": number, "exp_month": "12", "exp_year": "2034", "cvc": "123"}
-    given = httpx.post(
-        f"{localstripe.url}/v1/setup_intents/{secret.split('_secret_')[0]}/confirm",
-        json={"key": "pk_test_berth_localstripe", "client_secret": secret, "use_stripe_sdk": True,
-              "payment_method_data": {"type": "card", "card": card}},
-    )  # fmt: skip
+    async with httpx.AsyncClient() as stripe_js:
+        given = await stripe_js.post(
+            f"{localstripe.url}/v1/setup_intents/{secret.split('_secret_')[0]}/confirm",
+            json={"key": "pk_test_berth_localstripe", "client_secret": secret, "use_stripe_sdk": True,
+                  "payment_method_data": {"type": "card", "card": card}},
+        )  # fmt: skip
     assert given.status_code == 200, given.text
     charged = await client.post(checkout + "/charge", data={"csrf": hidden_fields(pay.text)["csrf"]})
     assert charged.headers["content-type"] == "application/json"
