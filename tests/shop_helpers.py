@@ -57,10 +57,7 @@ def book_url(product: str, party: Mapping[str, int], slot: str = SLOT) -> str:
 async def hold(client: httpx.AsyncClient, product: str = "thames-sightseeing", /, *,
                form: dict[str, str] | None = None, slot: str = SLOT, **units: int) -> httpx.Response:  # fmt: skip
     """The booking form of `product`'s departure for the party, sent with `form`'s choices."""
-    party = units or {"adult": 2}
-    page = await client.get(
-        f"{book_url(product, slot=slot)}{''.join(f'&unit-{u}={n}' for u, n in party.items())}"
-    )
+    page = await client.get(book_url(product, units or {"adult": 2}, slot))
     assert page.status_code == 200, page.text
     return await client.post(f"/shop/{product}/book", data={**hidden_fields(page.text), **(form or {})})
 
