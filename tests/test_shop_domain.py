@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from berth.domain.catalog import Catalog
+from berth.domain.catalog import Catalog, Product
 from berth.domain.shop_access import (
     HoldLimits,
     LiveHolds,
@@ -42,13 +42,20 @@ from tests.questions_helpers import BORN, NOTES, SWIM, WAIVER
 from tests.shop_helpers import shop_catalog
 
 CATALOG: Catalog = shop_catalog()
-CRUISE = CATALOG.product("thames-sightseeing")
-MUSEUM = CATALOG.product("tower-of-stories")
-KAYAK = CATALOG.product("sea-kayak")
-COACH = CATALOG.product("highland-coach")
-LUNCH = CATALOG.product("lunch-cruise")
-BIKES = CATALOG.product("city-bike-hire")
-assert CRUISE and MUSEUM and KAYAK and COACH and LUNCH and BIKES
+
+
+def product(product_id: str) -> Product:
+    found = CATALOG.product(product_id)
+    assert found is not None
+    return found
+
+
+CRUISE = product("thames-sightseeing")
+MUSEUM = product("tower-of-stories")
+KAYAK = product("sea-kayak")
+COACH = product("highland-coach")
+LUNCH = product("lunch-cruise")
+BIKES = product("city-bike-hire")
 DAY = date(2026, 6, 2)
 
 
@@ -114,8 +121,7 @@ def test_extras_pickups_and_answers_are_each_said_at_their_field() -> None:
 
 
 def test_the_details_the_shop_asks_and_their_refusals() -> None:
-    kayak = CATALOG.product("sunset-kayak")
-    assert kayak is not None
+    kayak = product("sunset-kayak")
     asked = [f.value for f in required_contact(kayak.default_option, ["paddler"])]
     assert asked == ["firstName", "lastName", "emailAddress", "phoneNumber"]
     option = CRUISE.default_option
@@ -183,8 +189,7 @@ def test_calendar_weeks_and_the_prices_shown_before_a_hold() -> None:
     assert lowest_on(CRUISE, option, DAY, "EUR", None) == Amount(1500, "EUR", 2)
     assert party_price(CRUISE, option, {"adult": 2, "child": 1}, DAY, "EUR", None) == Amount(6500, "EUR", 2)
     assert from_price(CRUISE, DAY, "GBP") == Amount(1300, "GBP", 2)
-    kayak = CATALOG.product("sunset-kayak")
-    assert kayak is not None
+    kayak = product("sunset-kayak")
     assert party_price(kayak, kayak.default_option, {"paddler": 4}, DAY, "EUR", None) == Amount(
         24000, "EUR", 2
     )
