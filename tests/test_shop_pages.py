@@ -407,6 +407,15 @@ async def test_manage_my_booking_changes_the_details_and_cancels_with_a_full_ref
     ledger = await shop.payments.payments_for_booking(booking.id)
     assert [p.outcome for p in ledger.payments] == [Outcome.CLAIMED]
     assert [(r.amount, r.status) for r in ledger.refunds] == [(5000, RefundStatus.SUCCEEDED)]
+    while await shop.mailer.send_due():  # a booking's letters go one after another
+        pass
+    letters = {m.kind: m.written for m in await shop.mail.messages_of(booking)}
+    notice = letters["cancelled"]
+    assert notice is not None and notice.recipient == "ada@example.org"
+    assert (
+        "You cancelled this booking.\nThe price you paid is refunded in full to your card."
+        in notice.text_body
+    )
 
 
 async def test_a_link_that_names_no_booking_finds_nothing(client: httpx.AsyncClient) -> None:
