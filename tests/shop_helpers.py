@@ -1,6 +1,7 @@
 """The web shop's test catalogue (every capability a guest meets: the booking tests' cruise,
 kayak trip and museum, the lunch cruise's extras, the coach tour's pickups, the sea kayak's
-questions, the bike hire's durations, the harbour cruise's boats), the shop opened on it, and
+questions, the bike hire's durations, the harbour cruise's boats, and a city pass, a package
+the shop does not offer), the shop opened on it, and
 what a guest's browser sends: the forms of its pages, with their hidden fields."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from berth.domain.staff import COMMAND_LINE
 from tests.bookings_helpers import booking_products
 from tests.builders import catalog, load
 from tests.extras_helpers import lunch_cruise
+from tests.packages_helpers import city_pass
 from tests.pickups_helpers import coach_tour
 from tests.questions_helpers import sea_kayak
 from tests.rentals_helpers import bike_hire
@@ -32,7 +34,15 @@ def shop_catalog() -> Catalog:
     cruise, kayak, museum = booking_products()
     cruise = {**cruise, "deliveryFormats": ["QRCODE", "PDF_URL"]}  # its tickets a PDF too
     return catalog(
-        cruise, kayak, museum, lunch_cruise(), coach_tour(), sea_kayak(), bike_hire(), *resource_products()
+        cruise,
+        kayak,
+        museum,
+        lunch_cruise(),
+        coach_tour(),
+        sea_kayak(),
+        bike_hire(),
+        city_pass(),
+        *resource_products(),
     )
 
 

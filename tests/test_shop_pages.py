@@ -437,3 +437,37 @@ async def test_an_unknown_product_or_day_is_not_found_and_a_closed_shop_sells_no
     shop.shop._channel = None  # what another process sees a second later
     closed = await client.get("/shop")
     assert closed.status_code == 404 and "The shop is closed" in closed.text
+
+
+async def test_opening_hours_rentals_and_a_choice_of_boat(client: httpx.AsyncClient, shop: Services) -> None:
+    museum = await client.get(f"/shop/tower-of-stories/{DAY}?option=DEFAULT&unit-family=1&unit-child=1")
+    assert "Open 09:30 to 17:30" in museum.text and "€57.00" in museum.text
+    day = re.search(r'<a class="departure" href="([^"]+)"', museum.text)
+    assert day is not None
+    bikes = await client.get("/shop/city-bike-hire")
+    assert '<select id="duration" name="duration" data-submit-on-change>' in bikes.text
+    assert '<option value="1-day" selected>1 day</option>' in bikes.text  # the option's default
+    hire = await client.get(f"/shop/city-bike-hire/{DAY}?option=DEFAULT&duration=2-hours&unit-bike=1")
+    assert "09:00 BST, back by 11:00 BST" in hire.text and "£12.00" in hire.text  # a day's £30.00 x 0.4
+    rented = await hold(
+        client, "city-bike-hire", slot="2026-06-02T09:00:00+01:00", form={"duration": "2-hours"}, bike=1
+    )
+    assert rented.status_code == 303, problems(rented.text)
+    connection = await shop.shop.connection()
+    assert connection is not None
+    catalog = (await shop.catalog.snapshot()).catalog
+    booking = (
+        await shop.bookings.get(catalog, connection.id, rented.headers["location"].rsplit("/", 1)[1])
+    ).booking
+    assert booking.rental_duration_id == "2-hours"
+    boats = await client.get(book_url("harbour-cruise", {"adult": 2}))
+    assert '<option value="heron">MV Heron (12 free)</option>' in boats.text
+    seated = await hold(client, "harbour-cruise", form={"resource-boats": "heron"}, adult=2)
+    assert seated.status_code == 303, problems(seated.text)
+    nowhere = await hold(client, "harbour-cruise", form={"resource-boats": "no-such-boat"}, adult=2)
+    assert nowhere.status_code == 409 and "Sorry" in nowhere.text
+
+
+async def test_a_package_is_not_offered(client: httpx.AsyncClient) -> None:
+    assert "harbour-city-pass" not in (await client.get("/shop")).text
+    assert (await client.get("/shop/harbour-city-pass")).status_code == 404
