@@ -205,6 +205,8 @@ class ShopService:
             raise HoldRefused(refusal)
         held = await self._bookings.reserve(shop.catalog, shop.connection.id, reservation)
         booking = held.booking
+        if await self._shop_booking(booking) is not None:  # another browser's form, copied whole
+            raise InvalidBookingUuid(booking.uuid)
         salt = new_salt()
         row = ShopBooking(
             booking.id, holder.session_hash, holder.address, booking.pax, salt,
