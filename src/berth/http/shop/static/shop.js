@@ -1,6 +1,49 @@
 // The shop's pages work without this script; with it, a party's or a duration's choice shows
-// its prices at once (the form is sent as soon as it changes).
+// its prices at once (the form is sent as soon as it changes), and a page in the widget's
+// overlay talks to the supplier's page around it.
 "use strict";
+
+// In the widget's overlay (docs/widget.md): the supplier's page says hello after each page
+// loads; the first hello from the parent window, from an origin this page may be embedded by,
+// says where to send the page's height and the guest's wish to close (Escape, a close button).
+// Nothing is sent before it, nor anywhere else.
+function talkToOverlay(root) {
+  const allowed = root.dataset.parentOrigins.split(" ");
+  let parentOrigin = null;
+
+  function tell(message) {
+    if (parentOrigin !== null) {
+      window.parent.postMessage(message, parentOrigin);
+    }
+  }
+
+  function tellHeight() {
+    tell({ berth: "height", height: Math.ceil(root.getBoundingClientRect().height) });
+  }
+
+  window.addEventListener("message", function (event) {
+    const hello = event.data && event.data.berth === "hello";
+    if (!hello || event.source !== window.parent || !allowed.includes(event.origin)) {
+      return;
+    }
+    parentOrigin = event.origin;
+    document.querySelectorAll("[data-in-overlay]").forEach(function (element) {
+      element.hidden = false;
+    });
+    tellHeight();
+  });
+  new ResizeObserver(tellHeight).observe(root);
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && !event.defaultPrevented) {
+      tell({ berth: "close" });
+    }
+  });
+  document.querySelectorAll("[data-close-overlay]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      tell({ berth: "close" });
+    });
+  });
+}
 
 document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("[data-hidden-with-script]").forEach(function (element) {
@@ -11,4 +54,8 @@ document.addEventListener("DOMContentLoaded", function () {
       field.form.requestSubmit();
     });
   });
+  const root = document.documentElement;
+  if (root.dataset.parentOrigins && window.parent !== window) {
+    talkToOverlay(root);
+  }
 });
