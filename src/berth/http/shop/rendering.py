@@ -128,6 +128,7 @@ def page(
         t=words,
         money=lambda amount: money(words, amount),
         languages=languages,
+        stripe_js_url=stripe_js_url,
         embed=embed,
         parent_origins=parent_origins(request) if embed else "",
         supplier=context.pop("supplier", None),

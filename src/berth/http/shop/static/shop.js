@@ -1,7 +1,12 @@
 // The shop's pages work without this script; with it, a party's or a duration's choice shows
-// its prices at once (the form is sent as soon as it changes), and a page in the widget's
-// overlay talks to the supplier's page around it.
+// its prices at once (the form is sent as soon as it changes), a catalogue picture that does
+// not load leaves no empty frame, and a page in the widget's overlay talks to the supplier's
+// page around it.
 "use strict";
+
+function hideBroken(picture) {
+  picture.hidden = true;
+}
 
 // In the widget's overlay (docs/widget.md): the supplier's page says hello after each page
 // loads; the first hello from the parent window, from an origin this page may be embedded by,
@@ -46,6 +51,14 @@ function talkToOverlay(root) {
 }
 
 document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("img.picture").forEach(function (picture) {
+    if (picture.complete && picture.naturalWidth === 0) {
+      hideBroken(picture);
+    }
+    picture.addEventListener("error", function () {
+      hideBroken(picture);
+    });
+  });
   document.querySelectorAll("[data-hidden-with-script]").forEach(function (element) {
     element.hidden = true;
   });
