@@ -92,7 +92,7 @@ def hold_refusal(limits: HoldLimits, live: LiveHolds, places: int) -> Refusal | 
     return None
 
 
-_ORIGIN = re.compile(r"^(https?)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?/?$")
+_ORIGIN = re.compile(r"^(https?)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?/?$", re.IGNORECASE)
 DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 
 

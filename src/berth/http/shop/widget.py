@@ -7,24 +7,26 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from berth.domain.errors import NotFound
+from berth.http.shop.errors import ShopRoute
 from berth.http.shop.rendering import FILES
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(route_class=ShopRoute, include_in_schema=False)
 
+VERSIONS = {"v1": "widget-v1.js"}
 # The address stays while the file may change with Berth (compatibly): browsers keep it a day,
 # then use it while they check for a new one in the background (a 304 when it is the same).
 CACHE = "public, max-age=86400, stale-while-revalidate=604800"
+HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Resource-Policy": "cross-origin",  # loaded by the supplier's pages
+    "Access-Control-Allow-Origin": "*",  # also with `crossorigin` (errors the site can see)
+}
 
 
-@router.get("/shop/widget/v1.js")
-async def widget_script(request: Request) -> Response:
-    return FILES.answer(
-        "widget-v1.js",
-        request,
-        cache=CACHE,
-        extra={
-            "X-Content-Type-Options": "nosniff",
-            "Cross-Origin-Resource-Policy": "cross-origin",  # loaded by the supplier's pages
-            "Access-Control-Allow-Origin": "*",  # also with `crossorigin` (errors the site sees)
-        },
-    )
+@router.get("/shop/widget/{version}.js")
+async def widget_script(version: str, request: Request) -> Response:
+    name = VERSIONS.get(version)
+    if name is None:
+        raise NotFound(f"There is no widget {version}")
+    return FILES.answer(name, request, cache=CACHE, extra=HEADERS)
