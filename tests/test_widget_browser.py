@@ -79,10 +79,11 @@ def framing_page(berth: str) -> str:
 
 
 class Site:
-    """A plain web server on a loopback port, serving `pages` by path."""
+    """A plain web server on a loopback port, serving `pages` by path, at `host` (another
+    name of the loopback address is another site)."""
 
-    def __init__(self, port: int) -> None:
-        self.origin = f"http://127.0.0.1:{port}"
+    def __init__(self, port: int, host: str) -> None:
+        self.origin = f"http://{host}:{port}"
         self.pages: dict[str, str] = {}
         pages = self.pages
 
@@ -104,9 +105,9 @@ class Site:
 
 
 @contextmanager
-def site() -> Iterator[Site]:
+def site(host: str = "127.0.0.1") -> Iterator[Site]:
     with reserved_port() as port:
-        served = Site(port)
+        served = Site(port, host)
         thread = threading.Thread(target=served.server.serve_forever, daemon=True)
         thread.start()
         try:
@@ -132,8 +133,20 @@ def stranger() -> Iterator[Site]:
 
 
 @pytest.fixture(scope="module")
+def neighbour() -> Iterator[Site]:
+    """A website it lists on another site than Berth's (`localhost`, Berth being `127.0.0.1`):
+    Berth's cookies are third-party cookies there."""
+    with site("localhost") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
 def berth(
-    tmp_path_factory: pytest.TempPathFactory, localstripe: FakeStripe, supplier: Site, stranger: Site
+    tmp_path_factory: pytest.TempPathFactory,
+    localstripe: FakeStripe,
+    supplier: Site,
+    stranger: Site,
+    neighbour: Site,
 ) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("widget")
     database = f"sqlite+aiosqlite:///{folder / 'berth.db'}"
@@ -141,11 +154,11 @@ def berth(
         database,
         "--demo",
         log=folder / "berth.log",
-        BERTH_SHOP_ORIGINS=supplier.origin,
+        BERTH_SHOP_ORIGINS=f"{supplier.origin} {neighbour.origin}",
         **localstripe.environment(),
     ) as base:
         localstripe.send_webhooks_to(base)
-        for served in (supplier, stranger):
+        for served in (supplier, stranger, neighbour):
             served.pages["/"] = supplier_page(base)
             served.pages["/framed"] = framing_page(base)
         yield base
@@ -349,6 +362,20 @@ def test_a_site_berth_does_not_list_cannot_frame_the_shop(
         assert any("frame-ancestors" in line for line in console), console
         policy = httpx.get(f"{berth}/shop/thames-sightseeing").headers["content-security-policy"]
         assert stranger.origin not in policy
+
+
+def test_where_the_browser_keeps_no_cookies_for_the_frame_the_booking_page_opens_in_the_tab(
+    browser: Browser, berth: str, neighbour: Site
+) -> None:
+    with tab(browser) as (page, _):
+        page.goto(neighbour.url("/"))
+        page.get_by_role("link", name="Book now").click()
+        page.wait_for_url(f"{berth}/shop/thames-sightseeing")
+        expect(page.locator("header.top")).to_be_visible()
+        page.locator(".calendar td.open a").first.click()
+        page.locator("a.departure").first.click()
+        page.get_by_role("button", name="Hold these places").click()
+        expect(page.get_by_role("heading", name="Your details")).to_be_visible()  # its session works
 
 
 def test_on_a_phone_the_overlay_fills_the_screen(browser: Browser, berth: str, supplier: Site) -> None:

@@ -8,10 +8,18 @@ function hideBroken(picture) {
   picture.hidden = true;
 }
 
+// Whether this browser keeps the shop's cookies here: one framed by a page of another site may
+// not (Safari's default), and a booking needs its session.
+function keepsCookies() {
+  const scope = location.protocol === "https:" ? "; SameSite=None; Secure; Partitioned" : "; SameSite=Lax";
+  document.cookie = "berth_shop_probe=1; path=/shop; max-age=60" + scope;
+  return document.cookie.split("; ").includes("berth_shop_probe=1");
+}
+
 // In the widget's overlay (docs/widget.md): the supplier's page says hello after each page
 // loads; the first hello from the parent window, from an origin this page may be embedded by,
-// says where to send the page's height and the guest's wish to close (Escape, a close button).
-// Nothing is sent before it, nor anywhere else.
+// says where to send the page's height and the guest's wish to close (Escape, a close button),
+// or that the booking cannot be made in the frame. Nothing is sent before it, nor anywhere else.
 function talkToOverlay(root) {
   const allowed = root.dataset.parentOrigins.split(" ");
   let parentOrigin = null;
@@ -32,6 +40,10 @@ function talkToOverlay(root) {
       return;
     }
     parentOrigin = event.origin;
+    if (!keepsCookies()) {
+      tell({ berth: "no-cookies" });
+      return;
+    }
     document.querySelectorAll("[data-in-overlay]").forEach(function (element) {
       element.hidden = false;
     });

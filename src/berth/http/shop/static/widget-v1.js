@@ -8,7 +8,9 @@
 // shop; the page behind does not scroll while it is open; it fills the screen of a phone.
 // Messages: after each page loads in the frame, this script says hello to Berth's origin
 // only; the frame's page answers (when BERTH_SHOP_ORIGINS lists this site) with its height
-// and the guest's wish to close. Only messages from that frame and Berth's origin are read.
+// and the guest's wish to close, or that the browser keeps no cookies for a frame of Berth on
+// this site (then the booking page opens in the tab itself). Only messages from that frame and
+// Berth's origin are read.
 "use strict";
 
 (function () {
@@ -132,6 +134,10 @@
       open.frame.style.setProperty("--berth-height", Math.ceil(message.height) + "px");
     } else if (message.berth === "close") {
       shut();
+    } else if (message.berth === "no-cookies") {
+      const url = shopUrl(open.trigger); // the booking page itself, in this tab
+      shut();
+      window.location.assign(url);
     }
   });
 
