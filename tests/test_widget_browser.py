@@ -64,6 +64,22 @@ def supplier_page(berth: str) -> str:
 """
 
 
+def strict_page(berth: str) -> str:
+    """A page of a site with a strict Content-Security-Policy of its own (`STRICT`)."""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Strict</title></head>
+<body>
+<p><a href="{berth}/shop/thames-sightseeing" data-berth-product="thames-sightseeing">Book now</a></p>
+<script src="{berth}/shop/widget/v1.js" async></script>
+</body></html>
+"""
+
+
+def strict(berth: str) -> str:
+    """The policy docs/widget.md asks such a site for: Berth's origin in script-src and frame-src."""
+    return f"default-src 'none'; script-src {berth}; frame-src {berth}; style-src 'self'"
+
+
 def framing_page(berth: str) -> str:
     """A page that frames the shop itself, without the widget, and keeps every message it hears."""
     return f"""<!DOCTYPE html>
@@ -85,13 +101,16 @@ class Site:
     def __init__(self, port: int, host: str) -> None:
         self.origin = f"http://{host}:{port}"
         self.pages: dict[str, str] = {}
-        pages = self.pages
+        self.policies: dict[str, str] = {}  # a page's Content-Security-Policy
+        pages, policies = self.pages, self.policies
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 body = pages.get(self.path)
                 self.send_response(200 if body is not None else 404)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
+                if self.path in policies:
+                    self.send_header("Content-Security-Policy", policies[self.path])
                 self.end_headers()
                 self.wfile.write((body or "not found").encode())
 
@@ -161,6 +180,8 @@ def berth(
         for served in (supplier, stranger, neighbour):
             served.pages["/"] = supplier_page(base)
             served.pages["/framed"] = framing_page(base)
+            served.pages["/strict"] = strict_page(base)
+            served.policies["/strict"] = strict(base)
         yield base
 
 
@@ -315,6 +336,20 @@ def test_escape_and_the_close_button_close_it_and_focus_stays_in_it(
         overlay(page).get_by_role("button", name="Schließen").click()
         expect(page.locator(OVERLAY)).to_have_count(0)
         assert console == []
+
+
+def test_a_site_with_a_strict_policy_of_its_own_needs_only_berth_in_script_and_frame_src(
+    browser: Browser, berth: str, supplier: Site
+) -> None:
+    with tab(browser, viewport={"width": 1280, "height": 800}) as (page, console):
+        page.goto(supplier.url("/strict"))
+        page.get_by_role("link", name="Book now").click()
+        expect(shop(page).get_by_role("heading", name="Thames Sightseeing Cruise")).to_be_visible()
+        wait_for_height(page)
+        box = overlay(page).bounding_box()
+        assert box is not None and box["width"] == 42 * 16  # the overlay's own styles apply
+        assert page.evaluate("document.documentElement.style.overflow") == "hidden"
+        assert console == []  # nothing refused
 
 
 def test_messages_from_anything_but_the_shops_frame_are_ignored(
