@@ -70,6 +70,7 @@ def strict_page(berth: str) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>Strict</title></head>
 <body>
 <p><a href="{berth}/shop/thames-sightseeing" data-berth-product="thames-sightseeing">Book now</a></p>
+<p><a data-berth-product="" data-berth-language="de">Alle Touren</a></p>
 <script src="{berth}/shop/widget/v1.js" async></script>
 </body></html>
 """
@@ -335,6 +336,18 @@ def test_escape_and_the_close_button_close_it_and_focus_stays_in_it(
         button.click()
         overlay(page).get_by_role("button", name="Schließen").click()
         expect(page.locator(OVERLAY)).to_have_count(0)
+
+        page.evaluate("""() => {  // a button the site's own scripts add later, with every option
+            const later = document.createElement("button");
+            later.textContent = "Evening cruise";
+            later.dataset.berthProduct = "thames-sightseeing";
+            later.dataset.berthOption = "evening";
+            later.dataset.berthDate = "2030-06-04";
+            document.querySelector("main").append(later);
+        }""")
+        page.get_by_role("button", name="Evening cruise").click()
+        src = page.locator(f"{OVERLAY} iframe").get_attribute("src")
+        assert src == f"{berth}/shop/thames-sightseeing/2030-06-04?option=evening"
         assert console == []
 
 
@@ -350,6 +363,12 @@ def test_a_site_with_a_strict_policy_of_its_own_needs_only_berth_in_script_and_f
         assert box is not None and box["width"] == 42 * 16  # the overlay's own styles apply
         assert page.evaluate("document.documentElement.style.overflow") == "hidden"
         assert console == []  # nothing refused
+        overlay(page).get_by_role("button", name="Close").click()
+        all_tours = page.get_by_role("link", name="Alle Touren")  # a link without href gets one
+        expect(all_tours).to_have_attribute("href", f"{berth}/shop?lang=de")
+        all_tours.click()
+        expect(shop(page).locator("a[href='/shop/thames-sightseeing']").first).to_be_visible()
+        expect(shop(page).locator("html")).to_have_attribute("lang", "de")
 
 
 def test_messages_from_anything_but_the_shops_frame_are_ignored(
