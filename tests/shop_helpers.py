@@ -6,6 +6,7 @@ what a guest's browser sends: the forms of its pages, with their hidden fields."
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from html import unescape
 from urllib.parse import quote
 
@@ -48,22 +49,22 @@ def hidden_fields(html: str) -> dict[str, str]:
     return {name: unescape(value) for name, value in found}
 
 
-def book_url(product: str, slot: str = SLOT, option: str = "DEFAULT", **units: int) -> str:
-    party = "".join(f"&unit-{unit}={count}" for unit, count in units.items())
-    return f"/shop/{product}/book?option={option}&slot={quote(slot)}{party}"
+def book_url(product: str, party: Mapping[str, int], slot: str = SLOT) -> str:
+    units = "".join(f"&unit-{unit}={count}" for unit, count in party.items())
+    return f"/shop/{product}/book?option=DEFAULT&slot={quote(slot)}{units}"
 
 
-async def hold(client: httpx.AsyncClient, product: str = "thames-sightseeing", form: dict[str, str] | None = None,
-               slot: str = SLOT, **units: int) -> httpx.Response:  # fmt: skip
+async def hold(client: httpx.AsyncClient, product: str = "thames-sightseeing", /, *,
+               form: dict[str, str] | None = None, slot: str = SLOT, **units: int) -> httpx.Response:  # fmt: skip
     """The booking form of `product`'s departure for the party, sent with `form`'s choices."""
-    page = await client.get(book_url(product, slot, **(units or {"adult": 2})))
+    page = await client.get(book_url(product, units or {"adult": 2}, slot))
     assert page.status_code == 200, page.text
     return await client.post(f"/shop/{product}/book", data={**hidden_fields(page.text), **(form or {})})
 
 
-async def held(client: httpx.AsyncClient, **units: int) -> str:
-    """A hold of the cruise's SLOT for the party (two adults by default): its checkout path."""
-    answer = await hold(client, **units)
+async def held(client: httpx.AsyncClient, adults: int = 2) -> str:
+    """A hold of the cruise's SLOT for `adults` adults: its checkout path."""
+    answer = await hold(client, adult=adults)
     assert answer.status_code == 303, answer.text
     return answer.headers["location"]
 

@@ -72,7 +72,9 @@ contract_app = typer.Typer(
 )
 connection_app.add_typer(contract_app, name="contract")
 app.add_typer(staff_app, name="staff")
-shop_app = typer.Typer(help="The supplier's web shop (/shop), where guests book and pay.", no_args_is_help=True)
+shop_app = typer.Typer(
+    help="The supplier's web shop (/shop), where guests book and pay.", no_args_is_help=True
+)
 app.add_typer(shop_app, name="shop")
 
 # What Berth prints names what operators, resellers and staff typed: never emoji codes (Rich

@@ -82,7 +82,9 @@ async def pay_page(
     except OctoError:
         if details.booking.status is not BookingStatus.ON_HOLD:
             return redirect(checkout_url(details), me)  # the hold ended: its page says so
-        return page(request, me, "pay.html", words=words, status_code=503, problem=words(NOT_STARTED), **context)
+        return page(
+            request, me, "pay.html", words=words, status_code=503, problem=words(NOT_STARTED), **context
+        )
     details = await svc.shop.held(shop, uuid, me.session_hash)  # its hold made long enough to pay
     return page(
         request, me, "pay.html", words=words, stripe_js_url=checkout.stripe_js_url,
