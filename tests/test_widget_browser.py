@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, ConsoleMessage, FrameLocator, Locator, Page, expect, sync_playwright
 
 from berth.fake_stripe import FakeStripe
@@ -29,6 +30,7 @@ DOCS_SCREENSHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
 ADMIN = {"Authorization": "Bearer demo-admin"}
 PHONE = {"width": 390, "height": 844}
 OVERLAY = "[data-berth-overlay]"
+AXE = Axe()
 
 
 def supplier_page(berth: str) -> str:
@@ -254,6 +256,13 @@ def wait_for_height(page: Page, fitted: bool = False) -> float:
     return asked
 
 
+def accessible(page: Page) -> None:
+    """No axe violation on the supplier's page with the overlay open (its dialog, close button
+    and frame; the shop's pages themselves are checked by tests/test_shop_browser.py)."""
+    results = AXE.run(page)
+    assert results.violations_count == 0, results.generate_report()
+
+
 def pay_with_card(frame: FrameLocator, number: str) -> None:
     """The guest's card typed into the card element (localstripe's stand-in of Stripe's)."""
     frame.locator("#card input[placeholder=number]").fill(number)
@@ -276,6 +285,7 @@ def test_the_button_opens_the_shop_in_an_overlay_where_a_booking_is_paid(
         frame = shop(page)
         expect(frame.get_by_role("heading", name="Thames Sightseeing Cruise")).to_be_visible()
         expect(frame.locator("header.top")).to_have_count(0)  # the embedded page: no header of its own
+        accessible(page)
         product_height = wait_for_height(page, fitted=True)
 
         frame.locator(".calendar td.open a").first.click()
