@@ -23,7 +23,8 @@
   const TRIGGER = "[data-berth-product]";
   const CLOSE = { en: "Close", de: "Schließen" };
   const STYLE = `
-    dialog { box-sizing: border-box; display: flex; flex-direction: column; padding: 0; border: 0;
+    dialog[open] { display: flex; }
+    dialog { box-sizing: border-box; flex-direction: column; padding: 0; border: 0;
       width: min(42rem, calc(100vw - 2rem)); max-width: none; max-height: calc(100vh - 2rem);
       max-height: calc(100dvh - 2rem); border-radius: 12px; overflow: hidden; background: #f3f5f8;
       box-shadow: 0 12px 48px rgba(0, 0, 0, 0.35); }
@@ -32,7 +33,7 @@
     .close { font: 400 1.75rem/1 system-ui, sans-serif; min-width: 3rem; min-height: 3rem; margin: 0;
       border: 0; border-radius: 8px; background: transparent; color: #1b2330; cursor: pointer; }
     .close:hover { background: #e6e9ee; }
-    .close:focus-visible { outline: 3px solid #f2b705; outline-offset: -3px; }
+    .close:focus-visible { outline: 3px solid #0b5566; outline-offset: -3px; }
     iframe { display: block; flex: none; width: 100%; border: 0; height: var(--berth-height, 36rem);
       max-height: calc(100vh - 5rem); max-height: calc(100dvh - 5rem); background: #f3f5f8; }
     @media (max-width: 40rem) {
