@@ -234,9 +234,10 @@ class Settings(BaseSettings):
 
     shop_origins: str = Field(
         default="",
-        description="Origins of the supplier's websites that may embed the web shop (`/shop`) in a frame, "
-        "space- or comma-separated (`https://www.example.com https://example.com`): its pages' CSP "
-        "`frame-ancestors`; unset: only Berth's own pages may frame it",
+        description="Origins of the supplier's websites that may embed the web shop (`/shop`) in a frame, as "
+        "the widget does (docs/widget.md), space- or comma-separated (`https://www.example.com "
+        "https://example.com`): its pages' CSP `frame-ancestors`, and the only pages the widget's frame "
+        "talks to; unset: only Berth's own pages may frame it",
     )
     shop_holds_per_session: int = Field(
         default=3,

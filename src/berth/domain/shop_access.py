@@ -92,21 +92,32 @@ def hold_refusal(limits: HoldLimits, live: LiveHolds, places: int) -> Refusal | 
     return None
 
 
-_ORIGIN = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$")
+_ORIGIN = re.compile(r"^(https?)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?/?$", re.IGNORECASE)
+DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 
 
-def frame_ancestors(origins: str) -> str:
-    """The CSP `frame-ancestors` sources of BERTH_SHOP_ORIGINS: `'self'` and each origin listed
-    (`https://www.example.com`, with a port if it has one; no path, no wildcard); ValueError
-    naming one that is not an origin."""
-    sources = ["'self'"]
+def embedding_origins(origins: str) -> list[str]:
+    """The origins BERTH_SHOP_ORIGINS lists (`https://www.example.com`, with a port if it has
+    one; no path, no wildcard), each as a browser writes it (lower case, no default port): what
+    frames the shop, and what its pages in the widget answer; ValueError naming one that is not
+    an origin."""
+    found = []
     for origin in re.split(r"[\s,]+", origins.strip()):
         if not origin:
             continue
-        if _ORIGIN.fullmatch(origin) is None:
+        match = _ORIGIN.fullmatch(origin)
+        if match is None:
             raise ValueError(
                 f"BERTH_SHOP_ORIGINS: {origin!r} is not an origin (scheme://host[:port], e.g. "
                 "https://www.example.com, without a path)"
             )
-        sources.append(origin.rstrip("/").lower())
-    return " ".join(dict.fromkeys(sources))
+        scheme, host, port = match.groups()
+        scheme = scheme.lower()
+        port = "" if port in (None, DEFAULT_PORTS[scheme]) else port
+        found.append(f"{scheme}://{host.lower()}{port}")
+    return list(dict.fromkeys(found))
+
+
+def frame_ancestors(origins: str) -> str:
+    """The CSP `frame-ancestors` sources of BERTH_SHOP_ORIGINS: `'self'` and each origin listed."""
+    return " ".join(["'self'", *embedding_origins(origins)])

@@ -5,6 +5,7 @@ them for long."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from importlib import resources
 
 from fastapi import Request
@@ -36,12 +37,19 @@ class PackageFiles:
     def url(self, name: str) -> str:
         return f"{self.prefix}/{name}?v={self.files[name][1]}"
 
-    def answer(self, name: str, request: Request) -> Response:
+    def answer(
+        self,
+        name: str,
+        request: Request,
+        cache: str = "public, max-age=604800",
+        extra: Mapping[str, str] | None = None,
+    ) -> Response:
+        """The file (304 when the browser has it), cached as `cache` says, with `extra` headers."""
         found = self.files.get(name)
         if found is None:
             raise NotFound(f"There is no file {name!r} in {self._what}")
         content, digest = found
-        headers = {"ETag": f'"{digest}"', "Cache-Control": "public, max-age=604800"}
+        headers = {"ETag": f'"{digest}"', "Cache-Control": cache, **(extra or {})}
         if request.headers.get("if-none-match") == headers["ETag"]:
             return Response(status_code=304, headers=headers)
         return Response(content, media_type=MEDIA_TYPES["." + name.rpartition(".")[2]], headers=headers)

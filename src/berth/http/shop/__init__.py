@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from berth.http.shop import booking, catalog, checkout, manage, payment
+from berth.http.shop import booking, catalog, checkout, manage, payment, widget
 from berth.http.shop.rendering import FILES
 
 router = APIRouter(include_in_schema=False)
@@ -19,5 +19,5 @@ async def static_file(name: str, request: Request) -> Response:
 
 
 # The fixed paths first: a product's own page is /shop/{product id}.
-for module in (payment, checkout, manage, booking, catalog):
+for module in (widget, payment, checkout, manage, booking, catalog):
     router.include_router(module.router)

@@ -1,6 +1,8 @@
 """Rendering the shop's pages: its Jinja2 templates in the guest's language, and the headers of
 every answer (a strict Content-Security-Policy: scripts only from Berth, and from Stripe.js's
-origin on the payment page alone; framed only by BERTH_SHOP_ORIGINS)."""
+origin on the payment page alone; framed only by BERTH_SHOP_ORIGINS). A page the browser loads
+in a frame (the widget's overlay on a supplier's site) is its embedded version: no header nor
+footer of its own, and the origins it may talk to (docs/widget.md)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ from fastapi import Request
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from berth.domain.shop_access import frame_ancestors
+from berth.domain.shop_access import embedding_origins, frame_ancestors
 from berth.domain.shop_prices import Amount
-from berth.http.context import services
+from berth.http.context import octo_endpoint, services
 from berth.http.shop.session import Guest, remember
 from berth.http.static_files import PackageFiles
 from berth.translations import LANGUAGES, Words, primary
@@ -63,7 +65,20 @@ def headers(request: Request, stripe_js_url: str | None = None) -> dict[str, str
         "Content-Security-Policy": content_security_policy(ancestors, stripe_js_url),
         "Referrer-Policy": "same-origin",
         "X-Content-Type-Options": "nosniff",
+        "Vary": "Sec-Fetch-Dest",
     }
+
+
+def embedded(request: Request) -> bool:
+    """Whether the browser loads the page in a frame (it says so in Fetch Metadata)."""
+    return request.headers.get("sec-fetch-dest") == "iframe"
+
+
+def parent_origins(request: Request) -> str:
+    """The origins an embedded page answers the widget's messages from: Berth's own and
+    BERTH_SHOP_ORIGINS, as `frame-ancestors` allows them to frame it."""
+    own = origin_of(octo_endpoint(request))
+    return " ".join(dict.fromkeys([own, *embedding_origins(services(request).settings.shop_origins)]))
 
 
 def shop_words(guest: Guest, languages: list[str]) -> Words:
@@ -106,6 +121,7 @@ def page(
     shop's headers and the browser's cookies."""
     words = words or Words(guest.language)
     languages = [(code, LANGUAGE_NAMES.get(code, code), _with_language(request, code)) for code in LANGUAGES]
+    embed = embedded(request)
     html = templates.get_template(template).render(
         request=request,
         guest=guest,
@@ -113,6 +129,8 @@ def page(
         money=lambda amount: money(words, amount),
         languages=languages,
         stripe_js_url=stripe_js_url,
+        embed=embed,
+        parent_origins=parent_origins(request) if embed else "",
         supplier=context.pop("supplier", None),
         **context,
     )
