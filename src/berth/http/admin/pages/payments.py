@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from berth.domain.calendar import out_of_range, supported
 from berth.domain.errors import BadRequest
-from berth.domain.ledger import Kind, currency_totals
+from berth.domain.ledger import ChannelSales, Kind, currency_totals
 from berth.domain.payments import PaymentStatus, RefundStatus
 from berth.domain.statements import Month
 from berth.http.admin.exports import csv_download, file_name
@@ -178,6 +178,12 @@ async def payments_export(
     return csv_download(movements_csv(me.services.ledger.export(where), await _channels(me)), name)
 
 
+def _by_name(lines: list[ChannelSales], channels: dict[str, str]) -> list[ChannelSales]:
+    return sorted(
+        lines, key=lambda line: (channels.get(line.connection_id, line.connection_id), line.currency)
+    )
+
+
 def _month(text: str, me: Staff) -> Month:
     """The month asked for (YYYY-MM), or this month in UTC."""
     return Month.parse(text.strip()) if text.strip() else Month.of(me.services.clock().astimezone(UTC).date())
@@ -189,7 +195,8 @@ async def sales_page(request: Request, month: str = "", me: Staff = Depends(staf
         period = _month(month, me)
     except BadRequest as exc:
         return redirect("/admin/sales", me, Notice("error", exc.message))
-    lines = await me.services.ledger.sales(period)
+    channels = await _channels(me)
+    lines = _by_name(await me.services.ledger.sales(period), channels)
     previous = Month(period.year - 1, 12) if period.month == 1 else Month(period.year, period.month - 1)
     days = {"from": period.first.isoformat(), "to": period.last.isoformat()}
     return page(
@@ -202,7 +209,7 @@ async def sales_page(request: Request, month: str = "", me: Staff = Depends(staf
         following=period.next,
         lines=lines,
         totals=currency_totals(lines),
-        channels=await _channels(me),
+        channels=channels,
         months=await me.services.ledger.months(),
         payments_url=lambda **more: "/admin/payments?" + urlencode({**days, "status": "succeeded", **more}),
     )
@@ -214,5 +221,6 @@ async def sales_export(month: str = "", me: Staff = Depends(staff)) -> Response:
         period = _month(month, me)
     except BadRequest as exc:
         return redirect("/admin/sales", me, Notice("error", f"Nothing exported: {exc.message}"))
-    lines = await me.services.ledger.sales(period)
-    return csv_download(sales_csv(period, lines, await _channels(me)), f"sales-{period}.csv")
+    channels = await _channels(me)
+    lines = _by_name(await me.services.ledger.sales(period), channels)
+    return csv_download(sales_csv(period, lines, channels), f"sales-{period}.csv")
