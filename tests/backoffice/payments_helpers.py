@@ -36,21 +36,7 @@ class Office:
 
     async def paid(self, units: tuple[str, ...] = ("adult", "adult")) -> str:
         """A booking of the web shop paid by card and confirmed; its id."""
-        catalog = (await self.services.catalog.snapshot()).catalog
-        shop = await self.services.statements.connection(self.shop_id)
-        booking_uuid = str(uuid.uuid4())
-        data = ReserveInput(
-            product_id="thames-sightseeing", option_id="DEFAULT", unit_items=tuple(UnitItemInput(u) for u in units),
-            uuid=booking_uuid, availability_id=SLOT, contact=GUEST,
-        )  # fmt: skip
-        # As the shop sells: the catalogue as its contract sells it (at retail).
-        sold = self.services.contracts.snapshot(await self.services.catalog.snapshot(), shop).catalog
-        await self.services.bookings.reserve(sold, self.shop_id, data)
-        Browser(self.fake).give_card(await self.services.payments.checkout(catalog, booking_uuid), VISA)
-        settled = await self.services.payments.pay(catalog, booking_uuid)
-        assert settled.state is SettlementState.CONFIRMED, settled.message
-        assert settled.booking is not None and settled.booking.booking.status is BookingStatus.CONFIRMED
-        return settled.booking.booking.id
+        return await pay_for(self.services, self.shop_id, self.fake, units)
 
     async def later(self, clock: Clock, **delta: float) -> None:
         """Move the clock on and sign in again (a day ends the back office's session)."""
@@ -66,15 +52,39 @@ class Office:
 SHOP_CONTRACT = {"products": "ALL", "rate": {"commission": 0}, "boxOffice": True, "takesPayment": True}
 
 
+async def open_retail_shop(services: Services) -> str:
+    """The web shop's connection with its contract at retail, a paying channel; its id."""
+    shop = await services.connections.ensure(*SHOP)
+    await services.contracts.save(shop.id, SHOP_CONTRACT, base_version=None, actor=COMMAND_LINE)
+    return shop.id
+
+
+async def pay_for(services: Services, shop_id: str, fake: FakeStripe, units: tuple[str, ...]) -> str:
+    """A booking of the web shop on the tour's SLOT, sold at the shop's contract and paid by
+    card as a guest pays (the card given to Stripe, then charged); its id."""
+    catalog = (await services.catalog.snapshot()).catalog
+    shop = await services.statements.connection(shop_id)
+    booking_uuid = str(uuid.uuid4())
+    data = ReserveInput(
+        product_id="thames-sightseeing", option_id="DEFAULT", unit_items=tuple(UnitItemInput(u) for u in units),
+        uuid=booking_uuid, availability_id=SLOT, contact=GUEST,
+    )  # fmt: skip
+    sold = services.contracts.snapshot(await services.catalog.snapshot(), shop).catalog
+    await services.bookings.reserve(sold, shop_id, data)
+    Browser(fake).give_card(await services.payments.checkout(catalog, booking_uuid), VISA)
+    settled = await services.payments.pay(catalog, booking_uuid)
+    assert settled.state is SettlementState.CONFIRMED, settled.message
+    assert settled.booking is not None and settled.booking.booking.status is BookingStatus.CONFIRMED
+    return settled.booking.booking.id
+
+
 @pytest.fixture
 async def office_paying(settings: Settings, clock: Clock, localstripe: FakeStripe) -> AsyncIterator[Office]:
     """The booking tests' catalogue, the resellers and the web shop, card payments through
     localstripe, and the back office signed in as the bootstrap admin."""
     services = build_services(paying_settings(settings, localstripe), clock)
     await load(services, booking_catalog())
-    shop = await services.connections.ensure(*SHOP)
-    await services.contracts.save(shop.id, SHOP_CONTRACT, base_version=None, actor=COMMAND_LINE)
-    shop_id = shop.id
+    shop_id = await open_retail_shop(services)
     transport = httpx.ASGITransport(app=create_app(services=services), raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as client:
         yield Office(services, shop_id, client, await sign_in(client), localstripe)

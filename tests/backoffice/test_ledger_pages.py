@@ -125,6 +125,7 @@ async def test_the_csv_matches_stripe_and_carries_no_formula(office_paying: Offi
         force="true",
     )
     [refund] = (await services.payments.payments_for_booking(card_id)).refunds
+    clock.advance(minutes=1)
     await services.connections.ensure("@Evil channel", "evil-key")
     evil = await confirmed_booking(
         services, ("@Evil channel", "evil-key"), "thames-sightseeing", SLOT, ["adult"], GUEST
@@ -151,7 +152,7 @@ async def test_the_csv_matches_stripe_and_carries_no_formula(office_paying: Offi
     assert [r["Time (UTC)"] for r in rows] == [
         "2026-06-01 08:00:00",
         "2026-06-01 10:00:00",
-        "2026-06-01 10:00:00",
+        "2026-06-01 10:01:00",
     ]
     assert [r["Channel"] for r in rows] == ["Web shop", "Web shop", "'@Evil channel"]
     assert rows[1]["Reason"] == '\'=HYPERLINK("x")' and rows[1]["Berth id"] == refund.id

@@ -46,13 +46,17 @@ class BookingMoney:
         return [r for r in self.refunds if r.status is RefundStatus.FAILED]
 
     @property
+    def due(self) -> int | None:
+        """What is still to pay of the booking's price (None: it has no price); a refund given
+        after the payment leaves nothing to pay."""
+        return None if self.price is None else max(0, self.price - self.received)
+
+    @property
     def desk_default(self) -> str:
-        """The desk form's amount: what is still to pay, else the booking's price."""
-        if self.price is None or self.currency is None:
+        """The desk form's amount: what is still to pay (blank when nothing is)."""
+        if not self.due or self.currency is None:
             return ""
-        due = self.price - (self.received - self.refunded)
-        amount = due if due > 0 else self.price
-        return f"{Decimal(amount).scaleb(-currency_precision(self.currency))}"
+        return f"{Decimal(self.due).scaleb(-currency_precision(self.currency))}"
 
     def payment_of(self, refund: Refund) -> Payment | None:
         return next((p for p in self.payments if p.id == refund.payment_id), None)
