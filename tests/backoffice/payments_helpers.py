@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from berth.app import create_app
 from berth.container import Services, build_services
@@ -33,6 +34,7 @@ class Office:
     client: httpx.AsyncClient
     csrf: str
     fake: FakeStripe
+    app: FastAPI
 
     async def paid(self, units: tuple[str, ...] = ("adult", "adult")) -> str:
         """A booking of the web shop paid by card and confirmed; its id."""
@@ -85,7 +87,8 @@ async def office_paying(settings: Settings, clock: Clock, localstripe: FakeStrip
     services = build_services(paying_settings(settings, localstripe), clock)
     await load(services, booking_catalog())
     shop_id = await open_retail_shop(services)
-    transport = httpx.ASGITransport(app=create_app(services=services), raise_app_exceptions=False)
+    app = create_app(services=services)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as client:
-        yield Office(services, shop_id, client, await sign_in(client), localstripe)
+        yield Office(services, shop_id, client, await sign_in(client), localstripe, app)
     await services.close()

@@ -11,8 +11,10 @@ import pytest
 from berth.domain.audit import AuditFilter
 from berth.domain.bookings import BookingStatus
 from berth.domain.payments import PaymentStatus, RefundStatus
+from berth.domain.staff import Role
 from tests.backoffice.helpers import notice_of, text_of
 from tests.backoffice.payments_helpers import Office, office_paying
+from tests.backoffice.test_staff_pages import member, second_client, signed_in
 from tests.bookings_helpers import SLOT
 from tests.builders import confirmed_booking
 from tests.conftest import KEY_A
@@ -203,3 +205,20 @@ async def test_staff_record_a_payment_taken_at_the_desk(office_paying: Office) -
     notice = notice_of((await office_paying.client.get(refused.headers["location"])).text)
     assert notice is not None and "is CANCELLED: a payment is recorded on a booking that stands" in notice
     assert len((await services.payments.payments_for_booking(booking_id)).payments) == 1
+
+
+async def test_a_viewer_reads_the_money_and_is_offered_no_money_action(office_paying: Office) -> None:
+    booking_id = await office_paying.paid()
+    await member(office_paying.services, "vera@example.com", Role.VIEWER)
+    async with second_client(office_paying.app) as viewer:
+        csrf = await signed_in(viewer, "vera@example.com")
+        page = (await viewer.get(f"/admin/bookings/{booking_id}")).text
+        assert "Received 50.00 EUR" in text_of(page)
+        for form in ("/cancel", "/refund", "/desk-payment"):
+            assert f'action="/admin/bookings/{booking_id}{form}"' not in page
+        assert (await viewer.get("/admin/payments")).status_code == 200
+        refused = await viewer.post(
+            f"/admin/bookings/{booking_id}/refund", data={"csrf_token": csrf, "reason": "mine"}
+        )
+        assert refused.status_code == 403 and "needs the operator role" in refused.text
+    assert (await office_paying.services.payments.payments_for_booking(booking_id)).refunds == []
