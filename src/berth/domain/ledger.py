@@ -57,10 +57,6 @@ class Movement:
         """The movement as the provider's reports sign it: a refund is money going out."""
         return -self.amount if self.kind is Kind.REFUND else self.amount
 
-    @property
-    def moved(self) -> bool:
-        return self.status == SUCCEEDED
-
 
 @dataclass(frozen=True)
 class ChannelSales:

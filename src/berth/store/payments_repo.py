@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -462,17 +462,9 @@ def _movement(row: Any) -> Movement:
         kind=Kind(row.kind), id=row.id, payment_id=row.payment_id, booking_id=row.booking_id,
         supplier_reference=row.supplier_reference, connection_id=row.connection_id, provider=row.provider,
         method=row.method, provider_id=row.provider_id, payment_provider_id=row.payment_provider_id,
-        amount=int(row.amount), currency=row.currency, status=row.status, at=_utc(row.at), reason=row.reason,
+        amount=int(row.amount), currency=row.currency, status=row.status, at=row.at, reason=row.reason,
         failure_reason=row.failure_reason, reference=row.reference, actor=row.actor,
     )  # fmt: skip
-
-
-def _utc(at: Any) -> datetime:
-    """A time read through the union (its type is the payments' branch's, or plain on SQLite)."""
-    if isinstance(at, str):
-        at = datetime.fromisoformat(at)
-    assert isinstance(at, datetime)
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
 
 async def ledger_page(
@@ -523,7 +515,7 @@ async def moved_between(conn: DbConnection) -> tuple[datetime, datetime] | None:
     """The times of the first and the last money that moved, if any has."""
     ledger = _ledger(LedgerFilter(status=SUCCEEDED))
     first, last = (await conn.execute(select(func.min(ledger.c.at), func.max(ledger.c.at)))).one()
-    return None if first is None else (_utc(first), _utc(last))
+    return None if first is None else (first, last)
 
 
 async def failed_refunds_since(conn: DbConnection, since: datetime) -> int:
