@@ -22,6 +22,7 @@ from berth.http.admin.exports import csv_download, file_name
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff
+from berth.http.types import MAX_OFFSET
 from berth.store.payments_repo import LedgerFilter
 from berth.views.ledger import movements_csv, sales_csv
 
@@ -125,7 +126,7 @@ async def payments_page(
     status: str = "",
     currency: str = "",
     q: str = "",
-    page_number: int = Query(default=1, ge=1, alias="page"),
+    page_number: int = Query(default=1, ge=1, le=MAX_OFFSET // PAGE_SIZE, alias="page"),
     me: Staff = Depends(staff),
 ) -> Response:
     form = _form(start, end, channel, method, kind, status, currency, q)
