@@ -41,6 +41,7 @@ from berth.services.connections import ConnectionService
 from berth.services.contracts import ContractService
 from berth.services.departures import DepartureService
 from berth.services.guessing import GuessingGuard
+from berth.services.ledger import LedgerService
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.payments import PaidConfirmations, Payments
@@ -87,6 +88,7 @@ class Services:
     statements: StatementService
     shop: ShopService
     payments: Payments
+    ledger: LedgerService
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -183,4 +185,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         tickets=tickets,
         shop=shop,
         payments=Payments(database, settings, clock, steps, catalog, provider),
+        ledger=LedgerService(database, clock),
     )

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -76,19 +77,23 @@ def berth_serve(database: Path, *, demo: bool, environment: dict[str, str] | Non
 
 
 @contextmanager
-def berth_on_clock(database: Path, clock: Clock, load: Load = load_demo) -> Iterator[str]:
+def berth_on_clock(
+    database: Path, clock: Clock, load: Load = load_demo, settings: dict[str, Any] | None = None
+) -> Iterator[str]:
     """The application `berth serve --demo` runs, on a fresh SQLite database, served over HTTP
     from a thread of its own with its event loop, reading the time from `clock` (which the test
-    may move on); yields the base URL. `load`: what it serves instead of the demo."""
+    may move on); yields the base URL. `load`: what it serves instead of the demo; `settings`:
+    more of its settings (card payments through a fake Stripe, say)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    settings = Settings(
+    served = Settings(
         database_url=f"sqlite+aiosqlite:///{database}",
         public_url=base,
         admin_token=DEMO_ADMIN_TOKEN,
         log_level="WARNING",
         rate_limit_per_minute=0,
         run_worker=False,
+        **(settings or {}),
     )
     loop = asyncio.new_event_loop()
     started = threading.Event()
@@ -96,9 +101,9 @@ def berth_on_clock(database: Path, clock: Clock, load: Load = load_demo) -> Iter
     stop = asyncio.Event()
 
     async def serve() -> None:
-        services = build_services(settings, clock)
+        services = build_services(served, clock)
         try:
-            await upgrade(services.database, settings.secret_box())
+            await upgrade(services.database, served.secret_box())
             await load(services)
             config = uvicorn.Config(
                 create_app(services=services), host="127.0.0.1", port=port, log_level="error"

@@ -15,7 +15,7 @@ from babel import Locale, UnknownLocaleError
 from babel.dates import format_date, format_time
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from babel.numbers import format_currency
+from babel.numbers import format_currency, get_currency_precision
 from babel.support import NullTranslations, Translations
 
 from berth.domain.addresses import address_parts
@@ -124,3 +124,9 @@ def best_language(language: str) -> str:
     """The language Berth writes its own texts in for `language`: itself when a catalogue
     has it, else English."""
     return language if primary(language) in LANGUAGES else SOURCE
+
+
+def currency_precision(currency: str) -> int:
+    """The decimals of an ISO 4217 currency (`EUR` 2, `JPY` 0, `BHD` 3; an unknown code 2): how
+    the payments ledger's minor units, which carry no precision of their own, are written."""
+    return int(get_currency_precision(currency.upper()))

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from berth.http.admin.pages import (
     audit,
+    booking_money,
     bookings,
     catalog,
     catalog_editor,
@@ -19,6 +20,7 @@ from berth.http.admin.pages import (
     manifest,
     mappings,
     outbox,
+    payments,
     sign_in,
     staff,
     static,
@@ -27,8 +29,8 @@ from berth.http.admin.pages import (
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static, sign_in, dashboard, bookings, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, connection, contracts, audit,
-    staff, departure_list, outbox, checkin,
+    static, sign_in, dashboard, bookings, booking_money, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, connection, contracts, audit,
+    staff, departure_list, outbox, checkin, payments,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
 router.include_router(checkin.api, prefix="/admin")

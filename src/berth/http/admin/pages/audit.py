@@ -28,6 +28,8 @@ ACTIONS = {
     "booking.reject": "Rejected booking",
     "booking.cancel": "Cancelled booking",
     "booking.receipt": "Sent the guest a receipt of booking",
+    "payment.refund": "Refunded a card payment of booking",
+    "payment.desk": "Recorded a payment taken at the desk on booking",
     "checkin.admit": "Admitted at the gate: booking",
     "checkin.undo": "Took back an admission of booking",
     "mapping.complete": "Mapped listing",

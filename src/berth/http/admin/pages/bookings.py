@@ -19,18 +19,20 @@ from berth.domain.bookings import CHANGEABLE, BookingStatus, UnitItem
 from berth.domain.calendar import out_of_range, supported
 from berth.domain.catalog import DeliveryFormat
 from berth.domain.checkin import Admission
-from berth.domain.errors import NotFound, OctoError
+from berth.domain.errors import BadRequest, NotFound, OctoError
 from berth.domain.staff import shown_name
 from berth.domain.tickets import VOUCHER, ticket_keys
 from berth.http.admin.backoffice import ACTIONS, Action, what_can_be_done
 from berth.http.admin.bookings import STAFF_VIEW
 from berth.http.admin.exports import bookings_csv
+from berth.http.admin.pages.booking_money import DESK_METHODS, booking_money, refund_asked, refund_notice
 from berth.http.admin.pages.dates import abbreviation, of_product
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, operator_form, staff
 from berth.read_models.bookings import BookingDetails
 from berth.store.bookings_repo import BookingFilter
+from berth.store.payments_repo import Refund
 from berth.views.bookings import booking_view
 
 router = APIRouter(route_class=PageRoute)
@@ -193,6 +195,8 @@ async def detail(booking_id: str, request: Request, me: Staff = Depends(staff)) 
         admitted={a.item.uuid: a for a in admitted},
         # The admissions staff may take back: those of a booking still travelling.
         undoable=admitted if details.booking.status in UNDOABLE else [],
+        money=await booking_money(me, details.booking),
+        desk_methods=DESK_METHODS,
     )
 
 
@@ -235,7 +239,7 @@ async def _apply(
     action: Action,
     change: Callable[[], Awaitable[BookingDetails]],
     failed: str,
-    succeeded: Callable[[BookingDetails], str],
+    succeeded: Callable[[BookingDetails], str | Notice],
     hint: str = "",
 ) -> Response:
     """Run one action, if the booking's status offers it, and go back to the booking, saying
@@ -252,7 +256,8 @@ async def _apply(
     except OctoError as exc:
         said = of_product(before.product).readable(exc.message.rstrip("."))
         return _back(booking_id, me, Notice("error", f"{failed}: {said}.{hint}"))
-    return _back(booking_id, me, Notice("success", succeeded(done)))
+    told = succeeded(done)
+    return _back(booking_id, me, told if isinstance(told, Notice) else Notice("success", told))
 
 
 @router.post("/bookings/{booking_id}/redeem")
@@ -301,8 +306,12 @@ async def reject(
     )
 
 
-async def _cancel(booking_id: str, me: Staff, action: Action, reason: str, force: bool) -> Response:
-    """Cancel a confirmed booking, or release a hold (the same change to CANCELLED)."""
+async def _cancel(
+    booking_id: str, me: Staff, action: Action, reason: str, force: bool, refund: str = "", amount: str = ""
+) -> Response:
+    """Cancel a confirmed booking, or release a hold (the same change to CANCELLED). A booking
+    with card money left to refund is cancelled with the refund the form chose (full, partial
+    or none) and a reason, in one transaction (Payments.cancel)."""
     catalog = me.catalog.catalog
     before, _ = await me.services.staff_bookings.get(catalog, booking_id)
     was = before.booking.status
@@ -313,18 +322,37 @@ async def _cancel(booking_id: str, me: Staff, action: Action, reason: str, force
     held = before.booking.holds_places(me.services.clock())
     needs_force = was in CHANGEABLE and not before.cancellable and not before.booking.admitted and not force
     verb = "released" if action is Action.RELEASE else "cancelled"
+    money = await booking_money(me, before.booking)
+    made: list[Refund] = []
 
-    def cancelled(done: BookingDetails) -> str:
+    def cancelled(done: BookingDetails) -> str | Notice:
         freed = f" Its {done.booking.pax} place(s) on {_slot_text(done)} are free again." if held else ""
-        return f"{_label(done)} {verb}: {was.value} → CANCELLED.{freed}"
+        said = f"{_label(done)} {verb}: {was.value} → CANCELLED.{freed}"
+        if money.refundable <= 0:
+            return said
+        if not made:
+            return f"{said} No refund: its card payment is kept."
+        return refund_notice(made[0], said + " ")
+
+    async def change() -> BookingDetails:
+        if money.refundable <= 0:
+            return await me.services.staff_bookings.cancel(
+                catalog, booking_id, reason.strip() or None, actor=me.actor, force=force
+            )
+        if not reason.strip():
+            raise BadRequest("give a reason; it is kept with the cancellation and the refund")
+        details, refunded = await me.services.payments.cancel(
+            catalog, booking_id, refund=refund_asked(refund, amount, money), reason=reason.strip(),
+            actor=me.actor, force=force,
+        )  # fmt: skip
+        made.extend([refunded] if refunded is not None else [])
+        return details
 
     return await _apply(
         booking_id,
         me,
         action,
-        lambda: me.services.staff_bookings.cancel(
-            catalog, booking_id, reason.strip() or None, actor=me.actor, force=force
-        ),
+        change,
         f"Not {verb}",
         cancelled,
         " Tick “Cancel even though the cutoff has passed” to cancel it anyway." if needs_force else "",
@@ -336,9 +364,11 @@ async def cancel(
     booking_id: str,
     reason: str = Form(default="", max_length=1000),
     force: bool = Form(default=False),
+    refund: str = Form(default="", max_length=20),
+    amount: str = Form(default="", max_length=40),
     me: Staff = Depends(operator_form),
 ) -> Response:
-    return await _cancel(booking_id, me, Action.CANCEL, reason, force)
+    return await _cancel(booking_id, me, Action.CANCEL, reason, force, refund, amount)
 
 
 @router.post("/bookings/{booking_id}/release")

@@ -1,5 +1,6 @@
-"""The dashboard: today's and tomorrow's slots with their occupancy, what needs a decision, this
-month's net sales per reseller (from their statements), and two charts: bookings per day over
+"""The dashboard: today's and tomorrow's slots with their occupancy, what needs a decision (refunds
+that failed among them), this month's net sales per channel (from their statements: the resellers,
+the web shop, the box office), and two charts: bookings per day over
 the last 30 days by reseller, and the next 14 days' occupancy by product."""
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
     )
     waiting = sum(c.pending for c in await me.services.mappings.counts())
     month, sales = await net_sales(me, local)
+    failed_refunds, since = await me.services.ledger.failed_refunds()
     return page(
         request,
         "dashboard.html",
@@ -81,6 +83,8 @@ async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
         waiting=waiting,
         month=month,
         sales=sales,
+        failed_refunds=failed_refunds,
+        failed_refunds_url=f"/admin/payments?from={since:%Y-%m-%d}&type=refund&status=failed",
         bookings_chart=await bookings_chart(me, local),
         occupancy_chart=await occupancy_chart(me, local) if catalog.products else None,
     )

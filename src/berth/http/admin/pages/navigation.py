@@ -19,6 +19,7 @@ class Section:
 NAVIGATION = (
     Section("dashboard", "Dashboard", "/admin"),
     Section("bookings", "Bookings", "/admin/bookings"),
+    Section("payments", "Payments", "/admin/payments"),
     Section("departures", "Departures", "/admin/departures"),
     Section("catalog", "Catalogue", "/admin/catalog"),
     Section("mappings", "Mappings", "/admin/mappings"),

@@ -19,6 +19,7 @@ from berth.http.admin.pages.navigation import NAVIGATION
 from berth.http.admin.pages.session import COOKIE_PATH, NOTICE_COOKIE, Notice, Staff, set_notice, take_notice
 from berth.http.admin.pages.static import static_url
 from berth.read_models.bookings import BookingDetails
+from berth.translations import currency_precision
 
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -35,6 +36,11 @@ def money(amount: int | None, currency: str | None, precision: int = 2) -> str:
     if amount is None or currency is None:
         return "—"
     return f"{Decimal(amount).scaleb(-precision):,.{precision}f} {currency}"
+
+
+def ledger_money(amount: int, currency: str) -> str:
+    """An amount of the payments ledger, whose minor units are its currency's (ISO 4217)."""
+    return money(amount, currency, currency_precision(currency))
 
 
 def unit_summary(details: BookingDetails) -> str:
@@ -68,7 +74,12 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters.update(
-    money=money, product_title=product_title, units=unit_summary, guests=guests, zone=abbreviation
+    money=money,
+    ledger_money=ledger_money,
+    product_title=product_title,
+    units=unit_summary,
+    guests=guests,
+    zone=abbreviation,
 )
 # Pages write times with `local` (the supplier's zone and locale unless the page is about one
 # product) or `local_of(product)` for a row about one product.
