@@ -84,15 +84,3 @@ document.addEventListener("DOMContentLoaded", function () {
     talkToOverlay(root);
   }
 });
-
-if (window.parent !== window) {
-  const tellHeight = function () {
-    const height = Math.ceil(document.documentElement.scrollHeight);
-    // Only a height and the page's path: nothing a page around it may not know.
-    window.parent.postMessage({ type: "berth-shop:height", height, path: window.location.pathname }, "*");
-  };
-  window.addEventListener("load", tellHeight);
-  if (typeof ResizeObserver === "function") {
-    new ResizeObserver(tellHeight).observe(document.documentElement);
-  }
-}
