@@ -11,6 +11,7 @@ shared by every localstripe of the machine)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib.util
 import os
 import subprocess
@@ -19,13 +20,16 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 SECRET_KEY = "sk_test_berth_localstripe"
 PUBLISHABLE_KEY = "pk_test_berth_localstripe"
 WEBHOOK_SECRET = "whsec_berth_localstripe"
 WEBHOOK_PATH = "/payments/stripe/webhook"
 START_SECONDS = 30.0
+PARENT_CHECK_SECONDS = 0.5
 
 
 def available() -> bool:
@@ -104,7 +108,26 @@ def main() -> None:
     from localstripe import resources, server
 
     resources.Store.dump_to_disk = lambda self: None
+    server.app.on_startup.append(_ending_with(os.getppid()))
     web.run_app(server.app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+def _ending_with(parent: int) -> Callable[[Any], Awaitable[None]]:
+    """An aiohttp start-up hook that ends this process once `parent` is gone. A server stopped
+    by a signal may never run the code that stops its fake Stripe (uvicorn raises SIGTERM again
+    after its shutdown, and SIGKILL runs nothing), and a localstripe left behind would keep its
+    port and memory for good. Its state is in memory only: nothing is lost by ending at once."""
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(PARENT_CHECK_SECONDS)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    async def start(app: Any) -> None:
+        app["parent_watch"] = asyncio.get_running_loop().create_task(watch())
+
+    return start
 
 
 if __name__ == "__main__":
