@@ -9,6 +9,7 @@ connections into a test's real database, and `confirmed_booking` books on it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from berth.capabilities.registry import CATALOG_RULES
@@ -247,7 +248,16 @@ def catalog(*products: Document, owner: Document | None = None) -> Catalog:
     """The catalogue of `products` sold by `owner` (default: `supplier()`), checked by every
     rule an import applies."""
     document = {"supplier": owner or supplier(), "products": list(products)}
-    return parse_catalog(catalog_to_yaml(Catalog.model_validate(document)), CATALOG_RULES)
+    return _checked(catalog_to_yaml(Catalog.model_validate(document)))
+
+
+@cache
+def _checked(text: str) -> Catalog:
+    """The catalogue file `text` read and checked as an import reads it. Reading depends on the
+    text alone and a catalogue is immutable, so a file is read once a test process: the fixtures
+    build the same few catalogues for hundreds of tests (reading the every-capability one took
+    33 ms of a back-office test's setup). A file that fails raises every time."""
+    return parse_catalog(text, CATALOG_RULES)
 
 
 async def load(services: Services, built: Catalog) -> Services:
