@@ -104,7 +104,7 @@ def main() -> None:
     ensure_chromium()
     ensure_pg_dump()
     ensure_openssl()
-    os.execv(python, [python, "-m", "pytest", *parallel(args), *args])
+    os.execve(python, [python, "-m", "pytest", *parallel(args), *args], writing_bytecode())
 
 
 def parallel(args: list[str]) -> list[str]:
@@ -114,6 +114,16 @@ def parallel(args: list[str]) -> list[str]:
     if any(arg.startswith(("-n", "--numprocesses", "--dist")) or arg.endswith("no:xdist") for arg in args):
         return []
     return ["-n", "auto", "--dist", "loadfile"]
+
+
+def writing_bytecode() -> dict[str, str]:
+    """The suite's environment: the caller's, but with Python writing bytecode. Where
+    PYTHONDONTWRITEBYTECODE is set (container images often set it), every pytest worker compiled
+    Berth and rewrote the asserts of every test module again (6 of a worker's 10 s of collection
+    here), and every Python process the tests start (`berth serve`, the fork servers, pytest in
+    a subprocess) compiled Berth again; written once to `__pycache__` (ignored by git), it is
+    read by the next."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 if __name__ == "__main__":

@@ -246,8 +246,18 @@ def supplier(supplier_id: str = "test-supplier", name: str = "Test Supplier", **
 def catalog(*products: Document, owner: Document | None = None) -> Catalog:
     """The catalogue of `products` sold by `owner` (default: `supplier()`), checked by every
     rule an import applies."""
-    document = {"supplier": owner or supplier(), "products": list(products)}
-    return parse_catalog(catalog_to_yaml(Catalog.model_validate(document)), CATALOG_RULES)
+    model = Catalog.model_validate({"supplier": owner or supplier(), "products": list(products)})
+    key = model.model_dump_json()
+    if key not in _CHECKED:
+        _CHECKED[key] = parse_catalog(catalog_to_yaml(model), CATALOG_RULES)
+    return _CHECKED[key]
+
+
+# The catalogues `catalog` built, by their every field: writing and reading one depends on it
+# alone and a Catalog is immutable, so each is written and read once a test process. The
+# fixtures build the same few for hundreds of tests (the every-capability one took 40 ms of a
+# back-office test's setup). One that fails the rules raises every time.
+_CHECKED: dict[str, Catalog] = {}
 
 
 async def load(services: Services, built: Catalog) -> Services:

@@ -199,7 +199,7 @@ async def database_url(
     url = test_database.fresh(tmp_path)
     yield url
     if isinstance(test_database, PostgresDatabase):
-        await test_database.truncate()
+        await test_database.empty()
 
 
 @pytest.fixture

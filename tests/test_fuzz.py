@@ -126,7 +126,7 @@ def fuzz_services(
     APP.state.services = placeholder
     asgi._get_portal().call(services.close)
     if isinstance(test_database, PostgresDatabase):
-        asyncio.run(test_database.truncate())
+        asyncio.run(test_database.empty())
 
 
 def _text_query_parameters() -> frozenset[str]:
