@@ -32,6 +32,9 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screensh
 RESELLER = {"Authorization": "Bearer demo-reseller-a"}
 RESELLER_B = {"Authorization": "Bearer demo-reseller-b"}
 ADMIN = {"Authorization": "Bearer demo-admin"}
+# Seconds a test waits for the server in its thread, which shares the machine with the browser
+# (httpx waits 5 s by default; a loaded CI machine can take longer).
+SERVER_PATIENCE = 60
 
 pytestmark = pytest.mark.browser
 
@@ -124,7 +127,9 @@ def book(base: str, reference: str) -> dict[str, Any]:
         "localDateStart": first.isoformat(),
         "localDateEnd": (first + timedelta(days=7)).isoformat(),
     }
-    slots = httpx.post(base + "/octo/availability", json=query, headers=RESELLER).json()
+    slots = httpx.post(
+        base + "/octo/availability", json=query, headers=RESELLER, timeout=SERVER_PATIENCE
+    ).json()
     slot = next(s for s in slots if s["available"])
     body = {
         "productId": "thames-sightseeing",
@@ -133,7 +138,7 @@ def book(base: str, reference: str) -> dict[str, Any]:
         "resellerReference": reference,
         "unitItems": [{"unitId": "adult"}, {"unitId": "adult"}],
     }
-    held = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER).json()
+    held = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER, timeout=SERVER_PATIENCE).json()
     contact = {"firstName": "Ada", "lastName": "Lovelace", "emailAddress": "ada@example.com"}
     confirmed: dict[str, Any] = httpx.post(
         base + f"/octo/bookings/{held['uuid']}/confirm", json={"contact": contact}, headers=RESELLER
@@ -228,7 +233,9 @@ def test_seat_map_of_tomorrows_first_cruise(page: Page, server: str) -> None:
     sign_in(page)
     tomorrow = datetime.now(ZoneInfo("Europe/London")).date() + timedelta(days=1)
     query = {"productId": "harbour-cruise", "optionId": "DEFAULT", "localDate": tomorrow.isoformat()}
-    first = httpx.post(server + "/octo/availability", json=query, headers=RESELLER).json()[0]["id"]
+    first = httpx.post(
+        server + "/octo/availability", json=query, headers=RESELLER, timeout=SERVER_PATIENCE
+    ).json()[0]["id"]
     page.goto(f"/admin/slots/harbour-cruise/DEFAULT/{first.replace('+', '%2B')}")
     expect(page.locator("table.seat-map")).to_have_count(2)
     heron = page.locator(".resource", has_text="MV Heron")
@@ -551,7 +558,9 @@ def reserve_on(
         "availabilityId": availability_id,
         "unitItems": [{"unitId": unit} for unit in units],
     }
-    held: dict[str, Any] = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER).json()
+    held: dict[str, Any] = httpx.post(
+        base + "/octo/bookings", json=body, headers=RESELLER, timeout=SERVER_PATIENCE
+    ).json()
     assert held["status"] == "ON_HOLD", held
     if not confirm:
         return held
@@ -577,7 +586,7 @@ def test_an_evening_in_the_back_office(browser: Browser, tmp_path: Path) -> None
         reserve_on(base, "harbour-cruise", "2026-06-01T13:00:00+01:00", "adult", "adult", "child", "infant")
         query = {"productId": "sunset-kayak", "optionId": "DEFAULT", "localDateStart": "2026-06-01",
                  "localDateEnd": "2026-06-30"}  # fmt: skip
-        kayak = next(s for s in httpx.post(base + "/octo/availability", json=query, headers=RESELLER).json()
+        kayak = next(s for s in httpx.post(base + "/octo/availability", json=query, headers=RESELLER, timeout=SERVER_PATIENCE).json()
                      if s["available"])  # fmt: skip
         pending = reserve_on(base, "sunset-kayak", kayak["id"], "paddler", "paddler")
         assert pending["status"] == "PENDING"

@@ -35,6 +35,7 @@ from tests.backoffice.test_browser import (
     ADMIN,
     RESELLER,
     SCREENSHOTS,
+    SERVER_PATIENCE,
     open_page,
     sign_in,
 )
@@ -70,19 +71,24 @@ def departures(base: str, count: int) -> list[str]:
         "localDateStart": first.isoformat(),
         "localDateEnd": (first + timedelta(days=7)).isoformat(),
     }
-    slots = httpx.post(base + "/octo/availability", json=query, headers=RESELLER).json()
+    slots = httpx.post(
+        base + "/octo/availability", json=query, headers=RESELLER, timeout=SERVER_PATIENCE
+    ).json()
     return [s["id"] for s in slots if s["available"]][:count]
 
 
 def book(base: str, slot: str, guests: int, name: str) -> dict[str, Any]:
     CLOCK.now = BOOKED_AT
     body = {**CRUISE, "availabilityId": slot, "unitItems": [{"unitId": "adult"}] * guests}
-    held = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER)
+    held = httpx.post(base + "/octo/bookings", json=body, headers=RESELLER, timeout=SERVER_PATIENCE)
     assert held.status_code == 200, held.text
     first, last = name.split()
     contact = {"firstName": first, "lastName": last, "emailAddress": "guest@example.com"}
     confirmed = httpx.post(
-        base + f"/octo/bookings/{held.json()['uuid']}/confirm", json={"contact": contact}, headers=RESELLER
+        base + f"/octo/bookings/{held.json()['uuid']}/confirm",
+        json={"contact": contact},
+        headers=RESELLER,
+        timeout=SERVER_PATIENCE,
     ).json()
     assert confirmed["status"] == "CONFIRMED", confirmed
     result: dict[str, Any] = confirmed
