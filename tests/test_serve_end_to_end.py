@@ -75,6 +75,7 @@ def test_demo_server_answers_resellers_and_admin(server: str) -> None:
         "Demo reseller A",
         "Demo reseller B",
         "Harbourside box office",
+        "Web shop",
     ]
 
 

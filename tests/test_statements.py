@@ -195,7 +195,7 @@ async def test_the_back_office_shows_the_months_the_pdf_and_this_months_net_sale
     missing = await client.get(f"/admin/connections/no-such/statements/{JUNE}.pdf")
     assert missing.status_code == 404
     dashboard = text_of((await client.get("/admin")).text)
-    assert "Net sales in June 2026 by reseller" in dashboard
+    assert "Net sales in June 2026 by channel" in dashboard
     assert "Reseller A EUR 2 52.00 EUR" in dashboard and "Reseller B EUR 1 20.00 EUR" in dashboard
 
 
