@@ -355,6 +355,25 @@ async def test_a_paid_booking_is_confirmed_with_its_tickets_and_a_receipt_linkin
     assert (await client.get(checkout + "/pay")).headers["location"] == checkout + "/done"
 
 
+async def test_asking_for_a_new_card_payment_on_a_paid_or_released_booking_sends_the_guest_on(
+    client: httpx.AsyncClient, shop: Services, localstripe: FakeStripe
+) -> None:
+    """The page's script asking again (a second tab, a replay) after the booking was paid or
+    released: not a failure to start a payment with "your places stay held", but on to the
+    page that says how the booking stands, and no payment started."""
+    checkout = await paid_booking(client, localstripe)
+    csrf = hidden_fields((await client.get(book_url("thames-sightseeing", {"adult": 2}))).text)["csrf"]
+    again = await client.post(checkout + "/card", data={"csrf": csrf})
+    assert (again.status_code, again.json()) == (200, {"next": checkout + "/done"})
+    released = await held(client)
+    await with_details(client, released)
+    await client.get(released + "/pay")
+    assert (await client.post(released + "/release", data={"csrf": csrf})).status_code == 303
+    after = await client.post(released + "/card", data={"csrf": csrf})
+    assert (after.status_code, after.json()) == (200, {"next": released})
+    assert sorted(await shop_bookings(shop)) == sorted([BookingStatus.CONFIRMED, BookingStatus.CANCELLED])
+
+
 async def test_a_declined_card_keeps_the_hold_and_says_so(
     client: httpx.AsyncClient, shop: Services, localstripe: FakeStripe
 ) -> None:

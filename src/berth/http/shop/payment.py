@@ -116,9 +116,13 @@ async def new_card(
     """A fresh card payment after one that did not go through (JSON, for the page's script)."""
     shop, details = await _held(svc, me, uuid)
     words = shop_words(me, shop.snapshot.languages)
+    if details.booking.status in PAID:  # paid meanwhile (another tab): nothing more to pay
+        return _json(request, {"next": checkout_url(details, "done")})
     try:
         checkout = await svc.payments.checkout(shop.catalog, details.booking.id)
     except OctoError:
+        if details.booking.status is not BookingStatus.ON_HOLD:  # the hold ended: its page says so
+            return _json(request, {"next": checkout_url(details)})
         return _json(
             request, {"problem": words(NOT_STARTED), "next": checkout_url(details, "pay")}, status_code=503
         )

@@ -50,7 +50,9 @@
 
   async function freshCard() {
     const answer = await post("card");
-    if (answer.setup) {
+    if (answer.next && !answer.problem) {
+      window.location.assign(answer.next); // paid or released meanwhile (another tab)
+    } else if (answer.setup) {
       setup = answer.setup;
     }
   }
