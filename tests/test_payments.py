@@ -11,6 +11,7 @@ from berth.container import Services, build_services
 from berth.domain.bookings import BookingStatus
 from berth.domain.payments import Outcome, PaymentStatus, RefundStatus
 from berth.fake_stripe import FakeStripe
+from berth.services.bookings.inputs import UnitItemInput, UpdateInput
 from berth.services.payments import SettlementState
 from berth.settings import Settings
 from tests.conftest import Clock
@@ -237,3 +238,27 @@ async def test_a_paying_channels_booking_is_not_confirmed_without_its_payment(
     booking_uuid = await hold(services, shop_id)
     with pytest.raises(UnprocessableEntity, match="paid by card"):
         await services.bookings.confirm(catalog, shop_id, booking_uuid, ConfirmInput(contact=GUEST))
+
+
+async def test_a_booking_that_costs_more_than_its_open_payment_is_not_charged_the_old_amount(
+    shop: tuple[Services, str], localstripe: FakeStripe
+) -> None:
+    """The party grew after the payment was started (the booking updated): charging the card
+    the smaller amount would only be refunded in full, so nothing is charged and the guest
+    pays the booking's price on a new payment."""
+    services, shop_id = shop
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    checkout = await services.payments.checkout(catalog, booking_uuid)
+    grown = UpdateInput(unit_items=tuple(UnitItemInput(u) for u in ("adult", "adult", "adult")))
+    await services.bookings.update(catalog, shop_id, booking_uuid, grown)
+    Browser(localstripe).give_card(checkout, VISA)
+    settled = await services.payments.pay(catalog, booking_uuid)
+    assert settled.state is SettlementState.FAILED, settled.message
+    held = await services.bookings.get(catalog, shop_id, booking_uuid)
+    assert held.booking.status is BookingStatus.ON_HOLD
+    ledger = await services.payments.payments_for_booking(held.booking.id)
+    assert [(p.status, p.captured_at) for p in ledger.payments] == [(PaymentStatus.CANCELED, None)]
+    assert ledger.refunds == []
+    again = await services.payments.checkout(catalog, booking_uuid)
+    assert again.amount == TOUR_PRICE * 3 // 2

@@ -354,7 +354,7 @@ class Payments:
                 SettlementState.FAILED, "The card was not given or not accepted: enter it again"
             )
         try:
-            await self._payable_now(catalog, booking.id)
+            await self._payable_now(catalog, booking.id, Money(payment.amount, payment.currency))
         except OctoError as exc:
             await self._give_up(payment)
             return Settlement(SettlementState.FAILED, f"{exc.message}. Nothing was charged")
@@ -370,13 +370,18 @@ class Payments:
             await self._give_up(payment)
         return await self.settle(catalog, booking.id)
 
-    async def _payable_now(self, catalog: Catalog, booking_id: str) -> None:
-        """Before a card is charged: the booking is held (a hold that ran out is held again
+    async def _payable_now(self, catalog: Catalog, booking_id: str, charging: Money) -> None:
+        """Before a card is charged `charging`: the booking still costs that (a charge of
+        another amount could only be refunded), and is held (a hold that ran out is held again
         if its places are still there), for long enough to pay."""
         now = self._clock()
         wanted = now + timedelta(minutes=self._settings.payment_hold_minutes)
         async with self._db.transaction(write=True) as conn:
             booking = await self._locked(conn, booking_id)
+            if amount_due(booking) != charging:
+                raise UnprocessableEntity(
+                    f"Booking {booking.supplier_reference} now costs another amount than this payment: pay again"
+                )
             if booking.status is BookingStatus.EXPIRED:
                 await self._steps.reinstate_in(conn, catalog, booking, wanted)
             elif booking.status is not BookingStatus.ON_HOLD:
