@@ -121,3 +121,119 @@ async def test_refunds_full_and_partial(shop: tuple[Services, str], localstripe:
     )
     assert details.booking.status is BookingStatus.CANCELLED
     assert rest is not None and (rest.status, rest.amount) == (RefundStatus.SUCCEEDED, TOUR_PRICE - 1000)
+
+
+async def _three_d_secure_pending(services: Services, shop_id: str, browser: Browser) -> tuple[str, str]:
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    browser.give_card(await services.payments.checkout(catalog, booking_uuid), THREE_D_SECURE)
+    asked = await services.payments.pay(catalog, booking_uuid)
+    assert asked.state is SettlementState.ACTION_REQUIRED and asked.client_secret is not None
+    return booking_uuid, asked.client_secret
+
+
+async def test_success_after_the_hold_ran_out_confirms_when_the_places_are_still_there(
+    shop: tuple[Services, str], localstripe: FakeStripe, clock: Clock
+) -> None:
+    services, shop_id = shop
+    browser = Browser(localstripe)
+    booking_uuid, secret = await _three_d_secure_pending(services, shop_id, browser)
+    clock.advance(hours=1)
+    assert await services.expiry.expire_due() == 1
+    browser.three_d_secure(secret, success=True)
+    catalog = (await services.catalog.snapshot()).catalog
+    settled = await services.payments.settle(catalog, booking_uuid)
+    assert settled.state is SettlementState.CONFIRMED, settled.message
+    assert settled.booking is not None and settled.booking.booking.status is BookingStatus.CONFIRMED
+    ledger = await services.payments.payments_for_booking(settled.booking.booking.id)
+    assert [p.outcome for p in ledger.payments] == [Outcome.CLAIMED] and ledger.refunds == []
+
+
+async def test_success_after_the_places_were_taken_is_refunded_in_full_and_the_guest_told(
+    shop: tuple[Services, str], localstripe: FakeStripe, clock: Clock
+) -> None:
+    services, shop_id = shop
+    browser = Browser(localstripe)
+    booking_uuid, secret = await _three_d_secure_pending(services, shop_id, browser)
+    clock.advance(hours=1)
+    await services.expiry.expire_due()
+    await hold(services, shop_id, ("adult",) * 12)
+    await hold(services, shop_id, ("adult",) * 8)  # the departure's 20 places, all held again
+    browser.three_d_secure(secret, success=True)
+    catalog = (await services.catalog.snapshot()).catalog
+    settled = await services.payments.settle(catalog, booking_uuid)
+    assert settled.state is SettlementState.REFUNDED, settled.message
+    assert settled.booking is not None and settled.booking.booking.status is BookingStatus.EXPIRED
+    ledger = await services.payments.payments_for_booking(settled.booking.booking.id)
+    assert [p.outcome for p in ledger.payments] == [Outcome.REFUND]
+    assert [(r.status, r.amount) for r in ledger.refunds] == [(RefundStatus.SUCCEEDED, TOUR_PRICE)]
+    letters = await services.mail.messages_of(settled.booking.booking)
+    assert [m.kind for m in letters] == ["refunded"]
+
+
+def _signed(event: dict[str, object]) -> tuple[bytes, str]:
+    """A notification as Stripe signs it (`t=...,v1=HMAC-SHA256(secret, "t.payload")`)."""
+    import hashlib
+    import hmac
+    import json
+    import time
+
+    from berth.fake_stripe import WEBHOOK_SECRET
+
+    payload = json.dumps(event).encode()
+    stamp = int(time.time())
+    mac = hmac.new(WEBHOOK_SECRET.encode(), f"{stamp}.".encode() + payload, hashlib.sha256).hexdigest()
+    return payload, f"t={stamp},v1={mac}"
+
+
+def _event(event_id: str, kind: str, payment_id: str) -> dict[str, object]:
+    return {
+        "id": event_id, "object": "event", "type": kind, "created": 0, "livemode": False,
+        "data": {"object": {"id": payment_id, "object": "payment_intent"}},
+    }  # fmt: skip
+
+
+async def test_webhooks_in_any_order_and_number_settle_the_payment_once(
+    shop: tuple[Services, str], localstripe: FakeStripe
+) -> None:
+    from berth.domain.errors import BadRequest
+
+    services, shop_id = shop
+    catalog = (await services.catalog.snapshot()).catalog
+    browser = Browser(localstripe)
+    booking_uuid = await hold(services, shop_id)
+    browser.give_card(await services.payments.checkout(catalog, booking_uuid), THREE_D_SECURE)
+    asked = await services.payments.pay(catalog, booking_uuid)
+    assert asked.client_secret is not None and asked.booking is not None
+    payment_id = asked.client_secret.split("_secret_")[0]
+    browser.three_d_secure(asked.client_secret, success=True)
+    # The success arrives twice, and an older "requires action" after it: each is read from
+    # Stripe again, so order and number change nothing.
+    for event in (
+        _event("evt_2", "payment_intent.succeeded", payment_id),
+        _event("evt_1", "payment_intent.requires_action", payment_id),
+        _event("evt_2", "payment_intent.succeeded", payment_id),
+    ):
+        await services.payments.handle_webhook(*_signed(event))
+    payload, signature = _signed(_event("evt_3", "payment_intent.succeeded", payment_id))
+    with pytest.raises(BadRequest):
+        await services.payments.handle_webhook(payload + b" ", signature)
+    ledger = await services.payments.payments_for_booking(asked.booking.booking.id)
+    assert [(p.status, p.outcome) for p in ledger.payments] == [(PaymentStatus.SUCCEEDED, Outcome.CLAIMED)]
+    assert ledger.refunds == []
+    settled = await services.payments.settle(catalog, booking_uuid)
+    assert settled.booking is not None and settled.booking.booking.status is BookingStatus.CONFIRMED
+
+
+async def test_a_paying_channels_booking_is_not_confirmed_without_its_payment(
+    shop: tuple[Services, str],
+) -> None:
+    from berth.domain.errors import UnprocessableEntity
+    from berth.services.bookings.inputs import ConfirmInput
+    from tests.stripe_helpers import GUEST
+
+    services, shop_id = shop
+    catalog = (await services.catalog.snapshot()).catalog
+    booking_uuid = await hold(services, shop_id)
+    with pytest.raises(UnprocessableEntity, match="paid by card"):
+        await services.bookings.confirm(catalog, shop_id, booking_uuid, ConfirmInput(contact=GUEST))

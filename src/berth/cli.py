@@ -29,7 +29,7 @@ from rich.text import Text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from berth import __version__
+from berth import __version__, fake_stripe
 from berth.background import log_start, return_freed_memory, run_background
 from berth.container import Services, build_services
 from berth.delivery.mail.compose import FALLBACK_FROM, mail_sender
@@ -278,6 +278,44 @@ def serve(
 
     with _errors_reported():
         configure_logging(Settings().log_level, Settings().log_format)
+    fake = _fake_stripe_for_demo(host, port) if demo else None
+    try:
+        _serve(prepare, host, port, workers, demo=demo)
+    finally:
+        if fake is not None:
+            fake.stop()
+
+
+def _fake_stripe_for_demo(host: str, port: int) -> fake_stripe.FakeStripe | None:
+    """The demo without Stripe keys: a fake Stripe (localstripe) beside it, in test mode, its
+    webhooks sent to this server; the BERTH_STRIPE_* settings point the server at it."""
+    if os.environ.get("BERTH_STRIPE_SECRET_KEY"):
+        return None
+    if not fake_stripe.available():
+        errors.print(
+            "[yellow]warning:[/yellow] no BERTH_STRIPE_SECRET_KEY and localstripe is not installed "
+            "(`pip install localstripe`): the demo shop takes no card payments",
+            highlight=False,
+        )
+        return None
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        stripe_port = probe.getsockname()[1]
+    fake = fake_stripe.start(stripe_port)
+    reach = "127.0.0.1" if host in WILDCARD_HOSTS else host
+    fake.send_webhooks_to(listen_url(reach, port))
+    os.environ.update(fake.environment())
+    console.print(
+        f"Test mode: card payments go to a fake Stripe (localstripe) at {fake.url}; no card is charged. "
+        "Pay with the test card 4242 4242 4242 4242 (docs/payments.md lists the others).",
+        highlight=False,
+    )
+    return fake
+
+
+def _serve(
+    prepare: Callable[[Services], Awaitable[None]], host: str, port: int, workers: int, *, demo: bool
+) -> None:
     _run(prepare, create=demo, starting=True)
     settings = Settings()
     everywhere = " (listening on every interface)" if host in WILDCARD_HOSTS else ""

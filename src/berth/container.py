@@ -44,7 +44,7 @@ from berth.services.guessing import GuessingGuard
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.payments import PaidConfirmations, Payments
-from berth.services.payments.stripe_provider import StripeProvider
+from berth.services.payments.provider import CardProvider
 from berth.services.shop import ShopService
 from berth.services.staff import StaffService
 from berth.services.statements import StatementService
@@ -100,6 +100,16 @@ class Services:
         await self.database.dispose()
 
 
+def _card_provider(settings: Settings) -> CardProvider | None:
+    """Stripe, when its key is set. Its library (and aiohttp under it) loads only then: a
+    serving process without card payments keeps neither (issue 41: memory per worker)."""
+    if settings.stripe_secret_key is None:
+        return None
+    from berth.services.payments.stripe_provider import StripeProvider
+
+    return StripeProvider(settings)
+
+
 def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     database = Database(
         settings.database_url,
@@ -130,7 +140,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     steps.notices = mail
     # A paying channel's bookings are confirmed only for a captured payment of their price.
     steps.add_confirmation_check(PaidConfirmations(clock))
-    provider = StripeProvider(settings) if settings.stripe_secret_key is not None else None
+    provider = _card_provider(settings)
     tickets = TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes)
     # Groupings in the order they claim reservations: a package, else an order.
     packages = PackageBookings(database, steps, bookings)

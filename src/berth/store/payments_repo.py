@@ -23,6 +23,7 @@ from berth.store.tables import bookings, payment_events, payment_refunds, paymen
 class Payment:
     id: str
     booking_id: str
+    attempt: int  # the booking's payments in the order they began (`next_attempt`)
     provider: str  # stripe, desk
     method: str  # card, cash, card_terminal
     provider_id: str | None
@@ -70,7 +71,7 @@ class PaymentFilter:
 
 def _payment(row: Any) -> Payment:
     return Payment(
-        id=row.id, booking_id=row.booking_id, provider=row.provider, method=row.method,
+        id=row.id, booking_id=row.booking_id, attempt=row.attempt, provider=row.provider, method=row.method,
         provider_id=row.provider_id, provider_customer=row.provider_customer,
         provider_setup=row.provider_setup, amount=row.amount, currency=row.currency,
         status=PaymentStatus(row.status), outcome=Outcome(row.outcome) if row.outcome else None,
@@ -94,7 +95,7 @@ def _refund(row: Any) -> Refund:
 async def add_payment(conn: DbConnection, payment: Payment) -> None:
     await conn.execute(
         insert(payments).values(
-            id=payment.id, booking_id=payment.booking_id, provider=payment.provider,
+            id=payment.id, booking_id=payment.booking_id, attempt=payment.attempt, provider=payment.provider,
             method=payment.method, provider_id=payment.provider_id,
             provider_customer=payment.provider_customer, provider_setup=payment.provider_setup,
             amount=payment.amount, currency=payment.currency, status=payment.status.value,
@@ -120,9 +121,15 @@ async def payments_for_booking(conn: DbConnection, booking_id: str) -> list[Paym
     rows = await conn.execute(
         select(payments)
         .where(payments.c.booking_id == booking_id)
-        .order_by(payments.c.created_at, payments.c.id)
+        .order_by(payments.c.attempt, payments.c.created_at, payments.c.id)
     )
     return [_payment(row) for row in rows]
+
+
+async def next_attempt(conn: DbConnection, booking_id: str) -> int:
+    """The number of the booking's next payment (read in the transaction that adds it)."""
+    last = await conn.scalar(select(func.max(payments.c.attempt)).where(payments.c.booking_id == booking_id))
+    return int(last or 0) + 1
 
 
 async def set_provider_ids(

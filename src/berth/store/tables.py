@@ -588,6 +588,7 @@ payments = Table(
     metadata,
     Column("id", String(36), primary_key=True),
     Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=False),
+    Column("attempt", Integer, nullable=False),  # the booking's payments in the order they began
     Column("provider", String(16), nullable=False),  # stripe, desk
     Column("method", String(16), nullable=False),  # card, cash, card_terminal
     # The provider's payment (a PaymentIntent id); NULL for the desk's.
@@ -604,7 +605,7 @@ payments = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("captured_at", UTCDateTime, nullable=True),
-    Index("ix_payments_booking_id", "booking_id", "created_at"),
+    Index("ix_payments_booking_id", "booking_id", "attempt"),
     Index("ix_payments_status", "status", "updated_at"),
     Index("ix_payments_created_at", "created_at"),
 )

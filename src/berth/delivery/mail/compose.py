@@ -31,12 +31,16 @@ SUBJECTS = {
     "cancelled": N_("Cancelled: booking {reference}, {title}"),
     "changed": N_("New time for booking {reference}: {title}"),
     "partly cancelled": N_("Tickets cancelled: booking {reference}, {title}"),
+    "refunded": N_("Refunded: booking {reference}, {title}"),
 }
 # The letters that say something was cancelled: no ticket links, no attachments. A booking's
 # tickets not through the gate cancelled (`TICKETS_CANCELLED` in its history) is a letter of its
 # own (the kind fits the outbox's 16 characters).
 PARTLY_CANCELLED = "partly cancelled"
-CANCELLING = ("cancelled", PARTLY_CANCELLED)
+# A card payment that arrived when its booking could no longer be confirmed, refunded in full
+# (the payments service queues it: docs/payments.md).
+REFUNDED = "refunded"
+CANCELLING = ("cancelled", PARTLY_CANCELLED, REFUNDED)
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _ASCII_ADDRESS = re.compile(r"[!-;=?-~]+")  # printable ASCII but white space and < >
@@ -141,7 +145,7 @@ class Line:
 
 @dataclass(frozen=True)
 class Letter:
-    kind: str  # receipt, cancelled, changed, partly cancelled
+    kind: str  # receipt, cancelled, changed, partly cancelled, refunded
     language: str
     name: str | None
     lines: list[Line]

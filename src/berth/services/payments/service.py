@@ -55,7 +55,12 @@ GUEST = "guest"
 # A payment written in the ledger whose provider payment was never made (a crash between the
 # two): after this long nobody can be paying it, and the sweep closes it.
 UNSTARTED_AFTER = timedelta(minutes=10)
-REFUNDED_MAIL = "refunded"  # the guest's email of a payment refunded in full at once
+REFUNDED_MAIL = "refunded"
+CONFIRMED_ONES = (
+    BookingStatus.CONFIRMED,
+    BookingStatus.PENDING,
+    BookingStatus.REDEEMED,
+)  # the guest's email of a payment refunded in full at once
 
 
 class SettlementState(StrEnum):
@@ -267,12 +272,13 @@ class Payments:
         only then."""
         now = self._clock()
         payment = Payment(
-            id=_new_id(), booking_id=booking.id, provider=card.name, method="card", provider_id=None,
+            id=_new_id(), booking_id=booking.id, attempt=0, provider=card.name, method="card", provider_id=None,
             provider_customer=None, provider_setup=None, amount=due.amount, currency=due.currency,
             status=PaymentStatus.CREATED, outcome=None, failure_reason=None, reference=None, actor=GUEST,
             created_at=now, updated_at=now, captured_at=None,
         )  # fmt: skip
         async with self._db.transaction(write=True) as conn:
+            payment = replace(payment, attempt=await payments_repo.next_attempt(conn, booking.id))
             await payments_repo.add_payment(conn, payment)
         metadata = {
             "berth_payment": payment.id,
@@ -488,16 +494,17 @@ class Payments:
         async with self._db.transaction(write=True) as conn:
             payment = await payments_repo.get_payment(conn, payment_id)
             assert payment is not None
-            await self._locked(conn, payment.booking_id)
+            booking = await self._locked(conn, payment.booking_id)
             if not await payments_repo.set_outcome(conn, payment_id, Outcome.REFUND, now):
                 return None
             refund = _new_refund(payment, paid.amount, reason, SYSTEM, now)
             await payments_repo.add_refund(conn, refund)
-            facts = {"amount": paid.amount, "currency": paid.currency, "reason": reason}
-            message = NewMessage(
-                f"mail_{uuid.uuid4().hex}", REFUNDED_MAIL, payment.booking_id, None, SYSTEM, facts
-            )
-            await mail_repo.add_message(conn, message, now)
+            if booking.status not in CONFIRMED_ONES:  # a second payment of a paid booking: no letter
+                facts = {"amount": paid.amount, "currency": paid.currency, "reason": reason}
+                message = NewMessage(
+                    f"mail_{uuid.uuid4().hex}", REFUNDED_MAIL, payment.booking_id, None, SYSTEM, facts
+                )
+                await mail_repo.add_message(conn, message, now)
         log.info("payment refunded in full", payment=payment_id, reason=reason)
         return refund
 
@@ -775,7 +782,8 @@ class Payments:
         async with self._db.transaction(write=True) as conn:
             booking = await self._find(conn, booking_uuid)
             payment = Payment(
-                id=_new_id(), booking_id=booking.id, provider="desk", method=method, provider_id=None,
+                id=_new_id(), booking_id=booking.id, attempt=await payments_repo.next_attempt(conn, booking.id),
+                provider="desk", method=method, provider_id=None,
                 provider_customer=None, provider_setup=None, amount=amount, currency=currency.upper(),
                 status=PaymentStatus.SUCCEEDED, outcome=None, failure_reason=None,
                 reference=(reference or "").strip()[:200] or None, actor=actor.name,

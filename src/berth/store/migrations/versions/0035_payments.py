@@ -19,6 +19,7 @@ def upgrade() -> None:
         "payments",
         sa.Column("id", sa.String(36), nullable=False),
         sa.Column("booking_id", sa.String(36), nullable=False),
+        sa.Column("attempt", sa.Integer(), nullable=False),
         sa.Column("provider", sa.String(16), nullable=False),
         sa.Column("method", sa.String(16), nullable=False),
         sa.Column("provider_id", sa.String(255), nullable=True),
@@ -38,7 +39,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_payments"),
         sa.UniqueConstraint("provider_id", name="uq_payments_provider_id"),
     )
-    op.create_index("ix_payments_booking_id", "payments", ["booking_id", "created_at"])
+    op.create_index("ix_payments_booking_id", "payments", ["booking_id", "attempt"])
     op.create_index("ix_payments_status", "payments", ["status", "updated_at"])
     op.create_index("ix_payments_created_at", "payments", ["created_at"])
     op.create_table(
