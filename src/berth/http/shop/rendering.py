@@ -112,6 +112,7 @@ def page(
         t=words,
         money=lambda amount: money(words, amount),
         languages=languages,
+        stripe_js_url=stripe_js_url,
         supplier=context.pop("supplier", None),
         **context,
     )
