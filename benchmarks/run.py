@@ -58,6 +58,7 @@ from seed import Plan, SeedReport, connection_of_key, explain_statements, seed_b
 from servers import (
     BenchError,
     ServerProcess,
+    cpu_seconds,
     free_port,
     postgres_database,
     postgres_version,
@@ -574,8 +575,10 @@ class ModeOutcome:
     rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the top-up
     big: BigData | None = None  # --bookings
     mail_live: MailLive | None = None  # the mail-live route (issue 41 §5)
-    # shop-checkout (issue 48): each step's p50 and p99 in the best round, by row
+    # shop-checkout (issue 48): each step's p50 and p99 in the best round, by row; and the CPU
+    # each checkout of that round cost Berth's workers and localstripe, in ms
     checkout_steps: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    checkout_cpu: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def rss_met(self) -> bool | None:
@@ -602,6 +605,7 @@ class ModeOutcome:
             "big_data": self.big.as_json(self.routes) if self.big else None,
             "mail_live": self.mail_live.as_json() if self.mail_live else None,
             "checkout_steps_ms": self.checkout_steps,
+            "checkout_cpu_ms": self.checkout_cpu,
             "shop_beside_backoffice": [pair.as_json() for pair in self.shop_beside_backoffice()],
         }
 
@@ -1125,9 +1129,12 @@ class Bench:
                 found = await checkout_plan(server.base_url)
                 rounds = 0
 
-                async def load(who: str, length: float) -> CheckoutRound:
+                async def load(who: str, length: float) -> tuple[CheckoutRound, dict[str, float]]:
+                    """A round of one side; and the CPU its checkouts cost, in ms each."""
                     nonlocal rounds
                     rounds += 1
+                    workers, fake = server.worker_pids(), stripe if who == "berth" else ceiling
+                    before = cpu_seconds(workers), cpu_seconds([fake.process.pid])
                     if who == "berth":
                         tally = await run_checkouts(server.base_url, stripe.url, found, guests=GUESTS,
                                                     seconds=length, first=rounds << 16)  # fmt: skip
@@ -1135,19 +1142,26 @@ class Bench:
                     else:
                         tally = await run_stripe_alone(ceiling.url, fake_stripe.SECRET_KEY,
                                                        fake_stripe.PUBLISHABLE_KEY, guests=GUESTS, seconds=length)  # fmt: skip
+                    # The round's webhooks (sent a second late) are its work: not the next round's.
+                    await asyncio.sleep(WEBHOOK_SECONDS)
+                    used = cpu_seconds(workers) - before[0], cpu_seconds([fake.process.pid]) - before[1]
+                    count = max(len(tally.checkouts_ms), 1)
+                    cpu = {"localstripe": round(used[1] * 1000 / count, 1)}
+                    if who == "berth":
+                        cpu["berth_workers"] = round(used[0] * 1000 / count, 1)
                     self._advance()
-                    return tally
+                    return tally, cpu
 
                 sides = (("localstripe", alone), ("berth", checkouts))
                 if options.warmup:
                     for who, _ in sides:
                         self._advance(f"{mode} · {route.name} · {who} warm-up")
                         await load(who, options.warmup)
-                best: dict[str, tuple[float, CheckoutRound]] = {}
+                best: dict[str, tuple[float, CheckoutRound, dict[str, float]]] = {}
                 for index in range(1, options.rounds + 1):
                     for who, row in sides:
                         self._advance(f"{mode} · {route.name} · {who} round {index}/{options.rounds}")
-                        tally = await load(who, seconds)
+                        tally, cpu = await load(who, seconds)
                         result = tally.result()
                         row.berth.append(result)
                         self.say(
@@ -1157,15 +1171,15 @@ class Bench:
                         )
                         for example in tally.examples:
                             self.say(f"[red]{mode} · {row.route.name}: {escape(example)}[/red]")
-                        if result.requests_per_s >= best.get(row.route.name, (-1.0, tally))[0]:
-                            best[row.route.name] = (result.requests_per_s, tally)
+                        if result.requests_per_s >= best.get(row.route.name, (-1.0, tally, cpu))[0]:
+                            best[row.route.name] = (result.requests_per_s, tally, cpu)
                 mode_outcome.checkout_steps = {
-                    name: tally.step_summary() for name, (_, tally) in best.items()
+                    name: tally.step_summary() for name, (_, tally, _) in best.items()
                 }
+                mode_outcome.checkout_cpu = {name: cpu for name, (_, _, cpu) in best.items()}
                 checkouts.rss_mb = alone.rss_mb = server.worker_rss_mb()
             if route.check is not None:
                 self._advance(f"{mode} · {route.name}: check")
-                await asyncio.sleep(WEBHOOK_SECONDS)  # the last checkouts' webhooks answered
                 run = RouteRun(
                     requests=sum(result.requests for result in checkouts.berth),
                     statuses=checkouts.statuses,
@@ -1413,7 +1427,10 @@ def _shop_lines(mode: ModeOutcome) -> list[str]:
         )
     for name, steps in mode.checkout_steps.items():
         text = ", ".join(f"{step} {times['p50']:.1f}/{times['p99']:.1f}" for step, times in steps.items())
-        lines.append(f"{mode.mode}: {name} steps, p50/p99 ms of the best round: {text}")
+        cpu = ", ".join(f"{who} {ms:.1f}" for who, ms in mode.checkout_cpu.get(name, {}).items())
+        lines.append(
+            f"{mode.mode}: {name} steps, p50/p99 ms of the best round: {text} · CPU ms per checkout: {cpu}"
+        )
     return lines
 
 

@@ -44,6 +44,19 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """CPU time (user and system) the processes have used so far, in seconds (0 for one gone)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()  # utime and stime: fields 14 and 15
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float | None:
     """Resident set size of a process in MB (VmRSS), or None when it is gone."""
     try:
