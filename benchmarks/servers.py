@@ -130,15 +130,15 @@ class ServerProcess:
 
     def worker_pids(self) -> list[int]:
         """The uvicorn worker processes: children spawned by multiprocessing (not its
-        resource tracker); with a single worker, uvicorn serves in the process itself."""
+        resource tracker, nor the localstripe `berth serve --demo` starts without Stripe keys);
+        with a single worker, uvicorn serves in the process itself."""
         if not self.alive():
             return []
         workers = []
         for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and _parent_pid(int(entry.name)) == self.pid:
-                command = _cmdline(int(entry.name))
-                if "resource_tracker" not in command:
-                    workers.append(int(entry.name))
+            pid = int(entry.name) if entry.name.isdigit() else None
+            if pid is not None and _parent_pid(pid) == self.pid and "spawn_main" in _cmdline(pid):
+                workers.append(pid)
         return sorted(workers) or [self.pid]
 
     def worker_rss_mb(self) -> dict[int, float]:
