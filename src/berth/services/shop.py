@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 
 from berth.domain.bookings import Booking, Contact
-from berth.domain.catalog import Catalog
+from berth.domain.catalog import Catalog, Product
 from berth.domain.connections import Connection
-from berth.domain.errors import InvalidBookingUuid, NotFound, OctoError
+from berth.domain.errors import InvalidBookingUuid, InvalidProductId, NotFound, OctoError
 from berth.domain.shop_access import (
     HoldLimits,
     Refusal,
@@ -92,6 +92,19 @@ class Shop:
     @property
     def catalog(self) -> Catalog:
         return self.snapshot.catalog
+
+    @property
+    def products(self) -> list[Product]:
+        """What the shop offers: its contract's products but packages (octo/packages), whose
+        included bookings' departures its pages do not ask for yet."""
+        return [p for p in self.catalog.products if not p.is_package]
+
+    def product(self, product_id: str) -> Product:
+        """A product the shop offers (INVALID_PRODUCT_ID for any other)."""
+        found = self.catalog.product(product_id)
+        if found is None or found.is_package:
+            raise InvalidProductId(product_id, self.catalog.unsold)
+        return found
 
 
 class ShopService:
@@ -192,6 +205,8 @@ class ShopService:
             raise HoldRefused(refusal)
         held = await self._bookings.reserve(shop.catalog, shop.connection.id, reservation)
         booking = held.booking
+        if await self._shop_booking(booking) is not None:  # another browser's form, copied whole
+            raise InvalidBookingUuid(booking.uuid)
         salt = new_salt()
         row = ShopBooking(
             booking.id, holder.session_hash, holder.address, booking.pax, salt,

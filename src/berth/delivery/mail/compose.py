@@ -260,11 +260,19 @@ def supplier_of(catalog: Catalog) -> dict[str, str | None]:
 
 
 def why_cancelled(
-    language: str, actor: str, cause: object, reason: object, supplier: str, *, box_office: bool = False
-) -> list[str]:
+    language: str, actor: str, cause: object, reason: object, supplier: str, *, box_office: bool = False,
+    by_guest: bool = False,
+) -> list[str]:  # fmt: skip
     """Who cancelled, and why when the supplier said so: a reseller's reason is its own note
-    (free text the guest was never meant to read) and is not quoted."""
+    (free text the guest was never meant to read) and is not quoted. `by_guest`: a booking of
+    the web shop, which its channel (the "reseller") cancels only at its guest's request, from
+    the guest's own page, refunding the card in full."""
     words = words_for(language)
+    if by_guest and actor == "reseller" and cause != "departure":
+        return [
+            words("You cancelled this booking."),
+            words("The price you paid is refunded in full to your card."),
+        ]
     if cause == "departure":
         why = [words("{supplier} cancelled the departure.", supplier=supplier)]
     elif actor == "reseller" and not box_office:

@@ -261,6 +261,7 @@ class GuestMail:
                 facts.get("reason"),
                 supplier["name"] or "",
                 box_office=all(own),
+                by_guest=all(d.booking.id in links for d in described),
             )
         previously = datetime.fromisoformat(facts["previously"]) if facts.get("previously") else None
         letter = Letter(

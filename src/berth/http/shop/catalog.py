@@ -95,7 +95,7 @@ async def products(
     shop = await svc.shop.shop()
     words = shop_words(me, shop.snapshot.languages)
     cards = []
-    for product in shop.catalog.products:
+    for product in shop.products:
         currency = product.currency
         today = today_in(product, svc.clock())
         cards.append(

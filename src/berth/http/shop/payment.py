@@ -73,17 +73,18 @@ async def pay_page(
         return redirect(checkout_url(details, "done"), me)
     if details.booking.status is BookingStatus.ON_HOLD and not _details_complete(details):
         return redirect(checkout_url(details), me)
-    context = booking_context(details, words)
+    unpaid = {"card": None, "test_mode": False, "held_until": held_until(details, words), "stripe_locale": ""}
+    context = {**booking_context(details, words), **unpaid, "supplier": shop.catalog.supplier}
     try:
         checkout = await svc.payments.checkout(shop.catalog, details.booking.id)
     except PaymentsOff:
-        return page(request, me, "pay.html", words=words, status_code=503, **context, problem=words(NO_CARDS),
-                    card=None, supplier=shop.catalog.supplier)  # fmt: skip
+        return page(request, me, "pay.html", words=words, status_code=503, problem=words(NO_CARDS), **context)
     except OctoError:
         if details.booking.status is not BookingStatus.ON_HOLD:
             return redirect(checkout_url(details), me)  # the hold ended: its page says so
-        return page(request, me, "pay.html", words=words, status_code=503, **context, problem=words(NOT_STARTED),
-                    card=None, supplier=shop.catalog.supplier)  # fmt: skip
+        return page(
+            request, me, "pay.html", words=words, status_code=503, problem=words(NOT_STARTED), **context
+        )
     details = await svc.shop.held(shop, uuid, me.session_hash)  # its hold made long enough to pay
     return page(
         request, me, "pay.html", words=words, stripe_js_url=checkout.stripe_js_url,

@@ -12,7 +12,6 @@ from urllib.parse import urlencode
 from starlette.datastructures import ImmutableMultiDict
 
 from berth.domain.catalog import Option, Product, RentalDuration
-from berth.domain.catalog.lookup import find_product
 from berth.domain.errors import InvalidOptionId
 from berth.domain.shop_party import most_of
 from berth.services.allotments import Viewer
@@ -73,7 +72,7 @@ def default_party(option: Option) -> dict[str, int]:
 def select(shop: Shop, product_id: str, params: Params) -> Selection:
     """The selection an address names: an unknown product or option is not found; a rental's
     duration not named (or unknown) is the option's default."""
-    product = find_product(shop.catalog, product_id)
+    product = shop.product(product_id)
     option_id = str(params.get("option", ""))
     option = product.option(option_id) if option_id else product.default_option
     if option is None:

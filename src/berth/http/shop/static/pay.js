@@ -69,25 +69,30 @@
     return false;
   }
 
+  async function pay() {
+    const given = await stripe.confirmCardSetup(setup, {
+      payment_method: { card, billing_details: { name: data.name, email: data.email } },
+    });
+    if (given.error) {
+      say(given.error.message || data.failed);
+      await freshCard();
+      return false;
+    }
+    return follow(await post("charge"));
+  }
+
   form.addEventListener("submit", async function (event) {
     event.preventDefault();
     problem.hidden = true;
     busy(true);
+    let leaving = false;
     try {
-      const given = await stripe.confirmCardSetup(setup, {
-        payment_method: { card, billing_details: { name: data.name, email: data.email } },
-      });
-      if (given.error) {
-        say(given.error.message || data.failed);
-        await freshCard();
-        return;
-      }
-      if (await follow(await post("charge"))) {
-        return;
-      }
+      leaving = await pay();
     } catch (error) {
       say(data.failed);
     }
-    busy(false);
+    if (!leaving) {
+      busy(false);
+    }
   });
 })();
