@@ -41,6 +41,23 @@ PARTLY_CANCELLED = "partly cancelled"
 # (the payments service queues it: docs/payments.md).
 REFUNDED = "refunded"
 CANCELLING = ("cancelled", PARTLY_CANCELLED, REFUNDED)
+# Why a card payment was refunded in full at once, by its cause (berth.domain.payments).
+REFUND_CAUSES = {
+    "places_taken": N_(
+        "Your payment arrived after the hold on your places had run out, and by then the places were "
+        "no longer available, so your booking could not be confirmed."
+    ),
+    "cancelled": N_(
+        "Your payment arrived after your booking had been cancelled, so it could not be confirmed."
+    ),
+    "price_changed": N_(
+        "Your payment arrived when your booking no longer cost the amount paid, so it could not be confirmed."
+    ),
+    "not_confirmed": N_("Your payment arrived when your booking could no longer be confirmed."),
+}
+REFUNDED_TO_CARD = N_(
+    "{amount} has been refunded to your card; it can take a few days to appear on your statement."
+)
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _ASCII_ADDRESS = re.compile(r"[!-;=?-~]+")  # printable ASCII but white space and < >
@@ -251,25 +268,60 @@ def supplier_of(catalog: Catalog) -> dict[str, str | None]:
 
 
 def why_cancelled(
-    language: str, actor: str, cause: object, reason: object, supplier: str, *, box_office: bool = False
+    language: str,
+    actor: str,
+    cause: object,
+    reason: object,
+    supplier: str,
+    *,
+    box_office: bool = False,
+    refunded: str | None = None,
 ) -> list[str]:
     """Who cancelled, and why when the supplier said so: a reseller's reason is its own note
-    (free text the guest was never meant to read) and is not quoted."""
+    (free text the guest was never meant to read) and is not quoted. `refunded`: the amount
+    refunded to the guest's card with the cancellation (a booking of the web shop)."""
     words = words_for(language)
     if cause == "departure":
         why = [words("{supplier} cancelled the departure.", supplier=supplier)]
+    elif cause == "guest":  # the guest cancelled it on the web shop's page
+        why = [words("It was cancelled at your request.")]
     elif actor == "reseller" and not box_office:
         why = [words("It was cancelled at the request of the agent you booked with.")]
     else:
         why = [words("It was cancelled by {supplier}.", supplier=supplier)]
     if actor != "reseller" and isinstance(reason, str) and reason.strip():
         why.append(words("Reason: {reason}", reason=one_line(reason)))
-    if box_office:
+    if refunded is not None:
+        why.append(words(REFUNDED_TO_CARD, amount=refunded))
+    elif box_office:
         why.append(words("For any refund, contact {supplier}.", supplier=supplier))
     else:
         # The supplier does not know what the agent charged or refunds: it promises nothing.
         why.append(words("Any refund is handled by the agent you booked with."))
     return why
+
+
+def why_refunded(language: str, cause: object, reason: object, refunded: str) -> list[str]:
+    """Why a payment was refunded (`RefundCause` of berth.domain.payments; staff's reason in
+    their own words) and how much. A letter queued before causes were kept says no more than
+    that the booking could not be confirmed."""
+    words = words_for(language)
+    why = [] if cause == "staff" else [words(REFUND_CAUSES.get(str(cause), REFUND_CAUSES["not_confirmed"]))]
+    if cause == "staff" and isinstance(reason, str) and reason.strip():
+        why.append(words("Reason: {reason}", reason=one_line(reason)))
+    return [*why, words(REFUNDED_TO_CARD, amount=refunded)]
+
+
+def refunded_amount(refund: object, booking: Booking, language: str) -> str | None:
+    """A refund's amount (`{"amount": minor units, "currency": ...}`) in the guest's words, in
+    the precision of the booking's prices."""
+    if not isinstance(refund, dict) or not isinstance(refund.get("amount"), int):
+        return None
+    currency = str(refund.get("currency") or booking.currency or "")
+    precision = next(
+        (p.price.currency_precision for p in booking.price_lines if p.price.currency == currency), 2
+    )
+    return words_for(language).money(refund["amount"], currency, precision)
 
 
 def is_pending(bookings: Sequence[Booking]) -> bool:

@@ -16,15 +16,18 @@ from berth.delivery.mail.compose import (
     CANCELLING,
     NAME_LIMIT,
     PARTLY_CANCELLED,
+    REFUNDED,
     Letter,
     booking_line,
     is_pending,
     mail_address,
     mail_language,
     one_line,
+    refunded_amount,
     render,
     supplier_of,
     why_cancelled,
+    why_refunded,
 )
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog
@@ -103,6 +106,8 @@ class GuestMail:
             return
         if cancelled or some:
             facts = {"actor": actor, "cause": detail.get("cause"), "reason": detail.get("reason")}
+            if detail.get("refund"):
+                facts["refund"] = detail["refund"]
             if some:
                 facts["tickets"] = detail.get("tickets")
             await self._queue(conn, PARTLY_CANCELLED if some else kind, after.id, None, actor, facts)
@@ -235,7 +240,11 @@ class GuestMail:
         facts = message.facts
         own = [d.booking.connection_id in box_offices for d in described]
         why: list[str] = []
-        if message.kind in CANCELLING:
+        first = described[0].booking
+        if message.kind == REFUNDED:
+            amount = refunded_amount(facts, first, language) or ""
+            why = why_refunded(language, facts.get("cause"), facts.get("reason"), amount)
+        elif message.kind in CANCELLING:
             why = why_cancelled(
                 language,
                 str(facts.get("actor")),
@@ -243,6 +252,7 @@ class GuestMail:
                 facts.get("reason"),
                 supplier["name"] or "",
                 box_office=all(own),
+                refunded=refunded_amount(facts.get("refund"), first, language),
             )
         previously = datetime.fromisoformat(facts["previously"]) if facts.get("previously") else None
         letter = Letter(
