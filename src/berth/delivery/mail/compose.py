@@ -268,32 +268,20 @@ def supplier_of(catalog: Catalog) -> dict[str, str | None]:
 
 
 def why_cancelled(
-    language: str,
-    actor: str,
-    cause: object,
-    reason: object,
-    supplier: str,
-    *,
-    box_office: bool = False,
-    refunded: str | None = None,
+    language: str, actor: str, cause: object, reason: object, supplier: str, *, box_office: bool = False
 ) -> list[str]:
     """Who cancelled, and why when the supplier said so: a reseller's reason is its own note
-    (free text the guest was never meant to read) and is not quoted. `refunded`: the amount
-    refunded to the guest's card with the cancellation (a booking of the web shop)."""
+    (free text the guest was never meant to read) and is not quoted."""
     words = words_for(language)
     if cause == "departure":
         why = [words("{supplier} cancelled the departure.", supplier=supplier)]
-    elif cause == "guest":  # the guest cancelled it on the web shop's page
-        why = [words("It was cancelled at your request.")]
     elif actor == "reseller" and not box_office:
         why = [words("It was cancelled at the request of the agent you booked with.")]
     else:
         why = [words("It was cancelled by {supplier}.", supplier=supplier)]
     if actor != "reseller" and isinstance(reason, str) and reason.strip():
         why.append(words("Reason: {reason}", reason=one_line(reason)))
-    if refunded is not None:
-        why.append(words(REFUNDED_TO_CARD, amount=refunded))
-    elif box_office:
+    if box_office:
         why.append(words("For any refund, contact {supplier}.", supplier=supplier))
     else:
         # The supplier does not know what the agent charged or refunds: it promises nothing.

@@ -106,8 +106,6 @@ class GuestMail:
             return
         if cancelled or some:
             facts = {"actor": actor, "cause": detail.get("cause"), "reason": detail.get("reason")}
-            if detail.get("refund"):
-                facts["refund"] = detail["refund"]
             if some:
                 facts["tickets"] = detail.get("tickets")
             await self._queue(conn, PARTLY_CANCELLED if some else kind, after.id, None, actor, facts)
@@ -252,7 +250,6 @@ class GuestMail:
                 facts.get("reason"),
                 supplier["name"] or "",
                 box_office=all(own),
-                refunded=refunded_amount(facts.get("refund"), first, language),
             )
         previously = datetime.fromisoformat(facts["previously"]) if facts.get("previously") else None
         letter = Letter(

@@ -11,7 +11,7 @@ slot is the option's capacity policy's business.
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -1018,12 +1018,9 @@ class BookingSteps:
         force: bool,
         actor: str,
         cause: str | None = None,
-        notice: Mapping[str, Any] | None = None,
     ) -> Booking:
         """Cancel one (locked, as-of-now) booking inside the caller's transaction; `cause`
-        names what cancelled it when that is not its actor alone (`departure`, `guest`);
-        `notice`: what else its history and the guest's letter say of it (a `refund` made
-        with it: its amount and currency)."""
+        names what cancelled it when that is not its actor alone (`departure`)."""
         if booking.status is BookingStatus.CANCELLED:
             return booking
         now = self._clock()
@@ -1039,7 +1036,7 @@ class BookingSteps:
             updated_at=now,
         )
         await bookings_repo.save_booking(conn, cancelled, booking)
-        detail = {"reason": reason, **({} if cause is None else {"cause": cause}), **(notice or {})}
+        detail = {"reason": reason} if cause is None else {"reason": reason, "cause": cause}
         await self.changed(conn, catalog, booking, cancelled, "cancelled", actor, detail)
         return cancelled
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
 import structlog
 
@@ -55,8 +54,6 @@ from berth.store.payments_repo import Payment, PaymentFilter, PaymentRow, Refund
 log = structlog.get_logger("berth.payments")
 
 GUEST = "guest"
-# What cancelled a booking the guest cancelled themselves (its history and letter say so).
-GUEST_CANCELLED = "guest"
 # A payment written in the ledger whose provider payment was never made (a crash between the
 # two): after this long nobody can be paying it, and the sweep closes it.
 UNSTARTED_AFTER = timedelta(minutes=10)
@@ -688,28 +685,24 @@ class Payments:
         async with self._db.transaction(write=True) as conn:
             booking = await self._find(conn, booking_uuid)
             booking = await self._locked(conn, booking.id)
-            left = await self._refundable(conn, booking.id) if refund != 0 else 0
-            refunding = None if left <= 0 else left if refund is None else refund
-            # The guest's letter of the cancellation says who cancelled and what is refunded.
-            notice = {}
-            if refunding is not None:
-                currency = (await self._claimed(conn, booking.id))[-1].currency
-                notice = {"refund": {"amount": refunding, "currency": currency}}
 
-            def step(c: DbConnection, b: Booking, told: Mapping[str, Any]) -> Awaitable[Booking]:
+            def step(c: DbConnection, b: Booking) -> Awaitable[Booking]:
+                who = "supplier" if actor is not None else "reseller"
                 return self._steps.cancel_in(
-                    c, catalog, b, reason, force=force and actor is not None,
-                    actor="supplier" if actor is not None else "reseller",
-                    cause=None if actor is not None else GUEST_CANCELLED, notice=told,
-                )  # fmt: skip
+                    c, catalog, b, reason, force=force and actor is not None, actor=who
+                )
 
             cancelled = await self._steps.with_companions(
-                conn, catalog, booking, "cancel", lambda c, b: step(c, b, notice), lambda c, b, _: step(c, b, {}),
-                staff=actor is not None, skip=ENDED,
+                conn, catalog, booking, "cancel", step, lambda c, b, _: step(c, b), staff=actor is not None,
+                skip=ENDED,
             )  # fmt: skip
             made = None
-            if refunding is not None:
-                made = await self._add_refund(conn, booking, refunding, reason, actor, tell_guest=False)
+            if refund != 0 and await self._refundable(conn, booking.id) > 0:
+                # Staff's refund is told with its reason; the guest who cancelled is told by the
+                # cancellation's letter.
+                made = await self._add_refund(
+                    conn, booking, refund, reason, actor, tell_guest=actor is not None
+                )
             if actor is not None:
                 await audit_repo.record(
                     conn, actor, "booking.cancel",
