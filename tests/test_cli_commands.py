@@ -64,6 +64,7 @@ def test_connection_list_shows_full_ids_and_json(database_url: str) -> None:
         "Demo reseller A",
         "Demo reseller B",
         "Harbourside box office",
+        "Web shop",
     ]
     for c in connections:
         assert set(c) == {"id", "name", "keyHint", "createdAt", "revokedAt", "active"}

@@ -10,9 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from berth.capabilities.pickups.extension import Pickup, check, merge
-from berth.capabilities.pickups.points import address_of, pickup_window, point_view
+from berth.capabilities.pickups.points import point_view
 from berth.domain.catalog.document import CatalogFileError
 from berth.domain.errors import BadRequest, UnprocessableEntity
+from berth.domain.pickups import address_of, pickup_window
 from berth.domain.slots import Slot
 from tests.builders import catalog, option, pickup_point, product
 from tests.pickups_helpers import GRAND, STATION, coach_tour, pickups_catalog

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from berth.capabilities.questions.asked import booking_questions, check_answer, unit_questions
+from berth.capabilities.questions.asked import check_answer
 from berth.capabilities.questions.extension import Answers, merge, unanswered
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog.document import CatalogFileError
 from berth.domain.errors import BadRequest
+from berth.domain.questions import booking_questions, unit_questions
 from tests.builders import catalog, option, price, product, question, unit
 from tests.questions_helpers import BORN, DIET, NOTES, PHOTOS, SWIM, WAIVER, WEIGHT, questions_catalog
 

@@ -24,7 +24,11 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 def berths_texts() -> dict[str, str]:
     """Every text Berth writes for guests, found in its source and mail templates: text -> where."""
     found: dict[str, str] = {}
-    methods = [("**.py", "python"), ("**/mail/templates/*", "jinja2.ext:babel_extract")]
+    methods = [
+        ("**.py", "python"),
+        ("**/mail/templates/*", "jinja2.ext:babel_extract"),
+        ("**/shop/templates/*", "jinja2.ext:babel_extract"),
+    ]
     for filename, line, message, _, _ in extract_from_dir(str(SOURCE), method_map=methods, keywords=KEYWORDS):
         if isinstance(message, str):
             found.setdefault(message, f"{filename}:{line}")

@@ -40,6 +40,7 @@ from berth.http.octo.resources import router as octo_resources_router
 from berth.http.octo.webhooks import router as octo_webhooks_router
 from berth.http.ops import router as ops_router
 from berth.http.payments import router as payments_router
+from berth.http.shop import router as shop_router
 from berth.http.tickets import router as tickets_router
 from berth.logs import configure_logging
 from berth.settings import Settings
@@ -115,6 +116,7 @@ def create_app(
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
     app.include_router(backoffice_router)
     app.include_router(tickets_router, tags=["tickets"])
+    app.include_router(shop_router)
     app.include_router(payments_router, tags=["payments"])
     return app
 

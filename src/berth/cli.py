@@ -47,6 +47,7 @@ from berth.http.admin.exports import file_name
 from berth.logs import configure_logging
 from berth.services.catalog import ImportOutcome
 from berth.services.contracts import SavedContract
+from berth.services.shop import SHOP_NAME
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.backup import BackupError, backup_postgres, backup_sqlite, is_postgres
 from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
@@ -71,6 +72,10 @@ contract_app = typer.Typer(
 )
 connection_app.add_typer(contract_app, name="contract")
 app.add_typer(staff_app, name="staff")
+shop_app = typer.Typer(
+    help="The supplier's web shop (/shop), where guests book and pay.", no_args_is_help=True
+)
+app.add_typer(shop_app, name="shop")
 
 # What Berth prints names what operators, resellers and staff typed: never emoji codes (Rich
 # turns `:x:` into one even without markup); markup only in Berth's own words, around escaped
@@ -752,6 +757,26 @@ def connection_rotate_secret(
         "(shown once):"
     )
     print(secret)
+
+
+@shop_app.command("open")
+def shop_open(
+    name: Annotated[str, typer.Option(help="The name of the shop's connection")] = SHOP_NAME,
+) -> None:
+    """Open the web shop: its connection, with a contract at retail that takes card payments
+    (done once; the shop then sells as the contract says, which staff may change like any
+    other). Revoking the connection closes the shop."""
+
+    async def work(services: Services) -> Connection:
+        return await services.shop.open(COMMAND_LINE, name)
+
+    connection = _run(work)
+    base = (Settings().public_url or "http://127.0.0.1:8000").rstrip("/")
+    _say(
+        f"The web shop sells as connection {connection.name} ({connection.id}) in the {_written_to()}: "
+        f"guests book at {base}/shop. Card payments need BERTH_STRIPE_SECRET_KEY and "
+        "BERTH_STRIPE_PUBLISHABLE_KEY (docs/shop.md)."
+    )
 
 
 @app.command("statements")

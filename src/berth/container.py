@@ -45,6 +45,7 @@ from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.payments import PaidConfirmations, Payments
 from berth.services.payments.provider import CardProvider
+from berth.services.shop import ShopService
 from berth.services.staff import StaffService
 from berth.services.statements import StatementService
 from berth.services.tickets import TicketService
@@ -84,6 +85,7 @@ class Services:
     checkin: CheckIn
     tickets: TicketDocuments
     statements: StatementService
+    shop: ShopService
     payments: Payments
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
@@ -148,6 +150,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     connections = ConnectionService(database, clock, box, settings.auth_cache_seconds)
     contracts = ContractService(database, clock, connections, catalog, allotments)
     contracts.observer = fanout
+    shop = ShopService(database, settings, clock, catalog, connections, contracts, bookings)
+    mail.links = shop
     return Services(
         settings=settings,
         database=database,
@@ -177,5 +181,6 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         mailer=MailWorker(database, settings, clock, mail, catalog, tickets),
         checkin=CheckIn(database, clock, steps),
         tickets=tickets,
+        shop=shop,
         payments=Payments(database, settings, clock, steps, catalog, provider),
     )

@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from berth.domain.proxies import proxy_networks
 from berth.domain.sealing import SecretBox
+from berth.domain.shop_access import frame_ancestors
 from berth.domain.smtp import parse_smtp_url
 from berth.domain.webhooks import parse_schedule
 
@@ -230,6 +231,47 @@ class Settings(BaseSettings):
     pkpass_pass_type_id: str | None = Field(
         default=None, description="Apple Wallet: the pass type id, e.g. pass.com.example.tickets"
     )
+
+    shop_origins: str = Field(
+        default="",
+        description="Origins of the supplier's websites that may embed the web shop (`/shop`) in a frame, "
+        "space- or comma-separated (`https://www.example.com https://example.com`): its pages' CSP "
+        "`frame-ancestors`; unset: only Berth's own pages may frame it",
+    )
+    shop_holds_per_session: int = Field(
+        default=3,
+        ge=1,
+        description="Unpaid holds one browser may have in the web shop at once (a guest needs one)",
+    )
+    shop_holds_per_address: int = Field(
+        default=10,
+        ge=1,
+        description="Unpaid holds one client address may have in the web shop at once (BERTH_TRUSTED_PROXIES "
+        "says which address is the client's)",
+    )
+    shop_places_per_address: int = Field(
+        default=30,
+        ge=1,
+        description="Places one client address may hold unpaid in the web shop at once, all its holds "
+        "together: no one browser or address can hold a whole departure",
+    )
+    shop_few_left: int = Field(
+        default=10,
+        ge=0,
+        description='The web shop says how many places are left ("3 left") on a departure with fewer '
+        "than this many (0: never)",
+    )
+    shop_terms_url: str | None = Field(
+        default=None,
+        description="The supplier's booking terms, which guests accept in the web shop (a link beside the "
+        "box they tick); unset: the products' own booking and cancellation terms alone",
+    )
+
+    @field_validator("shop_origins")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        frame_ancestors(value)
+        return value
 
     stripe_secret_key: SecretStr | None = Field(
         default=None,

@@ -1,5 +1,5 @@
-"""Demo data: the packaged catalogue, two reseller connections with fixed keys, the box
-office's own bookings that sell out some upcoming kayak departures, and mapping rows of
+"""Demo data: the packaged catalogue, two reseller connections with fixed keys, the web shop
+(/shop, its own connection at retail), the box office's own bookings that sell out some upcoming kayak departures, and mapping rows of
 demo-reseller-a (some mapped, some waiting for the supplier)."""
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
     for connection, (_, key, _) in zip(connections, DEMO_CONNECTIONS, strict=True):
         await _agree_contract(services, connection, key)
     await _agree_contract(services, await services.connections.ensure(*BOX_OFFICE), BOX_OFFICE[1])
+    await services.shop.open(DEMO_LOADER)
     await _sell_out_upcoming_departures(services)
     await _upload_mappings(services, connections[0].id)
     await _seat_cruise_guests(services)

@@ -640,3 +640,31 @@ payment_events = Table(
     Column("type", String(100), nullable=False),
     Column("received_at", UTCDateTime, nullable=False),
 )
+
+# The supplier's web shop (issue 48): the connection it sells as (one row, id = 1), made by
+# `berth shop open` or the demo. The shop is a sales channel like any reseller's.
+shop_channel = Table(
+    "shop_channel",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+# The shop's bookings: the browser session (the SHA-256 of its cookie's nonce) and client
+# address that held each, and its places, for the limits on holds; the salt and SHA-256 of its
+# "manage my booking" token (berth.domain.shop_access), never the token itself.
+shop_bookings = Table(
+    "shop_bookings",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("session_hash", String(64), nullable=False),
+    Column("address", String(64), nullable=False),
+    Column("places", Integer, nullable=False),
+    Column("link_salt", String(32), nullable=False),
+    Column("link_hash", String(64), nullable=False, unique=True),
+    Column("language", String(35), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_shop_bookings_session_hash", "session_hash"),
+    Index("ix_shop_bookings_address", "address"),
+)

@@ -76,6 +76,20 @@ class Words:
         text = catalogue(primary(self.language)).gettext(message)
         return text.format(**values) if values else text
 
+    def weekday(self, day: date) -> str:
+        """`Mon`, `Mo.`: a calendar's column heading."""
+        return format_date(day, "EEE", locale=self.locale)
+
+    def month(self, day: date) -> str:
+        """`June 2026`, `Juni 2026`: a calendar's heading."""
+        return format_date(day, "LLLL yyyy", locale=self.locale)
+
+    def short_date(self, day: date) -> str:
+        """`Tue 2 Jun`, `Di., 2. Juni`: a day among others of the same year."""
+        return format_date(
+            day, "EEE d MMM" if self.locale.language == "en" else "EEE, d. MMM", locale=self.locale
+        )
+
     def date(self, day: date) -> str:
         """`Tuesday 2 June 2026`, `Dienstag, 2. Juni 2026`."""
         return format_date(day, "full", locale=self.locale)

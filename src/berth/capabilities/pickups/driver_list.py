@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from berth.capabilities.ids import PICKUPS
 from berth.capabilities.pickups.extension import Pickup
-from berth.capabilities.pickups.points import address_of, pickup_window
 from berth.domain.catalog.model import PickupPoint
+from berth.domain.pickups import address_of, pickup_window
 from berth.read_models.bookings import BookingDetails
 
 

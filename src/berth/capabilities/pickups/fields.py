@@ -10,10 +10,11 @@ from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import PICKUPS
 from berth.capabilities.pickups.driver_list import PickupStop, pickup_list
 from berth.capabilities.pickups.extension import REQUEST_FIELDS, Pickup
-from berth.capabilities.pickups.points import address_of, pickup_window, point_view
+from berth.capabilities.pickups.points import point_view
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product
 from berth.domain.catalog.model import PickupPoint
+from berth.domain.pickups import address_of, pickup_window
 from berth.domain.slots import Slot
 from berth.domain.tickets import TicketLine, local_time
 from berth.translations import N_

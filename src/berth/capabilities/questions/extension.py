@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.capabilities.ids import QUESTIONS
-from berth.capabilities.questions.asked import booking_questions, check_answer, label, unit_questions
+from berth.capabilities.questions.asked import check_answer, label
 from berth.domain.bookings import BookingStatus, UnitItem
 from berth.domain.catalog import Option, Product
 from berth.domain.catalog.model import Question
 from berth.domain.errors import BadRequest, UnprocessableEntity
+from berth.domain.questions import booking_questions, unit_questions
 from berth.services.bookings.extensions import BookingExtension, ExtensionStep, Stage
 
 ANSWERS = "questionAnswers"

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 
 from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import QUESTIONS
-from berth.capabilities.questions.asked import booking_questions, question_view, unit_questions
+from berth.capabilities.questions.asked import question_view
 from berth.capabilities.questions.extension import ANSWERS, Answers, Given
 from berth.capabilities.questions.manifest import Answered, answers_on
 from berth.domain.bookings import UnitItem
 from berth.domain.catalog import Option, Product, Unit
 from berth.domain.catalog.model import Question
+from berth.domain.questions import booking_questions, unit_questions
 from berth.domain.tickets import TicketLine
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from berth.capabilities.ids import QUESTIONS
-from berth.capabilities.questions.asked import booking_questions, unit_questions
 from berth.capabilities.questions.extension import Answers
+from berth.domain.questions import booking_questions, unit_questions
 from berth.read_models.bookings import BookingDetails
 
 

@@ -155,6 +155,9 @@ class Line:
     # What its tickets say of each capability's part (label, text): the pickup point and its
     # time, the directions, the extras.
     details: list[tuple[str, str]] = field(default_factory=list)
+    # Where the guest sees, changes or cancels it: the web shop's "manage my booking" link of a
+    # booking the shop sold (None: any other).
+    manage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,12 @@ def _where(locations: Sequence[Location], words: Words) -> list[str]:
 
 
 def booking_line(
-    details: BookingDetails, language: str, previously: datetime | None = None, *, box_office: bool = False
+    details: BookingDetails,
+    language: str,
+    previously: datetime | None = None,
+    *,
+    box_office: bool = False,
+    manage: str | None = None,
 ) -> Line:
     """The booking as the email shows it. `box_office`: sold by the supplier itself (its price is
     what the guest paid, and the guest cancels with the supplier); else sold by a reseller, whose
@@ -251,6 +259,7 @@ def booking_line(
         price=_money(priced["pricing"], words) if "pricing" in priced else None,
         cancellation=cancellation,
         tickets=tickets,
+        manage=manage if booking.status in (BookingStatus.CONFIRMED, BookingStatus.PENDING) else None,
         details=[(label, one_line(text)) for label, text in
                  (line.in_words(words) for line in booking_lines(details, None) if not line.staff_only)],
     )  # fmt: skip
@@ -268,11 +277,19 @@ def supplier_of(catalog: Catalog) -> dict[str, str | None]:
 
 
 def why_cancelled(
-    language: str, actor: str, cause: object, reason: object, supplier: str, *, box_office: bool = False
-) -> list[str]:
+    language: str, actor: str, cause: object, reason: object, supplier: str, *, box_office: bool = False,
+    by_guest: bool = False,
+) -> list[str]:  # fmt: skip
     """Who cancelled, and why when the supplier said so: a reseller's reason is its own note
-    (free text the guest was never meant to read) and is not quoted."""
+    (free text the guest was never meant to read) and is not quoted. `by_guest`: a booking of
+    the web shop, which its channel (the "reseller") cancels only at its guest's request, from
+    the guest's own page, refunding the card in full."""
     words = words_for(language)
+    if by_guest and actor == "reseller" and cause != "departure":
+        return [
+            words("You cancelled this booking."),
+            words("The price you paid is refunded in full to your card."),
+        ]
     if cause == "departure":
         why = [words("{supplier} cancelled the departure.", supplier=supplier)]
     elif actor == "reseller" and not box_office:

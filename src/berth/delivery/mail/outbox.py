@@ -10,7 +10,7 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from berth.delivery.mail.compose import (
     CANCELLING,
@@ -76,7 +76,16 @@ async def _box_offices(conn: DbConnection, described: list[BookingDetails]) -> f
     return frozenset(connection_id for connection_id, c in found.items() if c.contract.box_office)
 
 
+class ManageLinks(Protocol):
+    """Where guests manage the bookings a channel of the supplier's own sold (the web shop)."""
+
+    async def links_in(self, conn: DbConnection, booking_ids: list[str]) -> dict[str, str]: ...
+
+
 class GuestMail:
+    # The web shop's "manage my booking" links, set by the composition root.
+    links: ManageLinks | None = None
+
     def __init__(
         self, database: Database, clock: Clock, catalogs: CatalogService, loader: BookingLoader
     ) -> None:
@@ -187,6 +196,7 @@ class GuestMail:
             described = await self._loader.describe(conn, catalog, list(about.values()), exact=True)
             details = dict(zip(about, described, strict=True))
             box_offices = await _box_offices(conn, described)
+            links = await self._links(conn, described)
             batch.issued.update(
                 (found.booking.id, IssuedTicket(found, VOUCHER, catalog.supplier))
                 for found in described
@@ -197,7 +207,7 @@ class GuestMail:
                     if message.id in details:
                         found = details[message.id]
                         done[message.id] = self._letter(
-                            message, [found], found.booking.contact, None, catalog, box_offices
+                            message, [found], found.booking.contact, None, catalog, box_offices, links
                         )
                     else:
                         done[message.id] = await self.write(conn, message)
@@ -222,7 +232,14 @@ class GuestMail:
             members = await orders_repo.bookings_of(conn, order.id)
             described = await self._loader.describe(conn, catalog, members, exact=True)
             contact = order.contact
-        return self._letter(message, described, contact, order, catalog, await _box_offices(conn, described))
+        box_offices = await _box_offices(conn, described)
+        links = await self._links(conn, described)
+        return self._letter(message, described, contact, order, catalog, box_offices, links)
+
+    async def _links(self, conn: DbConnection, described: list[BookingDetails]) -> dict[str, str]:
+        if self.links is None:
+            return {}
+        return await self.links.links_in(conn, [d.booking.id for d in described])
 
     def _letter(
         self,
@@ -232,6 +249,7 @@ class GuestMail:
         order: Order | None,
         catalog: Catalog,
         box_offices: frozenset[str],
+        links: dict[str, str],
     ) -> Written:
         language = mail_language(contact, catalog, described[0].product.locale)
         supplier = supplier_of(catalog)
@@ -250,6 +268,7 @@ class GuestMail:
                 facts.get("reason"),
                 supplier["name"] or "",
                 box_office=all(own),
+                by_guest=all(d.booking.id in links for d in described),
             )
         previously = datetime.fromisoformat(facts["previously"]) if facts.get("previously") else None
         letter = Letter(
@@ -257,7 +276,7 @@ class GuestMail:
             language=language,
             name=contact.full_name,
             lines=[
-                booking_line(d, language, previously, box_office=mine)
+                booking_line(d, language, previously, box_office=mine, manage=links.get(d.booking.id))
                 for d, mine in zip(described, own, strict=True)
             ],
             supplier=supplier,
