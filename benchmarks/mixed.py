@@ -118,7 +118,7 @@ def _reservation(product_id: str, option_id: str, unit: str, availability_id: st
     }
 
 
-def _percentile(values: Sequence[float], share: float) -> float:
+def percentile(values: Sequence[float], share: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
@@ -139,9 +139,9 @@ class _Tally:
             duration_s=seconds,
             requests_per_s=count / seconds if seconds > 0 else 0.0,
             latency_ms={
-                "p50": _percentile(self.latencies_ms, 0.50),
-                "p90": _percentile(self.latencies_ms, 0.90),
-                "p99": _percentile(self.latencies_ms, 0.99),
+                "p50": percentile(self.latencies_ms, 0.50),
+                "p90": percentile(self.latencies_ms, 0.90),
+                "p99": percentile(self.latencies_ms, 0.99),
             },
             non_2xx=self.non_2xx,
             socket_errors={"errors": self.errors} if self.errors else {},

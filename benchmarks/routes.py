@@ -901,3 +901,129 @@ ROUTES += [
 # Issue 41 §5: booking flows with `emailReceipt` at a fixed rate, the receipts sent to an SMTP
 # sink in the bench's process (mail_live.py); reported on a line per mode of its own.
 ROUTES += [Route("mail-live", "POST", "/octo/bookings/{uuid}/confirm", RESELLER)]
+
+# --- the web shop (issue 48): its pages beside the back office's of the same weight -------------
+# A guest's pages are read with the session cookie the shop gave on the first page (a guest
+# looking round, not a first visit), staff's with the signed-in session's cookie. The product
+# page's calendar is the rest of the current month (late in a month, a few days); shop-calendar
+# is the next month, whole. The checkout is measured by shop_checkout.py (run.py), reported as
+# shop-checkout and its ceiling, shop-checkout-stripe (localstripe alone).
+SHOP_TOUR = "thames-sightseeing"
+# Each shop page and the back-office page it must be no slower than (ratio to hello at least as
+# high, same mode and run): a month of the calendar beside the month of the product's departures
+# with their places sold; the product's page, and a day's departures with the party's price,
+# beside the catalogue's page of the product (which reads no departure: the stricter of the two).
+SHOP_BESIDE_BACKOFFICE = {
+    "shop-product": "backoffice-product",
+    "shop-calendar": "backoffice-departures",
+    "shop-day": "backoffice-product",
+}
+
+
+def _next_month() -> str:
+    return f"{(dt.date.today().replace(day=1) + dt.timedelta(days=32)):%Y-%m}"
+
+
+async def _shop_page(ctx: BenchContext, path: str, shown: str) -> Prepared:
+    """`path` as a guest reads it with the session cookie the shop's first page gave; the page
+    is checked to show `shown`."""
+    async with httpx.AsyncClient(base_url=ctx.base_url, timeout=30) as browser:  # a new guest
+        first = await browser.get("/shop")
+        session = first.cookies.get("berth_shop")
+        if first.status_code != 200 or not session:
+            raise BenchError(f"GET /shop answered {first.status_code} without a session cookie")
+        cookie = f"berth_shop={session}"
+        page = await browser.get(path)
+    if page.status_code != 200 or shown not in page.text:
+        raise BenchError(f"GET {path} answered {page.status_code} without {shown!r}: {page.text[:300]}")
+    return Prepared(path=path, headers={"Cookie": cookie})
+
+
+async def _shop_product(ctx: BenchContext) -> Prepared:
+    return await _shop_page(ctx, f"/shop/{SHOP_TOUR}", 'class="calendar"')
+
+
+async def _shop_calendar(ctx: BenchContext) -> Prepared:
+    return await _shop_page(ctx, f"/shop/{SHOP_TOUR}?option=DEFAULT&month={_next_month()}", 'class="open"')
+
+
+async def _shop_day(ctx: BenchContext) -> Prepared:
+    return await _shop_page(ctx, f"/shop/{SHOP_TOUR}/{_day(3)}?option=DEFAULT&unit-adult=2", "/book?")
+
+
+async def _backoffice_page(ctx: BenchContext, path: str, shown: str) -> Prepared:
+    cookie = await staff_cookie(ctx.base_url)
+    page = await ctx.client.get(path, headers={"Cookie": cookie})
+    if page.status_code != 200 or shown not in page.text:
+        raise BenchError(f"GET {path} answered {page.status_code} without {shown!r}: {page.text[:300]}")
+    return Prepared(path=path, headers={"Cookie": cookie})
+
+
+async def _backoffice_product(ctx: BenchContext) -> Prepared:
+    return await _backoffice_page(ctx, f"/admin/catalog/{SHOP_TOUR}", "Daytime departures")
+
+
+async def _backoffice_departures(ctx: BenchContext) -> Prepared:
+    path = f"/admin/departures?product={SHOP_TOUR}&option=DEFAULT&month={_next_month()}"
+    return await _backoffice_page(ctx, path, ">Manifest</a>")
+
+
+async def _checkouts_paid(ctx: BenchContext, run: RouteRun) -> list[str]:
+    """Straight from the database: every checkout's booking confirmed, with exactly one payment
+    captured for its stored price and claimed by the confirmation, and no refund; no departure
+    over its capacity (`_no_oversell`, which also finds every booking answered)."""
+    from sqlalchemy import select
+
+    from berth.domain.bookings import BookingStatus
+    from berth.domain.payments import Outcome, PaymentStatus, amount_due
+    from berth.store.bookings_repo import booking_from_row
+    from berth.store.database import Database
+    from berth.store.tables import bookings, payment_refunds, payments
+
+    problems = await _no_oversell(ctx, run)
+    database = Database(ctx.database_url)
+    try:
+        async with database.transaction(write=False) as conn:
+            uuids = list(set(run.collected))
+            found = []
+            for start in range(0, len(uuids), 500):
+                chunk = uuids[start : start + 500]
+                found += (await conn.execute(select(bookings).where(bookings.c.uuid.in_(chunk)))).all()
+            paid: dict[str, list[Any]] = {}
+            for start in range(0, len(found), 500):
+                ids = [row.id for row in found[start : start + 500]]
+                for row in await conn.execute(select(payments).where(payments.c.booking_id.in_(ids))):
+                    paid.setdefault(row.booking_id, []).append(row)
+            refunds = (await conn.execute(select(payment_refunds.c.id).limit(1))).all()
+    finally:
+        await database.dispose()
+    for row in found:
+        booking = booking_from_row(row)
+        due = amount_due(booking)
+        captured = [p for p in paid.get(booking.id, []) if p.status == PaymentStatus.SUCCEEDED.value]
+        if booking.status is not BookingStatus.CONFIRMED:
+            problems.append(f"booking {booking.uuid} is {booking.status.value}, not CONFIRMED")
+        if len(captured) != 1:
+            problems.append(f"booking {booking.uuid} has {len(captured)} captured payments, not one")
+        elif (captured[0].amount, captured[0].currency, captured[0].outcome) != (
+            due.amount, due.currency, Outcome.CLAIMED.value,
+        ):  # fmt: skip
+            p = captured[0]
+            problems.append(
+                f"booking {booking.uuid}: captured {p.amount} {p.currency} ({p.outcome}), due {due}"
+            )
+    if refunds:
+        problems.append("a payment was refunded")
+    return problems[:20]
+
+
+ROUTES += [
+    Route("shop-product", "GET", f"/shop/{SHOP_TOUR}", setup=_shop_product),
+    Route("shop-calendar", "GET", f"/shop/{SHOP_TOUR}?month=…", setup=_shop_calendar),
+    Route("shop-day", "GET", f"/shop/{SHOP_TOUR}/…?unit-adult=2", setup=_shop_day),
+    Route("backoffice-product", "GET", f"/admin/catalog/{SHOP_TOUR}", setup=_backoffice_product),
+    Route("backoffice-departures", "GET", f"/admin/departures?product={SHOP_TOUR}&month=…",
+          setup=_backoffice_departures),
+    # Measured by shop_checkout.py (run.py): two rows, shop-checkout and shop-checkout-stripe.
+    Route("shop-checkout", "GET", "/shop/…/book → … → /shop/checkout/…/done", check=_checkouts_paid),
+]  # fmt: skip

@@ -54,6 +54,33 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from seed import Plan, SeedReport, connection_of_key, explain_statements, seed_bookings, verify_seed
+from servers import (
+    BenchError,
+    ServerProcess,
+    cpu_seconds,
+    free_port,
+    postgres_database,
+    postgres_version,
+    redact,
+    sqlite_database,
+)
+from shop_checkout import (
+    GUESTS,
+    MIN_ROUND_SECONDS,
+    SHOP_CHECKOUT,
+    STRIPE_ALONE,
+    WEBHOOK_SECONDS,
+    CheckoutRound,
+    run_checkouts,
+    run_stripe_alone,
+    send_webhooks,
+    webhook_sink,
+)
+from shop_checkout import plan as checkout_plan
+
+from berth import fake_stripe
+from berth.fake_stripe import FakeStripe
 from routes import (
     BIG_DATA_ROUTES,
     FLAT_WITHIN,
@@ -62,6 +89,7 @@ from routes import (
     ROUTES,
     RSS_AFTER_BOOKINGS,
     RSS_TARGET_MB,
+    SHOP_BESIDE_BACKOFFICE,
     TARGETS,
     BenchContext,
     Prepared,
@@ -70,16 +98,6 @@ from routes import (
     count_bookings,
     ensure_bench_products,
     reserve_spread,
-)
-from seed import Plan, SeedReport, connection_of_key, explain_statements, seed_bookings, verify_seed
-from servers import (
-    BenchError,
-    ServerProcess,
-    free_port,
-    postgres_database,
-    postgres_version,
-    redact,
-    sqlite_database,
 )
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -519,6 +537,33 @@ class BigData:
         }
 
 
+@dataclass(frozen=True)
+class ShopBesideBackOffice:
+    """A shop page and the back-office page of its weight, same mode and run (issue 48: the shop's
+    pages no slower than the back office's)."""
+
+    shop: RouteOutcome
+    backoffice: RouteOutcome
+
+    @property
+    def no_slower(self) -> bool | None:
+        """The shop page's ratio to hello at least the back-office page's (None: not both measured)."""
+        shop, backoffice = self.shop.ratio, self.backoffice.ratio
+        if shop is None or backoffice is None:
+            return None
+        return shop >= backoffice
+
+    def as_json(self) -> dict[str, Any]:
+        shop, backoffice = self.shop.ratio, self.backoffice.ratio
+        return {
+            "shop_route": self.shop.route.name,
+            "backoffice_route": self.backoffice.route.name,
+            "shop_ratio": round(shop, 4) if shop is not None else None,
+            "backoffice_ratio": round(backoffice, 4) if backoffice is not None else None,
+            "no_slower": self.no_slower,
+        }
+
+
 @dataclass
 class ModeOutcome:
     mode: str
@@ -530,6 +575,10 @@ class ModeOutcome:
     rss_mb: dict[int, float] = field(default_factory=dict)  # Berth's workers after the top-up
     big: BigData | None = None  # --bookings
     mail_live: MailLive | None = None  # the mail-live route (issue 41 §5)
+    # shop-checkout (issue 48): each step's p50 and p99 in the best round, by row; and the CPU
+    # each checkout of that round cost Berth's workers and localstripe, in ms
+    checkout_steps: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    checkout_cpu: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def rss_met(self) -> bool | None:
@@ -555,7 +604,18 @@ class ModeOutcome:
             "routes": [outcome.as_json() for outcome in self.routes],
             "big_data": self.big.as_json(self.routes) if self.big else None,
             "mail_live": self.mail_live.as_json() if self.mail_live else None,
+            "checkout_steps_ms": self.checkout_steps,
+            "checkout_cpu_ms": self.checkout_cpu,
+            "shop_beside_backoffice": [pair.as_json() for pair in self.shop_beside_backoffice()],
         }
+
+    def shop_beside_backoffice(self) -> list[ShopBesideBackOffice]:
+        """Issue 48: each shop page measured beside the back-office page it must be no slower than."""
+        return [
+            ShopBesideBackOffice(shop, backoffice)
+            for name, other in SHOP_BESIDE_BACKOFFICE.items()
+            if (shop := self.measured(name)) is not None and (backoffice := self.measured(other)) is not None
+        ]
 
     def measured(self, name: str | None) -> RouteOutcome | None:
         """The outcome of the route `name` in this mode, if it was measured (bare routes run
@@ -753,6 +813,14 @@ class Bench:
             if any(route.name == MAIL_LIVE for route in self.routes):
                 # Guests' emails go to an SMTP sink in this process; no other route asks for one.
                 env["BERTH_SMTP_URL"] = await stack.enter_async_context(smtp_inbox(inbox))
+            stripe: FakeStripe | None = None
+            if any(route.name == SHOP_CHECKOUT for route in self.routes):
+                # Card payments go to a localstripe the bench starts (else `serve --demo` starts
+                # one of its own), and each checkout comes from an address of its own through
+                # the loopback proxy (the shop limits the holds of one address).
+                self._advance(f"{outcome.mode}: starting localstripe")
+                stripe = await self.start_stripe(workdir / "localstripe.log", stack)
+                env.update({**stripe.environment(), "BERTH_TRUSTED_PROXIES": "127.0.0.1"})
             argv = [
                 _tool("berth"),
                 "serve",
@@ -769,6 +837,8 @@ class Bench:
             try:
                 server.start()
                 await server.wait_healthy("/healthz")
+                if stripe is not None:
+                    await asyncio.to_thread(stripe.send_webhooks_to, server.base_url)
                 # uvicorn closes a connection idle for 5 s, and httpx reuses one idle for up to 5 s
                 # by default: a request can meet a closing connection (ReadError). Let go sooner.
                 limits = httpx.Limits(max_keepalive_connections=TOP_UP_CONCURRENCY, keepalive_expiry=1.0)
@@ -779,6 +849,9 @@ class Bench:
                     for route in self.routes:
                         if route.name == LOOK_TO_BOOK:
                             await self.run_look_to_book(route, outcome, context, baseline, server)
+                            continue
+                        if route.name == SHOP_CHECKOUT:
+                            await self.run_shop_checkout(route, outcome, context, server, stripe)
                             continue
                         if route.name == MAIL_LIVE:
                             self._advance(f"{outcome.mode} · {MAIL_LIVE}: {MAIL_LIVE_SECONDS} s of flows")
@@ -797,6 +870,13 @@ class Bench:
                         await self.big_data(outcome, context, baseline, server)
             finally:
                 server.stop()
+
+    async def start_stripe(self, log: Path, stack: contextlib.AsyncExitStack) -> FakeStripe:
+        """A localstripe (berth.fake_stripe), stopped when `stack` closes."""
+        with log.open("ab") as output:
+            fake = await asyncio.to_thread(fake_stripe.start, free_port(), log=output.fileno())
+        stack.callback(fake.stop)
+        return fake
 
     async def top_up(self, outcome: ModeOutcome, context: BenchContext, server: ServerProcess) -> None:
         """Reservations until the database holds RSS_AFTER_BOOKINGS bookings (issue 4 sets its
@@ -1020,6 +1100,109 @@ class Bench:
         if self.progress is not None:
             self.progress.update(self.task, completed=done_before + per_route)
 
+    async def run_shop_checkout(
+        self,
+        route: Route,
+        mode_outcome: ModeOutcome,
+        context: BenchContext,
+        server: ServerProcess,
+        stripe: FakeStripe | None,
+    ) -> None:
+        """The shop-checkout route (shop_checkout.py): whole checkouts against Berth and its
+        localstripe, alternating with the same Stripe calls against a localstripe alone (the
+        ceiling); two rows."""
+        options, mode = self.options, context.mode
+        per_route = options.rounds * 2 + (2 if options.warmup else 0)
+        done_before = self.progress.tasks[0].completed if self.progress else 0
+        alone = RouteOutcome(dataclasses.replace(route, name=STRIPE_ALONE, check=None), mode)
+        checkouts = RouteOutcome(route, mode, ceiling=alone)
+        mode_outcome.routes += [alone, checkouts]
+        seconds = max(options.duration, MIN_ROUND_SECONDS)
+        try:
+            if stripe is None:
+                raise BenchError("no localstripe was started for the mode")
+            async with contextlib.AsyncExitStack() as stack:
+                self._advance(f"{mode} · {route.name}: setup")
+                ceiling = await self.start_stripe(context.workdir / "localstripe-alone.log", stack)
+                sink = await stack.enter_async_context(webhook_sink())
+                await send_webhooks(ceiling.url, "sink", sink, fake_stripe.WEBHOOK_SECRET)
+                found = await checkout_plan(server.base_url)
+                rounds = 0
+
+                async def load(who: str, length: float) -> tuple[CheckoutRound, dict[str, float]]:
+                    """A round of one side; and the CPU its checkouts cost, in ms each."""
+                    nonlocal rounds
+                    rounds += 1
+                    workers, fake = server.worker_pids(), stripe if who == "berth" else ceiling
+                    before = cpu_seconds(workers), cpu_seconds([fake.process.pid])
+                    if who == "berth":
+                        tally = await run_checkouts(server.base_url, stripe.url, found, guests=GUESTS,
+                                                    seconds=length, first=rounds << 16)  # fmt: skip
+                        server.ensure_alive()
+                    else:
+                        tally = await run_stripe_alone(ceiling.url, fake_stripe.SECRET_KEY,
+                                                       fake_stripe.PUBLISHABLE_KEY, guests=GUESTS, seconds=length)  # fmt: skip
+                    # The round's webhooks (sent a second late) are its work: not the next round's.
+                    await asyncio.sleep(WEBHOOK_SECONDS)
+                    used = cpu_seconds(workers) - before[0], cpu_seconds([fake.process.pid]) - before[1]
+                    count = max(len(tally.checkouts_ms), 1)
+                    cpu = {"localstripe": round(used[1] * 1000 / count, 1)}
+                    if who == "berth":
+                        cpu["berth_workers"] = round(used[0] * 1000 / count, 1)
+                    self._advance()
+                    return tally, cpu
+
+                sides = (("localstripe", alone), ("berth", checkouts))
+                if options.warmup:
+                    for who, _ in sides:
+                        self._advance(f"{mode} · {route.name} · {who} warm-up")
+                        await load(who, options.warmup)
+                best: dict[str, tuple[float, CheckoutRound, dict[str, float]]] = {}
+                for index in range(1, options.rounds + 1):
+                    for who, row in sides:
+                        self._advance(f"{mode} · {route.name} · {who} round {index}/{options.rounds}")
+                        tally, cpu = await load(who, seconds)
+                        result = tally.result()
+                        row.berth.append(result)
+                        self.say(
+                            _round_line(
+                                mode, row.route.name, who, index, options.rounds, result, "checkouts/s"
+                            )
+                        )
+                        for example in tally.examples:
+                            self.say(f"[red]{mode} · {row.route.name}: {escape(example)}[/red]")
+                        if result.requests_per_s >= best.get(row.route.name, (-1.0, tally, cpu))[0]:
+                            best[row.route.name] = (result.requests_per_s, tally, cpu)
+                mode_outcome.checkout_steps = {
+                    name: tally.step_summary() for name, (_, tally, _) in best.items()
+                }
+                mode_outcome.checkout_cpu = {name: cpu for name, (_, _, cpu) in best.items()}
+                checkouts.rss_mb = alone.rss_mb = server.worker_rss_mb()
+            if route.check is not None:
+                self._advance(f"{mode} · {route.name}: check")
+                run = RouteRun(
+                    requests=sum(result.requests for result in checkouts.berth),
+                    statuses=checkouts.statuses,
+                    collected=[value for result in checkouts.berth for value in result.collected],
+                )
+                try:
+                    checkouts.problems = list(await route.check(context, run))
+                except Exception as exc:
+                    checkouts.problems = [f"check failed: {type(exc).__name__}: {exc}"]
+                for problem in checkouts.problems:
+                    self.say(f"[red]{mode} · {route.name}: {escape(problem)}[/red]")
+        except asyncio.CancelledError:
+            alone.error = checkouts.error = "interrupted"
+            raise
+        except Exception as exc:
+            alone.error = checkouts.error = (
+                str(exc) if isinstance(exc, BenchError) else f"{type(exc).__name__}: {exc}"
+            )
+            server.ensure_alive()
+            self.say(f"[red]{mode} · {route.name} failed: {escape(checkouts.error)}[/red]")
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done_before + per_route)
+
     # --- report ----------------------------------------------------------------------------
 
     def results_json(self) -> dict[str, Any]:
@@ -1068,6 +1251,8 @@ class Bench:
                 "ratio: best Berth ÷ best baseline requests/s, same route, same run · "
                 "ceiling: best Berth ÷ best bare app requests/s (bare-reserve, bare-flow), same mode, same run · "
                 "bare-* rows: the bare app in Berth's columns · "
+                f"shop-checkout rows: whole checkouts/s and their latency ({GUESTS} at once), ceiling ÷ "
+                f"localstripe alone ({STRIPE_ALONE}), no hello ratio · "
                 f"RSS: each worker after the route (target ≤ {RSS_TARGET_MB:.0f} MB)"
             ),
         )
@@ -1150,9 +1335,12 @@ def _make_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-def _round_line(mode: str, route: str, who: str, index: int, rounds: int, result: WrkResult) -> str:
+def _round_line(
+    mode: str, route: str, who: str, index: int, rounds: int, result: WrkResult, unit: str = "req/s"
+) -> str:
+    rate = f"{result.requests_per_s:>9,.1f}" if unit != "req/s" else f"{result.requests_per_s:>9,.0f}"
     line = (
-        f"{mode:8} {route:18} {who:8} round {index}/{rounds}: {result.requests_per_s:>9,.0f} req/s  "
+        f"{mode:8} {route:18} {who:8} round {index}/{rounds}: {rate} {unit}  "
         f"p50 {result.latency_ms['p50']:7.2f} ms  p99 {result.latency_ms['p99']:7.2f} ms"
     )
     if result.non_2xx:
@@ -1221,6 +1409,29 @@ async def _seeded_over_http(context: BenchContext, sample: dict[str, str]) -> li
             f"GET /admin/bookings?reference={supplier} answered {page.status_code} without the booking"
         )
     return problems
+
+
+def _shop_lines(mode: ModeOutcome) -> list[str]:
+    """Issue 48: each shop page beside its back-office page, and the checkout's steps."""
+    verdict = {None: "[yellow]not judged[/yellow]", True: "[green]yes[/green]", False: "[red]no[/red]"}
+    lines = []
+    for pair in mode.shop_beside_backoffice():
+        data = pair.as_json()
+        shown = {
+            key: f"{data[key]:.3f}x" if data[key] is not None else "—"
+            for key in ("shop_ratio", "backoffice_ratio")
+        }
+        lines.append(
+            f"{mode.mode}: {data['shop_route']} {shown['shop_ratio']} beside {data['backoffice_route']} "
+            f"{shown['backoffice_ratio']} (ratios to hello) · no slower: {verdict[pair.no_slower]}"
+        )
+    for name, steps in mode.checkout_steps.items():
+        text = ", ".join(f"{step} {times['p50']:.1f}/{times['p99']:.1f}" for step, times in steps.items())
+        cpu = ", ".join(f"{who} {ms:.1f}" for who, ms in mode.checkout_cpu.get(name, {}).items())
+        lines.append(
+            f"{mode.mode}: {name} steps, p50/p99 ms of the best round: {text} · CPU ms per checkout: {cpu}"
+        )
+    return lines
 
 
 def _top_up_line(mode: ModeOutcome, top_up: TopUp) -> str:
@@ -1367,6 +1578,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for mode in bench.modes:
             if mode.big is not None:
                 console.print(_big_line(mode, mode.big), highlight=False)
+        for mode in bench.modes:
+            for line in _shop_lines(mode):
+                console.print(line, highlight=False)
         if bench.baseline_rss:
             console.print(f"Baseline RSS per worker: {_rss_text(bench.baseline_rss)} MB", highlight=False)
         path = bench.write_results()

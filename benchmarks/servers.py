@@ -44,6 +44,19 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """CPU time (user and system) the processes have used so far, in seconds (0 for one gone)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()  # utime and stime: fields 14 and 15
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float | None:
     """Resident set size of a process in MB (VmRSS), or None when it is gone."""
     try:
@@ -117,15 +130,15 @@ class ServerProcess:
 
     def worker_pids(self) -> list[int]:
         """The uvicorn worker processes: children spawned by multiprocessing (not its
-        resource tracker); with a single worker, uvicorn serves in the process itself."""
+        resource tracker, nor the localstripe `berth serve --demo` starts without Stripe keys);
+        with a single worker, uvicorn serves in the process itself."""
         if not self.alive():
             return []
         workers = []
         for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and _parent_pid(int(entry.name)) == self.pid:
-                command = _cmdline(int(entry.name))
-                if "resource_tracker" not in command:
-                    workers.append(int(entry.name))
+            pid = int(entry.name) if entry.name.isdigit() else None
+            if pid is not None and _parent_pid(pid) == self.pid and "spawn_main" in _cmdline(pid):
+                workers.append(pid)
         return sorted(workers) or [self.pid]
 
     def worker_rss_mb(self) -> dict[int, float]:

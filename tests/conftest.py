@@ -202,8 +202,8 @@ async def database_url(
         await test_database.empty()
 
 
-@pytest.fixture
-def settings(database_url: str) -> Settings:
+def settings_for(database_url: str) -> Settings:
+    """The settings of the tests' services over `database_url`."""
     return Settings(
         database_url=database_url,
         admin_token=DEMO_ADMIN_TOKEN,
@@ -212,6 +212,11 @@ def settings(database_url: str) -> Settings:
         retry_schedule="60,120,240",
         rate_limit_per_minute=0,
     )
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return settings_for(database_url)
 
 
 class Clock:

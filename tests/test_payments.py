@@ -3,17 +3,14 @@ declines, webhooks, refunds, and a payment that arrives after the hold ran out."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
-from berth.container import Services, build_services
+from berth.container import Services
 from berth.domain.bookings import BookingStatus
 from berth.domain.payments import Outcome, PaymentStatus, RefundStatus
 from berth.fake_stripe import FakeStripe
 from berth.services.bookings.inputs import UnitItemInput, UpdateInput
 from berth.services.payments import SettlementState
-from berth.settings import Settings
 from tests.conftest import Clock
 from tests.stripe_helpers import (
     DECLINED,
@@ -23,25 +20,12 @@ from tests.stripe_helpers import (
     Browser,
     hold,
     localstripe,
-    open_shop,
-    paying_settings,
+    payment_event,
+    shop,
+    signed,
 )
 
-__all__ = ["localstripe"]
-
-
-@pytest.fixture
-async def shop(
-    settings: Settings, clock: Clock, localstripe: FakeStripe
-) -> AsyncIterator[tuple[Services, str]]:
-    from tests.bookings_helpers import booking_catalog
-    from tests.builders import load
-
-    built = build_services(paying_settings(settings, localstripe), clock)
-    await load(built, booking_catalog())
-    shop_id = await open_shop(built)
-    yield built, shop_id
-    await built.close()
+__all__ = ["localstripe", "shop"]
 
 
 async def test_a_card_that_succeeds_confirms_the_booking_once(
@@ -172,28 +156,6 @@ async def test_success_after_the_places_were_taken_is_refunded_in_full_and_the_g
     assert [m.kind for m in letters] == ["refunded"]
 
 
-def _signed(event: dict[str, object]) -> tuple[bytes, str]:
-    """A notification as Stripe signs it (`t=...,v1=HMAC-SHA256(secret, "t.payload")`)."""
-    import hashlib
-    import hmac
-    import json
-    import time
-
-    from berth.fake_stripe import WEBHOOK_SECRET
-
-    payload = json.dumps(event).encode()
-    stamp = int(time.time())
-    mac = hmac.new(WEBHOOK_SECRET.encode(), f"{stamp}.".encode() + payload, hashlib.sha256).hexdigest()
-    return payload, f"t={stamp},v1={mac}"
-
-
-def _event(event_id: str, kind: str, payment_id: str) -> dict[str, object]:
-    return {
-        "id": event_id, "object": "event", "type": kind, "created": 0, "livemode": False,
-        "data": {"object": {"id": payment_id, "object": "payment_intent"}},
-    }  # fmt: skip
-
-
 async def test_webhooks_in_any_order_and_number_settle_the_payment_once(
     shop: tuple[Services, str], localstripe: FakeStripe
 ) -> None:
@@ -211,12 +173,12 @@ async def test_webhooks_in_any_order_and_number_settle_the_payment_once(
     # The success arrives twice, and an older "requires action" after it: each is read from
     # Stripe again, so order and number change nothing.
     for event in (
-        _event("evt_2", "payment_intent.succeeded", payment_id),
-        _event("evt_1", "payment_intent.requires_action", payment_id),
-        _event("evt_2", "payment_intent.succeeded", payment_id),
+        payment_event("evt_2", "payment_intent.succeeded", payment_id),
+        payment_event("evt_1", "payment_intent.requires_action", payment_id),
+        payment_event("evt_2", "payment_intent.succeeded", payment_id),
     ):
-        await services.payments.handle_webhook(*_signed(event))
-    payload, signature = _signed(_event("evt_3", "payment_intent.succeeded", payment_id))
+        await services.payments.handle_webhook(*signed(event))
+    payload, signature = signed(payment_event("evt_3", "payment_intent.succeeded", payment_id))
     with pytest.raises(BadRequest):
         await services.payments.handle_webhook(payload + b" ", signature)
     ledger = await services.payments.payments_for_booking(asked.booking.booking.id)

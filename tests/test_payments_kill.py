@@ -11,40 +11,31 @@ import signal
 import subprocess
 import time
 from datetime import UTC, datetime, timedelta
-from datetime import time as day_time
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 
-from berth.container import Services, build_services
+from berth.container import build_services
 from berth.domain.bookings import BookingStatus
 from berth.domain.payments import Outcome, PaymentStatus, RefundStatus
 from berth.fake_stripe import FakeStripe
-from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
-from berth.store import payments_repo
 from tests.berth_process import BERTH, berth_environment, reserved_port
 from tests.conftest import Clock
-from tests.stripe_helpers import GUEST, TOUR_PRICE, VISA, Browser, localstripe, open_shop, paying_settings
+from tests.stripe_helpers import (
+    TOUR_PRICE,
+    VISA,
+    Browser,
+    booking_id_of,
+    hold,
+    localstripe,
+    next_week_slot,
+    open_shop,
+    paying_settings,
+)
 
 __all__ = ["localstripe"]
-
-
-def _next_week_slot() -> str:
-    """The tour's 10:00 departure a week from today (the servers read the real time)."""
-    day = datetime.now(UTC).date() + timedelta(days=7)
-    return datetime.combine(day, day_time(10), ZoneInfo("Europe/London")).isoformat()
-
-
-async def _hold(services: Services, shop_id: str, slot: str, units: int) -> str:
-    catalog = (await services.catalog.snapshot()).catalog
-    data = ReserveInput(
-        product_id="thames-sightseeing", option_id="DEFAULT",
-        unit_items=tuple(UnitItemInput("adult") for _ in range(units)), availability_id=slot, contact=GUEST,
-    )  # fmt: skip
-    return (await services.bookings.reserve(catalog, shop_id, data)).booking.uuid
 
 
 def _serve(
@@ -79,8 +70,8 @@ async def test_a_server_killed_after_the_capture_is_settled_by_the_next_ones_swe
     try:
         await load(services, booking_catalog())
         shop_id = await open_shop(services)
-        slot = _next_week_slot()
-        booking_uuid = await _hold(services, shop_id, slot, 2)
+        slot = next_week_slot()
+        booking_uuid = await hold(services, shop_id, slot=slot)
         catalog = (await services.catalog.snapshot()).catalog
         checkout = await services.payments.checkout(catalog, booking_uuid)
         Browser(localstripe).give_card(checkout, VISA)
@@ -90,7 +81,7 @@ async def test_a_server_killed_after_the_capture_is_settled_by_the_next_ones_swe
             first = _serve(port, settings, localstripe, log, BERTH_RUN_WORKER="false")
             provider = services.payments.provider
             assert provider is not None
-            ledger = await services.payments.payments_for_booking(await _booking_id(services, booking_uuid))
+            ledger = await services.payments.payments_for_booking(await booking_id_of(services, booking_uuid))
             (payment,) = ledger.payments
             assert payment.provider_id is not None and payment.provider_setup is not None
             setup = await provider.read_setup(payment.provider_setup)
@@ -101,8 +92,8 @@ async def test_a_server_killed_after_the_capture_is_settled_by_the_next_ones_swe
             first.wait()
             if places_taken:
                 clock.advance(hours=2)
-                await _hold(services, shop_id, slot, 12)
-                await _hold(services, shop_id, slot, 8)
+                await hold(services, shop_id, ("adult",) * 12, slot=slot)
+                await hold(services, shop_id, ("adult",) * 8, slot=slot)
             second = _serve(port, settings, localstripe, log, BERTH_PAYMENT_SWEEP_SECONDS="0.2")
             try:
                 deadline = time.monotonic() + 60
@@ -130,9 +121,3 @@ async def test_a_server_killed_after_the_capture_is_settled_by_the_next_ones_swe
             assert booking.status is BookingStatus.CONFIRMED
     finally:
         await services.close()
-
-
-async def _booking_id(services: Services, booking_uuid: str) -> str:
-    async with services.database.transaction(write=False) as conn:
-        (found,) = await payments_repo.bookings_by_uuid(conn, booking_uuid)
-    return found.id

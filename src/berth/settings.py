@@ -296,7 +296,10 @@ class Settings(BaseSettings):
         "Stripe.js stand-in",
     )
     stripe_timeout_seconds: float = Field(
-        default=20.0, gt=0, description="How long one call to Stripe may take before Berth gives up on it"
+        default=20.0,
+        gt=0,
+        description="How long one call to Stripe may wait for its answer (a call is tried three times in all "
+        "before Berth gives up on it)",
     )
     payment_hold_minutes: int = Field(
         default=30,

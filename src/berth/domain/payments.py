@@ -97,10 +97,28 @@ class Action(StrEnum):
     REFUND = "refund"  # the booking cannot be had for this payment: refund it in full
 
 
+class RefundCause(StrEnum):
+    """Why a payment is refunded, as the guest's letter says it."""
+
+    PLACES_TAKEN = "places_taken"  # the hold ran out and its places could not be held again
+    CANCELLED = "cancelled"  # the booking was cancelled (or rejected) before the payment came
+    PRICE_CHANGED = "price_changed"  # the booking no longer costs what was paid
+    ALREADY_PAID = "already_paid"  # another payment paid for it (the guest gets no letter)
+    NOT_CONFIRMED = "not_confirmed"  # its confirmation was refused for another reason
+    STAFF = "staff"  # staff refunded it, saying why
+
+
 @dataclass(frozen=True)
 class Decision:
     action: Action
-    reason: str = ""
+    reason: str = ""  # for the ledger and the log
+    cause: RefundCause | None = None  # REFUND: why, for the guest
+
+    def refused(self, why: str) -> Decision:
+        """The full refund that follows when the booking's confirmation (or the new hold of
+        its places) this decision asked for is refused, `why`."""
+        cause = RefundCause.PLACES_TAKEN if self.action is Action.REINSTATE else RefundCause.NOT_CONFIRMED
+        return Decision(Action.REFUND, f"the booking could not be confirmed: {why}", cause)
 
 
 def settle_action(
@@ -116,25 +134,28 @@ def settle_action(
     if outcome is not None:
         return Decision(Action.NOTHING)
     if claimed_by_other:
-        return Decision(Action.REFUND, "the booking was already paid")
+        return Decision(Action.REFUND, "the booking was already paid", RefundCause.ALREADY_PAID)
+    status = booking.status
+    if status in (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED):
+        # Confirmed without this payment's claim: another channel's confirmation, which a
+        # paying channel's booking cannot have; refund rather than take the money twice.
+        return Decision(Action.REFUND, "the booking was already confirmed", RefundCause.ALREADY_PAID)
+    if status in (BookingStatus.CANCELLED, BookingStatus.REJECTED):
+        return Decision(Action.REFUND, f"the booking is {status.value.lower()}", RefundCause.CANCELLED)
     try:
         due = amount_due(booking)
     except UnprocessableEntity as exc:
-        return Decision(Action.REFUND, exc.message)
+        return Decision(Action.REFUND, exc.message, RefundCause.PRICE_CHANGED)
     if due != paid:
         return Decision(
             Action.REFUND,
             f"the booking now costs {due.amount} {due.currency}, not {paid.amount} {paid.currency}",
+            RefundCause.PRICE_CHANGED,
         )
-    status = booking.status
     if status is BookingStatus.ON_HOLD and booking.expires_at is not None and booking.expires_at > now:
         return Decision(Action.CONFIRM)
     if status is BookingStatus.EXPIRED or (
         status is BookingStatus.ON_HOLD and booking.expires_at is not None
     ):
         return Decision(Action.REINSTATE, "the hold ran out before the payment arrived")
-    if status in (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED):
-        # Confirmed without this payment's claim: another channel's confirmation, which a
-        # paying channel's booking cannot have; refund rather than take the money twice.
-        return Decision(Action.REFUND, "the booking was already confirmed")
-    return Decision(Action.REFUND, f"the booking is {status.value.lower()}")
+    return Decision(Action.REFUND, f"the booking is {status.value.lower()}", RefundCause.NOT_CONFIRMED)

@@ -41,6 +41,23 @@ PARTLY_CANCELLED = "partly cancelled"
 # (the payments service queues it: docs/payments.md).
 REFUNDED = "refunded"
 CANCELLING = ("cancelled", PARTLY_CANCELLED, REFUNDED)
+# Why a card payment was refunded in full at once, by its cause (berth.domain.payments).
+REFUND_CAUSES = {
+    "places_taken": N_(
+        "Your payment arrived after the hold on your places had run out, and by then the places were "
+        "no longer available, so your booking could not be confirmed."
+    ),
+    "cancelled": N_(
+        "Your payment arrived after your booking had been cancelled, so it could not be confirmed."
+    ),
+    "price_changed": N_(
+        "Your payment arrived when your booking no longer cost the amount paid, so it could not be confirmed."
+    ),
+    "not_confirmed": N_("Your payment arrived when your booking could no longer be confirmed."),
+}
+REFUNDED_TO_CARD = N_(
+    "{amount} has been refunded to your card; it can take a few days to appear on your statement."
+)
 NAME_LIMIT = 200  # a name longer than this is cut in greetings and headers
 FIELD_LIMIT = 500
 _ASCII_ADDRESS = re.compile(r"[!-;=?-~]+")  # printable ASCII but white space and < >
@@ -287,6 +304,29 @@ def why_cancelled(
         # The supplier does not know what the agent charged or refunds: it promises nothing.
         why.append(words("Any refund is handled by the agent you booked with."))
     return why
+
+
+def why_refunded(language: str, cause: object, reason: object, refunded: str) -> list[str]:
+    """Why a payment was refunded (`RefundCause` of berth.domain.payments; staff's reason in
+    their own words) and how much. A letter queued before causes were kept says no more than
+    that the booking could not be confirmed."""
+    words = words_for(language)
+    why = [] if cause == "staff" else [words(REFUND_CAUSES.get(str(cause), REFUND_CAUSES["not_confirmed"]))]
+    if cause == "staff" and isinstance(reason, str) and reason.strip():
+        why.append(words("Reason: {reason}", reason=one_line(reason)))
+    return [*why, words(REFUNDED_TO_CARD, amount=refunded)]
+
+
+def refunded_amount(refund: object, booking: Booking, language: str) -> str | None:
+    """A refund's amount (`{"amount": minor units, "currency": ...}`) in the guest's words, in
+    the precision of the booking's prices."""
+    if not isinstance(refund, dict) or not isinstance(refund.get("amount"), int):
+        return None
+    currency = str(refund.get("currency") or booking.currency or "")
+    precision = next(
+        (p.price.currency_precision for p in booking.price_lines if p.price.currency == currency), 2
+    )
+    return words_for(language).money(refund["amount"], currency, precision)
 
 
 def is_pending(bookings: Sequence[Booking]) -> bool:

@@ -16,15 +16,18 @@ from berth.delivery.mail.compose import (
     CANCELLING,
     NAME_LIMIT,
     PARTLY_CANCELLED,
+    REFUNDED,
     Letter,
     booking_line,
     is_pending,
     mail_address,
     mail_language,
     one_line,
+    refunded_amount,
     render,
     supplier_of,
     why_cancelled,
+    why_refunded,
 )
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog
@@ -253,7 +256,11 @@ class GuestMail:
         facts = message.facts
         own = [d.booking.connection_id in box_offices for d in described]
         why: list[str] = []
-        if message.kind in CANCELLING:
+        first = described[0].booking
+        if message.kind == REFUNDED:
+            amount = refunded_amount(facts, first, language) or ""
+            why = why_refunded(language, facts.get("cause"), facts.get("reason"), amount)
+        elif message.kind in CANCELLING:
             why = why_cancelled(
                 language,
                 str(facts.get("actor")),

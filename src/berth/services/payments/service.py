@@ -24,13 +24,15 @@ import structlog
 from berth.domain.audit import Target
 from berth.domain.bookings import ENDED, Booking, BookingStatus, as_of
 from berth.domain.catalog import Catalog
-from berth.domain.errors import BadRequest, NotFound, OctoError, UnprocessableEntity
+from berth.domain.errors import BadRequest, NotFound, OctoError, ServiceUnavailable, UnprocessableEntity
 from berth.domain.payments import (
     OPEN,
     Action,
+    Decision,
     Money,
     Outcome,
     PaymentStatus,
+    RefundCause,
     RefundStatus,
     amount_due,
     payment_status,
@@ -56,6 +58,8 @@ GUEST = "guest"
 # two): after this long nobody can be paying it, and the sweep closes it.
 UNSTARTED_AFTER = timedelta(minutes=10)
 REFUNDED_MAIL = "refunded"
+# How long Stripe is asked to wait before delivering again an event Berth could not process.
+WEBHOOK_RETRY_SECONDS = 60
 CONFIRMED_ONES = (
     BookingStatus.CONFIRMED,
     BookingStatus.PENDING,
@@ -177,11 +181,15 @@ class Payments:
         self._check_payable(booking, earlier)
         due = amount_due(booking)
         await self._hold_long_enough(catalog, booking)
-        for payment in earlier:
-            if payment.status in OPEN and payment.provider_id is not None:
-                taken_up = await self._take_up(payment, due)
-                if taken_up is not None:
-                    return taken_up
+        open_ones = [p for p in earlier if p.status in OPEN and p.provider_id is not None]
+        for payment in open_ones:
+            taken_up = await self._take_up(catalog, payment, due)
+            if taken_up is not None:
+                return taken_up
+        if open_ones:  # given up; one may have been paid meanwhile, and paid for the booking
+            async with self._db.transaction(write=False) as conn:
+                booking = await self._find(conn, booking.id)
+                self._check_payable(booking, await payments_repo.payments_for_booking(conn, booking.id))
         return await self._start(booking, due, card)
 
     def _check_payable(self, booking: Booking, earlier: list[Payment]) -> None:
@@ -210,7 +218,7 @@ class Payments:
             ):
                 await self._steps.hold_until_in(conn, catalog, locked, wanted)
 
-    async def _take_up(self, payment: Payment, due: Money) -> Checkout | None:
+    async def _take_up(self, catalog: Catalog, payment: Payment, due: Money) -> Checkout | None:
         """The open payment again (a page loaded again), if it is still for the booking's price
         and waits for a card; else it is given up and None answered."""
         card = self._card()
@@ -230,7 +238,7 @@ class Payments:
         ):
             setup = await self._setup_for(payment, card)
             return self._checkout(payment, stands.client_secret, setup)
-        await self._give_up(payment)
+        await self._give_up(catalog, payment)
         return None
 
     async def _setup_for(self, payment: Payment, card: CardProvider) -> str:
@@ -291,6 +299,12 @@ class Payments:
                 booking.contact.get("emailAddress"), booking.contact.full_name,
             )  # fmt: skip
         except ProviderUnavailable as exc:
+            # Whatever the provider made of it, no browser ever gets this payment's secret:
+            # nothing can be charged on it, and nothing is left open.
+            async with self._db.transaction(write=True) as conn:
+                await payments_repo.set_status(
+                    conn, payment.id, PaymentStatus.CANCELED, self._clock(), failure_reason=str(exc)[:500]
+                )
             raise _unreachable() from exc
         except ProviderRefused as exc:
             async with self._db.transaction(write=True) as conn:
@@ -307,9 +321,9 @@ class Payments:
             started.setup.client_secret,
         )  # fmt: skip
 
-    async def _give_up(self, payment: Payment) -> None:
-        """Cancel an open payment no longer wanted (a newer attempt, a hold ended); a payment
-        that succeeded meanwhile is settled instead."""
+    async def _give_up(self, catalog: Catalog, payment: Payment) -> None:
+        """Cancel an open payment no longer wanted (a newer attempt, a hold ended, a booking
+        paid otherwise); a payment that succeeded meanwhile is settled instead."""
         if payment.provider_id is None:
             async with self._db.transaction(write=True) as conn:
                 await payments_repo.set_status(
@@ -325,6 +339,8 @@ class Payments:
             log.warning("payment not cancelled", payment=payment.id, reason=exc.message)
             return
         await self._record(payment, stands)
+        if stands.status == "succeeded":
+            await self.resolve(catalog, payment.id, Money(stands.amount, stands.currency))
 
     # --- paying ------------------------------------------------------------------------------
 
@@ -356,18 +372,18 @@ class Payments:
         try:
             await self._payable_now(catalog, booking.id, Money(payment.amount, payment.currency))
         except OctoError as exc:
-            await self._give_up(payment)
+            await self._give_up(catalog, payment)
             return Settlement(SettlementState.FAILED, f"{exc.message}. Nothing was charged")
         try:
             stands = await card.pay(payment.provider_id, setup.payment_method)
         except ProviderUnavailable:
             return _pending_unreachable()
         except ProviderRefused as exc:
-            await self._failed(payment, exc.message)
+            await self._failed(catalog, payment, exc.message)
             return await self.settle(catalog, booking.id)
         await self._record(payment, stands)
         if stands.attempt_failed:
-            await self._give_up(payment)
+            await self._give_up(catalog, payment)
         return await self.settle(catalog, booking.id)
 
     async def _payable_now(self, catalog: Catalog, booking_id: str, charging: Money) -> None:
@@ -389,7 +405,7 @@ class Payments:
                     f"Booking {booking.supplier_reference} is {booking.status.value.lower()}"
                 )
 
-    async def _failed(self, payment: Payment, reason: str) -> None:
+    async def _failed(self, catalog: Catalog, payment: Payment, reason: str) -> None:
         """A declined attempt: recorded, and its provider payment cancelled, so that nothing
         can ever be captured on it (a new attempt is a new payment)."""
         async with self._db.transaction(write=True) as conn:
@@ -397,7 +413,7 @@ class Payments:
                 conn, payment.id, PaymentStatus.FAILED, self._clock(), failure_reason=reason[:500]
             )
         with contextlib.suppress(UnprocessableEntity):  # not reached: the sweep cancels it later
-            await self._give_up(payment)
+            await self._give_up(catalog, payment)
 
     # --- settling ----------------------------------------------------------------------------
 
@@ -458,7 +474,6 @@ class Payments:
             decision = settle_action(booking, paid, payment.outcome, self._clock(), claimed_by_other=claimed)
         if decision.action is Action.NOTHING:
             return
-        reason = decision.reason
         if decision.action in (Action.CONFIRM, Action.REINSTATE):
             try:
                 await self._confirm(
@@ -466,8 +481,8 @@ class Payments:
                 )
                 return
             except OctoError as exc:
-                reason = f"the booking could not be confirmed: {exc.message}"
-        refund = await self._refund_in_full(catalog, payment_id, paid, reason)
+                decision = decision.refused(exc.message)
+        refund = await self._refund_in_full(payment_id, paid, decision)
         if refund is not None:
             await self.push_refund(refund)
 
@@ -490,27 +505,23 @@ class Payments:
 
             await self._steps.with_companions(conn, catalog, booking, "confirm", first, companion)
 
-    async def _refund_in_full(
-        self, catalog: Catalog, payment_id: str, paid: Money, reason: str
-    ) -> Refund | None:
+    async def _refund_in_full(self, payment_id: str, paid: Money, decision: Decision) -> Refund | None:
         """Decide a full refund of a captured payment (once: None when it had an outcome by
         then), and queue the guest's email saying why, in one transaction."""
         now = self._clock()
+        assert decision.cause is not None
         async with self._db.transaction(write=True) as conn:
             payment = await payments_repo.get_payment(conn, payment_id)
             assert payment is not None
             booking = await self._locked(conn, payment.booking_id)
             if not await payments_repo.set_outcome(conn, payment_id, Outcome.REFUND, now):
                 return None
-            refund = _new_refund(payment, paid.amount, reason, SYSTEM, now)
+            refund = _new_refund(payment, paid.amount, decision.reason, SYSTEM, now)
             await payments_repo.add_refund(conn, refund)
-            if booking.status not in CONFIRMED_ONES:  # a second payment of a paid booking: no letter
-                facts = {"amount": paid.amount, "currency": paid.currency, "reason": reason}
-                message = NewMessage(
-                    f"mail_{uuid.uuid4().hex}", REFUNDED_MAIL, payment.booking_id, None, SYSTEM, facts
-                )
-                await mail_repo.add_message(conn, message, now)
-        log.info("payment refunded in full", payment=payment_id, reason=reason)
+            # A second payment of a paid booking: its guest has the booking, and no letter.
+            if booking.status not in CONFIRMED_ONES and decision.cause is not RefundCause.ALREADY_PAID:
+                await _tell_guest(conn, booking, refund, decision.cause, SYSTEM, now)
+        log.info("payment refunded in full", payment=payment_id, reason=decision.reason)
         return refund
 
     async def _standing(self, catalog: Catalog, booking_id: str, unreachable: bool) -> Settlement | None:
@@ -543,7 +554,10 @@ class Payments:
             return None
         latest = card[-1]
         if latest.status is PaymentStatus.REQUIRES_ACTION and latest.provider_id is not None:
-            stands = await self._card().read(latest.provider_id)
+            try:
+                stands = await self._card().read(latest.provider_id)
+            except ProviderUnavailable:
+                return _pending_unreachable(details)
             return Settlement(
                 SettlementState.ACTION_REQUIRED, "Your bank asks you to confirm the payment", details,
                 client_secret=stands.client_secret,
@@ -584,7 +598,17 @@ class Payments:
             return
         if payment is not None:
             catalog = (await self._catalogs.snapshot()).catalog
-            await self.settle_payment(catalog, payment)
+            try:
+                await self.settle_payment(catalog, payment)
+            except ProviderUnavailable as exc:
+                # Not noted as processed: Stripe delivers it again (it retries an answer that
+                # is not 2xx), and the sweep reads the payment meanwhile.
+                raise ServiceUnavailable(
+                    "Stripe cannot be reached to read the payment: deliver the event again later",
+                    retry_after=WEBHOOK_RETRY_SECONDS,
+                ) from exc
+            except ProviderRefused as exc:
+                log.warning("webhook's payment not read", payment=payment.id, reason=exc.message)
             for refund in await self._refunds_of(payment.id):
                 if refund.status in (RefundStatus.REQUESTED, RefundStatus.PENDING):
                     await self.push_refund(refund)
@@ -608,7 +632,8 @@ class Payments:
         for payment in payments:
             try:
                 await self._sweep_payment(catalog, payment, now)
-            except (ProviderUnavailable, ProviderRefused) as exc:
+            except (ProviderUnavailable, ProviderRefused, OctoError) as exc:
+                # The others are swept all the same; this one is looked at again next time.
                 log.warning("payment not settled by the sweep", payment=payment.id, reason=str(exc))
         for refund in refunds:
             await self.push_refund(refund)
@@ -617,15 +642,19 @@ class Payments:
     async def _sweep_payment(self, catalog: Catalog, payment: Payment, now: datetime) -> None:
         if payment.provider_id is None:
             if payment.created_at < now - UNSTARTED_AFTER:
-                await self._give_up(payment)
+                await self._give_up(catalog, payment)
             return
         await self.settle_payment(catalog, payment)
         async with self._db.transaction(write=False) as conn:
             stands = await payments_repo.get_payment(conn, payment.id)
             booking = await self._find(conn, payment.booking_id)
+            paid = bool(await self._claimed(conn, booking.id)) or booking.status in CONFIRMED_ONES
         assert stands is not None
-        if stands.status is PaymentStatus.FAILED or (stands.status in OPEN and booking.status in ENDED):
-            await self._give_up(stands)
+        # Nobody pays an open one of a booking whose hold ended or that another payment paid.
+        if stands.status is PaymentStatus.FAILED or (
+            stands.status in OPEN and (booking.status in ENDED or paid)
+        ):
+            await self._give_up(catalog, stands)
             await self.settle_payment(catalog, stands)
 
     # --- refunds -----------------------------------------------------------------------------
@@ -638,7 +667,7 @@ class Payments:
         async with self._db.transaction(write=True) as conn:
             booking = await self._find(conn, booking_uuid)
             booking = await self._locked(conn, booking.id)
-            refund = await self._add_refund(conn, booking, amount, reason, actor)
+            refund = await self._add_refund(conn, booking, amount, reason, actor, tell_guest=True)
         await self.push_refund(refund)
         return await self._refund_now(refund.id)
 
@@ -674,7 +703,11 @@ class Payments:
             )  # fmt: skip
             made = None
             if refund != 0 and await self._refundable(conn, booking.id) > 0:
-                made = await self._add_refund(conn, booking, refund, reason, actor)
+                # Staff's refund is told with its reason; the guest who cancelled is told by the
+                # cancellation's letter.
+                made = await self._add_refund(
+                    conn, booking, refund, reason, actor, tell_guest=actor is not None
+                )
             if actor is not None:
                 await audit_repo.record(
                     conn, actor, "booking.cancel",
@@ -687,24 +720,34 @@ class Payments:
             made = await self._refund_now(made.id)
         return details, made
 
-    async def _refundable(self, conn: DbConnection, booking_id: str) -> int:
-        paid = [
+    async def _claimed(self, conn: DbConnection, booking_id: str) -> list[Payment]:
+        """The booking's card payments that paid for it (one, but for a booking paid again)."""
+        return [
             p for p in await payments_repo.payments_for_booking(conn, booking_id)
             if p.provider != "desk" and p.outcome is Outcome.CLAIMED
         ]  # fmt: skip
+
+    async def _refundable(self, conn: DbConnection, booking_id: str) -> int:
+        paid = await self._claimed(conn, booking_id)
         refunds = await payments_repo.refunds_of(conn, [p.id for p in paid])
         given = sum(r.amount for r in refunds if r.status is not RefundStatus.FAILED)
         return sum(p.amount for p in paid) - given
 
     async def _add_refund(
-        self, conn: DbConnection, booking: Booking, amount: int | None, reason: str, actor: Actor | None
+        self,
+        conn: DbConnection,
+        booking: Booking,
+        amount: int | None,
+        reason: str,
+        actor: Actor | None,
+        *,
+        tell_guest: bool,
     ) -> Refund:
+        """A refund of the booking's card payment written in the ledger (and, `tell_guest`,
+        the guest's letter saying so and why), for the provider to be asked after the commit."""
         if not reason.strip():
             raise BadRequest("reason: say why the payment is refunded")
-        paid = [
-            p for p in await payments_repo.payments_for_booking(conn, booking.id)
-            if p.provider != "desk" and p.outcome is Outcome.CLAIMED
-        ]  # fmt: skip
+        paid = await self._claimed(conn, booking.id)
         if not paid:
             raise UnprocessableEntity(f"Booking {booking.supplier_reference} has no card payment to refund")
         payment = paid[-1]
@@ -719,6 +762,8 @@ class Payments:
             payment, wanted, reason.strip()[:500], actor.name if actor else GUEST, self._clock()
         )
         await payments_repo.add_refund(conn, refund)
+        if tell_guest and actor is not None:
+            await _tell_guest(conn, booking, refund, RefundCause.STAFF, actor.name, self._clock())
         if actor is not None:
             await audit_repo.record(
                 conn, actor, "payment.refund", _target(booking),
@@ -824,6 +869,20 @@ def _new_refund(payment: Payment, amount: int, reason: str, actor: str, now: dat
         amount=amount, currency=payment.currency, status=RefundStatus.REQUESTED, reason=reason[:500],
         actor=actor, failure_reason=None, created_at=now, updated_at=now,
     )  # fmt: skip
+
+
+async def _tell_guest(
+    conn: DbConnection, booking: Booking, refund: Refund, cause: RefundCause, actor: str, now: datetime
+) -> None:
+    """Queue the guest's letter of a refund, saying why (`cause`; staff's own words with it)."""
+    facts = {
+        "amount": refund.amount,
+        "currency": refund.currency,
+        "cause": cause.value,
+        "reason": refund.reason,
+    }
+    message = NewMessage(f"mail_{uuid.uuid4().hex}", REFUNDED_MAIL, booking.id, None, actor, facts)
+    await mail_repo.add_message(conn, message, now)
 
 
 def _target(booking: Booking) -> Target:
