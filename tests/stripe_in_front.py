@@ -42,21 +42,18 @@ class StripeInFront:
     # A request whose answer never comes back (`lose_answer`): the one of this number, counted
     # from the arming; `answer_lost` is set once Stripe has carried it out.
     losing: int | None = None
+    losing_on: str = ""  # only requests whose path ends so are counted
     requests: int = 0
     answer_lost: asyncio.Event = field(default_factory=asyncio.Event)
     _gone: asyncio.Event = field(default_factory=asyncio.Event)  # the lost answer's caller is
 
-    def lose_answer(self, request: int | None) -> asyncio.Event:
-        """Count requests from now; Stripe carries out the `request`-th, and its answer is
-        never sent (the caller crashed while it was on its way). None: lose none (and let go
-        of a connection whose answer was lost)."""
+    def lose_answer(self, request: int | None, on: str = "") -> asyncio.Event:
+        """Count requests from now (those whose path ends with `on`); Stripe carries out the
+        `request`-th, and its answer is never sent (the caller crashed while it was on its
+        way). None: lose none (and let go of a connection whose answer was lost)."""
         self._gone.set()
-        self.losing, self.requests, self.answer_lost, self._gone = (
-            request,
-            0,
-            asyncio.Event(),
-            asyncio.Event(),
-        )
+        self.losing, self.losing_on, self.requests = request, on, 0
+        self.answer_lost, self._gone = asyncio.Event(), asyncio.Event()
         return self.answer_lost
 
     def _as_they_stand(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +84,7 @@ class StripeInFront:
             self.made.append(body["id"])
             if self.new_refunds is not None:
                 self.refunds[body["id"]] = {"status": self.new_refunds}
-        self.requests += 1
+        self.requests += request.path.endswith(self.losing_on)
         if self.requests == self.losing:
             self.answer_lost.set()
             await self._gone.wait()
