@@ -398,4 +398,4 @@ def test_every_capture_ends_in_one_confirmation_or_one_full_refund(
         asyncio.run(_example(url, localstripe, steps))
     finally:
         if isinstance(test_database, PostgresDatabase):
-            asyncio.run(test_database.truncate())
+            asyncio.run(test_database.empty())
