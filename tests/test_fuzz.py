@@ -156,15 +156,23 @@ def excluded_checks(case: schemathesis.Case[Any]) -> list[Any]:
     """A query string carries text only: a type swapped into a text query parameter (false, an
     array) reaches Berth as text that parameter accepts, so the case is no negative data.
     Schemathesis allows for one such swap, not for several in one case
-    (`GET /octo/mappings?productId=false&productIds[]=false`)."""
+    (`GET /octo/mappings?productId=false&productIds[]=false`), nor for a negated `anyOf` that
+    came out as a list (`?resellerReference=a&resellerReference=b`)."""
     meta = case.meta
     if meta is None or meta.generation.mode is not GenerationMode.NEGATIVE:
         return EXCLUDED
     mutations = getattr(meta.phase.data, "mutations", ())
+    query = case.query or {}
     swapped_text = [
         m.parameter_location is ParameterLocation.QUERY
-        and m.operator is OperatorKind.CHANGE_TYPE
         and m.parameter in TEXT_QUERY_PARAMETERS
+        and (
+            m.operator is OperatorKind.CHANGE_TYPE
+            # A negated `anyOf` of text or null may come out as a list (the parameter sent
+            # twice) or another type: a type swap in effect. Text that breaks a length or
+            # pattern stays negative data.
+            or (m.operator is OperatorKind.NEGATE_CONSTRAINTS and not isinstance(query.get(m.parameter), str))
+        )
         for m in mutations
     ]
     return [*EXCLUDED, negative_data_rejection] if swapped_text and all(swapped_text) else EXCLUDED
