@@ -297,7 +297,9 @@ async def test_every_page_has_a_strict_policy_and_only_the_payment_page_loads_st
         checkout,
         "/shop/nope",
     ):
-        policy = (await client.get(path)).headers["content-security-policy"]
+        seen = await client.get(path)
+        assert "Test mode: no card is charged." in seen.text, path  # a fake Stripe's shop says so
+        policy = seen.headers["content-security-policy"]
         assert "script-src 'self';" in policy and localstripe.url not in policy, path
         assert (
             "default-src 'none'" in policy
