@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from berth.domain.bookings import CHANGEABLE
 from berth.domain.catalog import (
     Content,
     DurationUnit,
@@ -143,9 +144,12 @@ def free_cancellation_until(words: Words, details: BookingDetails, now: datetime
     return words.date_time(cutoff.astimezone(details.slot.start.tzinfo)) if now < cutoff else None
 
 
-def booking_cancellation_text(words: Words, details: BookingDetails, now: datetime) -> str:
+def booking_cancellation_text(words: Words, details: BookingDetails, now: datetime) -> str | None:
     """A booking's own terms, as its receipt states them: free until its departure's cutoff, or
-    not (the cutoff passed, or the booking is open-dated)."""
+    not (the cutoff passed, or the booking is open-dated); none once it is over (cancelled,
+    expired, used)."""
+    if details.booking.status not in CHANGEABLE:
+        return None
     until = free_cancellation_until(words, details, now)
     if until is None:
         return words("This booking cannot be cancelled free of charge.")
