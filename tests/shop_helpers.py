@@ -1,8 +1,8 @@
 """The web shop's test catalogue (every capability a guest meets: the booking tests' cruise,
 kayak trip and museum, the lunch cruise's extras, the coach tour's pickups, the sea kayak's
 questions, the bike hire's durations, the harbour cruise's boats, and a city pass, a package
-the shop does not offer), the shop opened on it, and
-what a guest's browser sends: the forms of its pages, with their hidden fields."""
+of the cruise, the museum and the kayak trip), the shop opened on it, and what a guest's
+browser sends: the forms of its pages, with their hidden fields, and the card it gives."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import httpx
 from berth.container import Services
 from berth.domain.catalog import Catalog
 from berth.domain.staff import COMMAND_LINE
+from berth.fake_stripe import FakeStripe
 from tests.bookings_helpers import booking_products
 from tests.builders import catalog, load
 from tests.extras_helpers import lunch_cruise
@@ -88,3 +89,25 @@ async def with_details(client: httpx.AsyncClient, checkout: str, **contact: str)
 def problems(html: str) -> list[str]:
     """The messages a page shows next to its fields."""
     return [unescape(m) for m in re.findall(r'<div class="problem"[^>]*>(?:<p>([^<]*)</p>)', html)]
+
+
+async def pay_with(
+    client: httpx.AsyncClient, checkout: str, localstripe: FakeStripe, number: str
+) -> dict[str, str]:
+    """What the payment page's script does: the card given to Stripe, then Berth asked to charge it."""
+    pay = await client.get(checkout + "/pay")
+    setup = re.search(r'data-setup="([^"]+)"', pay.text)
+    assert setup is not None, pay.text
+    secret = setup.group(1)
+    card = {"number": number, "exp_month": "12", "exp_year": "2034", "cvc": "123"}
+    async with httpx.AsyncClient() as stripe_js:
+        given = await stripe_js.post(
+            f"{localstripe.url}/v1/setup_intents/{secret.split('_secret_')[0]}/confirm",
+            json={"key": "pk_test_berth_localstripe", "client_secret": secret, "use_stripe_sdk": True,
+                  "payment_method_data": {"type": "card", "card": card}},
+        )  # fmt: skip
+    assert given.status_code == 200, given.text
+    charged = await client.post(checkout + "/charge", data={"csrf": hidden_fields(pay.text)["csrf"]})
+    assert charged.headers["content-type"] == "application/json"
+    answer: dict[str, str] = charged.json()
+    return answer

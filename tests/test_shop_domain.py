@@ -30,6 +30,7 @@ from berth.domain.shop_party import (
     choice_problems,
     contact_problems,
     extra_bounds,
+    include_problems,
     party_problems,
     pieces_per_item,
     required_contact,
@@ -37,6 +38,11 @@ from berth.domain.shop_party import (
 )
 from berth.domain.shop_prices import Amount, from_price, lowest_on, month_weeks, party_price
 from berth.http.shop.rendering import content_security_policy
+from berth.http.shop.wording import problem_text
+from berth.translations import Words
+from tests.bookings_helpers import booking_products
+from tests.builders import catalog, included
+from tests.packages_helpers import city_pass
 from tests.pickups_helpers import STATION
 from tests.questions_helpers import BORN, NOTES, SWIM, WAIVER
 from tests.shop_helpers import shop_catalog
@@ -124,11 +130,11 @@ def test_the_details_the_shop_asks_and_their_refusals() -> None:
     kayak = product("sunset-kayak")
     asked = [f.value for f in required_contact(kayak.default_option, ["paddler"])]
     assert asked == ["firstName", "lastName", "emailAddress", "phoneNumber"]
-    option = CRUISE.default_option
+    required = required_contact(CRUISE.default_option, ["adult"])
     full = {"firstName": "Ada", "lastName": "Lovelace", "emailAddress": "ada@example.com"}
-    assert contact_problems(option, ["adult"], full, email_ok=True, accepted=True) == []
+    assert contact_problems(required, full, email_ok=True, accepted=True) == []
     refused = contact_problems(
-        option, ["adult"], {**full, "lastName": " ", "firstName": "A" * 201}, email_ok=False, accepted=False
+        required, {**full, "lastName": " ", "firstName": "A" * 201}, email_ok=False, accepted=False
     )
     assert rules(refused) == [
         (Rule.CONTACT_TOO_LONG, "firstName"),
@@ -200,3 +206,31 @@ def test_calendar_weeks_and_the_prices_shown_before_a_hold() -> None:
     day_price = party_price(BIKES, bikes, {"bike": 1}, DAY, BIKES.currency or "", None)
     rental = party_price(BIKES, bikes, {"bike": 1}, DAY, BIKES.currency or "", shortest)
     assert day_price is not None and rental is not None and rental.minor < day_price.minor
+
+
+def test_a_packages_includes_chosen_against_its_rules_are_each_said() -> None:
+    """octo/packages' rules in the shop: a required include without its time, more optional
+    includes than their group's count, an include that cannot take a unit of the party."""
+    document = city_pass()
+    extras = document["options"][0]["packageIncludes"][1]["includes"]
+    extras.append(included("museum-again", "tower-of-stories", required=False, availabilityRequired=True))
+    found = catalog(*booking_products(), document)
+    city = found.product("harbour-city-pass")
+    assert city is not None
+    option = city.default_option
+    chosen = {"museum": "m", "kayak": "k", "museum-again": "m"}
+    problems = include_problems(found, option, {"adult": 1, "child": 1}, chosen)
+    assert rules(problems) == [
+        (Rule.INCLUDE_REQUIRED, "include-cruise"),
+        (Rule.INCLUDE_NOT_FOR_PARTY, "include-kayak"),
+        (Rule.GROUP_TOO_MANY, "group-extras"),
+    ]
+    names = {"cruise": "Thames cruise", "kayak": "Sunset kayak", "child": "Child", "extras": "Optional extra"}
+    for language, said in (
+        ("en", ["Thames cruise: choose a time.", "Sunset kayak cannot be booked for Child.",
+                "Optional extra: choose at most 1."]),
+        ("de", ["Thames cruise: Bitte wählen Sie eine Zeit.", "Sunset kayak ist für Child nicht buchbar.",
+                "Optional extra: Wählen Sie höchstens 1."]),
+    ):  # fmt: skip
+        assert [problem_text(Words(language), p, lambda key: names.get(key, key)) for p in problems] == said
+    assert include_problems(found, option, {"adult": 2}, {"cruise": "c", "museum": "m", "kayak": "k"}) == []

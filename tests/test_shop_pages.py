@@ -31,6 +31,7 @@ from tests.shop_helpers import (
     hidden_fields,
     hold,
     open_shop,
+    pay_with,
     problems,
     with_details,
 )
@@ -316,28 +317,6 @@ async def test_every_page_has_a_strict_policy_and_only_the_payment_page_loads_st
     assert "Test mode: no card is charged." in pay.text and "Pay €50.00" in pay.text
 
 
-async def pay_with(
-    client: httpx.AsyncClient, checkout: str, localstripe: FakeStripe, number: str
-) -> dict[str, str]:
-    """What the payment page's script does: the card given to Stripe, then Berth asked to charge it."""
-    pay = await client.get(checkout + "/pay")
-    setup = re.search(r'data-setup="([^"]+)"', pay.text)
-    assert setup is not None, pay.text
-    secret = setup.group(1)
-    card = {"number": number, "exp_month": "12", "exp_year": "2034", "cvc": "123"}
-    async with httpx.AsyncClient() as stripe_js:
-        given = await stripe_js.post(
-            f"{localstripe.url}/v1/setup_intents/{secret.split('_secret_')[0]}/confirm",
-            json={"key": "pk_test_berth_localstripe", "client_secret": secret, "use_stripe_sdk": True,
-                  "payment_method_data": {"type": "card", "card": card}},
-        )  # fmt: skip
-    assert given.status_code == 200, given.text
-    charged = await client.post(checkout + "/charge", data={"csrf": hidden_fields(pay.text)["csrf"]})
-    assert charged.headers["content-type"] == "application/json"
-    answer: dict[str, str] = charged.json()
-    return answer
-
-
 async def paid_booking(client: httpx.AsyncClient, localstripe: FakeStripe) -> str:
     checkout = await held(client)
     await with_details(client, checkout)
@@ -502,8 +481,3 @@ async def test_opening_hours_rentals_and_a_choice_of_boat(client: httpx.AsyncCli
     assert seated.status_code == 303, problems(seated.text)
     nowhere = await hold(client, "harbour-cruise", form={"resource-boats": "no-such-boat"}, adult=2)
     assert nowhere.status_code == 409 and "Sorry" in nowhere.text
-
-
-async def test_a_package_is_not_offered(client: httpx.AsyncClient) -> None:
-    assert "harbour-city-pass" not in (await client.get("/shop")).text
-    assert (await client.get("/shop/harbour-city-pass")).status_code == 404

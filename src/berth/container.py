@@ -145,14 +145,14 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     provider = _card_provider(settings)
     tickets = TicketDocuments(TicketService(database, catalog, loader), settings.ticket_paper, passes)
     # Groupings in the order they claim reservations: a package, else an order.
-    packages = PackageBookings(database, steps, bookings)
+    packages = PackageBookings(database, clock, steps, bookings)
     bookings.add_grouping(packages)
     steps.add_companions(packages)
     bookings.add_grouping(orders)
     connections = ConnectionService(database, clock, box, settings.auth_cache_seconds)
     contracts = ContractService(database, clock, connections, catalog, allotments)
     contracts.observer = fanout
-    shop = ShopService(database, settings, clock, catalog, connections, contracts, bookings)
+    shop = ShopService(database, settings, clock, catalog, connections, contracts, bookings, packages)
     mail.links = shop
     return Services(
         settings=settings,

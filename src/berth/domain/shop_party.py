@@ -1,5 +1,6 @@
-"""What a guest chooses in the shop (the party, extras, pickup, answers) and every rule it must
-meet, the booking core's own (OCTO's unit rules, octo/extras, octo/pickups, octo/questions),
+"""What a guest chooses in the shop (the party, extras, pickup, answers, a package's includes)
+and every rule it must meet, the booking core's own (OCTO's unit rules, octo/extras,
+octo/pickups, octo/questions, octo/packages),
 found all at once so that the form can say each one next to its field. The core checks them
 again when the hold is placed; here they are only put in a guest's terms (`Rule`, worded by
 the shop's pages)."""
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from berth.domain.catalog import ContactField, Option, Product
+from berth.domain.catalog import Catalog, ContactField, Option, Product, include_unit
 from berth.domain.catalog.model import Extra, Question
 from berth.domain.questions import AnswerProblem, answer_problem, booking_questions, unit_questions
 
@@ -39,6 +40,9 @@ class Rule(StrEnum):
     CONTACT_TOO_LONG = "contact too long"
     EMAIL_INVALID = "email invalid"
     TERMS = "terms"
+    INCLUDE_REQUIRED = "include required"  # a package's required include, with no time chosen
+    INCLUDE_NOT_FOR_PARTY = "include not for party"  # an include that cannot book a unit of the party
+    GROUP_TOO_MANY = "group too many"  # more includes of a group than its count
 
 
 ANSWER_RULES = {
@@ -51,7 +55,7 @@ ANSWER_RULES = {
 @dataclass(frozen=True)
 class Problem:
     """A rule the guest's choice breaks, at the form field `at`, with what its words name
-    (`count`, `unit`, `others`, `extra`, `question`, `most`)."""
+    (`count`, `unit`, `others`, `extra`, `question`, `most`, `include`, `group`)."""
 
     rule: Rule
     at: str
@@ -111,6 +115,39 @@ def party_problems(option: Option, units: Mapping[str, int]) -> list[Problem]:
         if count and r.accompanied_by and not any(counts.get(other) for other in r.accompanied_by):
             others = ",".join(r.accompanied_by)
             found.append(Problem(Rule.UNACCOMPANIED, f"unit-{unit.id}", {"unit": unit.id, "others": others}))
+    return found
+
+
+def include_problems(
+    catalog: Catalog, option: Option, units: Mapping[str, int], chosen: Mapping[str, str]
+) -> list[Problem]:
+    """octo/packages' rules for the includes `chosen` (include id -> its availability id, "" for
+    one that names none): every required include, an availability for each that needs one, at
+    most `count` of a group, and each unit of the party bookable on each include."""
+    found = []
+    for group in option.package_includes:
+        for include in group.includes:
+            field_name = f"include-{include.id}"
+            if include.id not in chosen:
+                if include.required:
+                    found.append(Problem(Rule.INCLUDE_REQUIRED, field_name, {"include": include.id}))
+                continue
+            if include.availability_required and not chosen[include.id]:
+                found.append(Problem(Rule.INCLUDE_REQUIRED, field_name, {"include": include.id}))
+            product = catalog.product(include.product_id)
+            included = product.option(include.option_id) if product is not None else None
+            for unit in option.units:
+                if units.get(unit.id) and (included is None or include_unit(included, unit) is None):
+                    found.append(
+                        Problem(
+                            Rule.INCLUDE_NOT_FOR_PARTY, field_name, {"include": include.id, "unit": unit.id}
+                        )
+                    )
+        picked = sum(1 for include in group.includes if include.id in chosen)
+        if group.count is not None and picked > group.count:
+            found.append(
+                Problem(Rule.GROUP_TOO_MANY, f"group-{group.id}", {"group": group.id, "count": group.count})
+            )
     return found
 
 
@@ -224,11 +261,10 @@ def required_contact(option: Option, unit_ids: Sequence[str]) -> list[ContactFie
 
 
 def contact_problems(
-    option: Option, unit_ids: Sequence[str], values: Mapping[str, str], *, email_ok: bool, accepted: bool
+    required: Sequence[ContactField], values: Mapping[str, str], *, email_ok: bool, accepted: bool
 ) -> list[Problem]:
-    """What the guest's details lack: a required one left empty, one too long, an email address
-    mail cannot be sent to (`email_ok`), the terms not accepted."""
-    required = required_contact(option, unit_ids)
+    """What the guest's details lack: a `required` one left empty, one too long, an email
+    address mail cannot be sent to (`email_ok`), the terms not accepted."""
     found = []
     for contact_field in CONTACT_FIELDS:
         value = values.get(contact_field.value, "").strip()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 from berth.domain.bookings import Booking, Contact
 from berth.domain.catalog import Catalog, Product
@@ -95,16 +96,24 @@ class Shop:
 
     @property
     def products(self) -> list[Product]:
-        """What the shop offers: its contract's products but packages (octo/packages), whose
-        included bookings' departures its pages do not ask for yet."""
-        return [p for p in self.catalog.products if not p.is_package]
+        """What the shop offers: its contract's products (packages too)."""
+        return list(self.catalog.products)
 
     def product(self, product_id: str) -> Product:
         """A product the shop offers (INVALID_PRODUCT_ID for any other)."""
         found = self.catalog.product(product_id)
-        if found is None or found.is_package:
+        if found is None:
             raise InvalidProductId(product_id, self.catalog.unsold)
         return found
+
+
+class PackageContacts(Protocol):
+    """octo/packages' booking service: a package booking's contact changes with its included
+    bookings' (a reseller's update of a package booking is refused)."""
+
+    async def set_contact(
+        self, catalog: Catalog, connection_id: str, uuid: str, contact: Contact
+    ) -> BookingDetails: ...
 
 
 class ShopService:
@@ -117,6 +126,7 @@ class ShopService:
         connections: ConnectionService,
         contracts: ContractService,
         bookings: ResellerBookings,
+        packages: PackageContacts,
     ) -> None:
         self._db = database
         self._settings = settings
@@ -125,6 +135,7 @@ class ShopService:
         self._connections = connections
         self._contracts = contracts
         self._bookings = bookings
+        self._packages = packages
         self._channel: tuple[float, Connection | None] | None = None
         secret = settings.secret_key.get_secret_value() if settings.secret_key else DEVELOPMENT_SECRET_KEY
         previous = (
@@ -238,7 +249,12 @@ class ShopService:
 
     async def set_contact(self, shop: Shop, details: BookingDetails, contact: Contact) -> BookingDetails:
         """The guest's details on their booking (a hold before payment, or a confirmed booking
-        from its manage link), through the booking core."""
+        from its manage link), through the booking core; a package's on its included bookings
+        too."""
+        if details.package_bookings:
+            return await self._packages.set_contact(
+                shop.catalog, shop.connection.id, details.booking.uuid, contact
+            )
         return await self._bookings.update(
             shop.catalog, shop.connection.id, details.booking.uuid,
             UpdateInput(contact=contact, sent=frozenset({"contact"})),

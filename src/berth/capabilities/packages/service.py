@@ -5,7 +5,9 @@ An included booking is an ordinary booking row (so availability stays derived fr
 linked to its package booking by `package_booking_id`; it holds places on its own slot. The
 package booking is the handle: confirm, extend and cancel act on it and on every included
 booking, or on none of them; an included booking cannot be confirmed, extended, updated or
-cancelled on its own.
+cancelled on its own. A package booking's contact changes with its included bookings'
+(`set_contact`, the web shop's details); any other change of it is refused (cancel and book
+again).
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError
 
-from berth.domain.bookings import Booking
+from berth.domain.bookings import Booking, BookingStatus, Contact, as_of
 from berth.domain.catalog import Catalog, Option, PackageInclude, Product, include_unit
 from berth.domain.errors import (
     BadRequest,
     InvalidAvailabilityId,
+    InvalidBookingUuid,
     OctoError,
     UnprocessableEntity,
 )
 from berth.read_models.bookings import BookingDetails
-from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput
+from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput, UpdateInput
 from berth.services.bookings.reseller import ResellerBookings
 from berth.services.bookings.steps import BookingSteps, PreparedBooking
+from berth.services.clock import Clock
 from berth.store import bookings_repo
 from berth.store.database import Database, DbConnection
 
@@ -51,8 +55,11 @@ def _unchosen(product: Product, option: Option, required: list[str]) -> str:
 class PackageBookings:
     """The grouping of octo/packages: a package booking and its included bookings."""
 
-    def __init__(self, database: Database, steps: BookingSteps, bookings: ResellerBookings) -> None:
+    def __init__(
+        self, database: Database, clock: Clock, steps: BookingSteps, bookings: ResellerBookings
+    ) -> None:
         self._db = database
+        self._clock = clock
         self._steps = steps
         self._bookings = bookings
 
@@ -192,6 +199,27 @@ class PackageBookings:
             return await self._bookings.repeated(catalog, prepared[0])
         async with self._db.transaction(write=False) as conn:
             return await self._steps.loader.one(conn, catalog, package)
+
+    async def set_contact(
+        self, catalog: Catalog, connection_id: str, uuid: str, contact: Contact
+    ) -> BookingDetails:
+        """The lead guest's details on a package booking and on each of its live included
+        bookings, in one transaction (what the contact of a booking may be, and until when it
+        may change, as for any booking's update)."""
+        now = self._clock()
+        data = UpdateInput(contact=contact, sent=frozenset({"contact"}))
+        async with self._db.transaction(write=True) as conn:
+            found = await bookings_repo.get_by_uuid(conn, connection_id, uuid)
+            if found is None or found.package_booking_id is not None:
+                raise InvalidBookingUuid(uuid)
+            booking = as_of(await self._steps.lock_in(conn, found), now)
+            members = await bookings_repo.package_members(conn, [booking.id], lock=True)
+            updated = await self._steps.change_in(conn, catalog, booking, data, now)
+            for member in members:
+                member = as_of(member, now)
+                if member.status not in (BookingStatus.CANCELLED, BookingStatus.EXPIRED):
+                    await self._steps.change_in(conn, catalog, member, data, now)
+            return await self._steps.loader.one(conn, catalog, updated)
 
     # --- confirm, extend, cancel, update ----------------------------------------------------
 

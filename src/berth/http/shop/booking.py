@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -29,6 +29,7 @@ from berth.domain.shop_party import (
     answer_field,
     choice_problems,
     extra_bounds,
+    include_problems,
     party_problems,
     pieces_per_item,
     unit_items,
@@ -38,6 +39,7 @@ from berth.http.client_address import client_of
 from berth.http.context import current_services
 from berth.http.shop.catalog import party_messages
 from berth.http.shop.errors import ShopRoute
+from berth.http.shop.packages import chosen_parts, include_names, package_bookings
 from berth.http.shop.rendering import page, redirect, shop_words
 from berth.http.shop.resources import Boats, boats
 from berth.http.shop.selection import Params, Selection, select, viewer
@@ -48,8 +50,10 @@ from berth.read_models.availability import SlotAvailability
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.services.shop import Holder, HoldRefused, Shop
+from berth.translations import N_
 
 router = APIRouter(route_class=ShopRoute, include_in_schema=False)
+CHOOSE_INCLUDES = N_("Choose what your package includes")
 
 
 @dataclass(frozen=True)
@@ -203,6 +207,7 @@ async def _form_page(
         option_name=option_title(product, option, words) if len(product.options) > 1 else None,
         day=day, time=slot_time(words, slot, departure.rental), slot_id=slot.id,
         party=[(names[u.id], selection.units[u.id]) for u in option.units if selection.units.get(u.id)],
+        included=chosen_parts(shop, selection, words) if product.is_package else [],
         price=party_price(product, option, selection.units, day, selection.currency, selection.rental),
         hold=hold or str(uuidlib.uuid4()), choice=choice, chosen_resources=resources or {},
         extras=extras, points=points, booking_asked=booking_asked, asked_items=asked_items,
@@ -232,7 +237,27 @@ async def booking_form(
         return page(request, me, "error.html", words=words, status_code=400, heading="Choose your party first",
                     message=" ".join(party_messages(selection, problems, words)), supplier=shop.catalog.supplier)  # fmt: skip
     departure = await _departure(svc, shop, selection, slot_id)
-    return await _form_page(request, me, svc, shop, selection, departure)
+    return _includes_refused(request, me, shop, selection, departure) or await _form_page(
+        request, me, svc, shop, selection, departure
+    )
+
+
+def _includes_refused(request: Request, me: Guest, shop: Shop, selection: Selection, departure: SlotAvailability
+                      ) -> Response | None:  # fmt: skip
+    """A package's includes chosen against its rules (none chosen for a required one, too many
+    of a group): the page saying which, with the way back to the day's choices."""
+    if not selection.product.is_package:
+        return None
+    problems = include_problems(shop.catalog, selection.option, selection.units, selection.includes)
+    if not problems:
+        return None
+    words = shop_words(me, shop.snapshot.languages)
+    name = include_names(shop.catalog, selection.product, selection.option, words)
+    return page(
+        request, me, "error.html", words=words, status_code=400, heading=CHOOSE_INCLUDES,
+        message=" ".join(problem_text(words, p, name) for p in problems), supplier=shop.catalog.supplier,
+        back=f"/shop/{selection.product.id}/{departure.slot.local_date.isoformat()}?{selection.query()}",
+    )  # fmt: skip
 
 
 @router.post("/shop/{product_id}/book")
@@ -255,16 +280,21 @@ async def hold_places(
         return await _form_page(
             request, me, svc, shop, selection, departure, status_code=400, problems=problems, **context
         )
+    wrong = _includes_refused(request, me, shop, selection, departure)
+    if wrong is not None:
+        return wrong
     words = shop_words(me, shop.snapshot.languages)
     holder = Holder(me.session_hash, client_of(request.scope, svc.settings), me.language)
+    wanted = reservation(selection, slot_id, hold, choice, resources, me.language)
+    if selection.product.is_package:
+        wanted = replace(wanted, package_bookings=package_bookings(selection))
     try:
-        held = await svc.shop.hold(
-            shop, reservation(selection, slot_id, hold, choice, resources, me.language), holder
-        )
+        held = await svc.shop.hold(shop, wanted, holder)
     except HoldRefused as refused:
         return await _form_page(request, me, svc, shop, selection, departure, status_code=429,
                                 refusal=words(REFUSALS[refused.refusal]), **context)  # fmt: skip
     except OctoError as exc:
+        name = include_names(shop.catalog, selection.product, selection.option, words)
         return await _form_page(request, me, svc, shop, selection, departure, status_code=409,
-                                refusal=refused_text(words, exc), **context)  # fmt: skip
+                                refusal=refused_text(words, exc, name), **context)  # fmt: skip
     return redirect(f"/shop/checkout/{held.booking.uuid}", me)

@@ -4,6 +4,7 @@ price."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -16,6 +17,7 @@ from berth.domain.shop_party import Problem, most_of, party_problems
 from berth.domain.shop_prices import Amount, from_price, lowest_on, month_weeks, party_price
 from berth.http.context import current_services
 from berth.http.shop.errors import ShopRoute
+from berth.http.shop.packages import package_contents, package_day, package_days
 from berth.http.shop.rendering import page, shop_words
 from berth.http.shop.selection import Selection, default_party, select, viewer
 from berth.http.shop.session import Guest, guest
@@ -29,6 +31,7 @@ from berth.http.shop.views import (
     unit_title,
 )
 from berth.http.shop.wording import problem_text
+from berth.read_models.availability import CalendarDay, SlotAvailability
 from berth.services.availability import AvailabilityQuery, today_in
 from berth.translations import Words
 
@@ -126,7 +129,10 @@ async def product_page(
         product.id, option.id, local_date_start=max(first, today), local_date_end=last,
         rental_duration_id=selection.rental.id if selection.rental else None,
     )  # fmt: skip
-    days = {d.local_date: d for d in await svc.availability.calendar(shop.catalog, query, viewer(shop))}
+    days: Mapping[date, CalendarDay | SlotAvailability] = (
+        await package_days(svc, shop, query) if product.is_package  # its includes' room too
+        else {d.local_date: d for d in await svc.availability.calendar(shop.catalog, query, viewer(shop))}
+    )  # fmt: skip
     weeks = []
     for week in month_weeks(first.year, first.month):
         cells: list[CalendarCell | None] = []
@@ -154,6 +160,7 @@ async def product_page(
         month=words.month(first), weeks=weeks, weekdays=[words.weekday(d) for d in month_weeks(2024, 1)[1] if d],
         month_query=lambda month: selection.query(month=f"{month:%Y-%m}"),
         previous=previous, following=following,
+        package=package_contents(shop.catalog, option, words) if product.is_package else None,
         supplier=shop.catalog.supplier,
     )  # fmt: skip
 
@@ -222,11 +229,12 @@ async def day_page(
             )
         )
     return page(
-        request, me, "day.html", words=words,
+        request, me, "package_day.html" if product.is_package else "day.html", words=words,
         status_code=400 if problems else 200,
         product=product, option=option, selection=selection, day=day, text=product_text(product, words, option),
         option_name=option_title(product, option, words) if len(product.options) > 1 else None,
         rental=selection.rental.title if selection.rental else None,
         units=_units_form(selection, day, words), problems=party_messages(selection, problems, words),
         departures=departures, supplier=shop.catalog.supplier,
+        package=await package_day(svc, shop, selection, day, words, found) if product.is_package else None,
     )  # fmt: skip

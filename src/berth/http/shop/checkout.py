@@ -5,6 +5,7 @@ page is the session's own booking's (another browser's is not found)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -71,6 +72,34 @@ def contact_fields(
     ]
 
 
+def required_details(details: BookingDetails) -> list[ContactField]:
+    """The details the guest gives for the booking: its option's and units', and those of each
+    booking a package includes (their confirmation asks for them too)."""
+    wanted: set[ContactField] = set()
+    for each in (details, *details.package_bookings):
+        wanted |= set(required_contact(each.option, [item.unit_id for item in each.booking.unit_items]))
+    return [f for f in CONTACT_FIELDS if f in wanted]
+
+
+@dataclass(frozen=True)
+class Included:
+    """A booking the package includes, as the guest's pages show it."""
+
+    title: str
+    when: str
+    status: BookingStatus
+    tickets: list[tuple[str, str]]
+
+
+def included(details: BookingDetails, words: Words) -> list[Included]:
+    found = []
+    for each in details.package_bookings:
+        title = product_text(each.product, words, each.option).title
+        tickets = ticket_links(each, words) if each.booking.status in PAID else []
+        found.append(Included(title, when_text(words, each), each.booking.status, tickets))
+    return found
+
+
 def checkout_url(details: BookingDetails, step: str = "") -> str:
     return f"/shop/checkout/{details.booking.uuid}" + (f"/{step}" if step else "")
 
@@ -86,6 +115,7 @@ def booking_context(details: BookingDetails, words: Words, now: datetime) -> dic
         "when": when_text(words, details),
         "summary": summary(details, words),
         "cancellation": booking_cancellation_text(words, details, now),
+        "included": included(details, words),
     }
 
 
@@ -108,8 +138,8 @@ async def _details_page(
     values: dict[str, str] | None = None, problems: list[Problem] | None = None, accepted: bool = False,
 ) -> Response:  # fmt: skip
     words = shop_words(me, shop.snapshot.languages)
-    option, booking = details.option, details.booking
-    required = required_contact(option, [item.unit_id for item in booking.unit_items])
+    booking = details.booking
+    required = required_details(details)
     values = (
         values
         if values is not None
@@ -151,8 +181,9 @@ async def save_details(
     values = {f.value: str(form.get(f.value, "")).strip() for f in CONTACT_FIELDS}
     accepted = form.get("terms") == "yes"
     email, _ = mail_address(values["emailAddress"]) if values["emailAddress"] else (None, None)
-    units = [item.unit_id for item in details.booking.unit_items]
-    problems = contact_problems(details.option, units, values, email_ok=email is not None, accepted=accepted)
+    problems = contact_problems(
+        required_details(details), values, email_ok=email is not None, accepted=accepted
+    )
     if problems:
         return await _details_page(
             request, me, shop, details, status_code=400, values=values, problems=problems, accepted=accepted

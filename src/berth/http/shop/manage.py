@@ -12,9 +12,9 @@ from berth.container import Services
 from berth.delivery.mail.compose import mail_address
 from berth.domain.bookings import BookingStatus, Contact
 from berth.domain.errors import OctoError
-from berth.domain.shop_party import CONTACT_FIELDS, Problem, contact_problems, required_contact
+from berth.domain.shop_party import CONTACT_FIELDS, Problem, contact_problems
 from berth.http.context import current_services
-from berth.http.shop.checkout import PAID, booking_context, contact_fields, ticket_links
+from berth.http.shop.checkout import PAID, booking_context, contact_fields, required_details, ticket_links
 from berth.http.shop.errors import ShopRoute
 from berth.http.shop.rendering import page, redirect, shop_words
 from berth.http.shop.session import Guest, guest, guest_form
@@ -42,7 +42,7 @@ async def _manage_page(
 ) -> Response:  # fmt: skip
     words = shop_words(me, shop.snapshot.languages)
     booking = details.booking
-    required = required_contact(details.option, [item.unit_id for item in booking.unit_items])
+    required = required_details(details)
     values = (
         values
         if values is not None
@@ -80,8 +80,7 @@ async def change_contact(
     form = await request.form()
     values = {f.value: str(form.get(f.value, "")).strip() for f in CONTACT_FIELDS}
     email, _ = mail_address(values["emailAddress"]) if values["emailAddress"] else (None, None)
-    units = [item.unit_id for item in details.booking.unit_items]
-    problems = contact_problems(details.option, units, values, email_ok=email is not None, accepted=True)
+    problems = contact_problems(required_details(details), values, email_ok=email is not None, accepted=True)
     if problems:
         return await _manage_page(
             request, me, shop, details, token, status_code=400, values=values, problems=problems

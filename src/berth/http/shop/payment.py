@@ -14,10 +14,9 @@ from starlette.responses import Response
 from berth.container import Services
 from berth.domain.bookings import BookingStatus
 from berth.domain.errors import OctoError
-from berth.domain.shop_party import required_contact
 from berth.http.context import current_services
 from berth.http.responses import json_response
-from berth.http.shop.checkout import PAID, booking_context, checkout_url, held_until
+from berth.http.shop.checkout import PAID, booking_context, checkout_url, held_until, required_details
 from berth.http.shop.errors import ShopRoute
 from berth.http.shop.rendering import headers, page, redirect, shop_words
 from berth.http.shop.session import Guest, guest, guest_form
@@ -43,8 +42,7 @@ STRIPE_LOCALES = {"en": "en", "de": "de"}
 
 def _details_complete(details: BookingDetails) -> bool:
     contact = details.booking.contact
-    units = [item.unit_id for item in details.booking.unit_items]
-    return all(contact.has(f) for f in required_contact(details.option, units))
+    return all(contact.has(f) for f in required_details(details))
 
 
 def _card(checkout: Checkout) -> dict[str, Any]:

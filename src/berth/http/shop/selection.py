@@ -1,5 +1,6 @@
 """What a guest has chosen so far, carried from page to page in the address: the product, its
-option, a rental's duration, and the party (`unit-<id>=<count>`)."""
+option, a rental's duration, the party (`unit-<id>=<count>`) and, for a package, the
+departure of each include chosen (`include-<id>=<availability id>`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from berth.services.allotments import Viewer
 from berth.services.shop import Shop
 
 UNIT_PREFIX = "unit-"
+INCLUDE_PREFIX = "include-"
+CHOSEN = "yes"  # an include chosen that names no availability
 # A page's address or a form sent: what a selection is read from.
 Params = ImmutableMultiDict[str, Any]
 
@@ -28,6 +31,8 @@ class Selection:
     option: Option
     rental: RentalDuration | None
     units: Mapping[str, int] = field(default_factory=dict)
+    # A package's includes chosen: include id -> its availability id ("" for one without).
+    includes: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def currency(self) -> str:
@@ -39,6 +44,7 @@ class Selection:
         if self.rental is not None:
             found.append(("duration", self.rental.id))
         found += [(UNIT_PREFIX + unit_id, str(count)) for unit_id, count in self.units.items() if count > 0]
+        found += [(INCLUDE_PREFIX + include_id, slot or CHOSEN) for include_id, slot in self.includes.items()]
         return found + list(extra.items())
 
     def query(self, **extra: str) -> str:
@@ -63,6 +69,20 @@ def units_of(option: Option, params: Params) -> dict[str, int]:
     return found
 
 
+def includes_of(option: Option, params: Params) -> dict[str, str]:
+    """A package's includes the address (or form) chooses: known includes only, each with the
+    availability named (checked when the places are held), or "" for one that names none
+    (`include-<id>=yes`). An include left empty is not chosen."""
+    found = {}
+    for include in option.includes:
+        value = str(params.get(INCLUDE_PREFIX + include.id, ""))[:100]
+        if include.availability_required and value:
+            found[include.id] = value
+        elif not include.availability_required and value == CHOSEN:
+            found[include.id] = ""
+    return found
+
+
 def default_party(option: Option) -> dict[str, int]:
     """The party a day's page starts with: the option's fewest guests of its first unit."""
     first = option.units[0]
@@ -79,7 +99,7 @@ def select(shop: Shop, product_id: str, params: Params) -> Selection:
         raise InvalidOptionId(option_id, product.id)
     duration_id = str(params.get("duration", ""))
     rental = (option.rental_duration(duration_id) if duration_id else None) or option.default_rental_duration
-    return Selection(product, option, rental, units_of(option, params))
+    return Selection(product, option, rental, units_of(option, params), includes_of(option, params))
 
 
 def viewer(shop: Shop) -> Viewer:

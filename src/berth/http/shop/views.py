@@ -140,7 +140,12 @@ def free_cancellation_until(words: Words, details: BookingDetails, now: datetime
     (a hold is always released freely, but once paid follows the cutoff)."""
     if details.slot is None or not details.cancellable:
         return None
-    cutoff = cancellation_cutoff(details.option, details.slot)
+    # A package is cancellable until the first cutoff of it and its included bookings.
+    cutoff = min(
+        cancellation_cutoff(each.option, each.slot)
+        for each in (details, *details.package_bookings)
+        if each.slot is not None
+    )
     return words.date_time(cutoff.astimezone(details.slot.start.tzinfo)) if now < cutoff else None
 
 

@@ -4,6 +4,7 @@ choice breaks (`berth.domain.shop_party`), each refusal of the booking core in a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from berth.domain.errors import OctoError
@@ -30,6 +31,9 @@ RULES = {
     Rule.CONTACT_TOO_LONG: N_("Please use at most {most} characters."),
     Rule.EMAIL_INVALID: N_("This is not an email address we can send your tickets to."),
     Rule.TERMS: N_("Please accept the booking terms to go on."),
+    Rule.INCLUDE_REQUIRED: N_("{include}: choose a time."),
+    Rule.INCLUDE_NOT_FOR_PARTY: N_("{include} cannot be booked for {unit}."),
+    Rule.GROUP_TOO_MANY: N_("{group}: choose at most {count}."),
 }
 
 REFUSALS = {
@@ -56,12 +60,18 @@ NO_ROOM_THERE = N_(
     "Sorry, there is no room for your party where you chose. Choose another, or let us choose for you."
 )
 NOT_HELD = N_("Sorry, these places could not be held as chosen. Please check your choices and try again.")
+# What the booking core may refuse of a package's include (octo/packages), which it names.
+INCLUDE_SOLD_OUT = N_("Sorry, {include} has just sold out at the time you chose. Please choose another time.")
+INCLUDE_GONE = N_("Sorry, {include} can no longer be booked at the time you chose. Please choose another.")
+INCLUDE_NOT_HELD = N_("Sorry, {include} could not be booked with your choices. Please choose again.")
+# The core's messages name the include a refusal is about (`capabilities/packages/service.py`).
+INCLUDE_NAMED = re.compile(r"packageBookings include '([^']+)'")
 
 
 def problem_text(words: Words, problem: Problem, name: Callable[[str], str]) -> str:
     """The rule broken, in words; `name` gives a unit's, an extra's or a question's title by id."""
     values: dict[str, object] = dict(problem.values)
-    for key in ("unit", "extra", "question"):
+    for key in ("unit", "extra", "question", "include", "group"):
         if key in values:
             values[key] = name(str(values[key]))
     if "others" in values:
@@ -69,8 +79,17 @@ def problem_text(words: Words, problem: Problem, name: Callable[[str], str]) -> 
     return words(RULES[problem.rule], **values)
 
 
-def refused_text(words: Words, error: OctoError) -> str:
-    """Why the booking core would not hold the guest's choice, in a guest's terms."""
+def refused_text(words: Words, error: OctoError, name: Callable[[str], str] | None = None) -> str:
+    """Why the booking core would not hold the guest's choice, in a guest's terms; `name` gives
+    the title of a package's include by id, for a refusal of one of them."""
+    named = INCLUDE_NAMED.match(error.message)
+    if named is not None and name is not None:
+        include = name(named.group(1))
+        if error.code == "INVALID_AVAILABILITY_ID":
+            return words(INCLUDE_GONE, include=include)
+        if "sold out" in error.message or "free places" in error.message:
+            return words(INCLUDE_SOLD_OUT, include=include)
+        return words(INCLUDE_NOT_HELD, include=include)
     if error.code == "INVALID_AVAILABILITY_ID":
         return words(DEPARTURE_GONE)
     if error.code in ("INVALID_PRODUCT_ID", "INVALID_OPTION_ID"):

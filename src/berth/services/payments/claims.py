@@ -22,6 +22,8 @@ class PaidConfirmations:
         connection = found.get(booking.connection_id)
         if connection is None or not connection.contract.takes_payment:
             return
+        if booking.package_booking_id is not None:
+            return  # an included booking: paid for with its package booking, confirmed with it
         price = booking_price(booking)
         if price is None or price.amount == 0:
             return  # nothing to pay
