@@ -26,7 +26,7 @@ from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.settings import Settings
-from berth.store import audit_repo, bookings_repo, departures_repo
+from berth.store import audit_repo, bookings_repo, departures_repo, packages_repo
 from berth.store.bookings_repo import BookingFilter
 from berth.store.database import Database, DbConnection
 
@@ -369,7 +369,7 @@ class DepartureService:
             return
         done.add(target.id)
         locked = as_of(await self._steps.lock_in(conn, target), self._clock())
-        members = await bookings_repo.package_members(conn, [target.id]) if target is not booking else []
+        members = await packages_repo.package_members(conn, [target.id]) if target is not booking else []
         if target is not booking and not (
             unused(locked) and all(m.status in ENDED or unused(m) for m in members)
         ):  # a package already used (one of its bookings admitted at the gate): this part only

@@ -41,7 +41,6 @@ from berth.domain.bookings import (
 )  # fmt: skip
 from berth.domain.catalog_changes import HeldBooking
 from berth.domain.price_lines import lines_from_document, lines_to_document
-from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
 from berth.store import availability_changes_repo, driver
@@ -742,10 +741,10 @@ HOLDING_NOW = and_(
         and_(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at > bindparam("now")),
     ),
 )
-_IN_OPTION = and_(
+IN_OPTION = and_(
     bookings.c.product_id == bindparam("product_id"), bookings.c.option_id == bindparam("option_id")
 )
-_NOT_EXCLUDED = bookings.c.id != bindparam("excluding")
+NOT_EXCLUDED = bookings.c.id != bindparam("excluding")
 _HELD_PLACES = (
     select(slot_holds.c.availability_id, func.sum(slot_holds.c.pax))
     .where(
@@ -761,25 +760,14 @@ _HELD_PLACES = (
 _HELD_PLACES_EXCLUDING = (
     select(bookings.c.availability_id, func.sum(bookings.c.pax))
     .where(
-        _IN_OPTION,
+        IN_OPTION,
         bookings.c.slot_start >= bindparam("first"),
         bookings.c.slot_start <= bindparam("last"),
         HOLDING_NOW,
-        _NOT_EXCLUDED,
+        NOT_EXCLUDED,
     )
     .group_by(bookings.c.availability_id)
 )
-_HELD_INTERVALS = (
-    select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
-    .where(
-        _IN_OPTION,
-        bookings.c.slot_end > bindparam("start"),
-        bookings.c.slot_start < bindparam("end"),
-        HOLDING_NOW,
-    )
-    .group_by(bookings.c.slot_start, bookings.c.slot_end)
-)
-_HELD_INTERVALS_EXCLUDING = _HELD_INTERVALS.where(_NOT_EXCLUDED)
 
 
 async def held_places(
@@ -800,26 +788,6 @@ async def held_places(
     else:
         rows = await conn.execute(_HELD_PLACES_EXCLUDING, {**parameters, "excluding": excluding})
     return {row[0]: int(row[1]) for row in rows if row[1]}
-
-
-async def held_intervals(
-    conn: DbConnection,
-    product_id: str,
-    option_id: str,
-    start: datetime,
-    end: datetime,
-    now: datetime,
-    *,
-    excluding: str | None = None,
-) -> list[HeldInterval]:
-    """Items held by the option's rentals overlapping [start, end): one aggregate query, one
-    row per distinct (start, end) with the places held over it."""
-    parameters = {"product_id": product_id, "option_id": option_id, "start": start, "end": end, "now": now}
-    if excluding is None:
-        rows = await conn.execute(_HELD_INTERVALS, parameters)
-    else:
-        rows = await conn.execute(_HELD_INTERVALS_EXCLUDING, {**parameters, "excluding": excluding})
-    return [HeldInterval(row[0], row[1], int(row[2])) for row in rows]
 
 
 # What a catalogue import's check reads of a booking (domain.catalog_changes.HeldBooking).
@@ -945,30 +913,6 @@ async def events_of(conn: DbConnection, booking_id: str) -> list[dict[str, Any]]
         {"at": format_utc_or_none(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail}
         for row in rows
     ]
-
-
-_MEMBERS = (
-    select(bookings).where(bookings.c.package_booking_id == bindparam("package")).order_by(bookings.c.id)
-)
-_MEMBERS_OF = Prepared(_MEMBERS)
-# FOR UPDATE on PostgreSQL; SQLite has no row locks (its write transaction holds the database's).
-_MEMBERS_OF_LOCKED = Prepared(_MEMBERS.with_for_update())
-
-
-async def package_members(
-    conn: DbConnection, package_booking_ids: Iterable[str], *, lock: bool = False
-) -> list[Booking]:
-    """The included bookings of package bookings (octo/packages), one query for all of them."""
-    ids = list(set(package_booking_ids))
-    if not ids:
-        return []
-    if len(ids) == 1:  # a confirmation's, a cancellation's (`Companions`): compiled once
-        prepared = _MEMBERS_OF_LOCKED if lock else _MEMBERS_OF
-        return [booking_from_row(row) for row in await driver.fetch(conn, prepared, {"package": ids[0]})]
-    query = select(bookings).where(bookings.c.package_booking_id.in_(ids)).order_by(bookings.c.id)
-    if lock and conn.dialect.name == "postgresql":
-        query = query.with_for_update()
-    return [booking_from_row(row) for row in await conn.execute(query)]
 
 
 async def confirmations_per_hour(

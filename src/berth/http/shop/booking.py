@@ -16,6 +16,7 @@ from starlette.datastructures import FormData
 from starlette.responses import Response
 
 from berth.capabilities.ids import EXTRAS, PICKUPS, QUESTIONS
+from berth.capabilities.registry import asked_fields
 from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.catalog import Product
@@ -130,8 +131,9 @@ def reservation(selection: Selection, slot_id: str, hold: str, choice: Choice, r
         uuid=hold,
         availability_id=slot_id,
         contact=Contact(locales=(language,)),
-        rental_duration_id=selection.rental.id if selection.rental else None,
-        resource_ids=tuple(resources.values()) or None,
+        asked=asked_fields(
+            selection.rental.id if selection.rental else None, tuple(resources.values()) or None
+        ),
         extensions={
             EXTRAS: {"extraItems": own, "unitItems": [{"extraItems": pieces} for pieces in per_item]},
             PICKUPS: pickup,
