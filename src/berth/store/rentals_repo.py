@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import bindparam, func, select
 
 from berth.domain.rentals import HeldInterval
-from berth.store.bookings_repo import HOLDING_NOW, IN_OPTION, NOT_EXCLUDED
+from berth.store.bookings_reads import HOLDING_NOW, IN_OPTION, NOT_EXCLUDED
 from berth.store.database import DbConnection
 from berth.store.tables import bookings
 

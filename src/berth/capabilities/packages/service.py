@@ -29,7 +29,7 @@ from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.services.bookings.preparing import PreparedBooking
 from berth.services.bookings.reseller import ResellerBookings
 from berth.services.bookings.steps import BookingSteps
-from berth.store import bookings_repo, packages_repo
+from berth.store import bookings_reads, packages_repo
 from berth.store.database import Database, DbConnection
 
 
@@ -228,7 +228,7 @@ class PackageBookings:
                 raise UnprocessableEntity(
                     f"Booking {booking.uuid!r} is included in a package booking; it cannot be updated"
                 )
-            parent = await bookings_repo.get_by_id(conn, booking.package_booking_id)
+            parent = await bookings_reads.get_by_id(conn, booking.package_booking_id)
             raise UnprocessableEntity(
                 f"Booking {booking.uuid!r} is included in package booking "
                 f"{parent.uuid if parent else booking.package_booking_id!r}; {verb} the package booking"

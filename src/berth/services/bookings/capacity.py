@@ -28,7 +28,7 @@ from berth.domain.errors import BadRequest
 from berth.domain.slots import Slot
 from berth.services.bookings.inputs import Asked
 from berth.services.bookings.locks import SlotKey, SlotLocks
-from berth.store import bookings_repo, departures_repo
+from berth.store import bookings_reads, departures_repo
 from berth.store.database import DbConnection
 
 
@@ -136,7 +136,7 @@ class SlotPolicy:
             return []
         first = min(s.start for s in slots).astimezone(UTC)
         last = max(s.start for s in slots).astimezone(UTC)
-        held = await bookings_repo.held_places(
+        held = await bookings_reads.held_places(
             conn, product.id, option.id, first, last, now, excluding=excluding
         )
         return [held.get(s.id, 0) for s in slots]

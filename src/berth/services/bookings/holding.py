@@ -35,7 +35,7 @@ from berth.services.bookings.inputs import (
 from berth.services.bookings.loader import booked_slot
 from berth.services.bookings.locks import SlotKey
 from berth.services.bookings.preparing import PreparedBooking, Preparing
-from berth.store import allotments_repo, bookings_repo
+from berth.store import allotments_repo, bookings_one_call, bookings_repo
 from berth.store.database import DbConnection
 
 
@@ -240,13 +240,13 @@ class HoldingPlaces(Preparing):
             if blocks:
                 # Other connections' blocks: their unused places count as taken, in the statement.
                 reserving = allotments_repo.reserving(conn.dialect.name, blocks, slot.local_date.isoformat())
-                if await bookings_repo.lock_and_hold_reserving(
+                if await bookings_one_call.lock_and_hold_reserving(
                     conn, key, booking, slot.capacity, now, reserving
                 ):
                     return
-            elif bookings_repo.hold_in_one_call(
+            elif bookings_one_call.hold_in_one_call(
                 conn, key, booking, slot.capacity, now
-            ) or await bookings_repo.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
+            ) or await bookings_one_call.lock_and_hold_if_room(conn, key, booking, slot.capacity, now):
                 return
         # Refused, or no lock (the race tests' read-ahead count): the count, read under the
         # lock, decides (and says why when it refuses).

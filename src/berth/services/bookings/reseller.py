@@ -22,8 +22,8 @@ from berth.services.bookings.inputs import RESELLER, ConfirmInput, ReserveInput,
 from berth.services.bookings.preparing import PreparedBooking
 from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
-from berth.store import bookings_repo
-from berth.store.bookings_repo import BookingFilter
+from berth.store import bookings_reads, bookings_repo
+from berth.store.bookings_reads import BookingFilter
 from berth.store.database import Database, DbConnection, NotOneCall, OneCallRefused
 
 
@@ -127,7 +127,7 @@ class ResellerBookings:
     ) -> tuple[list[BookingDetails], bool]:
         """At most `limit` matching bookings from `offset` on, and whether more match."""
         async with self._db.transaction(write=False) as conn:
-            found, _ = await bookings_repo.find_bookings(
+            found, _ = await bookings_reads.find_bookings(
                 conn, where, limit=limit + 1, offset=offset, count=False
             )
             return await self._loader.describe(conn, catalog, found[:limit]), len(found) > limit
