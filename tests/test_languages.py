@@ -62,6 +62,8 @@ def test_accepted_locales_are_always_short_tags(header: str) -> None:
 def test_a_guest_reads_the_content_language_else_berths_own_texts() -> None:
     texts = ("en", "de")
     assert reading_language(["de-AT"], ["en-GB", "de-DE"], texts, "en-GB") == "de-DE"  # content in it
+    assert reading_language(["de"], ["en-GB", "de-DE"], texts, "en-GB") == "de-DE"  # ... its region too
+    assert reading_language(["en"], ["en-GB", "de-DE"], texts, "en-GB") == "en-GB"  # 29 November
     assert reading_language(["de-AT"], ["en-GB"], texts, "en-GB") == "de"  # Berth's labels in it
     assert reading_language(["fr", "de"], ["en-GB", "fr-FR"], texts, "en-GB") == "fr-FR"  # the first wins
     assert reading_language(["de-DE", "en"], ["en-GB"], texts, "en-GB") == "de"  # ... Berth's own too

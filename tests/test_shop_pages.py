@@ -261,6 +261,20 @@ async def test_the_details_step_asks_what_the_tickets_need_and_the_terms(
     )
 
 
+async def test_a_bookings_pages_state_its_own_cancellation_terms_as_its_receipt_does(
+    client: httpx.AsyncClient,
+) -> None:
+    """The cruise is free to cancel until a day before it starts: a booking of tomorrow's 10:00
+    says until when; one of today's 10:00 (it is 09:00) says it cannot be cancelled free."""
+    ahead = await client.get(await held(client))
+    assert "Free cancellation until Monday, 1 June 2026, 10:00 BST, with a full refund." in ahead.text
+    today = await hold(client, slot="2026-06-01T10:00:00+01:00", adult=1)
+    assert today.status_code == 303, today.text
+    late = await client.get(today.headers["location"])
+    assert "This booking cannot be cancelled free of charge." in late.text
+    assert "before it starts" not in late.text
+
+
 async def test_giving_up_a_hold_frees_its_places(client: httpx.AsyncClient, shop: Services) -> None:
     checkout = await held(client)
     page = await client.get(checkout)
@@ -283,7 +297,9 @@ async def test_every_page_has_a_strict_policy_and_only_the_payment_page_loads_st
         checkout,
         "/shop/nope",
     ):
-        policy = (await client.get(path)).headers["content-security-policy"]
+        seen = await client.get(path)
+        assert "Test mode: no card is charged." in seen.text, path  # a fake Stripe's shop says so
+        policy = seen.headers["content-security-policy"]
         assert "script-src 'self';" in policy and localstripe.url not in policy, path
         assert (
             "default-src 'none'" in policy
@@ -416,7 +432,8 @@ async def test_manage_my_booking_changes_the_details_and_cancels_with_a_full_ref
     assert await shop_bookings(shop) == [BookingStatus.CONFIRMED]
     cancelled = await other.post(manage + "/cancel", data={"csrf": csrf, "confirm": "yes"})
     assert cancelled.headers["location"] == manage + "?done=cancelled"
-    assert "Your booking is cancelled." in (await other.get(cancelled.headers["location"])).text
+    after = (await other.get(cancelled.headers["location"])).text
+    assert "Your booking is cancelled." in after and "Free cancellation" not in after  # its terms are over
     assert await shop_bookings(shop) == [BookingStatus.CANCELLED]
     connection = await shop.shop.connection()
     assert connection is not None

@@ -111,3 +111,10 @@ def test_anything_but_an_origin_is_refused_by_name(origins: str) -> None:
         embedding_origins(f"https://fine.example {origins}")
     with pytest.raises(ValueError, match="BERTH_SHOP_ORIGINS"):
         Settings(database_url="sqlite+aiosqlite:///unused.db", shop_origins=origins)
+
+
+async def test_a_shop_without_a_test_stripe_says_nothing_of_test_mode(client: httpx.AsyncClient) -> None:
+    """Only a shop on Stripe's test keys or the fake Stripe says no card is charged (these
+    tests' settings have no Stripe at all)."""
+    page = await client.get("/shop/thames-sightseeing")
+    assert page.status_code == 200 and "Test mode" not in page.text

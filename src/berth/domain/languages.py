@@ -65,8 +65,13 @@ def reading_language(
     locales: Sequence[str], content: Sequence[str], texts: Sequence[str], fallback: str
 ) -> str:
     """The language a guest reads: the first of their `locales`, in their order, that the
-    `content` or Berth's own `texts` are written in (the content's tag when both: `de-AT` reads
-    `de-DE` content; Berth's own when only its labels, dates and money are, the content then
-    falling back field by field), else `fallback` (the product's language). A guest who reads
-    German first and English second reads German labels on an English-only product."""
-    return choose_language(", ".join(locales), [*content, *texts]) or fallback
+    `content` or Berth's own `texts` are written in (the content's tag when both: `de-AT` and
+    `de` read `de-DE` content, `en` reads `en-GB` content and its dates; Berth's own when only
+    its labels, dates and money are, the content then falling back field by field), else
+    `fallback` (the product's language). A guest who reads German first and English second
+    reads German labels on an English-only product."""
+    for locale in locales:
+        found = choose_language(locale, list(content)) or choose_language(locale, list(texts))
+        if found:
+            return found
+    return fallback

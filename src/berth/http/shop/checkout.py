@@ -5,6 +5,7 @@ page is the session's own booking's (another browser's is not found)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -21,7 +22,7 @@ from berth.http.context import current_services, services
 from berth.http.shop.errors import ShopRoute
 from berth.http.shop.rendering import page, redirect, shop_words
 from berth.http.shop.session import Guest, guest, guest_form
-from berth.http.shop.views import cancellation_text, product_text, summary, when_text
+from berth.http.shop.views import booking_cancellation_text, product_text, summary, when_text
 from berth.http.shop.wording import problem_text
 from berth.read_models.bookings import BookingDetails
 from berth.services.shop import Shop
@@ -74,8 +75,8 @@ def checkout_url(details: BookingDetails, step: str = "") -> str:
     return f"/shop/checkout/{details.booking.uuid}" + (f"/{step}" if step else "")
 
 
-def booking_context(details: BookingDetails, words: Words) -> dict[str, Any]:
-    """What every page of a booking shows of it."""
+def booking_context(details: BookingDetails, words: Words, now: datetime) -> dict[str, Any]:
+    """What every page of a booking shows of it, `now`."""
     product, option = details.product, details.option
     return {
         "details": details,
@@ -84,7 +85,7 @@ def booking_context(details: BookingDetails, words: Words) -> dict[str, Any]:
         "text": product_text(product, words, option),
         "when": when_text(words, details),
         "summary": summary(details, words),
-        "cancellation": cancellation_text(words, option),
+        "cancellation": booking_cancellation_text(words, details, now),
     }
 
 
@@ -97,7 +98,7 @@ def held_until(details: BookingDetails, words: Words) -> str | None:
 
 def _ended(request: Request, me: Guest, shop: Shop, details: BookingDetails, words: Words) -> Response:
     return page(
-        request, me, "ended.html", words=words, status_code=410, **booking_context(details, words),
+        request, me, "ended.html", words=words, status_code=410, **booking_context(details, words, me.at),
         supplier=shop.catalog.supplier,
     )  # fmt: skip
 
@@ -119,7 +120,7 @@ async def _details_page(
         errors.setdefault(problem.at, []).append(problem_text(words, problem, lambda key: key))
     fields = contact_fields(words, required, values)
     return page(
-        request, me, "details.html", words=words, status_code=status_code, **booking_context(details, words),
+        request, me, "details.html", words=words, status_code=status_code, **booking_context(details, words, me.at),
         fields=fields, errors=errors, accepted=accepted, held_until=held_until(details, words),
         terms_url=services(request).settings.shop_terms_url, supplier=shop.catalog.supplier,
     )  # fmt: skip
@@ -205,7 +206,7 @@ async def done(
         return _ended(request, me, shop, details, words)
     links = await svc.shop.links([details.booking.id])
     return page(
-        request, me, "done.html", words=words, **booking_context(details, words),
+        request, me, "done.html", words=words, **booking_context(details, words, me.at),
         tickets=ticket_links(details, words), manage=links.get(details.booking.id),
         email=details.booking.contact.get("emailAddress"), supplier=shop.catalog.supplier,
     )  # fmt: skip

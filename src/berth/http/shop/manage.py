@@ -13,12 +13,12 @@ from berth.delivery.mail.compose import mail_address
 from berth.domain.bookings import BookingStatus, Contact
 from berth.domain.errors import OctoError
 from berth.domain.shop_party import CONTACT_FIELDS, Problem, contact_problems, required_contact
-from berth.domain.slots import cancellation_cutoff
 from berth.http.context import current_services
 from berth.http.shop.checkout import PAID, booking_context, contact_fields, ticket_links
 from berth.http.shop.errors import ShopRoute
 from berth.http.shop.rendering import page, redirect, shop_words
 from berth.http.shop.session import Guest, guest, guest_form
+from berth.http.shop.views import free_cancellation_until
 from berth.http.shop.wording import problem_text
 from berth.read_models.bookings import BookingDetails
 from berth.services.shop import Shop
@@ -52,17 +52,13 @@ async def _manage_page(
     for problem in problems or ():
         errors.setdefault(problem.at, []).append(problem_text(words, problem, lambda key: key))
     fields = contact_fields(words, required, values)
-    cutoff = None
-    if details.slot is not None and details.cancellable:
-        cutoff = words.date_time(
-            cancellation_cutoff(details.option, details.slot).astimezone(details.slot.start.tzinfo)
-        )
     notice = NOTICES.get(request.query_params.get("done", ""))
     return page(
-        request, me, "manage.html", words=words, status_code=status_code, **booking_context(details, words),
+        request, me, "manage.html", words=words, status_code=status_code, **booking_context(details, words, me.at),
         token=token, tickets=ticket_links(details, words) if booking.status in PAID else [],
         fields=fields, errors=errors, refusal=refusal, notice=words(notice) if notice else None,
-        cancel_until=cutoff, live=booking.status in PAID, supplier=shop.catalog.supplier,
+        cancel_until=free_cancellation_until(words, details, me.at), live=booking.status in PAID,
+        supplier=shop.catalog.supplier,
     )  # fmt: skip
 
 

@@ -73,8 +73,8 @@ async def pay_page(
         return redirect(checkout_url(details, "done"), me)
     if details.booking.status is BookingStatus.ON_HOLD and not _details_complete(details):
         return redirect(checkout_url(details), me)
-    unpaid = {"card": None, "test_mode": False, "held_until": held_until(details, words), "stripe_locale": ""}
-    context = {**booking_context(details, words), **unpaid, "supplier": shop.catalog.supplier}
+    unpaid = {"card": None, "held_until": held_until(details, words), "stripe_locale": ""}
+    context = {**booking_context(details, words, me.at), **unpaid, "supplier": shop.catalog.supplier}
     try:
         checkout = await svc.payments.checkout(shop.catalog, details.booking.id)
     except PaymentsOff:
@@ -88,7 +88,7 @@ async def pay_page(
     details = await svc.shop.held(shop, uuid, me.session_hash)  # its hold made long enough to pay
     return page(
         request, me, "pay.html", words=words, stripe_js_url=checkout.stripe_js_url,
-        **booking_context(details, words), card=_card(checkout), test_mode=checkout.test_mode, held_until=held_until(details, words), problem=None,
+        **booking_context(details, words, me.at), card=_card(checkout), held_until=held_until(details, words), problem=None,
         stripe_locale=STRIPE_LOCALES.get(me.language, "auto"), supplier=shop.catalog.supplier,
     )  # fmt: skip
 
@@ -176,6 +176,6 @@ async def paid(
         return redirect(checkout_url(details, "pay"), me)
     refunded = settlement.state is SettlementState.REFUNDED
     return page(
-        request, me, "paying.html", words=words, status_code=200, **booking_context(details, words),
+        request, me, "paying.html", words=words, status_code=200, **booking_context(details, words, me.at),
         refunded=refunded, message=words(PROCESSING), supplier=shop.catalog.supplier,
     )  # fmt: skip

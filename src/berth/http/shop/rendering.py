@@ -107,6 +107,13 @@ templates = Environment(
 templates.globals.update(static=FILES.url)
 
 
+def _test_mode(request: Request) -> bool:
+    """Whether the shop takes test cards only (a Stripe test key, or the fake Stripe): every
+    page says so."""
+    card = services(request).payments.provider
+    return card is not None and card.test_mode
+
+
 def page(
     request: Request,
     guest: Guest,
@@ -130,6 +137,7 @@ def page(
         languages=languages,
         stripe_js_url=stripe_js_url,
         embed=embed,
+        test_mode=_test_mode(request),
         parent_origins=parent_origins(request) if embed else "",
         supplier=context.pop("supplier", None),
         **context,

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from fastapi import Form, Request
@@ -37,7 +37,8 @@ class CsrfRejected(Exception):
 @dataclass(frozen=True)
 class Guest:
     """The browser asking: its session's nonce (new: the answer sets the cookie), its forms'
-    CSRF token, and the language it reads the shop in (and whether it just chose it)."""
+    CSRF token, the language it reads the shop in (and whether it just chose it), and when it
+    asked (Berth's clock)."""
 
     nonce: str
     csrf: str
@@ -45,6 +46,7 @@ class Guest:
     language: str
     chose_language: bool
     secure: bool
+    at: datetime
 
     @property
     def new(self) -> bool:
@@ -79,7 +81,8 @@ def shop_language(request: Request) -> tuple[str, bool]:
 async def guest(request: Request) -> Guest:
     """Dependency of every page: the browser's session, a new one if it has none."""
     key = _key(request)
-    now = services(request).clock().timestamp()
+    at = services(request).clock()
+    now = at.timestamp()
     data = unsign(key, request.cookies.get(SESSION_COOKIE, ""))
     nonce, expires = (data or {}).get("n"), (data or {}).get("e")
     cookie = None
@@ -88,7 +91,7 @@ async def guest(request: Request) -> Guest:
         cookie = sign(key, {"n": nonce, "e": int(now + SESSION_LIFETIME.total_seconds())})
     assert isinstance(nonce, str)
     language, chose = shop_language(request)
-    return Guest(nonce, _csrf(key, nonce), cookie, language, chose, secure_cookies(request))
+    return Guest(nonce, _csrf(key, nonce), cookie, language, chose, secure_cookies(request), at)
 
 
 def _same_origin(request: Request) -> bool:

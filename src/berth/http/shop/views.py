@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from berth.domain.bookings import CHANGEABLE
 from berth.domain.catalog import (
     Content,
     DurationUnit,
@@ -23,7 +25,7 @@ from berth.domain.catalog.translated import in_language
 from berth.domain.languages import choose_language
 from berth.domain.price_lines import LineKind
 from berth.domain.shop_prices import Amount
-from berth.domain.slots import Slot
+from berth.domain.slots import Slot, cancellation_cutoff
 from berth.read_models.bookings import BookingDetails
 from berth.translations import Words
 
@@ -131,6 +133,27 @@ def cancellation_text(words: Words, option: Option) -> str:
         "Free cancellation until {time} before it starts, with a full refund.",
         time=duration_text(words, minutes),
     )
+
+
+def free_cancellation_until(words: Words, details: BookingDetails, now: datetime) -> str | None:
+    """Until when the guest may cancel the booking with a full refund, if they still may `now`
+    (a hold is always released freely, but once paid follows the cutoff)."""
+    if details.slot is None or not details.cancellable:
+        return None
+    cutoff = cancellation_cutoff(details.option, details.slot)
+    return words.date_time(cutoff.astimezone(details.slot.start.tzinfo)) if now < cutoff else None
+
+
+def booking_cancellation_text(words: Words, details: BookingDetails, now: datetime) -> str | None:
+    """A booking's own terms, as its receipt states them: free until its departure's cutoff, or
+    not (the cutoff passed, or the booking is open-dated); none once it is over (cancelled,
+    expired, used)."""
+    if details.booking.status not in CHANGEABLE:
+        return None
+    until = free_cancellation_until(words, details, now)
+    if until is None:
+        return words("This booking cannot be cancelled free of charge.")
+    return words("Free cancellation until {when}, with a full refund.", when=until)
 
 
 def slot_time(words: Words, slot: Slot, rental: RentalDuration | None = None) -> str:

@@ -92,7 +92,6 @@ class Checkout:
     publishable_key: str
     amount: int  # minor units
     currency: str
-    test_mode: bool
     stripe_js_url: str
 
 
@@ -269,7 +268,6 @@ class Payments:
             publishable_key=card.publishable_key,
             amount=payment.amount,
             currency=payment.currency,
-            test_mode=card.test_mode,
             stripe_js_url=card.script_url,
         )
 

@@ -117,7 +117,6 @@ async def search(
     if isinstance(where, BookingFilter):
         offset = (page_number - 1) * PAGE_SIZE
         found, total = await me.services.staff_bookings.search(me.catalog.catalog, where, PAGE_SIZE, offset)
-    connections = {c.id: c for c in await me.services.connections.list()}
     return page(
         request,
         "bookings.html",
@@ -130,8 +129,9 @@ async def search(
         page_number=page_number,
         pages=max(1, math.ceil(total / PAGE_SIZE)),
         page_size=PAGE_SIZE,
-        connections=connections,
-        statuses=list(BookingStatus),
+        products={p.id: p.internal_name for p in me.catalog.catalog.products},
+        statuses={s.value: s.value.replace("_", " ").capitalize() for s in BookingStatus},
+        connections={c.id: c.name for c in await me.services.connections.list()},
     )
 
 

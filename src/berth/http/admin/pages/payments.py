@@ -29,6 +29,7 @@ from berth.views.ledger import movements_csv, sales_csv
 router = APIRouter(route_class=PageRoute)
 PAGE_SIZE = 50
 METHODS = {"card": "Card (Stripe)", "cash": "Cash", "card_terminal": "Card terminal"}
+TYPES = {"payment": "Payments", "refund": "Refunds"}
 # A movement's status: a payment's or a refund's, as the ledger keeps them.
 STATUSES = tuple(dict.fromkeys([*(s.value for s in PaymentStatus), *(s.value for s in RefundStatus)]))
 
@@ -151,7 +152,8 @@ async def payments_page(
         page_size=PAGE_SIZE,
         channels=await _channels(me),
         methods=METHODS,
-        statuses=STATUSES,
+        statuses={s: s.replace("_", " ").capitalize() for s in STATUSES},
+        types=TYPES,
         failed_refunds=failed,
         failed_url=Search(start=f"{since:%Y-%m-%d}", type="refund", status="failed").page_url(1),
         card_payments=me.services.payments.provider is not None,
