@@ -38,8 +38,9 @@ import aiohttp
 import httpx
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from deliveries import BIN, GUEST, RESELLER, ROOT, berth_env, museum_visit, open_slots
-from routes import BenchContext, _cruise_departures
 from servers import BenchError, ServerProcess, free_port, postgres_database, sqlite_database
+
+from routes import BenchContext, _cruise_departures
 
 PER_DAY = 250  # museum visits booked per open day
 CRUISE_PREFIX = "cruise:"  # marks the bench cruise's slots in a round's list

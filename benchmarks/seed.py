@@ -786,8 +786,8 @@ async def explain_statements(
     from sqlalchemy.ext.asyncio import create_async_engine
 
     from berth.settings import Settings
-    from berth.store import bookings_repo, departures_repo
-    from berth.store.bookings_repo import BookingFilter
+    from berth.store import bookings_reads, bookings_repo, departures_repo
+    from berth.store.bookings_reads import BookingFilter
     from berth.store.database import SqliteConnection, normalize_url
 
     today = today or _today()
@@ -807,11 +807,11 @@ async def explain_statements(
         ("booking-reserve", "the answer's overrides and held places of the departure (UNION ALL)",
          lambda c: departures_repo.overrides_and_held(c, "bench-cruise", "DEFAULT", *slots["cruise"], now)),
         ("bookings-by-reference", "find_bookings(connection_id, reseller_reference), as GET /octo/bookings",
-         lambda c: bookings_repo.find_bookings(
+         lambda c: bookings_reads.find_bookings(
              c, BookingFilter(connection_id=sample["connection_id"], reseller_reference=sample["reseller_reference"]),
              limit=cap + 1, offset=0, count=False)),
         ("backoffice-search", "find_bookings(reference), as the back office's search: page of 25 and count",
-         lambda c: bookings_repo.find_bookings(
+         lambda c: bookings_reads.find_bookings(
              c, BookingFilter(reference=sample["supplier_reference"]), limit=25, offset=0)),
     ]  # fmt: skip
     plans: list[Plan] = []

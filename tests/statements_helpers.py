@@ -30,7 +30,7 @@ async def sold_copies(services: Services, sold: Booking, count: int, days: int =
             slot_start=sold.slot_start + later if sold.slot_start else None,
             local_date=sold.local_date + later if sold.local_date else None,
         )
-        rows.append(bookings_repo._row_values(copy))
+        rows.append(bookings_repo.row_values(copy))
     async with services.database.transaction(write=True) as conn:
         for start in range(0, len(rows), 1000):
             await conn.execute(insert(bookings), rows[start : start + 1000])

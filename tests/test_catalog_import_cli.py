@@ -18,7 +18,7 @@ from berth.container import build_services
 from berth.domain.bookings import Booking
 from berth.domain.catalog.document import ALIASES_REFUSED, MAX_DEPTH
 from berth.settings import Settings
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from tests.berth_process import run_berth
 from tests.test_sale_keeps_its_price import _halved
 from tests.test_yaml_aliases import TEN_BY_TEN

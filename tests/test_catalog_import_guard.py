@@ -14,8 +14,8 @@ import httpx
 from berth.container import Services
 from berth.domain.catalog.document import catalog_to_yaml
 from berth.domain.catalog_changes import HeldBooking
-from berth.store import bookings_repo
-from berth.store.bookings_repo import BookingFilter
+from berth.store import bookings_reads
+from berth.store.bookings_reads import BookingFilter
 from tests.bookings_helpers import SLOT, confirm, reservation, reserve
 from tests.conftest import ADMIN, Clock, auth
 from tests.resources_helpers import resources_catalog
@@ -222,8 +222,8 @@ async def test_the_check_reads_each_live_booking_as_its_record_has_it(
     assert response.status_code == 200, response.text
     now = clock()
     async with seated.database.transaction(write=False) as conn:
-        records, _ = await bookings_repo.find_bookings(conn, BookingFilter())
-        read = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
+        records, _ = await bookings_reads.find_bookings(conn, BookingFilter())
+        read = await bookings_reads.holding_places_since(conn, now - timedelta(days=2), now)
     same = [
         field.name for field in fields(HeldBooking) if field.name != "unit_ids"
     ]  # as the record names them

@@ -105,7 +105,7 @@ def test_demo_catalogue_round_trips_through_export() -> None:
 
 
 async def test_demo_load_is_idempotent(demo: Services) -> None:
-    from berth.store.bookings_repo import BookingFilter
+    from berth.store.bookings_reads import BookingFilter
 
     version = (await demo.catalog.snapshot()).version
     catalog = (await demo.catalog.snapshot()).catalog

@@ -64,7 +64,7 @@ async def test_rows_written_and_read_through_the_driver_are_sqlalchemys(services
     async with database.transaction(write=True) as conn:
         assert isinstance(conn, SqliteConnection)
         await conn.execute(
-            bookings_repo._INSERT_NEW_BOOKING.statement, bookings_repo._row_values(by_sqlalchemy)
+            bookings_repo._INSERT_NEW_BOOKING.statement, bookings_repo.row_values(by_sqlalchemy)
         )
         await conn.execute(insert(booking_events), {"booking_id": by_sqlalchemy.id, **event})
         await conn.execute(bookings_repo._ADD_TO_HOLDS["sqlite"], {**hold, "availability_id": "A"})
@@ -85,7 +85,7 @@ async def test_rows_written_and_read_through_the_driver_are_sqlalchemys(services
     }
     async with database.transaction(write=True) as conn:
         assert isinstance(conn, SqliteConnection)
-        values = bookings_repo._row_values(replace(by_sqlalchemy, **changed))
+        values = bookings_repo.row_values(replace(by_sqlalchemy, **changed))
         values["booking_id"] = values.pop("id")
         await conn.execute(bookings_repo._SAVE_BOOKING.statement, values)
         await bookings_repo.save_booking(conn, replace(by_driver, **changed), by_driver, move_places=False)

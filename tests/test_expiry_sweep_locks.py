@@ -19,7 +19,7 @@ from berth.container import Services, build_services
 from berth.domain.bookings import Contact
 from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
 from berth.settings import Settings
-from berth.store import bookings_repo
+from berth.store import bookings_reads
 from berth.store.tables import slot_holds
 from tests.bookings_helpers import GUEST, booking_catalog
 from tests.builders import load
@@ -82,7 +82,7 @@ async def test_due_holds_come_in_the_order_of_their_count_rows(services: Service
         ))  # fmt: skip
     clock.advance(minutes=3)
     async with services.database.transaction(write=True) as conn:
-        due = await bookings_repo.due_holds(conn, clock.now, 10)
+        due = await bookings_reads.due_holds(conn, clock.now, 10)
     assert [b.availability_id for b in due] == ["2026-06-02T10:00:00+01:00", "2026-06-02T12:00:00+01:00"]
 
 

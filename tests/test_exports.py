@@ -15,7 +15,7 @@ import httpx
 from berth.container import Services
 from berth.domain.bookings import BookingStatus
 from berth.domain.statements import Basis, statement
-from berth.store.bookings_repo import BookingFilter, find_bookings
+from berth.store.bookings_reads import BookingFilter, find_bookings
 from berth.views.exports import HEADER, csv_text, safe_cell
 from berth.views.statements import csv_header, statement_csv
 from tests.bookings_helpers import GUEST, SLOT, booking_products, confirm, reservation, reserve

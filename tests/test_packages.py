@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
-from berth.capabilities.registry import CATALOG_RULES
+from berth.capabilities.registry import CATALOG_RULES, asked_fields
 from berth.container import Services, build_services
 from berth.domain.catalog import Catalog
 from berth.domain.catalog.document import CatalogFileError, catalog_to_yaml, parse_catalog
-from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput
+from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
 from tests.bookings_helpers import GUEST, vacancies
 from tests.builders import Document, catalog, load
@@ -302,7 +302,7 @@ async def test_two_packages_race_for_an_includes_last_place(settings: Settings, 
             return ReserveInput(
                 product_id="harbour-city-pass", option_id="DEFAULT", availability_id=pass_slot_id,
                 unit_items=(UnitItemInput("adult"),),
-                package_bookings=(PackageBookingInput("cruise", CRUISE_SLOT), PackageBookingInput("museum", museum_slot_id)),
+                asked=asked_fields(package_bookings=(("cruise", CRUISE_SLOT), ("museum", museum_slot_id))),
             )  # fmt: skip
 
         outcomes = await asyncio.gather(

@@ -11,7 +11,7 @@ from datetime import UTC
 
 from sqlalchemy import select
 
-from berth.capabilities.registry import CATALOG_RULES
+from berth.capabilities.registry import CATALOG_RULES, asked_fields
 from berth.container import build_services
 from berth.domain.errors import UnprocessableEntity
 from berth.domain.rentals import HeldInterval, peak_held
@@ -57,7 +57,7 @@ async def race(settings: Settings, clock: Clock) -> tuple[int, int, int]:
                 product_id="walk",
                 option_id="DEFAULT",
                 availability_id=availability_id,
-                rental_duration_id=duration,
+                asked=asked_fields(duration),
                 unit_items=(UnitItemInput("adult"),),
             )
             try:

@@ -17,7 +17,7 @@ from berth.domain.errors import BadRequest, UnprocessableEntity
 from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.settings import Settings
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from berth.store.tables import booking_resources, booking_seats
 from tests.conftest import Clock
 from tests.test_catalog_import import MINIMAL

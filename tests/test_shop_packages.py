@@ -23,7 +23,7 @@ from berth.domain.payments import Outcome, RefundStatus
 from berth.fake_stripe import FakeStripe
 from berth.read_models.bookings import BookingDetails
 from berth.settings import Settings
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from tests.conftest import auth
 from tests.shop_helpers import DAY, hidden_fields, open_shop, pay_with, problems, with_details
 from tests.stripe_helpers import VISA, localstripe, paying_settings

@@ -19,7 +19,7 @@ from berth.domain.payments import Outcome, RefundStatus
 from berth.domain.staff import COMMAND_LINE
 from berth.fake_stripe import FakeStripe
 from berth.settings import Settings
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from tests.conftest import auth
 from tests.pickups_helpers import STATION
 from tests.questions_helpers import BORN, SWIM, WAIVER

@@ -17,7 +17,7 @@ from sqlalchemy import delete, select
 
 from berth.container import Services
 from berth.domain.bookings import HELD_FOR_GOOD, Booking, BookingStatus, Contact, place_hold
-from berth.store import bookings_repo
+from berth.store import bookings_reads
 from berth.store.database import Database
 from berth.store.migrate import downgrade, upgrade
 from berth.store.tables import slot_holds
@@ -36,8 +36,8 @@ async def held_both_ways(services: Services, now: datetime) -> list[tuple[dict[s
     found = []
     async with services.database.transaction(write=False) as conn:
         for product_id, option_id in PRODUCTS:
-            counted = await bookings_repo.held_places(conn, product_id, option_id, FIRST, LAST, now)
-            summed = await bookings_repo.held_places(
+            counted = await bookings_reads.held_places(conn, product_id, option_id, FIRST, LAST, now)
+            summed = await bookings_reads.held_places(
                 conn, product_id, option_id, FIRST, LAST, now, excluding="no-such-booking"
             )
             found.append((counted, summed))

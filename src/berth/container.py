@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from berth.capabilities.cart.orders import OrderService
 from berth.capabilities.extras.extension import ExtraExtension
 from berth.capabilities.packages.availability import PackageAvailability
+from berth.capabilities.packages.details import PackageDetails
 from berth.capabilities.packages.service import PackageBookings
 from berth.capabilities.pickups.extension import PickupExtension
 from berth.capabilities.questions.extension import QuestionExtension
 from berth.capabilities.registry import CAPABILITIES, CATALOG_RULES
+from berth.capabilities.rentals.details import RentalDetails
 from berth.capabilities.rentals.policy import RentalPolicy
 from berth.capabilities.resources.policy import ResourcePolicy
 from berth.capabilities.resources.service import ResourceService
@@ -134,6 +136,9 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
     extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
     loader = BookingLoader(clock, policies, settings.tickets_url)
+    # Capabilities' parts of a booking's details: the duration rented, a package's includes.
+    loader.add_part(RentalDetails())
+    loader.add_part(PackageDetails(loader))
     steps = BookingSteps(settings, clock, fanout, policies, locks, loader, allotments, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)

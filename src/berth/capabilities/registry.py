@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from berth.capabilities import ids
 from berth.capabilities.base import Capability, EditorPart
 from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.editor import EDITOR_PARTS as CONTENT_EDITOR
@@ -36,6 +37,7 @@ from berth.domain.catalog import Option
 from berth.domain.catalog.rules import CatalogRule
 from berth.domain.tickets import TicketLine
 from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.inputs import Asked
 
 # The catalogue rules of the capabilities' declarations, in the order they run.
 CATALOG_RULES: tuple[CatalogRule, ...] = (
@@ -109,3 +111,18 @@ def departure_parts(option: Option, travelling: Sequence[BookingDetails]) -> dic
         for capability in CAPABILITIES
         if (part := capability.departure_part(option, travelling)) is not None
     }
+
+
+def asked_fields(
+    rental_duration_id: str | None = None,
+    resource_ids: tuple[str, ...] | None = None,
+    package_bookings: tuple[tuple[str | None, str | None], ...] | None = None,
+) -> Asked:
+    """The request fields octo/rentals, octo/resources and octo/packages read themselves (the
+    booking core hands them on): those sent, under their names."""
+    fields = {
+        ids.RENTAL_DURATION_ID: rental_duration_id,
+        ids.RESOURCE_IDS: resource_ids,
+        ids.PACKAGE_BOOKINGS: package_bookings,
+    }
+    return {name: value for name, value in fields.items() if value is not None}

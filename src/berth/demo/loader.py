@@ -21,7 +21,7 @@ from berth.domain.staff import COMMAND_LINE, Actor, Role
 from berth.domain.webhooks import fixed_signing_secret
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import ConfirmInput, ReserveInput, UnitItemInput
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 
 # Who the audit trail says did what loading the demo did as staff would.
 DEMO_LOADER = Actor("demo loader", Role.ADMIN)

@@ -206,6 +206,39 @@ class Booking:
         return tuple(item for item in self.unit_items if item.redeemed_at is not None)
 
 
+@dataclass(frozen=True)
+class Placed:
+    """What a booking's capacity policy stores of where it is, beside its slot: the booking core
+    carries it without reading it. octo/rentals: the duration chosen and when the item is due
+    back; octo/resources: what the booking was given (the policy's `allocate`)."""
+
+    rental_duration_id: str | None = None
+    slot_end: datetime | None = None
+    resource_allocations: tuple[Allocation, ...] = ()
+
+
+def placed(booking: Booking) -> Placed:
+    return Placed(booking.rental_duration_id, booking.slot_end, booking.resource_allocations)
+
+
+def with_placed(booking: Booking, where: Placed) -> Booking:
+    """`booking` storing `where` (itself when it stores it already)."""
+    if placed(booking) == where:
+        return booking
+    return replace(
+        booking,
+        rental_duration_id=where.rental_duration_id,
+        slot_end=where.slot_end,
+        resource_allocations=where.resource_allocations,
+    )
+
+
+def price_basis(booking: Booking) -> tuple[object, ...]:
+    """What a booking's parts are priced by besides themselves: its product, option, day and
+    rental duration. A booking moved to another of them is sold again."""
+    return (booking.product_id, booking.option_id, booking.local_date, booking.rental_duration_id)
+
+
 # The `until` of places held for good (CONFIRMED, PENDING, REDEEMED): no hold ends later.
 HELD_FOR_GOOD = datetime(9999, 12, 31, tzinfo=UTC)
 

@@ -137,3 +137,9 @@ def booking_priceables(
         if price is not None:
             parts.append(Priceable(LineKind.UNIT, item.uuid, item.unit_id, price))
     return parts
+
+
+def booking_parts(product: Product, option: Option, booking: Booking) -> list[Priceable]:
+    """`booking_priceables` at the booking's own rental duration (octo/rentals), if it has one."""
+    rental = option.rental_duration(booking.rental_duration_id) if booking.rental_duration_id else None
+    return booking_priceables(product, option, booking, rental)

@@ -24,7 +24,7 @@ from berth.services.answers import EVERY, Reach
 from berth.services.bookings.capacity import CapacityPolicies, Wanted, slots_as_run
 from berth.services.clock import Clock
 from berth.settings import Settings
-from berth.store import bookings_repo
+from berth.store import bookings_reads
 from berth.store.availability_changes_repo import local_date_of
 from berth.store.database import Database, DbConnection
 
@@ -168,7 +168,7 @@ class AvailabilityService:
         async with self._db.single_read() as conn:
             first = min(s.start for s in slots).astimezone(UTC)
             last = max(s.start for s in slots).astimezone(UTC)
-            held = await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+            held = await bookings_reads.held_places(conn, product.id, option.id, first, last, now)
             states = await policy.states(conn, product, option, stretched, now)
         return [(held.get(s.id, 0), state) for s, state in zip(slots, states, strict=True)]
 

@@ -32,7 +32,7 @@ from berth.domain.staff import COMMAND_LINE, SAVE_OVER_LIVE_BOOKINGS, Actor
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.services.offload import off_loop
-from berth.store import audit_repo, bookings_repo, catalog_repo, connections_repo
+from berth.store import audit_repo, bookings_reads, catalog_repo, connections_repo
 from berth.store.database import Database, DbConnection
 
 EMPTY_CATALOG = Catalog(supplier=Supplier(id="berth", name="Berth supplier"))
@@ -175,7 +175,7 @@ class CatalogService:
                 raise await self._conflict(conn, base_version, current, before)
             # Two days back reach every day (OPENING_HOURS) not yet over, whatever its zone and
             # length; the domain keeps the bookings of departures ahead.
-            live = await bookings_repo.holding_places_since(conn, now - timedelta(days=2), now)
+            live = await bookings_reads.holding_places_since(conn, now - timedelta(days=2), now)
             connections = await connections_repo.list_connections(conn)
             changes = await off_loop(compare_catalogs, before, catalog, live, now, connections)
             if dry_run:

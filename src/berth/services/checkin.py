@@ -37,8 +37,8 @@ from berth.services.bookings.inputs import SUPPLIER
 from berth.services.bookings.steps import BookingSteps
 from berth.services.bookings.supplier import booking_target
 from berth.services.clock import Clock
-from berth.store import audit_repo, bookings_repo, checkin_repo
-from berth.store.bookings_repo import BookingFilter
+from berth.store import audit_repo, bookings_reads, bookings_repo, checkin_repo
+from berth.store.bookings_reads import BookingFilter
 from berth.store.database import Database, DbConnection
 
 
@@ -215,7 +215,7 @@ class CheckIn:
                     return ScanOutcome(ScanResult.UNKNOWN_CODE, request.code, ambiguous=ambiguous)
                 booking = scanned.booking
             else:  # read in the transaction before: read again
-                found = await bookings_repo.get_by_id(conn, scanned.booking.id)
+                found = await bookings_reads.get_by_id(conn, scanned.booking.id)
                 assert found is not None  # bookings are never deleted
                 booking = found
             # Decided under the booking's lock: another phone may have been first.
@@ -320,7 +320,7 @@ class CheckIn:
                 f"The nonce {request.nonce!r} was sent before with another scan (another code, "
                 "departure or tickets): make a new nonce for each scan"
             )
-        booking = await bookings_repo.get_by_id(conn, kept["bookingId"])
+        booking = await bookings_reads.get_by_id(conn, kept["bookingId"])
         assert booking is not None  # bookings are never deleted
         admissions = (await checkin_repo.admissions_of(conn, [booking.id])).get(booking.id, {})
         [details] = await self._details(conn, catalog, [booking])
@@ -346,7 +346,7 @@ class CheckIn:
                     f"{int(UNDO_WINDOW.total_seconds() // 60)} minutes; it is past that: an operator "
                     "or an admin undoes it from the booking's page in the back office"
                 )
-            booking = await bookings_repo.get_by_id(conn, booking_id)
+            booking = await bookings_reads.get_by_id(conn, booking_id)
             if booking is None:
                 raise NotFound(f"No booking with id {booking_id!r}")
             booking = await self._steps.lock_in(conn, booking)
@@ -366,7 +366,7 @@ class CheckIn:
             raise BadRequest("unitItemUuids: name the tickets whose admission to take back")
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
-            found = await bookings_repo.get_by_id(conn, booking_id)
+            found = await bookings_reads.get_by_id(conn, booking_id)
             if found is None:
                 raise NotFound(f"No booking with id {booking_id!r}")
             booking = await self._steps.lock_in(conn, found)
@@ -437,7 +437,7 @@ class CheckIn:
             date_to=slot.local_date,
         )
         async with self._db.transaction(write=False) as conn:
-            found, _ = await bookings_repo.find_bookings(conn, where)
+            found, _ = await bookings_reads.find_bookings(conn, where)
             on_slot = [b for b in found if b.availability_id == slot.id and not b.test_mode]
             admissions = await checkin_repo.admissions_of(conn, [b.id for b in on_slot])
             described = await self._details(conn, catalog, on_slot)

@@ -26,8 +26,8 @@ from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.settings import Settings
-from berth.store import audit_repo, bookings_repo, departures_repo
-from berth.store.bookings_repo import BookingFilter
+from berth.store import audit_repo, bookings_reads, departures_repo, packages_repo
+from berth.store.bookings_reads import BookingFilter
 from berth.store.database import Database, DbConnection
 
 # The bookings a departure's cancellation cancels: those whose guests could still travel.
@@ -92,7 +92,7 @@ class DepartureService:
         first = min(s.start for s in slots).astimezone(UTC)
         last = max(s.start for s in slots).astimezone(UTC)
         overrides = await departures_repo.between(conn, product.id, option.id, first, last)
-        held = await bookings_repo.held_places(conn, product.id, option.id, first, last, now)
+        held = await bookings_reads.held_places(conn, product.id, option.id, first, last, now)
         confirmed = await departures_repo.confirmed_places(conn, product.id, option.id, first, last)
         return [
             Departure(
@@ -139,7 +139,7 @@ class DepartureService:
 
     async def _on(self, conn: DbConnection, product: Product, option: Option, slot: Slot) -> list[Booking]:
         """The bookings on the departure, as they stand now."""
-        found, _ = await bookings_repo.find_bookings(conn, departure_filter(product, option, slot))
+        found, _ = await bookings_reads.find_bookings(conn, departure_filter(product, option, slot))
         now = self._clock()
         return [as_of(b, now) for b in found]
 
@@ -363,13 +363,13 @@ class DepartureService:
         included booking is cancelled with its whole package."""
         target = booking
         if booking.package_booking_id is not None:
-            parent = await bookings_repo.get_by_id(conn, booking.package_booking_id)
+            parent = await bookings_reads.get_by_id(conn, booking.package_booking_id)
             target = parent if parent is not None else booking
         if target.id in done:
             return
         done.add(target.id)
         locked = as_of(await self._steps.lock_in(conn, target), self._clock())
-        members = await bookings_repo.package_members(conn, [target.id]) if target is not booking else []
+        members = await packages_repo.package_members(conn, [target.id]) if target is not booking else []
         if target is not booking and not (
             unused(locked) and all(m.status in ENDED or unused(m) for m in members)
         ):  # a package already used (one of its bookings admitted at the gate): this part only

@@ -37,7 +37,7 @@ from berth.services.clock import Clock
 from berth.services.connections import ConnectionService
 from berth.services.contracts import ContractService
 from berth.settings import DEVELOPMENT_SECRET_KEY, Settings
-from berth.store import bookings_repo, connections_repo, shop_repo
+from berth.store import bookings_reads, connections_repo, shop_repo
 from berth.store.database import Database, DbConnection
 from berth.store.shop_repo import ShopBooking
 
@@ -277,7 +277,7 @@ class ShopService:
         if found is None:
             raise NotFound("No booking has this link")
         async with self._db.transaction(write=False) as conn:
-            booking = await bookings_repo.get_by_id(conn, found.booking_id)
+            booking = await bookings_reads.get_by_id(conn, found.booking_id)
         if booking is None or booking.connection_id != shop.connection.id:
             raise NotFound("No booking has this link")
         return await self._bookings.get(shop.catalog, shop.connection.id, booking.uuid)

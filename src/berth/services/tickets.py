@@ -12,7 +12,7 @@ from berth.domain.tickets import ISSUED, VOUCHER
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.loader import BookingLoader
 from berth.services.catalog import CatalogService
-from berth.store import bookings_repo, tickets_repo
+from berth.store import bookings_reads, tickets_repo
 from berth.store.database import Database
 
 # What a token looks like (berth.domain.tickets.new_token): anything else is not looked up.
@@ -64,7 +64,7 @@ class TicketService:
     async def by_booking(self, booking_id: str) -> IssuedTicket | None:
         """The whole booking's tickets (key VOUCHER); None unless it is issued."""
         async with self._db.transaction(write=False) as conn:
-            booking = await bookings_repo.get_by_id(conn, booking_id)
+            booking = await bookings_reads.get_by_id(conn, booking_id)
             if booking is None or booking.status not in ISSUED:
                 return None
             snapshot = await self._catalog.snapshot_in(conn)

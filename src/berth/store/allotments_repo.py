@@ -14,8 +14,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.slots import Slot
-from berth.store import bookings_repo
-from berth.store.bookings_repo import HOLDING_NOW
+from berth.store import bookings_one_call
+from berth.store.bookings_reads import HOLDING_NOW
 from berth.store.database import DbConnection
 from berth.store.tables import allotment_releases, bookings
 
@@ -52,19 +52,19 @@ _RELEASED = select(
 )
 
 
-def reserving(dialect: str, blocks: Sequence[tuple[str, int]], day: str) -> bookings_repo.Reserving:
+def reserving(dialect: str, blocks: Sequence[tuple[str, int]], day: str) -> bookings_one_call.Reserving:
     """What a reservation on a departure of `day` counts as taken besides the holds: the
     unused places of other connections' `blocks` (connection id, places) not released by the
-    clock, less blocks released early (`bookings_repo.lock_and_hold_reserving`)."""
+    clock, less blocks released early (`bookings_one_call.lock_and_hold_reserving`)."""
     parameters: dict[str, Any] = {"block_day": day}
     for n, (connection_id, places) in enumerate(blocks):
         parameters |= {f"block_connection_{n}": connection_id, f"block_places_{n}": places}
-    return bookings_repo.Reserving(tuple(blocks), day, _hold_beside(dialect, len(blocks)), parameters)
+    return bookings_one_call.Reserving(tuple(blocks), day, _hold_beside(dialect, len(blocks)), parameters)
 
 
 @lru_cache(maxsize=32)
 def _hold_beside(dialect: str, count: int) -> Any:
-    return bookings_repo.hold_if_room_reserving(dialect, _others_unused(count))
+    return bookings_one_call.hold_if_room_reserving(dialect, _others_unused(count))
 
 
 def _others_unused(count: int) -> ColumnElement[Any]:

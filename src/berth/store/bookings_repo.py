@@ -1,10 +1,11 @@
-"""Bookings, the places they hold, slot locks and booking history."""
+"""Bookings on the hot path of a write: a booking's row and its first event, the places it
+counts in `slot_holds`, slot and booking locks, and its history. Reads and lists are in
+`bookings_reads`; PostgreSQL's one-call statements of a reservation in `bookings_one_call`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -16,21 +17,16 @@ from sqlalchemy import (
     exists,
     func,
     insert,
-    literal,
     or_,
     select,
-    text,
-    true,
     tuple_,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.elements import ColumnElement
 
 from berth.domain.bookings import (
-    HOLDING,
     Booking,
     BookingStatus,
     Cancellation,
@@ -39,23 +35,18 @@ from berth.domain.bookings import (
     UnitItem,
     place_hold,
 )  # fmt: skip
-from berth.domain.catalog_changes import HeldBooking
 from berth.domain.price_lines import lines_from_document, lines_to_document
-from berth.domain.rentals import HeldInterval
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
-from berth.store import availability_changes_repo, driver
+from berth.store import driver
 from berth.store.database import DbConnection, held_in_transaction, one_call
-from berth.store.deliveries_repo import KEPT_OUTBOX
 from berth.store.driver import Prepared
 from berth.store.tables import (
     booking_events,
     bookings,
     departure_overrides,
-    outbox,
     slot_holds,
     slot_locks,
-    webhooks,
 )
 from berth.store.types import UTCDateTime
 
@@ -64,7 +55,7 @@ def _parse_utc(value: str | None) -> datetime | None:
     return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S%z") if value else None
 
 
-def _row_values(booking: Booking) -> dict[str, Any]:
+def row_values(booking: Booking) -> dict[str, Any]:
     return {
         "id": booking.id,
         "connection_id": booking.connection_id,
@@ -250,6 +241,11 @@ _INSERT_NEW_BOOKING = Prepared(
 )
 
 
+# The key under which `insert_new_booking` keeps a booking's row for the one-call statement
+# (`bookings_one_call.hold_in_one_call`).
+KEPT_BOOKING = "booking"
+
+
 class FirstEvent(NamedTuple):
     """A new booking's first entry in its history (`booking_events`)."""
 
@@ -259,7 +255,7 @@ class FirstEvent(NamedTuple):
     detail: dict[str, Any]
 
 
-def _new_booking() -> Any:
+def new_booking() -> Any:
     """PostgreSQL: the booking's row unless its connection used its uuid, as a CTE."""
     return (
         pg_insert(bookings)
@@ -270,8 +266,8 @@ def _new_booking() -> Any:
     )
 
 
-def _first_event_of(new: Any) -> Any:
-    """The first event of the booking `new` (a `_new_booking`) inserted, if it was."""
+def first_event_of(new: Any) -> Any:
+    """The first event of the booking `new` (a `new_booking`) inserted, if it was."""
     event = booking_events.c
     first = select(
         new.c.id, *(bindparam(f"event_{name}", type_=event[name].type) for name in FirstEvent._fields)
@@ -282,8 +278,8 @@ def _first_event_of(new: Any) -> Any:
 def _with_first_event() -> Any:
     """PostgreSQL: the booking's row, unless its connection used its uuid, and its first event,
     in one statement (one round trip): the insert is a CTE the event's insert selects from."""
-    new = _new_booking()
-    return _first_event_of(new).returning(booking_events.c.booking_id).add_cte(new)
+    new = new_booking()
+    return first_event_of(new).returning(booking_events.c.booking_id).add_cte(new)
 
 
 _INSERT_NEW_WITH_FIRST_EVENT = _with_first_event()
@@ -293,10 +289,10 @@ async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstE
     """The booking's row and its first event, unless its connection already used its uuid
     (False: nothing written): the uuid check and the insert in one statement (PostgreSQL: the
     event too). Its places count once `hold_if_room` or `count_new_hold` has run."""
-    values = _row_values(booking)
+    values = row_values(booking)
     call = one_call(conn)
-    if call is not None and _KEPT_BOOKING not in call.kept:
-        call.kept[_KEPT_BOOKING] = (values, first)  # for `hold_in_one_call`'s statement
+    if call is not None and KEPT_BOOKING not in call.kept:
+        call.kept[KEPT_BOOKING] = (values, first)  # for `hold_in_one_call`'s statement
         return True
     if conn.dialect.name == "postgresql":
         event = {f"event_{name}": value for name, value in first._asdict().items()}
@@ -308,7 +304,7 @@ async def insert_new_booking(conn: DbConnection, booking: Booking, first: FirstE
     return True
 
 
-def _hold_if_room(dialect: str, reserved: ColumnElement[Any] | None = None) -> Any:
+def hold_if_room_statement(dialect: str, reserved: ColumnElement[Any] | None = None) -> Any:
     """Add a new hold to its slot's count if the departure, as staff left it, has room for it:
     the check and the write in one statement. `capacity` is the catalogue's (NULL: no limit),
     staff's own capacity or closing of the departure win over it; `need` is what must be left
@@ -347,7 +343,7 @@ def _hold_if_room(dialect: str, reserved: ColumnElement[Any] | None = None) -> A
     ).returning(slot_holds.c.pax)
 
 
-_HOLD_IF_ROOM = {dialect: Prepared(_hold_if_room(dialect)) for dialect in ("sqlite", "postgresql")}
+_HOLD_IF_ROOM = {dialect: Prepared(hold_if_room_statement(dialect)) for dialect in ("sqlite", "postgresql")}
 
 
 async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | None, now: datetime) -> bool:
@@ -356,11 +352,11 @@ async def hold_if_room(conn: DbConnection, booking: Booking, capacity: int | Non
     hold = place_hold(booking)
     if hold is None:
         return True
-    parameters = _hold_parameters(hold, capacity, now)
+    parameters = hold_parameters(hold, capacity, now)
     return bool(await driver.fetch(conn, _HOLD_IF_ROOM[conn.dialect.name], parameters))
 
 
-def _hold_parameters(hold: PlaceHold, capacity: int | None, now: datetime) -> dict[str, Any]:
+def hold_parameters(hold: PlaceHold, capacity: int | None, now: datetime) -> dict[str, Any]:
     return {
         "product_id": hold.product_id,
         "option_id": hold.option_id,
@@ -374,176 +370,6 @@ def _hold_parameters(hold: PlaceHold, capacity: int | None, now: datetime) -> di
     }
 
 
-def hold_if_room_reserving(dialect: str, reserved: ColumnElement[Any]) -> Any:
-    """The statement of `hold_if_room` where `reserved` places besides the holds are taken;
-    for `lock_and_hold_reserving` (built once per shape by its caller: building one costs more
-    than running it)."""
-    return _hold_if_room(dialect, reserved)
-
-
-async def lock_and_hold_reserving(
-    conn: DbConnection,
-    lock_key: tuple[str, str, str],
-    booking: Booking,
-    capacity: int | None,
-    now: datetime,
-    reserving: Reserving,
-) -> bool:
-    """`lock_and_hold_if_room` where other connections' allotment blocks are counted as taken
-    (`reserving`). On PostgreSQL in one round trip (the function of migration 0032) when the
-    lock is the hold's own slot and not yet held by the transaction; else the lock, then the
-    `hold_if_room_reserving` statement."""
-    hold = _hold_taking_its_lock(conn, lock_key, booking) if conn.dialect.name == "postgresql" else None
-    if hold is None:
-        hold = place_hold(booking)
-        if hold is None:
-            return True
-        await lock_slots(conn, [lock_key])
-        parameters = {**_hold_parameters(hold, capacity, now), **reserving.parameters}
-        return (await conn.execute(reserving.statement, parameters)).first() is not None
-    held_in_transaction(conn).add(("slot lock", *lock_key))
-    arguments = {
-        **_hold_parameters(hold, capacity, now),
-        "block_connections": [connection_id for connection_id, _ in reserving.blocks],
-        "block_places": [places for _, places in reserving.blocks],
-        "block_day": reserving.day,
-    }
-    return await conn.scalar(_LOCK_AND_HOLD_RESERVING, arguments) is not None
-
-
-@dataclass(frozen=True)
-class Reserving:
-    """Other connections' blocks (connection id, places) on a departure of `day`, for
-    `lock_and_hold_reserving`: as a `hold_if_room_reserving` statement with its parameters, and
-    as the arguments of the PostgreSQL function."""
-
-    blocks: tuple[tuple[str, int], ...]
-    day: str
-    statement: Any
-    parameters: dict[str, Any]
-
-
-_LOCK_AND_HOLD_RESERVING = text(
-    "SELECT berth_lock_and_hold_reserving(:product_id, :option_id, :availability_id, :until, :slot_start, "
-    ":pax, :capacity, :need, :now, :block_connections, :block_places, :block_day)"
-).bindparams(
-    bindparam("until", type_=UTCDateTime()),
-    bindparam("slot_start", type_=UTCDateTime()),
-    bindparam("now", type_=UTCDateTime()),
-    bindparam("block_connections", type_=ARRAY(String())),
-    bindparam("block_places", type_=ARRAY(Integer())),
-)
-
-
-_LOCK_AND_HOLD = text(
-    "SELECT berth_lock_and_hold(:product_id, :option_id, :availability_id, :until, :slot_start, :pax, "
-    ":capacity, :need, :now)"
-).bindparams(
-    bindparam("until", type_=UTCDateTime()),
-    bindparam("slot_start", type_=UTCDateTime()),
-    bindparam("now", type_=UTCDateTime()),
-)
-
-
-async def lock_and_hold_if_room(
-    conn: DbConnection, lock_key: tuple[str, str, str], booking: Booking, capacity: int | None, now: datetime
-) -> bool:
-    """Take the slot's lock (`lock_slots`), then `hold_if_room`. On PostgreSQL both in one
-    round trip (the function of migration 0024) when the lock is the hold's own slot and not
-    yet held by the transaction; the lock is then held for that round trip and the COMMIT."""
-    hold = _hold_taking_its_lock(conn, lock_key, booking) if conn.dialect.name == "postgresql" else None
-    if hold is None:
-        await lock_slots(conn, [lock_key])
-        return await hold_if_room(conn, booking, capacity, now)
-    held_in_transaction(conn).add(("slot lock", *lock_key))
-    return await conn.scalar(_LOCK_AND_HOLD, _hold_parameters(hold, capacity, now)) is not None
-
-
-def _hold_taking_its_lock(
-    conn: DbConnection, lock_key: tuple[str, str, str], booking: Booking
-) -> PlaceHold | None:
-    """The booking's hold, when one statement may take its slot's lock along with it: the lock
-    is the hold's own slot, and the transaction does not hold it yet (an order locks its
-    slots first, in one sorted pass)."""
-    hold = place_hold(booking)
-    if (
-        hold is None
-        or ("slot lock", *lock_key) in held_in_transaction(conn)
-        or lock_key != (hold.product_id, hold.option_id, hold.availability_id)
-    ):
-        return None
-    return hold
-
-
-def _reserve_in_one_statement() -> Any:
-    """PostgreSQL, a reservation under `Database.one_call`: the booking's row (unless its
-    connection used its uuid: then nothing at all), its first event, its outbox rows (only
-    while an enabled webhook listens to their event), its availability changes, and last the departure's lock, check and
-    hold (`berth_hold_or_refuse`, migration 0025: refusing raises, and the statement is undone).
-    Bound parameters only. A row answered: it was all written."""
-    new = _new_booking()
-    subjects = func.jsonb_array_elements(bindparam("outbox_subjects", type_=JSONB())).table_valued("value")
-    listened = exists().where(webhooks.c.event == bindparam("outbox_event"), webhooks.c.disabled_at.is_(None))
-    rows = select(
-        bindparam("outbox_event", type_=String()),
-        subjects.c.value,
-        bindparam("outbox_at", type_=UTCDateTime()),
-    )
-    announced = insert(outbox).from_select(
-        ["event", "subject", "created_at"], rows.select_from(new).join(subjects, true()).where(listened)
-    )
-    changed = availability_changes_repo.insert_from_arrays(only_with=new)
-    hold = func.berth_hold_or_refuse(*(bindparam(f"hold_{name}", type_=kind) for name, kind in _HOLD_KINDS))
-    return (
-        select(hold)
-        .select_from(new)
-        .add_cte(_first_event_of(new).cte("first_event"), announced.cte("announced"), changed.cte("changed"))
-    )
-
-
-# berth_hold_or_refuse's arguments: a hold's row, then what `hold_if_room` checks it against.
-_HOLD_KINDS = (
-    ("product_id", String()), ("option_id", String()), ("availability_id", String()),
-    ("until", UTCDateTime()), ("slot_start", UTCDateTime()), ("pax", Integer()),
-    ("capacity", Integer()), ("need", Integer()), ("now", UTCDateTime()),
-)  # fmt: skip
-_KEPT_BOOKING = "booking"
-_RESERVE_IN_ONE_STATEMENT = _reserve_in_one_statement()
-
-
-def hold_in_one_call(
-    conn: DbConnection, lock_key: tuple[str, str, str], booking: Booking, capacity: int | None, now: datetime
-) -> bool:
-    """`lock_and_hold_if_room` as the last part of a reservation's one statement
-    (`Database.one_call`), which then carries the booking's row, first event and outbox rows
-    kept before it: the departure's lock is held for the server's time alone. Where the block
-    is not one call, or the booking's row was not kept, or the lock is not the hold's own slot
-    or is held already: False, with nothing done. The statement raises OneCallRefused if there
-    is no room."""
-    call = one_call(conn)
-    hold = _hold_taking_its_lock(conn, lock_key, booking) if call is not None else None
-    if call is None or hold is None:
-        return False
-    kept = call.kept.get(_KEPT_BOOKING)
-    if kept is None or kept[0]["id"] != booking.id:
-        return False
-    row, first = kept
-    event_name, subjects, at = call.kept.get(KEPT_OUTBOX, ("", [], now))
-    changes = call.kept.get(availability_changes_repo.KEPT_CHANGES, [])
-    parameters = {
-        **row,
-        **availability_changes_repo.array_parameters(changes, now),
-        **{f"event_{name}": value for name, value in first._asdict().items()},
-        "outbox_event": event_name,
-        "outbox_subjects": subjects,
-        "outbox_at": at,
-        **{f"hold_{name}": value for name, value in _hold_parameters(hold, capacity, now).items()},
-    }
-    call.close(_RESERVE_IN_ONE_STATEMENT, parameters)
-    held_in_transaction(conn).add(("slot lock", *lock_key))
-    return True
-
-
 async def count_new_hold(conn: DbConnection, booking: Booking) -> None:
     await _count_holds(conn, None, booking)
 
@@ -554,7 +380,7 @@ async def save_booking(
     """Store `booking` over `before`, the version read in this transaction (or that version
     as of now: a hold whose time has passed counts nothing either way). Its places move with
     it, unless `move_places` is False: the caller then calls `move_places` itself, later."""
-    values = _row_values(booking)
+    values = row_values(booking)
     values["booking_id"] = values.pop("id")
     await driver.run(conn, _SAVE_BOOKING, values)
     if move_places:
@@ -618,257 +444,6 @@ async def lock_alone_by_uuid(conn: DbConnection, connection_id: str, uuid: str) 
     return None if row is None else booking_from_row(row)
 
 
-async def get_by_id(conn: DbConnection, booking_id: str) -> Booking | None:
-    row = (await conn.execute(select(bookings).where(bookings.c.id == booking_id))).first()
-    return None if row is None else booking_from_row(row)
-
-
-@dataclass(frozen=True)
-class BookingFilter:
-    connection_id: str | None = None
-    reseller_reference: str | None = None
-    supplier_reference: str | None = None
-    reference: str | None = None  # either reference (admin search)
-    date_from: date | None = None
-    date_to: date | None = None
-    product_id: str | None = None
-    option_id: str | None = None
-    status: str | None = None
-    availability_id: str | None = None
-
-
-def _clauses(where: BookingFilter) -> list[ColumnElement[bool]]:
-    clauses: list[ColumnElement[bool]] = []
-    if where.connection_id is not None:
-        clauses.append(bookings.c.connection_id == where.connection_id)
-    if where.reseller_reference is not None:
-        clauses.append(bookings.c.reseller_reference == where.reseller_reference)
-    if where.supplier_reference is not None:
-        clauses.append(bookings.c.supplier_reference == where.supplier_reference)
-    if where.reference is not None:
-        clauses.append(
-            or_(
-                bookings.c.reseller_reference == where.reference,
-                bookings.c.supplier_reference == where.reference.upper(),
-                bookings.c.uuid == where.reference,
-            )
-        )
-    if where.date_from is not None:
-        clauses.append(bookings.c.local_date >= where.date_from.isoformat())
-    if where.date_to is not None:
-        clauses.append(bookings.c.local_date <= where.date_to.isoformat())
-    if where.product_id is not None:
-        clauses.append(bookings.c.product_id == where.product_id)
-    if where.option_id is not None:
-        clauses.append(bookings.c.option_id == where.option_id)
-    if where.status is not None:
-        clauses.append(bookings.c.status == where.status)
-    if where.availability_id is not None:
-        clauses.append(bookings.c.availability_id == where.availability_id)
-    return clauses
-
-
-async def find_bookings(
-    conn: DbConnection,
-    where: BookingFilter,
-    *,
-    limit: int | None = None,
-    offset: int = 0,
-    count: bool = True,
-) -> tuple[list[Booking], int]:
-    """Bookings matching every given filter, by travel date then creation, and the total count
-    (with `count=False`, the number of rows returned)."""
-    clauses = _clauses(where)
-    condition = and_(*clauses) if clauses else None
-    query = select(bookings).order_by(bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
-    counting = select(func.count()).select_from(bookings)
-    if condition is not None:
-        query = query.where(condition)
-        counting = counting.where(condition)
-    if limit is not None:
-        query = query.limit(limit).offset(offset)
-    rows = (await conn.execute(query)).all()
-    total = len(rows) if limit is None or not count else int(await conn.scalar(counting) or 0)
-    return [booking_from_row(row) for row in rows], total
-
-
-async def bookings_after(
-    conn: DbConnection, where: BookingFilter, after: tuple[Any, ...] | None, limit: int
-) -> list[Booking]:
-    """The next `limit` matching bookings after the key `after` (None: from the first), in the
-    order of `find_bookings` (bookings on a slot, then those without one): exports read a
-    result of any size batch by batch. A booking's key is `export_key`."""
-    clauses = _clauses(where)
-    dated = bookings.c.slot_start.is_not(None)
-    if after is None:
-        query = select(bookings).where(*clauses, dated)
-    elif after[0] is not None:
-        columns = (bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
-        key = tuple_(*(literal(v, c.type) for v, c in zip(after, columns, strict=True)))
-        query = select(bookings).where(*clauses, dated, tuple_(*columns) > key)
-    else:
-        query = None
-    order = (bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
-    found: list[Booking] = []
-    if query is not None:
-        found = [booking_from_row(r) for r in await conn.execute(query.order_by(*order).limit(limit))]
-    if len(found) < limit:
-        undated = [*clauses, bookings.c.slot_start.is_(None)]
-        if after is not None and after[0] is None:
-            since = tuple_(
-                literal(after[1], bookings.c.created_at.type), literal(after[2], bookings.c.id.type)
-            )
-            undated.append(tuple_(bookings.c.created_at, bookings.c.id) > since)
-        rows = await conn.execute(
-            select(bookings)
-            .where(*undated)
-            .order_by(bookings.c.created_at, bookings.c.id)
-            .limit(limit - len(found))
-        )
-        found.extend(booking_from_row(r) for r in rows)
-    return found
-
-
-def export_key(booking: Booking) -> tuple[Any, ...]:
-    return (booking.slot_start, booking.created_at, booking.id)
-
-
-# Hot statements are built once, with bind parameters: building and hashing an expression
-# costs more than running it on SQLite. `HOLDING_NOW` needs the parameter "now".
-HOLDING_NOW = and_(
-    bookings.c.test_mode.is_(False),
-    or_(
-        bookings.c.status.in_([literal(s.value) for s in HOLDING]),
-        and_(bookings.c.status == BookingStatus.ON_HOLD.value, bookings.c.expires_at > bindparam("now")),
-    ),
-)
-_IN_OPTION = and_(
-    bookings.c.product_id == bindparam("product_id"), bookings.c.option_id == bindparam("option_id")
-)
-_NOT_EXCLUDED = bookings.c.id != bindparam("excluding")
-_HELD_PLACES = (
-    select(slot_holds.c.availability_id, func.sum(slot_holds.c.pax))
-    .where(
-        slot_holds.c.product_id == bindparam("product_id"),
-        slot_holds.c.option_id == bindparam("option_id"),
-        slot_holds.c.slot_start >= bindparam("first"),
-        slot_holds.c.slot_start <= bindparam("last"),
-        slot_holds.c.until > bindparam("now"),
-    )
-    .group_by(slot_holds.c.availability_id)
-)
-# Leaving one booking out: from the bookings themselves.
-_HELD_PLACES_EXCLUDING = (
-    select(bookings.c.availability_id, func.sum(bookings.c.pax))
-    .where(
-        _IN_OPTION,
-        bookings.c.slot_start >= bindparam("first"),
-        bookings.c.slot_start <= bindparam("last"),
-        HOLDING_NOW,
-        _NOT_EXCLUDED,
-    )
-    .group_by(bookings.c.availability_id)
-)
-_HELD_INTERVALS = (
-    select(bookings.c.slot_start, bookings.c.slot_end, func.sum(bookings.c.pax))
-    .where(
-        _IN_OPTION,
-        bookings.c.slot_end > bindparam("start"),
-        bookings.c.slot_start < bindparam("end"),
-        HOLDING_NOW,
-    )
-    .group_by(bookings.c.slot_start, bookings.c.slot_end)
-)
-_HELD_INTERVALS_EXCLUDING = _HELD_INTERVALS.where(_NOT_EXCLUDED)
-
-
-async def held_places(
-    conn: DbConnection,
-    product_id: str,
-    option_id: str,
-    first: datetime,
-    last: datetime,
-    now: datetime,
-    *,
-    excluding: str | None = None,
-) -> dict[str, int]:
-    """Places held per availability id for slots starting in [first, last]: one query (from
-    slot_holds; leaving out the booking `excluding`, from the bookings)."""
-    parameters = {"product_id": product_id, "option_id": option_id, "first": first, "last": last, "now": now}
-    if excluding is None:
-        rows = await conn.execute(_HELD_PLACES, parameters)
-    else:
-        rows = await conn.execute(_HELD_PLACES_EXCLUDING, {**parameters, "excluding": excluding})
-    return {row[0]: int(row[1]) for row in rows if row[1]}
-
-
-async def held_intervals(
-    conn: DbConnection,
-    product_id: str,
-    option_id: str,
-    start: datetime,
-    end: datetime,
-    now: datetime,
-    *,
-    excluding: str | None = None,
-) -> list[HeldInterval]:
-    """Items held by the option's rentals overlapping [start, end): one aggregate query, one
-    row per distinct (start, end) with the places held over it."""
-    parameters = {"product_id": product_id, "option_id": option_id, "start": start, "end": end, "now": now}
-    if excluding is None:
-        rows = await conn.execute(_HELD_INTERVALS, parameters)
-    else:
-        rows = await conn.execute(_HELD_INTERVALS_EXCLUDING, {**parameters, "excluding": excluding})
-    return [HeldInterval(row[0], row[1], int(row[2])) for row in rows]
-
-
-# What a catalogue import's check reads of a booking (domain.catalog_changes.HeldBooking).
-_HELD_BOOKING_COLUMNS = (
-    "supplier_reference", "reseller_reference", "status", "test_mode", "expires_at", "product_id",
-    "option_id", "availability_id", "slot_start", "slot_end", "local_date", "pax", "unit_items",
-    "rental_duration_id", "resource_allocations",
-)  # fmt: skip
-_HOLDING_SINCE = (
-    select(*(bookings.c[name] for name in _HELD_BOOKING_COLUMNS))
-    .where(
-        HOLDING_NOW,
-        or_(
-            bookings.c.slot_start.is_(None),
-            bookings.c.slot_start >= bindparam("since"),
-            bookings.c.slot_end > bindparam("since"),
-        ),
-    )
-    .order_by(bookings.c.slot_start, bookings.c.created_at, bookings.c.id)
-)
-
-
-async def holding_places_since(conn: DbConnection, since: datetime, now: datetime) -> list[HeldBooking]:
-    """Bookings that hold places at `now`: on departures from `since` on, rentals still out
-    then, and those without a date (a catalogue import checks what it takes from them). Only
-    the columns the check reads: a whole `Booking` of each took a worker 60-90 MB at its peak
-    with 17,000 of them, and kept a third of it as a fragmented heap."""
-    return [
-        HeldBooking(
-            supplier_reference=row[0],
-            reseller_reference=row[1],
-            status=BookingStatus(row[2]),
-            test_mode=row[3],
-            expires_at=row[4],
-            product_id=row[5],
-            option_id=row[6],
-            availability_id=row[7],
-            slot_start=row[8],
-            slot_end=row[9],
-            local_date=date.fromisoformat(row[10]) if row[10] else None,
-            pax=row[11],
-            unit_ids=tuple(item["unitId"] for item in row[12]),
-            rental_duration_id=row[13],
-            resource_allocations=tuple(Allocation.from_document(a) for a in row[14] or ()),
-        )
-        for row in await conn.execute(_HOLDING_SINCE, {"since": since, "now": now})
-    ]
-
-
 # One statement: a new row is ours until commit; an existing one is locked by the (no-op)
 # update, as by SELECT … FOR UPDATE.
 _SLOT_ROW = pg_insert(slot_locks).values(
@@ -908,92 +483,9 @@ async def lock_booking(conn: DbConnection, booking: Booking) -> Booking:
     return booking_from_row(row)
 
 
-async def due_holds(conn: DbConnection, now: datetime, limit: int) -> list[Booking]:
-    query = (
-        select(bookings)
-        .where(
-            bookings.c.status == BookingStatus.ON_HOLD.value,
-            bookings.c.expires_at <= now,
-            bookings.c.order_id.is_(None),  # an order's holds expire with it, the order locked first
-        )
-        .order_by(bookings.c.expires_at)
-        .limit(limit)
-    )
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    due = [booking_from_row(row) for row in await conn.execute(query)]
-    # The oldest first, answered in the order of their count rows: holds that ran out at the
-    # same second share a row per slot, and two sweeps expiring different holds of the same
-    # slots must take those rows in one order, as every writer does (`_count_holds`), or each
-    # waits for the other (a deadlock, seen with four processes sweeping at once).
-    return sorted(due, key=lambda b: (b.product_id, b.option_id, b.availability_id or "", b.expires_at))
-
-
 async def add_event(
     conn: DbConnection, booking_id: str, at: datetime, kind: str, actor: str, detail: dict[str, Any]
 ) -> None:
     await driver.run(
         conn, _ADD_EVENT, {"booking_id": booking_id, "at": at, "kind": kind, "actor": actor, "detail": detail}
     )
-
-
-async def events_of(conn: DbConnection, booking_id: str) -> list[dict[str, Any]]:
-    rows = await conn.execute(
-        select(booking_events).where(booking_events.c.booking_id == booking_id).order_by(booking_events.c.id)
-    )
-    return [
-        {"at": format_utc_or_none(row.at), "kind": row.kind, "actor": row.actor, "detail": row.detail}
-        for row in rows
-    ]
-
-
-_MEMBERS = (
-    select(bookings).where(bookings.c.package_booking_id == bindparam("package")).order_by(bookings.c.id)
-)
-_MEMBERS_OF = Prepared(_MEMBERS)
-# FOR UPDATE on PostgreSQL; SQLite has no row locks (its write transaction holds the database's).
-_MEMBERS_OF_LOCKED = Prepared(_MEMBERS.with_for_update())
-
-
-async def package_members(
-    conn: DbConnection, package_booking_ids: Iterable[str], *, lock: bool = False
-) -> list[Booking]:
-    """The included bookings of package bookings (octo/packages), one query for all of them."""
-    ids = list(set(package_booking_ids))
-    if not ids:
-        return []
-    if len(ids) == 1:  # a confirmation's, a cancellation's (`Companions`): compiled once
-        prepared = _MEMBERS_OF_LOCKED if lock else _MEMBERS_OF
-        return [booking_from_row(row) for row in await driver.fetch(conn, prepared, {"package": ids[0]})]
-    query = select(bookings).where(bookings.c.package_booking_id.in_(ids)).order_by(bookings.c.id)
-    if lock and conn.dialect.name == "postgresql":
-        query = query.with_for_update()
-    return [booking_from_row(row) for row in await conn.execute(query)]
-
-
-async def confirmations_per_hour(
-    conn: DbConnection, since: datetime, until: datetime
-) -> list[tuple[datetime, str, int]]:
-    """(UTC hour, connection id, bookings) of the bookings confirmed in [since, until), cancelled
-    since or not (test bookings left out),
-    counted per hour in the database (the caller's days may start at any whole hour)."""
-    confirmed = bookings.c.confirmed_at
-    hour: ColumnElement[str]
-    if conn.dialect.name == "postgresql":
-        hour = func.to_char(func.date_trunc("hour", confirmed), "YYYY-MM-DD HH24")
-    else:
-        hour = func.strftime("%Y-%m-%d %H", confirmed)
-    query = (
-        select(hour.label("hour"), bookings.c.connection_id, func.count().label("confirmed"))
-        .where(confirmed >= since, confirmed < until, bookings.c.test_mode.is_(False))
-        .group_by(hour, bookings.c.connection_id)
-    )
-    rows = await conn.execute(query)
-    return [
-        (
-            datetime.strptime(row.hour, "%Y-%m-%d %H").replace(tzinfo=UTC),
-            row.connection_id,
-            int(row.confirmed),
-        )
-        for row in rows
-    ]

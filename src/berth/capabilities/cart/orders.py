@@ -42,8 +42,9 @@ from berth.domain.orders import LIVE, Order, OrderStatus, follow_bookings
 from berth.read_models.bookings import BookingDetails
 from berth.read_models.orders import OrderDetails
 from berth.services.bookings.inputs import RESELLER, SUPPLIER, Change, ConfirmInput, ReserveInput
+from berth.services.bookings.preparing import PreparedBooking
 from berth.services.bookings.reseller import ResellerBookings
-from berth.services.bookings.steps import BookingSteps, PreparedBooking
+from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.store import bookings_repo, orders_repo

@@ -12,11 +12,12 @@ again).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError
 
+from berth.capabilities.ids import PACKAGE_BOOKINGS
 from berth.domain.bookings import Booking, BookingStatus, Contact, as_of
 from berth.domain.catalog import Catalog, Option, PackageInclude, Product, include_unit
 from berth.domain.errors import (
@@ -27,17 +28,32 @@ from berth.domain.errors import (
     UnprocessableEntity,
 )
 from berth.read_models.bookings import BookingDetails
-from berth.services.bookings.inputs import PackageBookingInput, ReserveInput, UnitItemInput, UpdateInput
+from berth.services.bookings.inputs import ReserveInput, UnitItemInput, UpdateInput
+from berth.services.bookings.preparing import PreparedBooking
 from berth.services.bookings.reseller import ResellerBookings
-from berth.services.bookings.steps import BookingSteps, PreparedBooking
+from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
-from berth.store import bookings_repo
+from berth.store import bookings_reads, bookings_repo, packages_repo
 from berth.store.database import Database, DbConnection
+
+
+@dataclass(frozen=True)
+class PackageBookingInput:
+    """The include a package booking books, at which availability."""
+
+    include_id: str | None
+    availability_id: str | None = None
+
+
+def package_bookings(data: ReserveInput) -> tuple[PackageBookingInput, ...] | None:
+    """The includes a reservation chose (packageBookings; None: not sent)."""
+    chosen = data.asked.get(PACKAGE_BOOKINGS)
+    return None if chosen is None else tuple(PackageBookingInput(*pair) for pair in chosen)
 
 
 def is_package_request(catalog: Catalog, data: ReserveInput) -> bool:
     product = catalog.product(data.product_id) if data.product_id else None
-    return data.package_bookings is not None or (product is not None and product.is_package)
+    return PACKAGE_BOOKINGS in data.asked or (product is not None and product.is_package)
 
 
 def _unchosen(product: Product, option: Option, required: list[str]) -> str:
@@ -80,7 +96,8 @@ class PackageBookings:
             )
         chosen: dict[str, PackageBookingInput] = {}
         known = {include.id for include in option.includes}
-        for index, given in enumerate(data.package_bookings or ()):
+        sent = package_bookings(data)
+        for index, given in enumerate(sent or ()):
             if given.include_id not in known:
                 raise UnprocessableEntity(
                     f"packageBookings[{index}]: option {option.id!r} has no include {given.include_id!r}"
@@ -89,7 +106,7 @@ class PackageBookings:
                 raise BadRequest(f"packageBookings[{index}]: include {given.include_id!r} is chosen twice")
             chosen[given.include_id] = given
         required = [include.id for include in option.includes if include.required]
-        if data.package_bookings is None and required:
+        if sent is None and required:
             raise UnprocessableEntity(_unchosen(package.product, option, required))
         for group in option.package_includes:
             for include in group.includes:
@@ -213,7 +230,7 @@ class PackageBookings:
             if found is None or found.package_booking_id is not None:
                 raise InvalidBookingUuid(uuid)
             booking = as_of(await self._steps.lock_in(conn, found), now)
-            members = await bookings_repo.package_members(conn, [booking.id], lock=True)
+            members = await packages_repo.package_members(conn, [booking.id], lock=True)
             updated = await self._steps.change_in(conn, catalog, booking, data, now)
             for member in members:
                 member = as_of(member, now)
@@ -222,6 +239,9 @@ class PackageBookings:
             return await self._steps.loader.one(conn, catalog, updated)
 
     # --- confirm, extend, cancel, update ----------------------------------------------------
+
+    def named(self, companion: Booking) -> str:
+        return f"The included booking {companion.package_include_id!r}"
 
     async def companions(
         self, conn: DbConnection, booking: Booking, verb: str, *, staff: bool
@@ -236,12 +256,12 @@ class PackageBookings:
                 raise UnprocessableEntity(
                     f"Booking {booking.uuid!r} is included in a package booking; it cannot be updated"
                 )
-            parent = await bookings_repo.get_by_id(conn, booking.package_booking_id)
+            parent = await bookings_reads.get_by_id(conn, booking.package_booking_id)
             raise UnprocessableEntity(
                 f"Booking {booking.uuid!r} is included in package booking "
                 f"{parent.uuid if parent else booking.package_booking_id!r}; {verb} the package booking"
             )
-        members = await bookings_repo.package_members(conn, [booking.id], lock=True)
+        members = await packages_repo.package_members(conn, [booking.id], lock=True)
         if members and verb == "update":
             raise UnprocessableEntity(
                 f"Booking {booking.uuid!r} is a package booking; cancel it and reserve again to change it"

@@ -12,14 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from berth.domain.bookings import Booking
+from berth.capabilities.ids import RENTAL_DURATION_ID
+from berth.domain.bookings import Booking, Placed
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.rentals import affected_starts, peak_held, rental_duration_for, rental_slot
 from berth.domain.slots import Slot
 from berth.domain.times import format_local
-from berth.services.bookings.capacity import SlotPolicy, slot_key, slots_as_run
+from berth.services.bookings.capacity import Placement, SlotPolicy, slot_key, slots_as_run
+from berth.services.bookings.inputs import Asked
 from berth.services.bookings.locks import SlotKey
-from berth.store import bookings_repo
+from berth.store import rentals_repo
 from berth.store.database import DbConnection
 
 # The availability id of the one lock row of a rental option (never a real availability id).
@@ -41,7 +43,7 @@ async def rental_peaks(
         return []
     first = min(start for start, _ in windows).astimezone(UTC)
     last = max(end for _, end in windows).astimezone(UTC)
-    held = await bookings_repo.held_intervals(
+    held = await rentals_repo.held_intervals(
         conn, product_id, option_id, first, last, now, excluding=excluding
     )
     return peak_held(held, windows)
@@ -58,6 +60,26 @@ class RentalPolicy(SlotPolicy):
         # A rental's places are counted from the bookings themselves (this one too, once
         # written): the check comes before the row.
         return True
+
+    def check_request(self, catalog: Catalog, product: Product, option: Option, asked: Asked) -> None:
+        rental_duration_for(option, asked.get(RENTAL_DURATION_ID))
+
+    def place(
+        self, option: Option, slot: Slot | None, asked: Asked, booking: Booking | None, *, moved: bool = False
+    ) -> Placement:
+        """A rental holds its places from its start until its item is due back: over the
+        duration the request names, else (a booking that stays) its own interval, else (a
+        booking that moves) its own duration where the option has it, else the default."""
+        wanted = asked.get(RENTAL_DURATION_ID)
+        if wanted is None and booking is not None and not moved:
+            return super().place(option, slot, asked, booking)
+        duration = self.duration(option, wanted, booking.rental_duration_id if booking is not None else None)
+        if duration is None:
+            return Placement(slot)
+        if slot is None:
+            return Placement(None, Placed(duration.id))
+        stretched = rental_slot(slot, duration)
+        return Placement(stretched, Placed(duration.id, stretched.end.astimezone(UTC)))
 
     def duration(self, option: Option, wanted: str | None, kept: str | None) -> RentalDuration | None:
         if wanted is None and kept is not None and option.rental_duration(kept) is not None:

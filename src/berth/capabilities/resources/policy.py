@@ -9,8 +9,10 @@ change of a booking; a seat's uniqueness is also a database constraint.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from berth.capabilities.ids import RESOURCE_IDS
 from berth.domain.availability import AvailabilityStatus, SlotState
 from berth.domain.bookings import Booking, UnitItem
 from berth.domain.catalog import Catalog, Option, Product
@@ -24,7 +26,8 @@ from berth.domain.resources import (
     party_of_units,
 )
 from berth.domain.slots import Slot
-from berth.services.bookings.capacity import SlotPolicy, Wanted, slots_as_run
+from berth.services.bookings.capacity import Placement, SlotPolicy, Wanted, slots_as_run
+from berth.services.bookings.inputs import Asked
 from berth.services.bookings.locks import SlotLocks
 from berth.services.clock import Clock
 from berth.store import resources_repo
@@ -59,10 +62,18 @@ class ResourcePolicy(SlotPolicy):
         # Resources are allocated under the slot's lock into the booking's row.
         return True
 
-    def check_request(
-        self, catalog: Catalog, product: Product, option: Option, selection: Sequence[str]
-    ) -> None:
-        check_selection(catalog, product, option, selection)
+    def check_request(self, catalog: Catalog, product: Product, option: Option, asked: Asked) -> None:
+        selection = asked.get(RESOURCE_IDS)
+        if selection:
+            check_selection(catalog, product, option, selection)
+
+    def place(
+        self, option: Option, slot: Slot | None, asked: Asked, booking: Booking | None, *, moved: bool = False
+    ) -> Placement:
+        """The slot's placement, with the resources the request chose (for `allocate`)."""
+        return replace(
+            super().place(option, slot, asked, booking, moved=moved), asked=asked.get(RESOURCE_IDS)
+        )
 
     async def states(
         self,
@@ -127,26 +138,27 @@ class ResourcePolicy(SlotPolicy):
         locks: SlotLocks,
         product: Product,
         option: Option,
-        slot: Slot,
         booking: Booking,
         items: Sequence[UnitItem],
-        selection: Sequence[str] | None,
+        placement: Placement,
         *,
         moved: bool = True,
         same_option: bool = True,
-    ) -> tuple[Allocation, ...]:
+    ) -> Placement:
         """The booking's allocations (rules 2 and 3): a non-empty selection replaces them in the
         groups it names; otherwise (absent or `[]`, and in the groups it does not name) they stay
         as they are unless the party or the slot changed, and then the booking is re-allocated,
         keeping its resources (and seats) where they still fit. Raises UNPROCESSABLE_ENTITY
         (naming the group) when the party or the selection does not fit."""
+        slot, selection = placement.slot, placement.asked
+        assert slot is not None  # asked only of a placement on a slot
         party = party_of(option, [i.unit_id for i in items])
         previous = booking.resource_allocations if same_option else ()
         changed = (
             moved or not same_option or party != party_of(option, [i.unit_id for i in booking.unit_items])
         )
         if not selection and not changed and booking.resource_allocations:
-            return booking.resource_allocations
+            return self._given(placement, booking.resource_allocations)
         key = (product.id, option.id, slot.id)
         start = slot.start.astimezone(UTC)
         now = self._clock()
@@ -164,7 +176,11 @@ class ResourcePolicy(SlotPolicy):
             stale = [seat for seat in given if seat in index.released]
             if stale:
                 await resources_repo.clear_released_seats(conn, key, stale)
-        return allocations
+        return self._given(placement, allocations)
+
+    @staticmethod
+    def _given(placement: Placement, allocations: tuple[Allocation, ...]) -> Placement:
+        return replace(placement, stored=replace(placement.stored, resource_allocations=allocations))
 
     async def booking_changed(
         self, conn: DbConnection, before: Booking | None, after: Booking, now: datetime

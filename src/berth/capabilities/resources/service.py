@@ -31,7 +31,7 @@ from berth.domain.slots import Slot, slot_for_id
 from berth.read_models.resources import GroupState, ResourceState, SlotResources
 from berth.services.bookings.capacity import slots_as_run
 from berth.services.clock import Clock
-from berth.store import bookings_repo, resources_repo
+from berth.store import bookings_reads, resources_repo
 from berth.store.database import Database
 
 
@@ -142,7 +142,7 @@ class ResourceService:
                 else {}
             )
             held = (
-                (await bookings_repo.held_places(conn, product.id, option.id, start, start, now)).get(
+                (await bookings_reads.held_places(conn, product.id, option.id, start, start, now)).get(
                     slot.id, 0
                 )
                 if slot.capacity is not None

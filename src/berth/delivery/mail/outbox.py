@@ -43,7 +43,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.services.tickets import IssuedTicket
-from berth.store import audit_repo, bookings_repo, connections_repo, mail_repo, orders_repo
+from berth.store import audit_repo, bookings_reads, bookings_repo, connections_repo, mail_repo, orders_repo
 from berth.store.database import Database, DbConnection, after_commit
 from berth.store.mail_repo import RECEIPT, Message, NewMessage, Written
 
@@ -153,7 +153,7 @@ class GuestMail:
                 raise BadRequest(f"to: {one_line(to, 80)!r} is not an email address")
             facts["to"] = address
         async with self._db.transaction(write=True) as conn:
-            booking = await bookings_repo.get_by_id(conn, booking_id)
+            booking = await bookings_reads.get_by_id(conn, booking_id)
             if booking is None:
                 raise NotFound(f"Booking {booking_id!r} not found")
             booking = await bookings_repo.lock_booking(conn, booking)
@@ -189,7 +189,7 @@ class GuestMail:
             about: dict[str, Booking] = {}  # the bookings of one-booking messages, described at once
             for message in todo:
                 booking = (
-                    await bookings_repo.get_by_id(conn, message.booking_id) if message.booking_id else None
+                    await bookings_reads.get_by_id(conn, message.booking_id) if message.booking_id else None
                 )
                 if booking is not None:
                     about[message.id] = booking
@@ -219,7 +219,7 @@ class GuestMail:
         catalog = (await self._catalogs.snapshot_in(conn)).catalog
         order: Order | None = None
         if message.booking_id is not None:
-            booking = await bookings_repo.get_by_id(conn, message.booking_id)
+            booking = await bookings_reads.get_by_id(conn, message.booking_id)
             if booking is None:
                 raise Unwritable(f"booking {message.booking_id} is no longer stored")
             described = await self._loader.describe(conn, catalog, [booking], exact=True)

@@ -28,8 +28,8 @@ from berth.domain.times import local_datetime
 from berth.read_models.bookings import BookingDetails
 from berth.read_models.resources import SlotResources
 from berth.services.availability import today_in
-from berth.store import bookings_repo, deliveries_repo, mappings_repo
-from berth.store.bookings_repo import BookingFilter
+from berth.store import bookings_reads, deliveries_repo, mappings_repo
+from berth.store.bookings_reads import BookingFilter
 from berth.store.deliveries_repo import Delivery, LastAttempt
 
 # Bookings whose guests are expected on the slot (a live hold may still become one).
@@ -184,7 +184,7 @@ async def _expected_per_slot(
     """(bookings, guests) expected per (product, option, availability id) from `first` to `last`."""
     now = services.clock()
     async with services.database.transaction(write=False) as conn:
-        found, _ = await bookings_repo.find_bookings(conn, BookingFilter(date_from=first, date_to=last))
+        found, _ = await bookings_reads.find_bookings(conn, BookingFilter(date_from=first, date_to=last))
     counts: dict[tuple[str, str, str], tuple[int, int]] = {}
     for raw in found:
         booking = as_of(raw, now)
@@ -242,7 +242,7 @@ async def confirmations_by_day(
     since = datetime.combine(first, time(), zone).astimezone(UTC)
     until = datetime.combine(today + timedelta(days=1), time(), zone).astimezone(UTC)
     async with services.database.transaction(write=False) as conn:
-        found = await bookings_repo.confirmations_per_hour(conn, since, until)
+        found = await bookings_reads.confirmations_per_hour(conn, since, until)
     counts: dict[str, list[int]] = {}
     for hour, connection_id, count in found:
         index = (hour.astimezone(zone).date() - first).days

@@ -22,7 +22,7 @@ from berth.http.octo.schemas import ADMIN_ERROR_RESPONSES
 from berth.http.responses import json_response
 from berth.http.types import MAX_OFFSET, Flag, IsoDate
 from berth.read_models.bookings import BookingDetails
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from berth.views.bookings import booking_view
 
 router = APIRouter(responses=ADMIN_ERROR_RESPONSES)

@@ -11,7 +11,7 @@ from berth.container import Services
 from berth.domain.catalog import Catalog
 from berth.read_models.departures import Departure
 from berth.services.departures import departure_filter
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from berth.views.exports import HEADER, Row, booking_row, csv_file
 
 

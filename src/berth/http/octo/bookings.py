@@ -19,7 +19,7 @@ from berth.http.octo.routing import Call, OctoRoute, add_routes
 from berth.http.octo.schemas import ERROR_RESPONSES, BookingOut
 from berth.http.types import MAX_OFFSET, IsoDate
 from berth.read_models.bookings import BookingDetails
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from berth.views.bookings import booking_view, bookings_view
 
 router = APIRouter(responses=ERROR_RESPONSES)

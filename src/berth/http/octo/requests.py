@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from berth.capabilities.registry import active
+from berth.capabilities.registry import active, asked_fields
 from berth.domain import lengths
 from berth.domain.bookings import CONTACT_KEYS, Contact
 from berth.http.types import Flag, IsoDate, Whole
@@ -16,7 +16,6 @@ from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import (
     ConfirmInput,
     ExtensionFields,
-    PackageBookingInput,
     ReserveInput,
     UnitItemInput,
     UpdateInput,
@@ -253,8 +252,8 @@ class PackageBookingBody(Lenient):
     includeId: Identifier | None = None
     availabilityId: Identifier | None = None
 
-    def selection(self) -> PackageBookingInput:
-        return PackageBookingInput(include_id=self.includeId, availability_id=self.availabilityId)
+    def selection(self) -> tuple[str | None, str | None]:
+        return self.includeId, self.availabilityId
 
 
 class ReserveBody(_BookingFields):
@@ -278,11 +277,13 @@ class ReserveBody(_BookingFields):
             contact=_contact(self.contact),
             currency=self.currency,
             order_id=self.orderId,
-            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
-            package_bookings=tuple(p.selection() for p in self.packageBookings)
-            if self.packageBookings is not None
-            else None,
-            resource_ids=resource_selection(self.resourceAllocations, resources),
+            asked=asked_fields(
+                rental_duration(self.rentalDurationId, rentals),
+                resource_selection(self.resourceAllocations, resources),
+                tuple(p.selection() for p in self.packageBookings)
+                if self.packageBookings is not None
+                else None,
+            ),
             extensions=extension_fields(self, self.unitItems, capabilities),
         )
 
@@ -305,9 +306,8 @@ class UpdateBody(_BookingFields):
             notes=self.notes,
             reseller_reference=self.resellerReference,
             contact=_contact(self.contact),
-            rental_duration_id=duration_id,
             sent=frozenset(self.model_fields_set - ignored),
-            resource_ids=resource_selection(self.resourceAllocations, resources),
+            asked=asked_fields(duration_id, resource_selection(self.resourceAllocations, resources)),
             extensions=extension_fields(self, self.unitItems, capabilities),
         )
 
@@ -331,8 +331,10 @@ class ConfirmBody(_ExtensionFields):
             reseller_reference=self.resellerReference,
             unit_items=_items(self.unitItems) if self.unitItems else None,
             notes=self.notes,
-            rental_duration_id=rental_duration(self.rentalDurationId, rentals),
-            resource_ids=resource_selection(self.resourceAllocations, resources),
+            asked=asked_fields(
+                rental_duration(self.rentalDurationId, rentals),
+                resource_selection(self.resourceAllocations, resources),
+            ),
             extensions=extension_fields(self, self.unitItems, capabilities),
             email_receipt=bool(self.emailReceipt),
         )

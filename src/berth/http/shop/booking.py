@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -16,6 +16,7 @@ from starlette.datastructures import FormData
 from starlette.responses import Response
 
 from berth.capabilities.ids import EXTRAS, PICKUPS, QUESTIONS
+from berth.capabilities.registry import asked_fields
 from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.catalog import Product
@@ -134,8 +135,11 @@ def reservation(selection: Selection, slot_id: str, hold: str, choice: Choice, r
         uuid=hold,
         availability_id=slot_id,
         contact=Contact(locales=(language,)),
-        rental_duration_id=selection.rental.id if selection.rental else None,
-        resource_ids=tuple(resources.values()) or None,
+        asked=asked_fields(
+            selection.rental.id if selection.rental else None,
+            tuple(resources.values()) or None,
+            package_bookings(selection),
+        ),
         extensions={
             EXTRAS: {"extraItems": own, "unitItems": [{"extraItems": pieces} for pieces in per_item]},
             PICKUPS: pickup,
@@ -286,8 +290,6 @@ async def hold_places(
     words = shop_words(me, shop.snapshot.languages)
     holder = Holder(me.session_hash, client_of(request.scope, svc.settings), me.language)
     wanted = reservation(selection, slot_id, hold, choice, resources, me.language)
-    if selection.product.is_package:
-        wanted = replace(wanted, package_bookings=package_bookings(selection))
     try:
         held = await svc.shop.hold(shop, wanted, holder)
     except HoldRefused as refused:

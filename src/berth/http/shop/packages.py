@@ -20,7 +20,6 @@ from berth.http.shop.selection import Selection, viewer
 from berth.http.shop.views import product_text, slot_time, unit_title
 from berth.read_models.availability import SlotAvailability
 from berth.services.availability import AvailabilityQuery
-from berth.services.bookings.inputs import PackageBookingInput
 from berth.services.shop import Shop
 from berth.translations import Words
 
@@ -185,11 +184,13 @@ async def package_days(svc: Services, shop: Shop, query: AvailabilityQuery) -> d
     return days
 
 
-def package_bookings(selection: Selection) -> tuple[PackageBookingInput, ...]:
-    """The includes chosen, as an OCTO reservation's `packageBookings`."""
+def package_bookings(selection: Selection) -> tuple[tuple[str | None, str | None], ...] | None:
+    """A package's includes chosen, as an OCTO reservation's `packageBookings` (include id and
+    availability id each); None for any other product."""
+    if not selection.product.is_package:
+        return None
     return tuple(
-        PackageBookingInput(include_id, availability_id or None)
-        for include_id, availability_id in selection.includes.items()
+        (include_id, availability_id or None) for include_id, availability_id in selection.includes.items()
     )
 
 

@@ -5,23 +5,30 @@ a capability. `SlotPolicy` is plain OCTO (a schedule's places per departure); a 
 registers its own policy for the options it recognises (octo/rentals: overlapping rentals;
 octo/resources: resource groups and seats). `CapacityPolicies` picks one per option, the first
 registered that claims it, else `SlotPolicy`.
+
+A reservation, a change and a confirmation ask the option's policy for a `Placement`: what it
+makes of the request's fields (`inputs.Asked`) and of the booking as it is. The core carries
+the placement without looking inside: the interval it holds places over, what the booking
+stores of it (`domain.bookings.Placed`), and, after `allocate` under the slot's lock, what the
+booking was given there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from berth.domain.availability import SlotState, slot_state
-from berth.domain.bookings import Booking, UnitItem
+from berth.domain.bookings import Booking, Placed, UnitItem, placed
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.departures import as_run
 from berth.domain.errors import BadRequest
-from berth.domain.resources import Allocation
 from berth.domain.slots import Slot
+from berth.services.bookings.inputs import Asked
 from berth.services.bookings.locks import SlotKey, SlotLocks
-from berth.store import bookings_repo, departures_repo
+from berth.store import bookings_reads, departures_repo
 from berth.store.database import DbConnection
 
 
@@ -31,6 +38,24 @@ class Wanted:
 
     pax: int
     units: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a booking is, as its option's policy made it: `slot`, the interval it holds its
+    places over (None: freesale); `stored`, what the booking stores of it; `asked`, the policy's
+    own reading of the request, for `allocate`. Opaque to the core."""
+
+    slot: Slot | None
+    stored: Placed = field(default_factory=Placed)
+    asked: Any = None
+
+
+def kept_interval(slot: Slot, booking: Booking) -> Slot:
+    """`slot` over the interval `booking` holds (its stored end, if any)."""
+    if booking.slot_end is None:
+        return slot
+    return replace(slot, end=booking.slot_end.astimezone(slot.start.tzinfo))
 
 
 def slot_key(booking: Booking) -> SlotKey:
@@ -63,13 +88,24 @@ class SlotPolicy:
     def takes_places_first(self, option: Option) -> bool:
         return False
 
-    def check_request(
-        self, catalog: Catalog, product: Product, option: Option, selection: Sequence[str]
-    ) -> None:
-        """Validate the request fields this policy's capability adds (e.g. a resource selection)
-        for `option`, whichever policy the option has."""
+    def check_request(self, catalog: Catalog, product: Product, option: Option, asked: Asked) -> None:
+        """Validate the request fields this policy's capability reads (`asked`) for `option`,
+        whichever policy the option has."""
         return None
 
+    def place(
+        self, option: Option, slot: Slot | None, asked: Asked, booking: Booking | None, *, moved: bool = False
+    ) -> Placement:
+        """Where a booking of `option` on `slot` (the schedule's; None: freesale) is, from the
+        request's fields (`asked`, checked by `check_request`) and the booking as it is (None: a
+        new one; `moved`: to another product, option or departure). Plain slots: a booking
+        that stays keeps its interval and what it stores; any other stores nothing."""
+        if booking is not None and not moved:
+            return Placement(kept_interval(slot, booking) if slot is not None else None, placed(booking))
+        return Placement(slot)
+
+    # The availability service's interval (a check names a duration, the core a placement).
+    # The two words of octo/rentals the core keeps: in the availability's hooks only.
     def duration(self, option: Option, wanted: str | None, kept: str | None) -> RentalDuration | None:
         """How long a booking holds its places: the rental duration a request names (`wanted`),
         else the booking's own (`kept`) while the option still has it, else the option's
@@ -100,7 +136,7 @@ class SlotPolicy:
             return []
         first = min(s.start for s in slots).astimezone(UTC)
         last = max(s.start for s in slots).astimezone(UTC)
-        held = await bookings_repo.held_places(
+        held = await bookings_reads.held_places(
             conn, product.id, option.id, first, last, now, excluding=excluding
         )
         return [held.get(s.id, 0) for s in slots]
@@ -168,17 +204,17 @@ class SlotPolicy:
         locks: SlotLocks,
         product: Product,
         option: Option,
-        slot: Slot,
         booking: Booking,
         items: Sequence[UnitItem],
-        selection: Sequence[str] | None,
+        placement: Placement,
         *,
         moved: bool = True,
         same_option: bool = True,
-    ) -> tuple[Allocation, ...]:
-        """What the booking is given in `slot` besides places, under the slot's lock: `booking`
-        as it was (a new one: as prepared), `items` its unit items now."""
-        return ()
+    ) -> Placement:
+        """`placement` (on a slot) with what the booking is given there besides places, under
+        the slot's lock: `booking` as it was (a new one: as prepared), `items` its unit items
+        now."""
+        return placement
 
     async def booking_changed(
         self, conn: DbConnection, before: Booking | None, after: Booking, now: datetime
@@ -206,12 +242,11 @@ class CapacityPolicies:
     def of(self, option: Option) -> SlotPolicy:
         return next((p for p in self._policies if p.applies_to(option)), self._plain)
 
-    def check_request(
-        self, catalog: Catalog, product: Product, option: Option, selection: Sequence[str] | None
-    ) -> None:
-        if selection:
+    def check_request(self, catalog: Catalog, product: Product, option: Option, asked: Asked) -> None:
+        """Every policy checks the fields it reads, whichever policy the option has."""
+        if asked:
             for policy in self._policies:
-                policy.check_request(catalog, product, option, selection)
+                policy.check_request(catalog, product, option, asked)
 
     async def booking_changed(
         self, conn: DbConnection, before: Booking | None, after: Booking, now: datetime

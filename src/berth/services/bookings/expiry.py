@@ -7,7 +7,7 @@ from __future__ import annotations
 from berth.services.bookings.steps import BookingSteps
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
-from berth.store import availability_changes_repo, bookings_repo
+from berth.store import availability_changes_repo, bookings_reads, bookings_repo
 from berth.store.database import Database
 
 
@@ -26,7 +26,7 @@ class HoldExpiry:
         now = self._clock()
         catalog = (await self._catalogs.snapshot()).catalog
         async with self._db.transaction(write=True) as conn:
-            due = await bookings_repo.due_holds(conn, now, batch)
+            due = await bookings_reads.due_holds(conn, now, batch)
             for stored in due:
                 await self._steps.expire_in(conn, catalog, stored)
             await bookings_repo.forget_ended_holds(conn, now)

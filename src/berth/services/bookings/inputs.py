@@ -21,6 +21,10 @@ SYSTEM = "system"
 Change = tuple[Booking, Booking]
 # The request fields sent for each booking extension, by its key (extensions.Sent).
 ExtensionFields = Mapping[str, Mapping[str, Any]]
+# The request fields a capability reads itself (its capacity policy, its grouping), by the name
+# the reservation's fingerprint gives them, with the values parsed: only those sent (not null)
+# with their capability requested. The core hands them on and reads none of them.
+Asked = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -29,14 +33,6 @@ class UnitItemInput:
     uuid: str | None = None
     reseller_reference: str | None = None
     contact: Contact | None = None
-
-
-@dataclass(frozen=True)
-class PackageBookingInput:
-    """octo/packages: the include a package booking books, at which availability."""
-
-    include_id: str | None
-    availability_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,10 +48,7 @@ class ReserveInput:
     contact: Contact | None = None
     currency: str | None = None
     order_id: str | None = None
-    rental_duration_id: str | None = None
-    package_bookings: tuple[PackageBookingInput, ...] | None = None
-    # octo/resources: resourceAllocations[].resourceId (None: not sent or capability off)
-    resource_ids: tuple[str, ...] | None = None
+    asked: Asked = field(default_factory=dict)
     extensions: ExtensionFields = field(default_factory=dict)
 
 
@@ -69,23 +62,21 @@ class UpdateInput:
     notes: str | None = None
     reseller_reference: str | None = None
     contact: Contact | None = None
-    rental_duration_id: str | None = None
     sent: frozenset[str] = frozenset()
-    resource_ids: tuple[str, ...] | None = None  # octo/resources
+    asked: Asked = field(default_factory=dict)
     extensions: ExtensionFields = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ConfirmInput:
-    """`contact`: the lead traveller (None: keep the one given at reservation);
-    `rental_duration_id`: a new rental duration for the booking (None: keep its own)."""
+    """`contact`: the lead traveller (None: keep the one given at reservation); `asked`: what a
+    capability's fields change (None of them: the booking keeps what it has)."""
 
     contact: Contact | None
     reseller_reference: str | None = None
     unit_items: tuple[UnitItemInput, ...] | None = None
     notes: str | None = None
-    rental_duration_id: str | None = None
-    resource_ids: tuple[str, ...] | None = None  # octo/resources
+    asked: Asked = field(default_factory=dict)
     extensions: ExtensionFields = field(default_factory=dict)
     email_receipt: bool = False  # the guest is emailed a receipt (and told of later changes)
     # The request's Accept-Language as tags: kept on the contact (Contact.request_locales).
@@ -108,12 +99,9 @@ def fingerprint(data: ReserveInput) -> str:
         "currency": data.currency,
         "orderId": data.order_id,
     }
-    if data.rental_duration_id is not None:  # absent otherwise: fingerprints made before rentals still match
-        document["rentalDurationId"] = data.rental_duration_id
-    if data.package_bookings is not None:
-        document["packageBookings"] = [[p.include_id, p.availability_id] for p in data.package_bookings]
-    if data.resource_ids is not None:
-        document["resourceIds"] = list(data.resource_ids)
+    # Under their own names, absent when not sent: fingerprints made before a capability's
+    # fields existed still match.
+    document.update(data.asked)
     sent = {key: fields for key, fields in data.extensions.items() if fields}
     if sent:  # a capability requested with nothing sent leaves the fingerprint as it was
         document["extensions"] = sent

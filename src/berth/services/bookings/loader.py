@@ -1,15 +1,16 @@
 """Bookings with what serializing them needs (`BookingDetails`), loaded in batches: one
-availability query per option whatever the number of bookings, one for their orders and one
-for the included bookings of package bookings."""
+availability query per option whatever the number of bookings, one for their orders, and
+what each registered `DetailsPart` adds for all of them at once (a capability's part)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from berth.domain.availability import SlotState
-from berth.domain.bookings import Booking, BookingStatus, as_of, is_cancellable
+from berth.domain.bookings import Booking, as_of, is_cancellable
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.errors import NotFound
 from berth.domain.slots import Slot, cancellation_cutoff, slot_for_id
@@ -17,7 +18,7 @@ from berth.domain.tickets import ISSUED, NO_TICKETS, IssuedTickets, issues_docum
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.capacity import CapacityPolicies
 from berth.services.clock import Clock
-from berth.store import bookings_repo, catalog_repo, orders_repo, tickets_repo
+from berth.store import catalog_repo, orders_repo, tickets_repo
 from berth.store.database import DbConnection
 
 
@@ -32,6 +33,16 @@ def booked_slot(product: Product, option: Option, booking: Booking) -> Slot | No
     return replace(slot, end=booking.slot_end.astimezone(ZoneInfo(product.time_zone)))
 
 
+class DetailsPart(Protocol):
+    """A capability's part of bookings' details (what the core does not know of them), added
+    in one pass over a batch: a query for all of them, never one per booking."""
+
+    async def add(
+        self, conn: DbConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
+    ) -> list[BookingDetails]:
+        """`details` with the capability's part (`exact`: as `BookingLoader.describe`'s)."""
+
+
 class BookingLoader:
     def __init__(
         self,
@@ -42,6 +53,10 @@ class BookingLoader:
         self._clock = clock
         self._policies = policies
         self._tickets_url = tickets_url  # the base URL of ticket documents
+        self._parts: tuple[DetailsPart, ...] = ()
+
+    def add_part(self, part: DetailsPart) -> None:
+        self._parts = (*self._parts, part)
 
     async def product(self, conn: DbConnection, catalog: Catalog, product_id: str) -> Product:
         """A booking's product: from the catalogue, or archived once the catalogue dropped it."""
@@ -98,50 +113,14 @@ class BookingLoader:
                     states.get(index),
                     is_cancellable(booking, cutoff, now),
                     order_references.get(booking.order_id or ""),
-                    option.rental_duration(booking.rental_duration_id)
-                    if booking.rental_duration_id
-                    else None,
                     tickets=IssuedTickets(self._tickets_url, tokens[booking.id])
                     if booking.id in tokens
                     else NO_TICKETS,
                 )
             )
-        return await self._with_package_bookings(conn, catalog, details, exact)
-
-    async def _with_package_bookings(
-        self, conn: DbConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
-    ) -> list[BookingDetails]:
-        """octo/packages: package bookings with their included bookings (one query for all)."""
-        packages = [d.booking.id for d in details if d.option.package_includes]
-        if not packages:
-            return details
-        members = await bookings_repo.package_members(conn, packages)
-        described = await self.describe(conn, catalog, members, exact=exact)
-        by_package: dict[str, list[BookingDetails]] = {}
-        for member in described:
-            by_package.setdefault(member.booking.package_booking_id or "", []).append(member)
-        result = []
-        for d in details:
-            found = by_package.get(d.booking.id)
-            if found:
-                order = [i.id for i in d.option.includes]
-                found.sort(
-                    key=lambda m: (
-                        order.index(m.booking.package_include_id or "")
-                        if (m.booking.package_include_id or "") in order
-                        else len(order)
-                    )
-                )
-                # Cancelling the package cancels its included bookings: it is cancellable
-                # while each of them still is (one admitted at the gate makes it not).
-                cancellable = d.cancellable and all(
-                    m.cancellable
-                    for m in found
-                    if m.booking.status not in (BookingStatus.CANCELLED, BookingStatus.EXPIRED)
-                )
-                d = replace(d, package_bookings=tuple(found), cancellable=cancellable)
-            result.append(d)
-        return result
+        for part in self._parts:
+            details = await part.add(conn, catalog, details, exact)
+        return details
 
     async def one(self, conn: DbConnection, catalog: Catalog, booking: Booking) -> BookingDetails:
         return (await self.describe(conn, catalog, [booking]))[0]

@@ -17,11 +17,13 @@ from berth.domain.bookings import Booking, BookingStatus, as_of, extendable
 from berth.domain.catalog import Catalog
 from berth.domain.errors import BadRequest, InvalidBookingUuid
 from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.base import CompanionStep, Step
 from berth.services.bookings.inputs import RESELLER, ConfirmInput, ReserveInput, UpdateInput
-from berth.services.bookings.steps import BookingSteps, CompanionStep, PreparedBooking, Step
+from berth.services.bookings.preparing import PreparedBooking
+from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
-from berth.store import bookings_repo
-from berth.store.bookings_repo import BookingFilter
+from berth.store import bookings_reads, bookings_repo
+from berth.store.bookings_reads import BookingFilter
 from berth.store.database import Database, DbConnection, NotOneCall, OneCallRefused
 
 
@@ -125,7 +127,7 @@ class ResellerBookings:
     ) -> tuple[list[BookingDetails], bool]:
         """At most `limit` matching bookings from `offset` on, and whether more match."""
         async with self._db.transaction(write=False) as conn:
-            found, _ = await bookings_repo.find_bookings(
+            found, _ = await bookings_reads.find_bookings(
                 conn, where, limit=limit + 1, offset=offset, count=False
             )
             return await self._loader.describe(conn, catalog, found[:limit]), len(found) > limit
@@ -173,10 +175,10 @@ class ResellerBookings:
             expires_at = self._steps.extended_expiry(extendable(booking), minutes, now)
             return await self._steps.hold_until_in(conn, catalog, booking, expires_at)
 
-        async def companion(conn: DbConnection, booking: Booking, package: Booking) -> Booking:
-            if booking.status is not BookingStatus.ON_HOLD or package.expires_at is None:
+        async def companion(conn: DbConnection, booking: Booking, extended: Booking) -> Booking:
+            if booking.status is not BookingStatus.ON_HOLD or extended.expires_at is None:
                 return booking
-            return await self._steps.hold_until_in(conn, catalog, booking, package.expires_at)
+            return await self._steps.hold_until_in(conn, catalog, booking, extended.expires_at)
 
         return await self._with_companions(catalog, connection_id, uuid, "extend", first, companion)
 

@@ -17,8 +17,8 @@ from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.inputs import SUPPLIER
 from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
-from berth.store import audit_repo, bookings_repo
-from berth.store.bookings_repo import BookingFilter
+from berth.store import audit_repo, bookings_reads, bookings_repo
+from berth.store.bookings_reads import BookingFilter
 from berth.store.database import Database, DbConnection
 
 # Bookings read per batch by an export.
@@ -37,7 +37,7 @@ class SupplierBookings:
         self._loader = steps.loader
 
     async def _by_id(self, conn: DbConnection, booking_id: str) -> Booking:
-        booking = await bookings_repo.get_by_id(conn, booking_id)
+        booking = await bookings_reads.get_by_id(conn, booking_id)
         if booking is None:
             raise NotFound(f"No booking with id {booking_id!r}")
         return as_of(await self._steps.lock_in(conn, booking), self._clock())
@@ -48,13 +48,13 @@ class SupplierBookings:
         self, catalog: Catalog, where: BookingFilter, limit: int, offset: int
     ) -> tuple[list[BookingDetails], int]:
         async with self._db.transaction(write=False) as conn:
-            found, total = await bookings_repo.find_bookings(conn, where, limit=limit, offset=offset)
+            found, total = await bookings_reads.find_bookings(conn, where, limit=limit, offset=offset)
             return await self._loader.describe(conn, catalog, found), total
 
     async def find(self, catalog: Catalog, where: BookingFilter) -> list[BookingDetails]:
         """Every matching booking (callers bound the filter: a day's manifest, a reference)."""
         async with self._db.transaction(write=False) as conn:
-            found, _ = await bookings_repo.find_bookings(conn, where)
+            found, _ = await bookings_reads.find_bookings(conn, where)
             return await self._loader.describe(conn, catalog, found)
 
     async def export(
@@ -65,7 +65,7 @@ class SupplierBookings:
         after: tuple[Any, ...] | None = None
         while True:
             async with self._db.transaction(write=False) as conn:
-                found = await bookings_repo.bookings_after(conn, where, after, batch)
+                found = await bookings_reads.bookings_after(conn, where, after, batch)
                 now = self._clock()
                 rows = [
                     (as_of(b, now), await self._loader.product(conn, catalog, b.product_id)) for b in found
@@ -74,15 +74,15 @@ class SupplierBookings:
                 yield rows
             if len(found) < batch:
                 return
-            after = bookings_repo.export_key(found[-1])
+            after = bookings_reads.export_key(found[-1])
 
     async def get(self, catalog: Catalog, booking_id: str) -> tuple[BookingDetails, list[dict[str, Any]]]:
         """A booking and its history."""
         async with self._db.transaction(write=False) as conn:
-            booking = await bookings_repo.get_by_id(conn, booking_id)
+            booking = await bookings_reads.get_by_id(conn, booking_id)
             if booking is None:
                 raise NotFound(f"No booking with id {booking_id!r}")
-            return await self._loader.one(conn, catalog, booking), await bookings_repo.events_of(
+            return await self._loader.one(conn, catalog, booking), await bookings_reads.events_of(
                 conn, booking_id
             )
 

@@ -46,7 +46,7 @@ from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.services.payments.provider import CardPayment, CardProvider, ProviderRefused, ProviderUnavailable
 from berth.settings import Settings
-from berth.store import audit_repo, bookings_repo, connections_repo, mail_repo, payments_repo
+from berth.store import audit_repo, bookings_reads, connections_repo, mail_repo, payments_repo
 from berth.store.database import Database, DbConnection
 from berth.store.mail_repo import NewMessage
 from berth.store.payments_repo import Payment, PaymentFilter, PaymentRow, Refund
@@ -149,7 +149,7 @@ class Payments:
 
     async def _find(self, conn: DbConnection, booking_ref: str) -> Booking:
         """A booking by its id or by the uuid its (paying) channel gave it, as it stands now."""
-        booking = await bookings_repo.get_by_id(conn, booking_ref)
+        booking = await bookings_reads.get_by_id(conn, booking_ref)
         if booking is None:
             booking = await self._paying_by_uuid(conn, booking_ref)
         if booking is None:
@@ -163,7 +163,7 @@ class Payments:
         return paying[0] if paying else None
 
     async def _locked(self, conn: DbConnection, booking_id: str) -> Booking:
-        booking = await bookings_repo.get_by_id(conn, booking_id)
+        booking = await bookings_reads.get_by_id(conn, booking_id)
         if booking is None:
             raise NotFound(f"No booking {booking_id!r}")
         return as_of(await self._steps.lock_in(conn, booking), self._clock())
@@ -573,7 +573,7 @@ class Payments:
         return Settlement(SettlementState.PENDING, "Waiting for the card to be given", details)
 
     async def _locked_read(self, conn: DbConnection, booking_id: str) -> Booking:
-        booking = await bookings_repo.get_by_id(conn, booking_id)
+        booking = await bookings_reads.get_by_id(conn, booking_id)
         if booking is None:
             raise NotFound(f"No booking {booking_id!r}")
         return booking

@@ -31,7 +31,7 @@ from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, operator_form, staff
 from berth.read_models.bookings import BookingDetails
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 from berth.store.payments_repo import Refund
 from berth.views.bookings import booking_view
 

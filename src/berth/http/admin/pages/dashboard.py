@@ -18,7 +18,7 @@ from berth.http.admin.pages.dates import Local, of_supplier
 from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page
 from berth.http.admin.pages.session import Staff, staff
-from berth.store.bookings_repo import BookingFilter
+from berth.store.bookings_reads import BookingFilter
 
 router = APIRouter(route_class=PageRoute)
 BOOKING_DAYS = 30

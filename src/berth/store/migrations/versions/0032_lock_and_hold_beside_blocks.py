@@ -1,7 +1,7 @@
 """PostgreSQL: `berth_lock_and_hold_reserving`, `berth_lock_and_hold` (migration 0024) for a
 departure where other connections hold allotment blocks (issue 40): after the departure's lock,
 the hold's check also counts the blocks' unused places as taken, so a reservation beside blocks
-is one round trip too. SQLite runs `bookings_repo.hold_if_room_reserving`'s statement instead.
+is one round trip too. SQLite runs `bookings_one_call.hold_if_room_reserving`'s statement instead.
 
 The blocks come as two arrays (connection ids, places): those not released by the clock. A
 block staff released early (`allotment_releases.early`) counts no more; each holder's places
