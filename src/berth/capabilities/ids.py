@@ -13,9 +13,3 @@ PRICING = "octo/pricing"
 RENTALS = "octo/rentals"
 RESOURCES = "octo/resources"
 WEBHOOKS = "octo/webhooks"
-
-# The request fields a capability reads itself (`services.bookings.inputs.Asked`), by the names
-# reservations' fingerprints have always given them.
-RENTAL_DURATION_ID = "rentalDurationId"  # octo/rentals: the duration's id
-RESOURCE_IDS = "resourceIds"  # octo/resources: the resources chosen (resourceAllocations[].resourceId)
-PACKAGE_BOOKINGS = "packageBookings"  # octo/packages: (includeId, availabilityId) of each include chosen

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from berth.capabilities import ids
+from berth.capabilities import request_fields
 from berth.capabilities.base import Capability, EditorPart
 from berth.capabilities.cart.fields import CartCapability
 from berth.capabilities.content.editor import EDITOR_PARTS as CONTENT_EDITOR
@@ -121,8 +121,8 @@ def asked_fields(
     """The request fields octo/rentals, octo/resources and octo/packages read themselves (the
     booking core hands them on): those sent, under their names."""
     fields = {
-        ids.RENTAL_DURATION_ID: rental_duration_id,
-        ids.RESOURCE_IDS: resource_ids,
-        ids.PACKAGE_BOOKINGS: package_bookings,
+        request_fields.RENTAL_DURATION_ID: rental_duration_id,
+        request_fields.RESOURCE_IDS: resource_ids,
+        request_fields.PACKAGE_BOOKINGS: package_bookings,
     }
     return {name: value for name, value in fields.items() if value is not None}

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError
 
-from berth.capabilities.ids import PACKAGE_BOOKINGS
+from berth.capabilities.request_fields import PACKAGE_BOOKINGS
 from berth.domain.bookings import Booking, BookingStatus, Contact, as_of
 from berth.domain.catalog import Catalog, Option, PackageInclude, Product, include_unit
 from berth.domain.errors import (

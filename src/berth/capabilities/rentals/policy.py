@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from berth.capabilities.ids import RENTAL_DURATION_ID
+from berth.capabilities.request_fields import RENTAL_DURATION_ID
 from berth.domain.bookings import Booking, Placed
 from berth.domain.catalog import Catalog, Option, Product, RentalDuration
 from berth.domain.rentals import affected_starts, peak_held, rental_duration_for, rental_slot

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from berth.capabilities.ids import RESOURCE_IDS
+from berth.capabilities.request_fields import RESOURCE_IDS
 from berth.domain.availability import AvailabilityStatus, SlotState
 from berth.domain.bookings import Booking, UnitItem
 from berth.domain.catalog import Catalog, Option, Product
