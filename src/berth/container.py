@@ -48,6 +48,7 @@ from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
 from berth.services.payments import PaidConfirmations, Payments
 from berth.services.payments.provider import CardProvider
+from berth.services.payments.stripe_provider import StripeProvider
 from berth.services.shop import ShopService
 from berth.services.staff import StaffService
 from berth.services.statements import StatementService
@@ -105,12 +106,9 @@ class Services:
 
 
 def _card_provider(settings: Settings) -> CardProvider | None:
-    """Stripe, when its key is set. Its library (and aiohttp under it) loads only then: a
-    serving process without card payments keeps neither (issue 41: memory per worker)."""
+    """Stripe, when its key is set (its library loads with the first call to Stripe)."""
     if settings.stripe_secret_key is None:
         return None
-    from berth.services.payments.stripe_provider import StripeProvider
-
     return StripeProvider(settings)
 
 

@@ -61,15 +61,39 @@ async def _held(svc: Services, me: Guest, uuid: str) -> tuple[Shop, BookingDetai
     return shop, await svc.shop.held(shop, uuid, me.session_hash)
 
 
+async def _onward(svc: Services, shop: Shop, me: Guest, uuid: str) -> tuple[BookingDetails, str | None]:
+    """The booking read again, and the page for its guest once it can no longer be paid (None
+    while it is held): its confirmation when it was paid meanwhile (a webhook, the sweep,
+    another tab, a page loaded again after 3-D Secure); else, once a payment Stripe took
+    meanwhile is settled, the payment's page (refunded in full, or still settling) or the
+    page that says the booking ended."""
+    details = await svc.shop.held(shop, uuid, me.session_hash)
+    status = details.booking.status
+    if status is BookingStatus.ON_HOLD:
+        return details, None
+    if status in PAID:
+        return details, checkout_url(details, "done")
+    try:
+        settled = (await svc.payments.settle(shop.catalog, details.booking.id)).state
+    except OctoError:
+        settled = SettlementState.UNPAID
+    if settled is SettlementState.CONFIRMED:  # paid, then cancelled: its page says so
+        return details, checkout_url(details, "done")
+    if settled in (SettlementState.REFUNDED, SettlementState.PENDING):
+        return details, checkout_url(details, "paid")
+    return details, checkout_url(details)  # the hold ended or was cancelled: its page says so
+
+
 @router.get("/shop/checkout/{uuid}/pay")
 async def pay_page(
     uuid: str, request: Request, me: Guest = Depends(guest), svc: Services = Depends(current_services)
 ) -> Response:
-    shop, details = await _held(svc, me, uuid)
+    shop = await svc.shop.shop()
     words = shop_words(me, shop.snapshot.languages)
-    if details.booking.status in PAID:
-        return redirect(checkout_url(details, "done"), me)
-    if details.booking.status is BookingStatus.ON_HOLD and not _details_complete(details):
+    details, onward = await _onward(svc, shop, me, uuid)
+    if onward is not None:
+        return redirect(onward, me)
+    if not _details_complete(details):
         return redirect(checkout_url(details), me)
     unpaid = {"card": None, "held_until": held_until(details, words), "stripe_locale": ""}
     context = {**booking_context(details, words, me.at), **unpaid, "supplier": shop.catalog.supplier}
@@ -78,8 +102,9 @@ async def pay_page(
     except PaymentsOff:
         return page(request, me, "pay.html", words=words, status_code=503, problem=words(NO_CARDS), **context)
     except OctoError:
-        if details.booking.status is not BookingStatus.ON_HOLD:
-            return redirect(checkout_url(details), me)  # the hold ended: its page says so
+        details, onward = await _onward(svc, shop, me, uuid)  # paid or ended meanwhile?
+        if onward is not None:
+            return redirect(onward, me)
         return page(
             request, me, "pay.html", words=words, status_code=503, problem=words(NOT_STARTED), **context
         )
@@ -114,17 +139,30 @@ async def new_card(
     """A fresh card payment after one that did not go through (JSON, for the page's script)."""
     shop, details = await _held(svc, me, uuid)
     words = shop_words(me, shop.snapshot.languages)
-    if details.booking.status in PAID:  # paid meanwhile (another tab): nothing more to pay
-        return _json(request, {"next": checkout_url(details, "done")})
-    try:
-        checkout = await svc.payments.checkout(shop.catalog, details.booking.id)
-    except OctoError:
-        if details.booking.status is not BookingStatus.ON_HOLD:  # the hold ended: its page says so
-            return _json(request, {"next": checkout_url(details)})
-        return _json(
-            request, {"problem": words(NOT_STARTED), "next": checkout_url(details, "pay")}, status_code=503
-        )
-    return _json(request, _card(checkout))
+    if details.booking.status is BookingStatus.ON_HOLD:
+        try:
+            return _json(request, _card(await svc.payments.checkout(shop.catalog, details.booking.id)))
+        except OctoError:
+            pass
+    details, onward = await _onward(svc, shop, me, uuid)  # paid or ended meanwhile (another tab)?
+    if onward is not None:
+        return _json(request, {"next": onward})
+    return _json(
+        request, {"problem": words(NOT_STARTED), "next": checkout_url(details, "pay")}, status_code=503
+    )
+
+
+async def _after(
+    svc: Services, shop: Shop, me: Guest, details: BookingDetails, settlement: Settlement, words: Words
+) -> dict[str, Any]:
+    """What the page's script does after a payment step; one that neither confirmed the booking
+    nor asks for 3-D Secure looks again: a booking paid, cancelled or ended meanwhile sends the
+    guest on (never "your places are still held")."""
+    if settlement.state not in (SettlementState.CONFIRMED, SettlementState.ACTION_REQUIRED):
+        details, onward = await _onward(svc, shop, me, details.booking.uuid)
+        if onward is not None:
+            return {"next": onward}
+    return _answer(settlement, details, words)
 
 
 @router.post("/shop/checkout/{uuid}/charge")
@@ -137,8 +175,11 @@ async def charge(
     try:
         settlement = await svc.payments.pay(shop.catalog, details.booking.id)
     except OctoError:
+        details, onward = await _onward(svc, shop, me, uuid)
+        if onward is not None:
+            return _json(request, {"next": onward})
         return _json(request, {"problem": words(NOT_STARTED)}, status_code=503)
-    return _json(request, _answer(settlement, details, words))
+    return _json(request, await _after(svc, shop, me, details, settlement, words))
 
 
 @router.post("/shop/checkout/{uuid}/settle")
@@ -152,7 +193,7 @@ async def settle(
         settlement = await svc.payments.settle(shop.catalog, details.booking.id)
     except OctoError:
         return _json(request, {"next": checkout_url(details, "paid")})
-    return _json(request, _answer(settlement, details, words))
+    return _json(request, await _after(svc, shop, me, details, settlement, words))
 
 
 @router.get("/shop/checkout/{uuid}/paid")
@@ -170,8 +211,8 @@ async def paid(
         settlement = Settlement(SettlementState.PENDING, "")
     if settlement.state is SettlementState.CONFIRMED:
         return redirect(checkout_url(details, "done"), me)
-    if settlement.state in (SettlementState.ACTION_REQUIRED, SettlementState.FAILED):
-        return redirect(checkout_url(details, "pay"), me)
+    if settlement.state in (SettlementState.ACTION_REQUIRED, SettlementState.FAILED, SettlementState.UNPAID):
+        return redirect(checkout_url(details, "pay"), me)  # it says how the booking stands
     refunded = settlement.state is SettlementState.REFUNDED
     return page(
         request, me, "paying.html", words=words, status_code=200, **booking_context(details, words, me.at),

@@ -1,6 +1,6 @@
 """What the payments service asks of a card payment provider: a small interface a second
-provider could implement. Today Stripe implements it (`stripe_provider.py`, the one module
-that imports Stripe's library)."""
+provider could implement. Today Stripe implements it (`stripe_provider.py`; `stripe_calls.py`
+is the one module that imports Stripe's library)."""
 
 from __future__ import annotations
 

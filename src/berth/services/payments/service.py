@@ -70,7 +70,8 @@ CONFIRMED_ONES = (
 class SettlementState(StrEnum):
     CONFIRMED = "CONFIRMED"  # paid and confirmed (or pending the supplier's acceptance)
     ACTION_REQUIRED = "ACTION_REQUIRED"  # the bank asks for 3-D Secure: confirmCardPayment(client_secret)
-    PENDING = "PENDING"  # nothing known yet: the card step not done, or the provider not reached
+    PENDING = "PENDING"  # a payment under way: still processing, or the provider not reached
+    UNPAID = "UNPAID"  # no payment under way: the card step not done, or its payment given up
     FAILED = "FAILED"  # this attempt took nothing (declined, authentication failed): try again
     REFUNDED = "REFUNDED"  # paid, but the booking could not be had: refunded in full
 
@@ -422,7 +423,7 @@ class Payments:
             booking = await self._find(conn, booking_uuid)
             payments = await payments_repo.payments_for_booking(conn, booking.id)
         settled = await self._settle_all(catalog, booking, payments)
-        return settled or Settlement(SettlementState.PENDING, "Waiting for the card to be given")
+        return settled or Settlement(SettlementState.UNPAID, "Waiting for the card to be given")
 
     async def _settle_all(
         self, catalog: Catalog, booking: Booking, payments: list[Payment]
@@ -570,7 +571,7 @@ class Payments:
             )
         if latest.status is PaymentStatus.PROCESSING:
             return Settlement(SettlementState.PENDING, "Your payment is being processed", details)
-        return Settlement(SettlementState.PENDING, "Waiting for the card to be given", details)
+        return Settlement(SettlementState.UNPAID, "Waiting for the card to be given", details)
 
     async def _locked_read(self, conn: DbConnection, booking_id: str) -> Booking:
         booking = await bookings_reads.get_by_id(conn, booking_id)
