@@ -11,7 +11,7 @@ from berth.domain.catalog import Catalog, Product, Supplier
 from berth.domain.catalog.document import catalog_to_yaml
 from berth.domain.catalog_history import CatalogVersion, Door
 from berth.domain.staff import Actor
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import LAST_VERSION, catalog_meta, catalog_versions, products
 
 

@@ -17,7 +17,8 @@ from berth.services.clock import Clock
 from berth.services.payments.provider import CardProvider
 from berth.settings import Settings
 from berth.store import bookings_reads, connections_repo, payments_repo
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 log = structlog.get_logger("berth.payments")
 

@@ -23,7 +23,7 @@ from berth.read_models.bookings import BookingDetails
 from berth.services.payments.base import GUEST, PaymentsBase, new_id, target_of
 from berth.services.payments.provider import ProviderRefused, ProviderUnavailable
 from berth.store import audit_repo, mail_repo, payments_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.mail_repo import NewMessage
 from berth.store.payments_repo import Payment, Refund
 

@@ -32,7 +32,7 @@ from berth.services.payments.base import provider_unreachable
 from berth.services.payments.provider import CardPayment, ProviderRefused, ProviderUnavailable
 from berth.services.payments.refunds import Refunds, new_refund, queue_refund_letter
 from berth.store import bookings_reads, payments_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.payments_repo import Payment, Refund
 
 log = structlog.get_logger("berth.payments")
