@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import uuid
 
-import structlog
-
 from berth.domain.audit import Target
 from berth.domain.bookings import Booking, as_of
 from berth.domain.errors import NotFound, UnprocessableEntity
@@ -19,9 +17,6 @@ from berth.settings import Settings
 from berth.store import bookings_reads, connections_repo, payments_repo
 from berth.store.connection import DbConnection
 from berth.store.database import Database
-
-log = structlog.get_logger("berth.payments")
-
 
 GUEST = "guest"
 

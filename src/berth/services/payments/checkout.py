@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-import structlog
-
 from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.catalog import Catalog
 from berth.domain.errors import UnprocessableEntity
@@ -25,8 +23,6 @@ from berth.services.payments.provider import CardProvider, ProviderRefused, Prov
 from berth.services.payments.settling import Settling
 from berth.store import payments_repo
 from berth.store.payments_repo import Payment
-
-log = structlog.get_logger("berth.payments")
 
 
 @dataclass(frozen=True)

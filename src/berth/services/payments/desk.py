@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import structlog
-
 from berth.domain.errors import BadRequest
 from berth.domain.payments import (
     PaymentStatus,
@@ -15,8 +13,6 @@ from berth.domain.staff import Actor
 from berth.services.payments.base import PaymentsBase, new_id, target_of
 from berth.store import audit_repo, payments_repo
 from berth.store.payments_repo import Payment, PaymentFilter, PaymentRow, Refund
-
-log = structlog.get_logger("berth.payments")
 
 
 @dataclass(frozen=True)

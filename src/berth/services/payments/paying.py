@@ -6,8 +6,6 @@ from __future__ import annotations
 import contextlib
 from datetime import timedelta
 
-import structlog
-
 from berth.domain.bookings import BookingStatus
 from berth.domain.catalog import Catalog
 from berth.domain.errors import OctoError, UnprocessableEntity
@@ -20,9 +18,6 @@ from berth.services.payments.provider import ProviderRefused, ProviderUnavailabl
 from berth.services.payments.settling import Settlement, SettlementState, Settling, pending_unreachable
 from berth.store import payments_repo
 from berth.store.payments_repo import Payment
-
-log = structlog.get_logger("berth.payments")
-
 
 # What `pay` answers without charging again: the booking is settled, or the bank asks the guest.
 FINAL_OR_ASKING = frozenset(("CONFIRMED", "REFUNDED", "ACTION_REQUIRED"))
