@@ -17,7 +17,7 @@ from berth.domain.shop_prices import Amount, from_price, lowest_on, month_weeks,
 from berth.http.context import current_services
 from berth.http.shop.errors import ShopRoute
 from berth.http.shop.rendering import page, shop_words
-from berth.http.shop.selection import Selection, default_party, select, viewer
+from berth.http.shop.selection import Selection, default_party, kept, select, viewer
 from berth.http.shop.session import Guest, guest
 from berth.http.shop.views import (
     cancellation_text,
@@ -126,7 +126,10 @@ async def product_page(
         product.id, option.id, local_date_start=max(first, today), local_date_end=last,
         rental_duration_id=selection.rental.id if selection.rental else None,
     )  # fmt: skip
-    days = {d.local_date: d for d in await svc.availability.calendar(shop.catalog, query, viewer(shop))}
+    days = {
+        d.local_date: d
+        for d in await svc.availability.calendar(shop.catalog, query, viewer(shop), kept(shop))
+    }
     weeks = []
     for week in month_weeks(first.year, first.month):
         cells: list[CalendarCell | None] = []
@@ -201,7 +204,7 @@ async def day_page(
         product.id, option.id, local_date=day, units=party,
         rental_duration_id=selection.rental.id if selection.rental else None,
     )  # fmt: skip
-    found = await svc.availability.check(shop.catalog, query, viewer(shop))
+    found = await svc.availability.check(shop.catalog, query, viewer(shop), kept(shop))
     few = svc.settings.shop_few_left
     price = party_price(product, option, selection.units, day, selection.currency, selection.rental)
     departures = []
