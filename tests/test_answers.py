@@ -212,6 +212,30 @@ async def test_errors_are_not_kept_and_zero_seconds_keeps_nothing(services: Serv
     assert compute.computed == 2
 
 
+async def test_a_value_is_read_again_only_once_everything_changed(
+    services: Services, settings: Settings, clock: Clock
+) -> None:
+    """`until_everything_changes` (the catalogue the web shop's pages read): kept through
+    commits that change some places or none, whatever the seconds, and read again after a
+    commit of any process changed everything (a catalogue or a contract saved)."""
+    cache = AnswerCache(services.database, clock, seconds=1)
+    read = Counting()
+    assert await cache.until_everything_changes("catalogue", read) == b"answer 1"
+    await _commit_elsewhere(settings.database_url)
+    await _commit_elsewhere(settings.database_url, [("museum", "2026-06-02"), ("cruise", None)])
+    clock.advance(seconds=5)
+    assert await cache.until_everything_changes("catalogue", read) == b"answer 1"
+    await _commit_elsewhere(settings.database_url, [EVERYTHING])
+    assert await cache.until_everything_changes("catalogue", read) == b"answer 2"
+    assert await cache.until_everything_changes("catalogue", read) == b"answer 2"
+
+    never = AnswerCache(services.database, clock, seconds=0)
+    assert [await never.until_everything_changes("catalogue", read) for _ in range(2)] == [
+        b"answer 3",
+        b"answer 4",
+    ]
+
+
 async def test_bounded_dropping_the_oldest(services: Services, clock: Clock) -> None:
     cache = AnswerCache(services.database, clock, seconds=5, max_answers=2)
     compute = Counting()

@@ -101,6 +101,9 @@ def create_app(
     install_error_handlers(app)
     install_docs(app)
     app.include_router(ops_router, tags=["operations"])
+    # The guests' pages before the routers they would otherwise be tried against in turn (the
+    # shop's router turns away any other path at once).
+    app.include_router(shop_router)
     octo_routers = (
         octo_catalog_router, octo_availability_router, octo_bookings_router, octo_orders_router,
         octo_webhooks_router, octo_mappings_router, octo_resources_router,
@@ -116,7 +119,6 @@ def create_app(
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])
     app.include_router(backoffice_router)
     app.include_router(tickets_router, tags=["tickets"])
-    app.include_router(shop_router)
     app.include_router(payments_router, tags=["payments"])
     return app
 

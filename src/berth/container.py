@@ -125,7 +125,8 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     # Capacity policies in registry order: an option is a rental, or has resources, or is plain.
     policies = CapacityPolicies((RentalPolicy(), ResourcePolicy(clock)))
     allotments = AllotmentService(database, clock, settings.auth_cache_seconds)
-    availability = AvailabilityService(database, settings, clock, policies, allotments)
+    answers = AnswerCache(database, clock, settings.answer_cache_seconds)
+    availability = AvailabilityService(database, settings, clock, policies, allotments, answers)
     availability.add_extension(PackageAvailability(availability, clock))
     fanout = WebhookFanout(database, settings, clock, catalog, availability)
     catalog.observer = fanout
@@ -155,7 +156,9 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     connections = ConnectionService(database, clock, box, settings.auth_cache_seconds)
     contracts = ContractService(database, clock, connections, catalog, allotments)
     contracts.observer = fanout
-    shop = ShopService(database, settings, clock, catalog, connections, contracts, bookings, packages)
+    shop = ShopService(
+        database, settings, clock, catalog, connections, contracts, bookings, packages, answers
+    )
     mail.links = shop
     return Services(
         settings=settings,
@@ -177,7 +180,7 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         fanout=fanout,
         delivery=DeliveryWorker(database, settings, clock, fanout, box=box),
         rate_limiter=RateLimiter(settings, database, seconds_of(clock)),
-        answers=AnswerCache(database, clock, settings.answer_cache_seconds),
+        answers=answers,
         statements=StatementService(database, Basis(settings.statement_basis), clock),
         staff=StaffService(database, clock),
         audit=AuditService(database),

@@ -9,6 +9,9 @@ key names everything else an answer depends on (the catalogue version, the quest
 Errors are never kept.
 
 A booking on the 10:00 cruise leaves the museum's answers kept, and the cruise's other days.
+
+A value that only a change of everything changes (the catalogue, which the web shop's pages read)
+is reused until a commit records one (`until_everything_changes`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar, cast
 
 from berth.services.clock import Clock
 from berth.store.change_marks import Change, Look, Position
@@ -28,6 +32,10 @@ MAX_BYTES = 8 * 1024 * 1024
 # The changes of this many recent looks are remembered, to tell whether an answer computed
 # while they came in may be kept; an answer begun before them is not kept.
 HISTORY = 64
+# At most this many values are kept by `since_commit` (a process asks for a handful).
+MAX_VALUES = 64
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,8 @@ class AnswerCache:
         self._position: Position | None = None
         self._looks = 0  # looks that found changes
         self._history: deque[tuple[int, frozenset[Change] | None]] = deque(maxlen=HISTORY)
+        self._everything = 0  # looks that found everything changed
+        self._values: dict[Hashable, tuple[int, object]] = {}  # `until_everything_changes`'
 
     @property
     def kept(self) -> int:
@@ -107,6 +117,26 @@ class AnswerCache:
             self._keep(key, _Kept(now, encoded, reach))
         return encoded
 
+    async def until_everything_changes(self, key: Hashable, read: Callable[[], Awaitable[T]]) -> T:
+        """The value `read()` gave under `key`, read again only once a commit, by any process,
+        has changed everything since (`EVERYTHING`: a catalogue or a contract saved, a
+        connection revoked), or the changes cannot be told."""
+        if self._ttl <= timedelta(0):
+            return await read()
+        look = await self._db.changes_since(self._position)  # before reading
+        if look is None:
+            return await read()
+        self._take(look)
+        begun = self._everything
+        kept = self._values.get(key)
+        if kept is not None and kept[0] == begun:
+            return cast(T, kept[1])
+        value = await read()
+        if len(self._values) >= MAX_VALUES:
+            self._values.clear()
+        self._values[key] = (begun, value)
+        return value
+
     def _take(self, look: Look) -> None:
         """Move to the look's position, dropping the answers its changes touch."""
         self._position = look.position
@@ -115,6 +145,7 @@ class AnswerCache:
         self._looks += 1
         self._history.append((self._looks, look.changes))
         if look.changes is None or any(product is None for product, _ in look.changes):
+            self._everything += 1
             self._kept.clear()
             self._by_product.clear()
             self._bytes = 0

@@ -6,13 +6,15 @@ A rental option's slots are start times: each is checked for the requested renta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from berth.domain.availability import SlotState, day_state
+import orjson
+
+from berth.domain.availability import AvailabilityStatus, SlotState, day_state
 from berth.domain.calendar import check_supported
 from berth.domain.catalog import Catalog, Option, Product
 from berth.domain.catalog.lookup import find_currency, find_option, find_product, requested_units
@@ -20,7 +22,7 @@ from berth.domain.errors import BadRequest, InvalidAvailabilityId
 from berth.domain.slots import Slot, check_day_range, slot_for_id, slots_between
 from berth.read_models.availability import CalendarDay, SlotAvailability
 from berth.services.allotments import STAFF, AllotmentService, Viewer
-from berth.services.answers import EVERY, Reach
+from berth.services.answers import EVERY, AnswerCache, Reach
 from berth.services.bookings.capacity import CapacityPolicies, Wanted, slots_as_run
 from berth.services.clock import Clock
 from berth.settings import Settings
@@ -67,9 +69,11 @@ class AvailabilityService:
         clock: Clock,
         policies: CapacityPolicies,
         allotments: AllotmentService,
+        answers: AnswerCache | None = None,
     ) -> None:
         self._db = database
         self.allotments = allotments
+        self._answers = answers
         self._settings = settings
         self._clock = clock
         self.policies = policies
@@ -120,6 +124,31 @@ class AvailabilityService:
             states = await self.policies.of(option).states(conn, product, option, slots, now, wanted)
             requested = wanted.pax if wanted is not None else None
             return await self.allotments.seen_by(conn, viewer, product, option, slots, states, now, requested)
+
+    async def _asked_states(
+        self,
+        catalog: Catalog,
+        query: AvailabilityQuery,
+        kept: Hashable | None,
+        product: Product,
+        option: Option,
+        slots: Sequence[Slot],
+        wanted: Wanted | None,
+        viewer: Viewer,
+    ) -> list[SlotState]:
+        """The states of the slots `query` asks for. With `kept` (the caller's key of the
+        catalogue it asks of: version and contract), reused from the availability answers
+        (`AnswerCache`) while no commit, by any process, changed their places."""
+        if kept is None or self._answers is None:
+            return await self.states(product, option, slots, self._clock(), wanted, viewer)
+
+        async def compute() -> bytes:
+            found = await self.states(product, option, slots, self._clock(), wanted, viewer)
+            return orjson.dumps([tuple(state) for state in found])
+
+        key = ("states", kept, query, viewer.connection_id)
+        encoded = await self._answers.answer(key, compute, self.reach(catalog, query))
+        return [SlotState(AvailabilityStatus(s), a, v, c) for s, a, v, c in orjson.loads(encoded)]
 
     async def seen_in(self, conn: DbConnection, viewer: Viewer, item: SlotAvailability) -> SlotAvailability:
         """One slot read by `states_in`, as `viewer` sees it."""
@@ -204,8 +233,10 @@ class AvailabilityService:
         return Reach(products, min(days), max(days)) if days else Reach(products)
 
     async def check(
-        self, catalog: Catalog, query: AvailabilityQuery, viewer: Viewer = STAFF
+        self, catalog: Catalog, query: AvailabilityQuery, viewer: Viewer = STAFF, kept: Hashable | None = None
     ) -> list[SlotAvailability]:
+        """The slots `query` asks for with their states as `viewer` sees them (`kept`: see
+        `_asked_states`)."""
         product = find_product(catalog, query.product_id)
         option = find_option(product, query.option_id)
         selectors = [
@@ -240,7 +271,7 @@ class AvailabilityService:
             self._range(product, start, end)
             slots = self.slots(catalog, product, option, start, end)
         slots = [policy.stretch(slot, rental) for slot in slots]
-        states = await self.states(product, option, slots, self._clock(), wanted, viewer)
+        states = await self._asked_states(catalog, query, kept, product, option, slots, wanted, viewer)
         items = [
             SlotAvailability(product, option, slot, state, tuple(units), currency, rental)
             for slot, state in zip(slots, states, strict=True)
@@ -251,8 +282,10 @@ class AvailabilityService:
         return items
 
     async def calendar(
-        self, catalog: Catalog, query: AvailabilityQuery, viewer: Viewer = STAFF
+        self, catalog: Catalog, query: AvailabilityQuery, viewer: Viewer = STAFF, kept: Hashable | None = None
     ) -> list[CalendarDay]:
+        """Each day `query` asks for, its state the best of its slots' (`kept`: see
+        `_asked_states`)."""
         product = find_product(catalog, query.product_id)
         option = find_option(product, query.option_id)
         if query.local_date_start is None or query.local_date_end is None:
@@ -266,7 +299,7 @@ class AvailabilityService:
         wanted = Wanted(pax, tuple(units)) if query.units else None
         slots = self.slots(catalog, product, option, start, end)
         stretched = [policy.stretch(slot, rental) for slot in slots]
-        states = await self.states(product, option, stretched, self._clock(), wanted, viewer)
+        states = await self._asked_states(catalog, query, kept, product, option, stretched, wanted, viewer)
         by_day: dict[date, list[tuple[Slot, SlotState]]] = {}
         for slot, state in zip(slots, states, strict=True):
             by_day.setdefault(slot.local_date, []).append((slot, state))

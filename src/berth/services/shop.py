@@ -30,6 +30,7 @@ from berth.domain.shop_access import (
 )
 from berth.domain.staff import Actor
 from berth.read_models.bookings import BookingDetails
+from berth.services.answers import AnswerCache
 from berth.services.bookings.inputs import ReserveInput, UpdateInput
 from berth.services.bookings.reseller import ResellerBookings
 from berth.services.catalog import CatalogService, CatalogSnapshot
@@ -56,6 +57,7 @@ SHOP_CONTRACT = {
 # How long a process trusts what it read of the shop's connection (a revocation elsewhere
 # closes the shop this much later).
 CHANNEL_SECONDS = 1.0
+CATALOGUE = "catalogue"  # the catalogue snapshot's key in the answers kept until a commit
 
 
 class ShopClosed(OctoError):
@@ -128,6 +130,7 @@ class ShopService:
         contracts: ContractService,
         bookings: ResellerBookings,
         packages: PackageContacts,
+        answers: AnswerCache,
     ) -> None:
         self._db = database
         self._settings = settings
@@ -137,6 +140,7 @@ class ShopService:
         self._contracts = contracts
         self._bookings = bookings
         self._packages = packages
+        self._answers = answers
         self._channel: tuple[float, Connection | None] | None = None
         secret = settings.secret_key.get_secret_value() if settings.secret_key else DEVELOPMENT_SECRET_KEY
         previous = (
@@ -186,7 +190,8 @@ class ShopService:
         connection = await self.connection()
         if connection is None:
             raise ShopClosed("The shop is closed")
-        base = await self._catalogs.snapshot()
+        # Read again only after a catalogue (or contract) saved: a page reads nothing more.
+        base = await self._answers.until_everything_changes(CATALOGUE, self._catalogs.snapshot)
         return Shop(connection, self._contracts.snapshot(base, connection))
 
     # --- holds -------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from berth.domain.catalog import Catalog, Product, Supplier
 from berth.domain.catalog.document import catalog_to_yaml
 from berth.domain.catalog_history import CatalogVersion, Door
 from berth.domain.staff import Actor
+from berth.store import availability_changes_repo
+from berth.store.change_marks import EVERYTHING
 from berth.store.connection import DbConnection
 from berth.store.tables import LAST_VERSION, catalog_meta, catalog_versions, products
 
@@ -94,6 +96,9 @@ async def save_catalog(
             document=catalog_to_yaml(catalog),
         )
     )
+    # A new catalogue changes what any product may be shown, and the catalogue itself, which
+    # the web shop keeps until everything changes (`AnswerCache.until_everything_changes`).
+    await availability_changes_repo.record(conn, [EVERYTHING], now)
     return version
 
 

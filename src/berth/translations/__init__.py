@@ -8,7 +8,7 @@ import io
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from babel import Locale, UnknownLocaleError
@@ -61,6 +61,21 @@ def _locale(language: str) -> Locale:
             return Locale.parse(SOURCE)
 
 
+# Formatting a day or an amount with Babel costs tens of microseconds, and a page of the shop's
+# calendar shows a month of days with their prices: each is formatted once per process.
+FORMATTED = 4096
+
+
+@lru_cache(maxsize=FORMATTED)
+def _full_date(language: str, day: date) -> str:
+    return format_date(day, "full", locale=_locale(language))
+
+
+@lru_cache(maxsize=FORMATTED)
+def _money(language: str, minor: int, currency: str, precision: int) -> str:
+    return format_currency(Decimal(minor).scaleb(-precision), currency, locale=_locale(language))
+
+
 @dataclass(frozen=True)
 class Words:
     """Texts, dates and money in one language (a content language tag such as `de-DE`)."""
@@ -92,7 +107,7 @@ class Words:
 
     def date(self, day: date) -> str:
         """`Tuesday 2 June 2026`, `Dienstag, 2. Juni 2026`."""
-        return format_date(day, "full", locale=self.locale)
+        return _full_date(self.language, day)
 
     def time(self, moment: datetime) -> str:
         """`10:00 BST`: the local time, 24-hour, with its zone's abbreviation."""
@@ -104,7 +119,7 @@ class Words:
 
     def money(self, minor: int, currency: str, precision: int) -> str:
         """`€40.00`, `40,00 €`: minor units in the language's style."""
-        return format_currency(Decimal(minor).scaleb(-precision), currency, locale=self.locale)
+        return _money(self.language, minor, currency, precision)
 
     def country(self, code: str) -> str:
         """The country's name in this language (`DE`: `Germany`, `Deutschland`); an unknown

@@ -19,7 +19,7 @@ from berth.http.context import current_services
 from berth.http.shop.errors import ShopRoute
 from berth.http.shop.packages import package_contents, package_day, package_days
 from berth.http.shop.rendering import page, shop_words
-from berth.http.shop.selection import Selection, default_party, select, viewer
+from berth.http.shop.selection import Selection, default_party, kept, select, viewer
 from berth.http.shop.session import Guest, guest
 from berth.http.shop.views import (
     cancellation_text,
@@ -131,7 +131,7 @@ async def product_page(
     )  # fmt: skip
     days: Mapping[date, CalendarDay | SlotAvailability] = (
         await package_days(svc, shop, query) if product.is_package  # its includes' room too
-        else {d.local_date: d for d in await svc.availability.calendar(shop.catalog, query, viewer(shop))}
+        else {d.local_date: d for d in await svc.availability.calendar(shop.catalog, query, viewer(shop), kept(shop))}
     )  # fmt: skip
     weeks = []
     for week in month_weeks(first.year, first.month):
@@ -208,7 +208,7 @@ async def day_page(
         product.id, option.id, local_date=day, units=party,
         rental_duration_id=selection.rental.id if selection.rental else None,
     )  # fmt: skip
-    found = await svc.availability.check(shop.catalog, query, viewer(shop))
+    found = await svc.availability.check(shop.catalog, query, viewer(shop), kept(shop))
     few = svc.settings.shop_few_left
     price = party_price(product, option, selection.units, day, selection.currency, selection.rental)
     departures = []

@@ -103,6 +103,7 @@ templates = Environment(
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    auto_reload=False,  # the templates are the package's: no file to look at again on each page
 )
 templates.globals.update(static=FILES.url)
 

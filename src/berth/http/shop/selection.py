@@ -106,3 +106,9 @@ def viewer(shop: Shop) -> Viewer:
     """The shop's view of availability: its contract's stop-sells and allotments, as any
     reseller's."""
     return Viewer(shop.connection.id, shop.connection.contract.stop_sells)
+
+
+def kept(shop: Shop) -> tuple[int, str]:
+    """What the shop's availability answers are kept under beside the question (`kept` of
+    `AvailabilityService.check`): the catalogue's version and the contract it sells under."""
+    return shop.snapshot.version, shop.snapshot.scope
