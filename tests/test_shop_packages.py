@@ -13,42 +13,24 @@ import re
 from urllib.parse import quote
 
 import httpx
-import pytest
-from fastapi import FastAPI
 
-from berth.app import create_app
 from berth.container import Services
 from berth.domain.bookings import BookingStatus
 from berth.domain.payments import Outcome, RefundStatus
 from berth.fake_stripe import FakeStripe
 from berth.read_models.bookings import BookingDetails
-from berth.settings import Settings
 from berth.store.bookings_reads import BookingFilter
 from tests.conftest import auth
-from tests.shop_helpers import DAY, hidden_fields, open_shop, pay_with, problems, with_details
-from tests.stripe_helpers import VISA, localstripe, paying_settings
+from tests.shop_fixtures import app, paying, shop
+from tests.shop_helpers import DAY, hidden_fields, pay_with, problems, with_details
+from tests.stripe_helpers import VISA, localstripe
 
-__all__ = ["localstripe"]
+__all__ = ["app", "localstripe", "paying", "shop"]
 PASS_SLOT = "2026-06-02T00:00:00+01:00"  # the pass on DAY (opening hours: one a day)
 CRUISE = "2026-06-02T10:00:00+01:00"
 MUSEUM = "2026-06-02T00:00:00+01:00"
 KAYAK = "2026-06-03T18:00:00+01:00"  # the kayak trip of the day after (its validityDays: 2)
 PASS_DAY = f"/shop/harbour-city-pass/{DAY}"
-
-
-@pytest.fixture
-def settings(settings: Settings, localstripe: FakeStripe) -> Settings:
-    return paying_settings(settings, localstripe)
-
-
-@pytest.fixture
-async def shop(services: Services) -> Services:
-    return await open_shop(services)
-
-
-@pytest.fixture
-def app(shop: Services) -> FastAPI:
-    return create_app(services=shop)
 
 
 def pass_url(adults: int = 2, children: int = 0, **includes: str) -> str:

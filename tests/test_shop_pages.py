@@ -12,17 +12,16 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from berth.app import create_app
 from berth.container import Services
 from berth.domain.bookings import BookingStatus
 from berth.domain.payments import Outcome, RefundStatus
 from berth.domain.staff import COMMAND_LINE
 from berth.fake_stripe import FakeStripe
-from berth.settings import Settings
 from berth.store.bookings_reads import BookingFilter
 from tests.conftest import auth
 from tests.pickups_helpers import STATION
 from tests.questions_helpers import BORN, SWIM, WAIVER
+from tests.shop_fixtures import app, paying, shop
 from tests.shop_helpers import (
     DAY,
     SLOT,
@@ -30,31 +29,15 @@ from tests.shop_helpers import (
     held,
     hidden_fields,
     hold,
-    open_shop,
     pay_with,
     problems,
     with_details,
 )
-from tests.stripe_helpers import VISA, localstripe, paying_settings
+from tests.stripe_helpers import VISA, localstripe
 
-__all__ = ["localstripe"]
+__all__ = ["app", "localstripe", "paying", "shop"]
 KAYAK_SLOT = "2026-06-02T09:00:00+01:00"
 COACH_SLOT = "2026-06-02T10:00:00+01:00"
-
-
-@pytest.fixture
-def settings(settings: Settings, localstripe: FakeStripe) -> Settings:
-    return paying_settings(settings, localstripe)
-
-
-@pytest.fixture
-async def shop(services: Services) -> Services:
-    return await open_shop(services)
-
-
-@pytest.fixture
-def app(shop: Services) -> FastAPI:
-    return create_app(services=shop)
 
 
 @pytest.fixture

@@ -10,46 +10,27 @@ from __future__ import annotations
 import re
 
 import httpx
-import pytest
-from fastapi import FastAPI
 
-from berth.app import create_app
 from berth.container import Services
 from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.payments import Outcome, RefundStatus
 from berth.domain.staff import COMMAND_LINE
 from berth.fake_stripe import PUBLISHABLE_KEY, FakeStripe
-from berth.settings import Settings
 from tests.conftest import Clock
-from tests.shop_helpers import SLOT, held, hidden_fields, open_shop, with_details
+from tests.shop_fixtures import app, paying, shop
+from tests.shop_helpers import SLOT, held, hidden_fields, with_details
 from tests.stripe_helpers import (
     THREE_D_SECURE,
     VISA,
     Browser,
     hold,
     localstripe,
-    paying_settings,
     payment_event,
     signed,
 )
 
-__all__ = ["localstripe"]
+__all__ = ["app", "localstripe", "paying", "shop"]
 PRICE = 5000  # two adults on the cruise, in euro cents
-
-
-@pytest.fixture
-def settings(settings: Settings, localstripe: FakeStripe) -> Settings:
-    return paying_settings(settings, localstripe)
-
-
-@pytest.fixture
-async def shop(services: Services) -> Services:
-    return await open_shop(services)
-
-
-@pytest.fixture
-def app(shop: Services) -> FastAPI:
-    return create_app(services=shop)
 
 
 async def _booking(shop: Services, checkout: str) -> Booking:

@@ -10,14 +10,14 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from berth.app import create_app
 from berth.container import Services, build_services
 from berth.domain.catalog import Catalog
 from berth.settings import Settings
 from tests.conftest import Clock, auth
-from tests.shop_helpers import DAY, SLOT, open_shop, shop_catalog
+from tests.shop_fixtures import app, shop
+from tests.shop_helpers import DAY, SLOT, shop_catalog
 from tests.statement_counts import counting
 
 PAGES = (
@@ -25,17 +25,10 @@ PAGES = (
     "/shop/thames-sightseeing?option=DEFAULT&month=2026-07",
     f"/shop/thames-sightseeing/{DAY}?option=DEFAULT&unit-adult=2",
 )
+
 DAY_PAGE = PAGES[2]
 
-
-@pytest.fixture
-async def shop(services: Services) -> Services:
-    return await open_shop(services)
-
-
-@pytest.fixture
-def app(shop: Services) -> FastAPI:
-    return create_app(services=shop)
+__all__ = ["app", "shop"]
 
 
 @pytest.fixture
