@@ -788,7 +788,8 @@ async def explain_statements(
     from berth.settings import Settings
     from berth.store import bookings_reads, bookings_repo, departures_repo
     from berth.store.bookings_reads import BookingFilter
-    from berth.store.database import SqliteConnection, normalize_url
+    from berth.store.connection import SqliteConnection
+    from berth.store.urls import normalize_url
 
     today = today or _today()
     url = normalize_url(database_url)

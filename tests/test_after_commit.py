@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from berth.store.database import Database, after_commit
+from berth.store.connection import after_commit
+from berth.store.database import Database
 
 
 @pytest.mark.parametrize("write", [True, False])

@@ -17,7 +17,8 @@ from berth.container import Services
 from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact, UnitItem
 from berth.domain.price_lines import lines_from_document
 from berth.store import bookings_repo, departures_repo, driver
-from berth.store.database import Database, DbConnection, SqliteConnection
+from berth.store.connection import DbConnection, SqliteConnection
+from berth.store.database import Database
 from berth.store.tables import booking_events, departure_overrides
 from berth.store.types import UTCDateTime
 

@@ -27,7 +27,8 @@ from berth.domain.errors import UnprocessableEntity
 from berth.domain.staff import COMMAND_LINE
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.services.departures import DepartureChange
-from berth.store.database import Database, DbConnection, after_commit
+from berth.store.connection import DbConnection, after_commit
+from berth.store.database import Database
 from berth.store.tables import bookings, slot_holds
 from tests.statement_counts import counting
 from tests.test_catalog_import import MINIMAL

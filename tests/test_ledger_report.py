@@ -23,7 +23,8 @@ from berth.domain.payments import PaymentStatus, RefundStatus
 from berth.domain.statements import Month
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.store import payments_repo
-from berth.store.payments_repo import LedgerFilter, Payment, Refund
+from berth.store.ledger_repo import LedgerFilter
+from berth.store.payments_repo import Payment, Refund
 from berth.translations import currency_precision
 from berth.views.ledger import movements_csv
 from tests.bookings_helpers import SLOT

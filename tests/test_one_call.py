@@ -27,7 +27,9 @@ from berth.domain.staff import COMMAND_LINE
 from berth.domain.webhooks import Webhook, WebhookEvent
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.store import webhooks_repo
-from berth.store.database import Database, NotOneCall, fault_of, one_call
+from berth.store.database import Database
+from berth.store.faults import fault_of
+from berth.store.one_call import NotOneCall, one_call
 from berth.store.tables import (
     availability_changes,
     booking_events,

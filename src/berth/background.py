@@ -15,7 +15,8 @@ import structlog
 from berth import __version__
 from berth.container import Services
 from berth.settings import Settings
-from berth.store.database import describe_database, log_failure
+from berth.store.faults import log_failure
+from berth.store.urls import describe_database
 
 log = structlog.get_logger("berth.worker")
 

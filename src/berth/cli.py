@@ -50,8 +50,9 @@ from berth.services.contracts import SavedContract
 from berth.services.shop import SHOP_NAME
 from berth.settings import WILDCARD_HOSTS, Settings, listen_url
 from berth.store.backup import BackupError, backup_postgres, backup_sqlite, is_postgres
-from berth.store.database import DatabaseUnavailable, UnsupportedDatabaseUrl, describe_database
+from berth.store.faults import DatabaseUnavailable
 from berth.store.migrate import UnknownRevision, Upgrade, current_revision, upgrade
+from berth.store.urls import UnsupportedDatabaseUrl, describe_database
 from berth.tickets.pkpass import PassSettingsError
 from berth.tickets.statement import render_statement
 from berth.views.catalog_changes import changes_lines, conflict_lines, net_lines

@@ -17,7 +17,7 @@ from berth.domain.contract_views import Touched, seen, sells, terms_of, touched
 from berth.domain.contracts import Contract
 from berth.services.availability import AvailabilityService
 from berth.store import allotments_repo, connections_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 async def changed_views(

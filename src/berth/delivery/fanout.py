@@ -49,7 +49,8 @@ from berth.store import (
     webhooks_repo,
 )
 from berth.store.availability_changes_repo import changes_of
-from berth.store.database import Database, DbConnection, after_commit
+from berth.store.connection import DbConnection, after_commit
+from berth.store.database import Database
 from berth.store.deliveries_repo import PENDING, SENDING, NewDelivery
 from berth.views.availability import availability_view
 from berth.views.bookings import booking_view

@@ -32,8 +32,10 @@ from berth.services.clock import Clock
 from berth.services.targets import check_delivery_url
 from berth.settings import Settings
 from berth.store import deliveries_repo, webhooks_repo
-from berth.store.database import Database, DbConnection, log_failure
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 from berth.store.deliveries_repo import DELIVERED, FAILED, PENDING, SUPERSEDED, Delivery
+from berth.store.faults import log_failure
 
 if TYPE_CHECKING:  # imported by the first send (`_attempt`): most processes never send one
     import aiohttp

@@ -16,7 +16,7 @@ from berth.capabilities.registry import header_value
 from berth.domain.errors import BadRequest, NotFound, OctoError, RetryLater, ServiceUnavailable
 from berth.domain.input_errors import expectation, field_path
 from berth.http.responses import json_response
-from berth.store.database import fault_of
+from berth.store.faults import fault_of
 
 log = structlog.get_logger("berth.http")
 

@@ -33,7 +33,7 @@ from berth.http.errors import error_response, internal_error
 from berth.http.hot_routes import hot_answer
 from berth.http.limits import rate_limited, read_body
 from berth.logs import info_logged
-from berth.store.database import log_failure
+from berth.store.faults import log_failure
 
 access_log = structlog.get_logger("berth.access")
 log = structlog.get_logger("berth.http")

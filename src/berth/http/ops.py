@@ -8,8 +8,8 @@ from starlette.responses import PlainTextResponse, Response
 from berth.container import Services
 from berth.http.context import current_services
 from berth.http.responses import json_response
-from berth.store.database import DatabaseUnavailable
 from berth.store.deliveries_repo import STATUSES
+from berth.store.faults import DatabaseUnavailable
 
 router = APIRouter()
 

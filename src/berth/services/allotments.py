@@ -37,7 +37,8 @@ from berth.domain.staff import Actor
 from berth.services.clock import Clock
 from berth.store import allotments_repo, audit_repo, connections_repo
 from berth.store.allotments_repo import Departure
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 
 @dataclass(frozen=True)

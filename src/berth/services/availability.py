@@ -28,7 +28,8 @@ from berth.services.clock import Clock
 from berth.settings import Settings
 from berth.store import bookings_reads
 from berth.store.availability_changes_repo import local_date_of
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 
 @dataclass(frozen=True)

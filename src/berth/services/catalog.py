@@ -33,7 +33,8 @@ from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.services.offload import off_loop
 from berth.store import audit_repo, bookings_reads, catalog_repo, connections_repo
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 EMPTY_CATALOG = Catalog(supplier=Supplier(id="berth", name="Berth supplier"))
 

@@ -39,7 +39,8 @@ from berth.services.bookings.supplier import booking_target
 from berth.services.clock import Clock
 from berth.store import audit_repo, bookings_reads, bookings_repo, checkin_repo
 from berth.store.bookings_reads import BookingFilter
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 
 @dataclass(frozen=True)

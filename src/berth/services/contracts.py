@@ -24,8 +24,9 @@ from berth.services.catalog import CatalogService, CatalogSnapshot
 from berth.services.clock import Clock
 from berth.services.connections import ConnectionService
 from berth.store import audit_repo, connections_repo
+from berth.store.connection import DbConnection
 from berth.store.connections_repo import ContractVersion
-from berth.store.database import Database, DbConnection
+from berth.store.database import Database
 
 MAX_KEPT = 64  # catalogues kept per (catalogue version, contract, day)
 

@@ -28,7 +28,8 @@ from berth.services.events import ChangeObserver
 from berth.settings import Settings
 from berth.store import audit_repo, bookings_reads, departures_repo, packages_repo
 from berth.store.bookings_reads import BookingFilter
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 # The bookings a departure's cancellation cancels: those whose guests could still travel.
 LIVE = (BookingStatus.ON_HOLD, BookingStatus.PENDING, BookingStatus.CONFIRMED)

@@ -10,7 +10,7 @@ from berth.domain.bookings import Booking
 from berth.domain.catalog import Catalog
 from berth.domain.mappings import MappingRow
 from berth.domain.orders import Order
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 if TYPE_CHECKING:
     from berth.read_models.bookings import BookingDetails

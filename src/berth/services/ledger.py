@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 from berth.domain.ledger import ChannelSales, Movement
 from berth.domain.statements import Month
 from berth.services.clock import Clock
-from berth.store import payments_repo
+from berth.store import ledger_repo
 from berth.store.database import Database
-from berth.store.payments_repo import LedgerFilter
+from berth.store.ledger_repo import LedgerFilter
 
 # Movements read per batch by an export.
 EXPORT_BATCH = 500
@@ -37,8 +37,8 @@ class LedgerService:
 
     async def page(self, where: LedgerFilter, limit: int, offset: int) -> LedgerPage:
         async with self._db.transaction(write=False) as conn:
-            movements, total = await payments_repo.ledger_page(conn, where, limit, offset)
-            sales = await payments_repo.channel_sales(conn, where) if total else []
+            movements, total = await ledger_repo.ledger_page(conn, where, limit, offset)
+            sales = await ledger_repo.channel_sales(conn, where) if total else []
         return LedgerPage(movements, total, sales)
 
     async def export(self, where: LedgerFilter, batch: int = EXPORT_BATCH) -> AsyncIterator[list[Movement]]:
@@ -47,7 +47,7 @@ class LedgerService:
         after: tuple[datetime, str] | None = None
         while True:
             async with self._db.transaction(write=False) as conn:
-                found = await payments_repo.ledger_after(conn, where, after, batch)
+                found = await ledger_repo.ledger_after(conn, where, after, batch)
             if found:
                 yield found
             if len(found) < batch:
@@ -58,12 +58,12 @@ class LedgerService:
         """The month's sales report (UTC): money that moved, by channel and currency."""
         period = LedgerFilter(moved_from=month.starts_at(), moved_before=month.next.starts_at())
         async with self._db.transaction(write=False) as conn:
-            return await payments_repo.channel_sales(conn, period)
+            return await ledger_repo.channel_sales(conn, period)
 
     async def months(self) -> list[Month]:
         """The months with money that moved, newest first (at most LISTED_MONTHS)."""
         async with self._db.transaction(write=False) as conn:
-            span = await payments_repo.moved_between(conn)
+            span = await ledger_repo.moved_between(conn)
         if span is None:
             return []
         first, last = (Month(at.year, at.month) for at in span)
@@ -81,4 +81,4 @@ class LedgerService:
         """How many refunds failed in the last FAILED_REFUND_DAYS days, and since when."""
         since = self._clock() - timedelta(days=FAILED_REFUND_DAYS)
         async with self._db.transaction(write=False) as conn:
-            return await payments_repo.failed_refunds_since(conn, since), since
+            return await ledger_repo.failed_refunds_since(conn, since), since

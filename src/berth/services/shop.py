@@ -39,7 +39,8 @@ from berth.services.connections import ConnectionService
 from berth.services.contracts import ContractService
 from berth.settings import DEVELOPMENT_SECRET_KEY, Settings
 from berth.store import bookings_reads, connections_repo, shop_repo
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 from berth.store.shop_repo import ShopBooking
 
 SHOP_NAME = "Web shop"

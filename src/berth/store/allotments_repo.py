@@ -16,7 +16,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from berth.domain.slots import Slot
 from berth.store import bookings_one_call
 from berth.store.bookings_reads import HOLDING_NOW
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import allotment_releases, bookings
 
 # Departure (product id, option id, availability id).

@@ -9,7 +9,7 @@ from sqlalchemy import ColumnElement, and_, func, insert, or_, select
 
 from berth.domain.audit import AuditEntry, AuditFilter, Target
 from berth.domain.staff import Actor
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import audit_log
 
 

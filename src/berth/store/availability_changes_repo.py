@@ -30,9 +30,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from berth.store.change_marks import Change
-from berth.store.database import DbConnection, one_call
+from berth.store.connection import DbConnection
 from berth.store.driver import Prepared
 from berth.store.driver import run as driver_run
+from berth.store.one_call import one_call
 from berth.store.tables import availability_changes
 from berth.store.types import UTCDateTime
 

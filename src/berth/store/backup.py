@@ -15,7 +15,8 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
 
-from berth.store.database import SQLITE_BUSY_TIMEOUT_MS, normalize_url
+from berth.store.database import SQLITE_BUSY_TIMEOUT_MS
+from berth.store.urls import normalize_url
 
 
 class BackupError(Exception):

@@ -38,8 +38,9 @@ from berth.store.bookings_repo import (
     lock_slots,
     new_booking,
 )
-from berth.store.database import DbConnection, held_in_transaction, one_call
+from berth.store.connection import DbConnection, held_in_transaction
 from berth.store.deliveries_repo import KEPT_OUTBOX
+from berth.store.one_call import one_call
 from berth.store.tables import (
     outbox,
     webhooks,

@@ -28,7 +28,7 @@ from berth.domain.catalog_changes import HeldBooking
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
 from berth.store.bookings_repo import booking_from_row
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import (
     booking_events,
     bookings,

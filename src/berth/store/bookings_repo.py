@@ -39,8 +39,9 @@ from berth.domain.price_lines import lines_from_document, lines_to_document
 from berth.domain.resources import Allocation
 from berth.domain.times import format_utc_or_none
 from berth.store import driver
-from berth.store.database import DbConnection, held_in_transaction, one_call
+from berth.store.connection import DbConnection, held_in_transaction
 from berth.store.driver import Prepared
+from berth.store.one_call import one_call
 from berth.store.tables import (
     booking_events,
     bookings,

@@ -13,7 +13,7 @@ from berth.domain.catalog_history import CatalogVersion, Door
 from berth.domain.staff import Actor
 from berth.store import availability_changes_repo
 from berth.store.change_marks import EVERYTHING
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import LAST_VERSION, catalog_meta, catalog_versions, products
 
 

@@ -14,7 +14,7 @@ from berth.domain.checkin import Admission, Departure, Scanned, ticket_token
 from berth.domain.tickets import VOUCHER
 from berth.store import tickets_repo
 from berth.store.bookings_repo import booking_from_row
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import admissions, bookings, checkin_scans
 
 

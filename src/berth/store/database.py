@@ -5,6 +5,10 @@ synchronously in the event loop's thread (pysqlite): an indexed statement on a l
 tens of microseconds, while handing each one to a driver thread and back (aiosqlite) cost more
 than the statement itself, several times per transaction. What may wait (the write lock) is
 awaited before the transaction starts, off the event loop. See docs/decisions.md.
+
+Beside it: what a connection offers the repositories and a transaction keeps in it
+(`connection`), PostgreSQL's one-call writes (`one_call`), the database's faults and how they
+are logged (`faults`), and the URLs Berth runs on (`urls`).
 """
 
 from __future__ import annotations
@@ -14,333 +18,40 @@ import contextlib
 import fcntl
 import json
 import os
-import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any
 
 import orjson
-from sqlalchemy import (
-    Connection,
-    CursorResult,
-    Dialect,
-    Engine,
-    ScalarResult,
-    Select,
-    create_engine,
-    event,
-    text,
-)
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import QueuePool
-from sqlalchemy.sql.base import Executable
 
 from berth.store.change_marks import Look, Position, PostgresMarks, SqliteMarks
+from berth.store.connection import (
+    ONE_CALL,
+    DbConnection,
+    SqliteConnection,
+    run_after_commit,
+    transaction_info,
+)
+from berth.store.faults import DatabaseUnavailable
 from berth.store.group_commit import GroupCommit
+from berth.store.one_call import OneCall, OneCallConnection
 from berth.store.outages import Outages
+from berth.store.urls import describe_database, normalize_url
 
 _WRITE = "berth_write"
 _SINGLE_READ = "berth_single_read"
-T = TypeVar("T")
-Rows = CursorResult[*tuple[Any, ...]]
 # A statement waiting for SQLite's lock would hold up the event loop: only processes that do
 # not take Berth's write turn (an sqlite3 shell, say) can make it wait at all.
 SQLITE_BUSY_TIMEOUT_MS = 5000
 # How a writer waits for another process's SQLite writer (`Database._write_turn`).
 LOCK_POLL_SECONDS = 0.001
 LOCK_POLL_TRIES = 50
-
-
-_SQLITE_FULL = 13
-
-
-class DatabaseUnavailable(Exception):
-    """No connection to the database could be made (refused, too many connections, shutting
-    down, not accepting connections, unreachable). The message names the database; the cause
-    carries the driver's error; `outages` is the database's count of them, which decides
-    whether a failure is logged (`log_failure`)."""
-
-    def __init__(self, message: str, outages: Outages | None = None) -> None:
-        super().__init__(message)
-        self.outages = outages
-
-    def reason(self) -> str:
-        """The driver's own words for what went wrong, on one line."""
-        cause: BaseException = self
-        while cause.__cause__ is not None:
-            cause = cause.__cause__
-        text = str(cause)
-        if isinstance(cause, OSError):  # "Connection refused" rather than "[Errno 111] Connect call failed"
-            text = os.strerror(cause.errno) if cause.errno and cause.errno > 0 else cause.strerror or text
-        return " ".join(text.split()) or type(cause).__name__
-
-
-class UnsupportedDatabaseUrl(ValueError):
-    """A database URL Berth cannot run on (another database, or not a URL at all)."""
-
-
-SUPPORTED_URLS = "postgresql://user:password@host:5432/name or sqlite:///path/to/berth.db"
-_POSTGRES_DRIVERS = (
-    "postgresql",
-    "postgres",
-    "postgresql+asyncpg",
-    "postgresql+psycopg2",
-    "postgresql+psycopg",
-)
-_SQLITE_DRIVERS = ("sqlite", "sqlite+aiosqlite", "sqlite+pysqlite")
-
-
-Fault = Literal["refused", "unavailable", "full"]
-
-
-def fault_of(exc: BaseException) -> Fault | None:
-    """What kind of database fault `exc` is, if it is one a caller can name: no connection could
-    be made ("refused": nothing of the failed step was done), a connection was lost on the way
-    ("unavailable": what it was doing may or may not have committed), or the database has no
-    room ("full")."""
-    if isinstance(exc, DatabaseUnavailable):
-        return "refused"
-    if isinstance(exc, DBAPIError):
-        if exc.connection_invalidated:
-            return "unavailable"
-        code = getattr(exc.orig, "sqlite_errorcode", None)
-        if isinstance(code, int) and code & 0xFF == _SQLITE_FULL:
-            return "full"
-    return None
-
-
-def log_failure(logger: Any, event: str, exc: BaseException, **fields: Any) -> None:
-    """Log a failure of a request or a background tick. A database refusing connections says
-    the same to every request and tick meanwhile: one warning line, `database unavailable`,
-    for the first failure of the outage (`berth.store.outages`), none for the others. A lost
-    connection is expected too (a restart, a failover, a terminated backend): one warning line
-    each, no traceback. Anything else: an error with its traceback."""
-    fault = fault_of(exc)
-    if fault == "refused":
-        assert isinstance(exc, DatabaseUnavailable)
-        if exc.outages is None or exc.outages.first_report():
-            logger.warning(
-                "database unavailable", fault=fault, error=f"{exc}: {exc.reason()}", during=event, **fields
-            )
-        return
-    if fault != "unavailable":
-        logger.error(event, exc_info=exc, fault=fault, **fields)
-        return
-    # The driver's first line: the lines after it quote the SQL and its parameters.
-    lines = str(getattr(exc, "orig", None) or exc).splitlines() or [""]
-    said = " ".join(lines[0].split()) or type(exc).__name__
-    logger.warning(event, fault=fault, error=said, **fields)
-
-
-class DbConnection(Protocol):
-    """What the repositories use of a connection: SQLAlchemy's AsyncConnection on PostgreSQL,
-    `SqliteConnection` on SQLite."""
-
-    @property
-    def dialect(self) -> Dialect: ...
-
-    async def execute(self, statement: Executable, parameters: Any = None) -> Rows: ...
-
-    async def scalar(self, statement: Executable, parameters: Any = None) -> Any: ...
-
-    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]: ...
-
-    async def run_sync(self, fn: Callable[[Connection], T]) -> T: ...
-
-    @property
-    def info(self) -> dict[Any, Any]: ...
-
-
-_AFTER_COMMIT = "berth.after_commit"
-
-
-def after_commit(conn: DbConnection, callback: Callable[[], None]) -> None:
-    """Call `callback` once `conn`'s transaction (of `Database.transaction`) has committed; never
-    if it rolls back. For waking what reads the change from another connection: woken before
-    the commit, it could look before the change is there to see."""
-    conn.info[_AFTER_COMMIT].append(callback)
-
-
-_HELD = "berth.held_in_transaction"
-
-
-def held_in_transaction(conn: DbConnection) -> set[Any]:
-    """What the connection's current transaction (of `Database.transaction`) has taken and
-    keeps until it ends, e.g. the slot locks it holds: a set made afresh for each transaction.
-    Outside one, an empty set nobody keeps."""
-    held = conn.info.get(_HELD)
-    return held if isinstance(held, set) else set()
-
-
-_MEMO = "berth.transaction_memo"
-
-
-def transaction_memo(conn: DbConnection) -> dict[Any, Any]:
-    """What the connection's current transaction (of `Database.transaction`) has read and may
-    read again as it was, e.g. the webhooks an event goes to: a dict made afresh for each
-    transaction; whoever writes what is kept there drops it. Outside one, an empty dict nobody
-    keeps."""
-    memo = conn.info.get(_MEMO)
-    return memo if isinstance(memo, dict) else {}
-
-
-class SqliteConnection:
-    """A pysqlite connection used from the event loop's thread: each statement runs at once.
-    `info` is the transaction's own (transactions of a batch share the connection).
-    `listeners` are told each statement `send` passes to the driver."""
-
-    def __init__(
-        self, connection: Connection, info: dict[Any, Any], listeners: Sequence[Callable[[str], None]] = ()
-    ) -> None:
-        self._connection = connection
-        self._info = info
-        self._listeners = listeners
-        self._driver: sqlite3.Connection | None = None
-
-    def send(self, sql: str, values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        """`sql` with its positional `values`, as the driver takes them, straight to pysqlite
-        (`berth.store.driver`), in the connection's transaction; its rows. The driver's errors
-        are raised as SQLAlchemy raises them (an IntegrityError, say)."""
-        driver = self._driver
-        if driver is None:
-            driver = self._driver = self._connection.connection.driver_connection
-            assert isinstance(driver, sqlite3.Connection)
-        for listener in self._listeners:
-            listener(sql)
-        try:
-            cursor = driver.execute(sql, values)
-            try:
-                return cursor.fetchall()
-            finally:
-                cursor.close()
-        except sqlite3.Error as exc:
-            raise DBAPIError.instance(sql, values, exc, sqlite3.Error) from exc
-
-    @property
-    def dialect(self) -> Dialect:
-        return self._connection.dialect
-
-    async def execute(self, statement: Executable, parameters: Any = None) -> Rows:
-        return self._connection.execute(statement, parameters)
-
-    async def scalar(self, statement: Executable, parameters: Any = None) -> Any:
-        return self._connection.scalar(statement, parameters)
-
-    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]:
-        return self._connection.scalars(statement, parameters)
-
-    async def run_sync(self, fn: Callable[[Connection], T]) -> T:
-        return fn(self._connection)
-
-    @property
-    def info(self) -> dict[Any, Any]:
-        return self._info
-
-
-# The SQLSTATE a statement raises to refuse (migration 0025's `berth_hold_or_refuse`).
-REFUSED = "BR001"
-_ONE_CALL = "berth.one_call"
-
-
-class OneCallRefused(Exception):
-    """The one statement of `Database.one_call` refused (SQLSTATE `REFUSED`): nothing of it was
-    written."""
-
-
-class NotOneCall(Exception):
-    """A block run under `Database.one_call` did what its one statement cannot carry (a write
-    no repository kept for it, a locking read, or a write after the statement was made):
-    nothing was written; the caller runs the block again in a `transaction`."""
-
-
-@dataclass
-class OneCall:
-    """The writes a block under `Database.one_call` kept for its one statement, by the
-    repository that kept them (`kept`), and the statement that carries them all once the last
-    writer has made it (`close`)."""
-
-    kept: dict[str, Any] = field(default_factory=dict)
-    statement: Executable | None = None
-    parameters: dict[str, Any] = field(default_factory=dict)
-
-    def close(self, statement: Executable, parameters: dict[str, Any]) -> None:
-        self.statement, self.parameters = statement, parameters
-
-
-def one_call(conn: DbConnection) -> OneCall | None:
-    """The one statement being gathered, when `conn` is a `Database.one_call` block's and its
-    statement is not made yet: a writer then keeps its rows there instead of sending them."""
-    call = conn.info.get(_ONE_CALL)
-    return call if isinstance(call, OneCall) and call.statement is None else None
-
-
-class OneCallConnection:
-    """A `Database.one_call` block's connection (PostgreSQL): reads run at once, each its own
-    snapshot, outside any transaction; writes are kept by the repositories (`one_call`) and
-    sent as one statement when the block ends. Anything else raises NotOneCall before it is
-    sent."""
-
-    def __init__(self, connection: AsyncConnection, info: dict[Any, Any]) -> None:
-        self._connection = connection
-        self._info = info
-        self.written = False
-
-    @property
-    def dialect(self) -> Dialect:
-        return self._connection.dialect
-
-    @property
-    def info(self) -> dict[Any, Any]:
-        return self._info
-
-    @staticmethod
-    def _read_only(statement: Executable) -> Executable:
-        if isinstance(statement, Select) and statement._for_update_arg is None:
-            return statement
-        raise NotOneCall(f"{type(statement).__name__} cannot wait for the one statement")
-
-    async def execute(self, statement: Executable, parameters: Any = None) -> Rows:
-        return await self._connection.execute(self._read_only(statement), parameters)
-
-    async def scalar(self, statement: Executable, parameters: Any = None) -> Any:
-        return await self._connection.scalar(self._read_only(statement), parameters)
-
-    async def scalars(self, statement: Executable, parameters: Any = None) -> ScalarResult[Any]:
-        return await self._connection.scalars(self._read_only(statement), parameters)
-
-    async def run_sync(self, fn: Callable[[Connection], T]) -> T:
-        raise NotOneCall("a block under one_call cannot run driver code")
-
-    async def send(self) -> None:
-        """The kept writes' one statement, its own transaction: one round trip. `written`: it
-        answered a row (the statement's own sign that its writes were made)."""
-        call: OneCall = self._info[_ONE_CALL]
-        if call.statement is None:
-            if call.kept:
-                raise NotOneCall(f"the writes kept ({', '.join(call.kept)}) were never closed")
-            return
-        try:
-            rows = await self._connection.execute(call.statement, call.parameters)
-        except DBAPIError as exc:
-            if getattr(exc.orig, "sqlstate", None) == REFUSED:
-                raise OneCallRefused(str(exc.orig)) from exc
-            raise
-        self.written = rows.first() is not None
-
-
-def _transaction_info() -> dict[Any, Any]:
-    # A new list each time: a failed transaction's callbacks are dropped with it. A pooled
-    # PostgreSQL connection's info outlives its transactions: every key is set afresh.
-    return {_AFTER_COMMIT: [], _HELD: set(), _MEMO: {}, _ONE_CALL: None}
-
-
-def _run_after_commit(info: dict[Any, Any]) -> None:
-    for callback in info[_AFTER_COMMIT]:
-        callback()
 
 
 def json_text(value: Any) -> str:
@@ -358,38 +69,6 @@ def json_value(text: str | bytes) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
-
-
-def normalize_url(url: str) -> str:
-    """Accept the URLs people paste (`postgresql://…`, `sqlite:///…`, `sqlite+aiosqlite:///…`)
-    and pick the drivers Berth runs on; any other URL raises UnsupportedDatabaseUrl."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        raise UnsupportedDatabaseUrl(
-            f"BERTH_DATABASE_URL is not a database URL; Berth runs on {SUPPORTED_URLS}"
-        ) from None
-    driver = parsed.drivername
-    if driver in _POSTGRES_DRIVERS:
-        parsed = parsed.set(drivername="postgresql+asyncpg")
-    elif driver in _SQLITE_DRIVERS:
-        parsed = parsed.set(drivername="sqlite+pysqlite")
-    else:
-        shown = parsed.render_as_string(hide_password=True)
-        raise UnsupportedDatabaseUrl(f"unsupported database URL {shown}: Berth runs on {SUPPORTED_URLS}")
-    return parsed.render_as_string(hide_password=False)
-
-
-def describe_database(url: str) -> str:
-    """Where a (supported) database URL points, fit to print: no password."""
-    parsed = make_url(normalize_url(url))
-    if parsed.get_backend_name() == "sqlite":
-        path = parsed.database
-        if not path or path == ":memory:":
-            return "in-memory SQLite database"
-        return f"SQLite database {os.path.abspath(path)}"
-    where = f"PostgreSQL at {parsed.host or 'localhost'}:{parsed.port or 5432}"
-    return f"{where}, database {parsed.database}, user {parsed.username}"
 
 
 async def _poll_lock(fd: int) -> bool:
@@ -449,7 +128,7 @@ class Database:
             if not in_memory:
                 self._lock_path = f"{path}.writelock"
                 self._group_commit = GroupCommit(
-                    self._connect_sqlite_writer, self._write_turn, self._sqlite_connection, _run_after_commit
+                    self._connect_sqlite_writer, self._write_turn, self._sqlite_connection, run_after_commit
                 )
         else:
             # Every request past the pool's size opens a connection (a server process) and closes
@@ -557,7 +236,7 @@ class Database:
             yield sync_conn
 
     def _sqlite_connection(self, sync_conn: Connection) -> tuple[SqliteConnection, dict[Any, Any]]:
-        info = _transaction_info()
+        info = transaction_info()
         return SqliteConnection(sync_conn, info, self.driver_listeners), info
 
     @asynccontextmanager
@@ -574,11 +253,11 @@ class Database:
                     yield sqlite
         else:
             async with self._connect() as conn:
-                info = _transaction_info()
+                info = transaction_info()
                 conn.info.update(info)
                 async with conn.begin():
                     yield conn
-        _run_after_commit(info)
+        run_after_commit(info)
 
     @property
     def sends_one_call(self) -> bool:
@@ -596,12 +275,12 @@ class Database:
         assert self._async is not None, "one_call is PostgreSQL's (sends_one_call)"
         async with self._connect() as conn:
             await conn.execution_options(isolation_level="AUTOCOMMIT")
-            info = {**_transaction_info(), _ONE_CALL: OneCall()}
+            info = {**transaction_info(), ONE_CALL: OneCall()}
             conn.info.update(info)
             call = OneCallConnection(conn, info)
             yield call
             await call.send()
-        _run_after_commit(info)
+        run_after_commit(info)
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:
@@ -650,7 +329,7 @@ class Database:
             return
         async with self._connect() as conn:
             await conn.execution_options(isolation_level="AUTOCOMMIT")
-            conn.info.update(_transaction_info())  # nothing kept from the connection's last transaction
+            conn.info.update(transaction_info())  # nothing kept from the connection's last transaction
             yield conn
 
     async def changes_since(self, since: Position | None) -> Look | None:

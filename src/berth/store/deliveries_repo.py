@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.orm import aliased
 
-from berth.store.database import DbConnection, one_call
+from berth.store.connection import DbConnection
+from berth.store.one_call import one_call
 from berth.store.tables import deliveries, delivery_attempts, outbox
 
 PENDING = "pending"

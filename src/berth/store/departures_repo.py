@@ -24,7 +24,7 @@ from sqlalchemy import (
 from berth.domain.bookings import BookingStatus
 from berth.domain.departures import DepartureOverride
 from berth.store import driver
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.driver import Prepared
 from berth.store.tables import bookings, departure_overrides, slot_holds
 

@@ -23,7 +23,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
 from sqlalchemy.types import TypeEngine
 
-from berth.store.database import DbConnection, SqliteConnection
+from berth.store.connection import DbConnection, SqliteConnection
 from berth.store.types import UTCDateTime
 
 Processor = Callable[[Any], Any] | None

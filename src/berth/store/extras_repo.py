@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, delete, func, insert, select
 
 from berth.domain.bookings import Booking
 from berth.store.bookings_reads import HOLDING_NOW
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import booking_extras, bookings
 
 _HELD = (

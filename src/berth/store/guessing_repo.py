@@ -9,7 +9,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from berth.domain.guessing import Failures, Policy, after_failure
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import guessing_failures as table
 
 _NEW = {

@@ -7,7 +7,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from berth.domain.limits import Bucket, take_up_to
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import rate_buckets
 
 _NEW = {

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import aliased
 
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import mail_messages
 
 PENDING = "pending"

@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 
 from berth.domain.mappings import DEFAULT_OPTION, MappedRows, MappingFilter, MappingRow, notification_target
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.deliveries_repo import Delivery, delivery_from_row
 from berth.store.tables import connections, deliveries, mappings
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, insert, or_, select, update
 from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact
 from berth.domain.orders import Order, OrderStatus
 from berth.store.bookings_repo import booking_from_row
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import bookings, orders
 
 

@@ -1,6 +1,6 @@
 """The database refusing connections, as one process sees it: an outage begins with the first
 connection that cannot be made and ends with the next one made. Counted for `/metrics`, and
-logged once when it is first reported (`berth.store.database.log_failure`) and once when it
+logged once when it is first reported (`berth.store.faults.log_failure`) and once when it
 ends: not once per request or background tick that met it."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, select
 from berth.domain.bookings import Booking
 from berth.store import driver
 from berth.store.bookings_repo import booking_from_row
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.driver import Prepared
 from berth.store.tables import bookings
 

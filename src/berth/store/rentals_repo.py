@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, func, select
 
 from berth.domain.rentals import HeldInterval
 from berth.store.bookings_reads import HOLDING_NOW, IN_OPTION, NOT_EXCLUDED
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import bookings
 
 _HELD_INTERVALS = (

@@ -15,7 +15,7 @@ from berth.domain.resources import ResourceUse
 # The one definition of "holds places" (ON_HOLD until it expires, CONFIRMED, PENDING,
 # REDEEMED; never test mode) is the bookings repository's: resources are held exactly as places.
 from berth.store.bookings_reads import HOLDING_NOW
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import booking_resources, booking_seats, bookings
 
 SlotKey = tuple[str, str, str]  # product id, option id, availability id

@@ -13,7 +13,7 @@ from sqlalchemy import and_, case, func, insert, or_, select, text
 
 from berth.domain.bookings import BookingStatus
 from berth.domain.shop_access import LiveHolds
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import bookings, shop_bookings, shop_channel
 
 CHANNEL_ROW = 1

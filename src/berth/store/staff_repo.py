@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 
 from berth.domain.staff import Role, StaffMember
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import staff
 
 _COLUMNS = (

@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, and_, func, select
 from berth.domain.bookings import Booking
 from berth.domain.statements import SOLD, Basis, Month
 from berth.store.bookings_repo import booking_from_row
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import bookings
 
 # Bookings a query reads: on SQLite the rows are read and made into bookings in the event

@@ -1,6 +1,9 @@
 """Table definitions. Migrations in `migrations/versions` must produce exactly this schema
 (a test compares them)."""
 
+# Over 500 lines: the schema is one thing, every table beside the tables its keys point to,
+# compared whole with what the migrations build; a reader looks a table up by its name.
+
 from __future__ import annotations
 
 from sqlalchemy import (

@@ -11,7 +11,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from berth.domain.bookings import Booking
 from berth.domain.tickets import new_token
 from berth.store.bookings_repo import booking_from_row
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.tables import bookings, tickets
 
 _ISSUE = {

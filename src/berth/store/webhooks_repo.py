@@ -11,7 +11,7 @@ from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from berth.domain.sealing import SealError, SecretBox
 from berth.domain.webhooks import Webhook, WebhookEvent
 from berth.store import driver
-from berth.store.database import DbConnection, transaction_memo
+from berth.store.connection import DbConnection, transaction_memo
 from berth.store.driver import Prepared
 from berth.store.tables import signing_secrets, webhooks
 

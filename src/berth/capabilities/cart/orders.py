@@ -48,7 +48,8 @@ from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.services.events import ChangeObserver
 from berth.store import bookings_repo, orders_repo
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from berth.domain.slots import Slot
 from berth.services.bookings.extensions import BookingExtension, ExtensionStep, Holding, Stage
 from berth.services.bookings.locks import SlotLocks
 from berth.store import extras_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 ITEMS = "extraItems"
 

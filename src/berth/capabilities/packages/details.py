@@ -10,7 +10,7 @@ from berth.domain.catalog import Catalog
 from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.loader import BookingLoader
 from berth.store import packages_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 class PackageDetails:

@@ -34,7 +34,8 @@ from berth.services.bookings.reseller import ResellerBookings
 from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.store import bookings_reads, bookings_repo, packages_repo
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 
 @dataclass(frozen=True)

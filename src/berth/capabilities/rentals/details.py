@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from berth.domain.catalog import Catalog
 from berth.read_models.bookings import BookingDetails
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 class RentalDetails:

@@ -22,7 +22,7 @@ from berth.services.bookings.capacity import Placement, SlotPolicy, slot_key, sl
 from berth.services.bookings.inputs import Asked
 from berth.services.bookings.locks import SlotKey
 from berth.store import rentals_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 # The availability id of the one lock row of a rental option (never a real availability id).
 RENTAL_LOCK = "RENTAL"

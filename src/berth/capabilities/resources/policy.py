@@ -31,7 +31,7 @@ from berth.services.bookings.inputs import Asked
 from berth.services.bookings.locks import SlotLocks
 from berth.services.clock import Clock
 from berth.store import resources_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 from berth.store.resources_repo import SlotIndex
 
 

@@ -44,7 +44,8 @@ from berth.services.clock import Clock
 from berth.services.events import Describe, DescribeOrder
 from berth.services.tickets import IssuedTicket
 from berth.store import audit_repo, bookings_reads, bookings_repo, connections_repo, mail_repo, orders_repo
-from berth.store.database import Database, DbConnection, after_commit
+from berth.store.connection import DbConnection, after_commit
+from berth.store.database import Database
 from berth.store.mail_repo import RECEIPT, Message, NewMessage, Written
 
 CONFIRMED = (BookingStatus.CONFIRMED, BookingStatus.PENDING)

@@ -31,7 +31,8 @@ from berth.services.clock import Clock
 from berth.services.tickets import IssuedTicket
 from berth.settings import Settings
 from berth.store import mail_repo
-from berth.store.database import Database, log_failure
+from berth.store.database import Database
+from berth.store.faults import log_failure
 from berth.store.mail_repo import FAILED, MAILBOX, PENDING, SENT, UNDELIVERABLE, Message, Outcome, Written
 from berth.tickets.documents import TicketDocuments
 

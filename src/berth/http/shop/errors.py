@@ -17,7 +17,7 @@ from berth.domain.errors import NotFound, OctoError
 from berth.http.shop.rendering import page
 from berth.http.shop.session import CsrfRejected, guest
 from berth.services.shop import ShopClosed
-from berth.store.database import log_failure
+from berth.store.faults import log_failure
 from berth.translations import N_
 
 log = structlog.get_logger("berth.shop")

@@ -21,8 +21,7 @@ from berth.http.shop.errors import ShopRoute
 from berth.http.shop.rendering import headers, page, redirect, shop_words
 from berth.http.shop.session import Guest, guest, guest_form
 from berth.read_models.bookings import BookingDetails
-from berth.services.payments import Checkout, Settlement, SettlementState
-from berth.services.payments.service import PaymentsOff
+from berth.services.payments import Checkout, PaymentsOff, Settlement, SettlementState
 from berth.services.shop import Shop
 from berth.translations import N_, Words
 

@@ -31,7 +31,7 @@ from berth.services.clock import Clock
 from berth.services.events import ChangeObserver, GuestNotices
 from berth.settings import Settings
 from berth.store import bookings_repo, orders_repo, tickets_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 def event_detail(booking: Booking, detail: dict[str, Any] | None) -> dict[str, Any]:

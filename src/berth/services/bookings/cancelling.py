@@ -28,7 +28,7 @@ from berth.services.bookings.inputs import (
 )
 from berth.services.bookings.loader import booked_slot
 from berth.store import bookings_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 class Cancelling(HoldingPlaces):

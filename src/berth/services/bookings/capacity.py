@@ -29,7 +29,7 @@ from berth.domain.slots import Slot
 from berth.services.bookings.inputs import Asked
 from berth.services.bookings.locks import SlotKey, SlotLocks
 from berth.store import bookings_reads, departures_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from berth.services.bookings.inputs import (
 )
 from berth.services.bookings.loader import booked_slot
 from berth.store import bookings_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 _PLACEMENT = (("productId", "product_id"), ("optionId", "option_id"), ("availabilityId", "availability_id"))
 

@@ -29,7 +29,7 @@ from berth.services.bookings.inputs import (
     ConfirmInput,
 )
 from berth.store import bookings_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 class Confirming(HoldingPlaces):

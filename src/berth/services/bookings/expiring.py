@@ -12,7 +12,7 @@ from berth.services.bookings.inputs import (
     SYSTEM,
 )
 from berth.store import bookings_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 class Expiring(StepsBase):

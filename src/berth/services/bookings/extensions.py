@@ -27,7 +27,7 @@ from berth.domain.catalog import Option, Product
 from berth.domain.price_lines import Priceable
 from berth.domain.slots import Slot
 from berth.services.bookings.locks import SlotKey, SlotLocks
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 # The fields a request sent for one extension: its booking-level fields by their OCTO names and,
 # when it reads fields of unit items, "unitItems": one mapping per unit item sent, in order.

@@ -36,7 +36,7 @@ from berth.services.bookings.loader import booked_slot
 from berth.services.bookings.locks import SlotKey
 from berth.services.bookings.preparing import PreparedBooking, Preparing
 from berth.store import allotments_repo, bookings_one_call, bookings_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 class HoldingPlaces(Preparing):

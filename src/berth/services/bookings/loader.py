@@ -19,7 +19,7 @@ from berth.read_models.bookings import BookingDetails
 from berth.services.bookings.capacity import CapacityPolicies
 from berth.services.clock import Clock
 from berth.store import catalog_repo, orders_repo, tickets_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 def booked_slot(product: Product, option: Option, booking: Booking) -> Slot | None:

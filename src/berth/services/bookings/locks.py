@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
 from berth.store import bookings_repo
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 T = TypeVar("T")
 # A slot's lock row: product id, option id, availability id (or a policy's own row name).

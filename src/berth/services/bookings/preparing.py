@@ -40,7 +40,7 @@ from berth.services.bookings.inputs import (
     fingerprint,
 )
 from berth.services.bookings.locks import SlotKey
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.store import bookings_reads, bookings_repo
 from berth.store.bookings_reads import BookingFilter
-from berth.store.database import Database, DbConnection, NotOneCall, OneCallRefused
+from berth.store.connection import DbConnection
+from berth.store.database import Database
+from berth.store.one_call import NotOneCall, OneCallRefused
 
 
 class Grouping(Protocol):

@@ -19,7 +19,8 @@ from berth.services.bookings.steps import BookingSteps
 from berth.services.clock import Clock
 from berth.store import audit_repo, bookings_reads, bookings_repo
 from berth.store.bookings_reads import BookingFilter
-from berth.store.database import Database, DbConnection
+from berth.store.connection import DbConnection
+from berth.store.database import Database
 
 # Bookings read per batch by an export.
 EXPORT_BATCH = 500

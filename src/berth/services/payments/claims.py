@@ -10,7 +10,7 @@ from berth.domain.errors import UnprocessableEntity
 from berth.domain.payments import Outcome, PaymentStatus, booking_price
 from berth.services.clock import Clock
 from berth.store import connections_repo, payments_repo
-from berth.store.database import DbConnection
+from berth.store.connection import DbConnection
 
 
 class PaidConfirmations:

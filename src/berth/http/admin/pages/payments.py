@@ -23,7 +23,7 @@ from berth.http.admin.pages.errors import PageRoute
 from berth.http.admin.pages.rendering import page, redirect
 from berth.http.admin.pages.session import Notice, Staff, staff
 from berth.http.types import MAX_OFFSET
-from berth.store.payments_repo import LedgerFilter
+from berth.store.ledger_repo import LedgerFilter
 from berth.views.ledger import movements_csv, sales_csv
 
 router = APIRouter(route_class=PageRoute)

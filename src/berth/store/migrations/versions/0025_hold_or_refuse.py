@@ -15,7 +15,7 @@ revision = "0025"
 down_revision = "0024"
 
 # The arguments of `berth_lock_and_hold` (migration 0024). SQLSTATE BR001 is
-# `berth.store.database.REFUSED`: what a closing statement raises when it refuses.
+# `berth.store.one_call.REFUSED`: what a closing statement raises when it refuses.
 FUNCTION = """
 CREATE FUNCTION berth_hold_or_refuse(
     p_product varchar, p_option varchar, p_availability varchar, p_until timestamp,
