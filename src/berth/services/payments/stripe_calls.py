@@ -1,7 +1,8 @@
 """Stripe's calls, through its official library's async client (on aiohttp, never blocking the
 event loop): the one module that imports `stripe`, loaded by `stripe_provider.StripeProvider`
-with the first call that reaches Stripe. Every call that creates something carries an
-idempotency key derived from what it is for, so that a retried call never makes a second one."""
+with the first call that reaches Stripe. Every call that writes carries an idempotency key
+derived from what it is for, so that a retried call never makes a second one nor acts twice (a
+payment is charged once per card given: a new attempt is a new payment)."""
 
 from __future__ import annotations
 
@@ -165,8 +166,15 @@ class StripeCalls:
     async def pay(self, payment_id: str, payment_method: str) -> CardPayment:
         intents = self._client.v1.payment_intents
         try:
-            await intents.update_async(payment_id, {"payment_method": payment_method})
-            return _payment(await intents.confirm_async(payment_id))
+            await intents.update_async(
+                payment_id,
+                {"payment_method": payment_method},
+                {"idempotency_key": f"{payment_id}-card-{payment_method}"},
+            )
+            confirmed = await intents.confirm_async(
+                payment_id, None, {"idempotency_key": f"{payment_id}-charge-{payment_method}"}
+            )
+            return _payment(confirmed)
         except stripe.StripeError as exc:
             raise _refused(exc) from exc
 
@@ -178,7 +186,10 @@ class StripeCalls:
 
     async def cancel(self, payment_id: str) -> CardPayment:
         try:
-            return _payment(await self._client.v1.payment_intents.cancel_async(payment_id))
+            cancelled = await self._client.v1.payment_intents.cancel_async(
+                payment_id, None, {"idempotency_key": f"{payment_id}-cancel"}
+            )
+            return _payment(cancelled)
         except stripe.InvalidRequestError:
             # Not cancellable: it succeeded (or was cancelled) meanwhile. Say how it stands.
             return await self.read(payment_id)
