@@ -102,6 +102,9 @@ class DeliveryWorker:
         self._session: aiohttp.ClientSession | None = None  # made in the event loop, when first needed
         self._slots = settings.delivery_concurrency
         self._held: set[str] = set()  # claimed by this worker, outcome not yet recorded
+        # Claims count the free slots and take them as one step: the loop's claims and the
+        # refills of recorded outcomes never both count the same free slot.
+        self._claiming = asyncio.Lock()
         self._refill_at = max(1, self._slots // 2)
 
     @property
@@ -163,7 +166,7 @@ class DeliveryWorker:
                     # outcomes refill the slots they free.
                     claimed: list[Claimed] = []
                     if fan_out or not self._held or time.monotonic() - claimed_at >= poll:
-                        claimed = await self._claim(free)
+                        claimed = await self._claim()
                         claimed_at = time.monotonic()
                 except Exception as exc:  # keep the loop alive; what failed is retried on the next tick
                     log_failure(log, "delivery loop failed", exc)
@@ -182,7 +185,7 @@ class DeliveryWorker:
     async def deliver_due(self) -> int:
         """One batch from start to end: claim what is due (up to the free slots), send it all
         at once, record every outcome in one transaction. Returns how many were claimed."""
-        claimed = await self._claim(self._slots - len(self._held))
+        claimed = await self._claim()
         if not claimed:
             return 0
         renewal = asyncio.create_task(self._renew_held())
@@ -204,14 +207,16 @@ class DeliveryWorker:
         for waiter in waiters:
             waiter.cancel()
 
-    async def _claim(self, limit: int) -> list[Claimed]:
-        """Lease up to `limit` due deliveries to this worker (see `_claim_in`)."""
-        if limit <= 0:
-            return []
-        async with self._db.transaction(write=True) as conn:
-            claimed = await self._claim_in(conn, limit)
-        self._held.update(delivery.id for delivery, _ in claimed)
-        return claimed
+    async def _claim(self) -> list[Claimed]:
+        """Lease due deliveries to this worker, up to its free slots (see `_claim_in`)."""
+        async with self._claiming:
+            limit = self._slots - len(self._held)
+            if limit <= 0:
+                return []
+            async with self._db.transaction(write=True) as conn:
+                claimed = await self._claim_in(conn, limit)
+            self._held.update(delivery.id for delivery, _ in claimed)
+            return claimed
 
     async def _claim_in(self, conn: DbConnection, limit: int) -> list[Claimed]:
         """Up to `limit` due deliveries leased to this worker, each with its connection's live
@@ -251,20 +256,21 @@ class DeliveryWorker:
         Should the write fail, the deliveries stay leased until the lease runs out and are
         sent again then: at least once."""
         recorded = {outcome.delivery.id for outcome in outcomes}
-        free = self._slots - len(self._held - recorded)
         claimed: list[Claimed] = []
-        try:
-            async with self._db.transaction(write=True) as conn:
-                finished = [await self._judge(conn, outcome) for outcome in outcomes]
-                await deliveries_repo.record_outcomes(conn, finished)
-                if refill and free >= self._refill_at:
-                    claimed = await self._claim_in(conn, free)
-        except Exception as exc:
-            log_failure(log, "recording delivery outcomes failed", exc, deliveries=len(outcomes))
-            return []
-        finally:
-            self._held -= recorded
-        self._held.update(delivery.id for delivery, _ in claimed)
+        async with self._claiming:
+            free = self._slots - len(self._held - recorded)
+            try:
+                async with self._db.transaction(write=True) as conn:
+                    finished = [await self._judge(conn, outcome) for outcome in outcomes]
+                    await deliveries_repo.record_outcomes(conn, finished)
+                    if refill and free >= self._refill_at:
+                        claimed = await self._claim_in(conn, free)
+            except Exception as exc:
+                log_failure(log, "recording delivery outcomes failed", exc, deliveries=len(outcomes))
+                return []
+            finally:
+                self._held -= recorded
+            self._held.update(delivery.id for delivery, _ in claimed)
         for outcome, done in zip(outcomes, finished, strict=True):
             self._log(outcome, done)
         return claimed
