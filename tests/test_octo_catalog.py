@@ -223,6 +223,7 @@ async def test_capabilities_route(client: httpx.AsyncClient, listed: Services) -
         "octo/pickups",
         "octo/questions",
         "octo/extras",
+        "octo/offers",
     ]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 

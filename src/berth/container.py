@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from berth.capabilities.cart.orders import OrderService
 from berth.capabilities.extras.extension import ExtraExtension
+from berth.capabilities.offers.details import OfferDetails
+from berth.capabilities.offers.extension import OfferExtension
 from berth.capabilities.packages.availability import PackageAvailability
 from berth.capabilities.packages.details import PackageDetails
 from berth.capabilities.packages.service import PackageBookings
@@ -46,6 +48,7 @@ from berth.services.guessing import GuessingGuard
 from berth.services.ledger import LedgerService
 from berth.services.limits import RateLimiter, seconds_of
 from berth.services.mappings import MappingService
+from berth.services.offers import OffersService
 from berth.services.payments import PaidConfirmations, Payments
 from berth.services.payments.provider import CardProvider
 from berth.services.payments.stripe_provider import StripeProvider
@@ -92,6 +95,7 @@ class Services:
     shop: ShopService
     payments: Payments
     ledger: LedgerService
+    offers: OffersService
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -133,11 +137,15 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     allotments.observer = fanout
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
-    extensions = BookingExtensions((PickupExtension(), QuestionExtension(), ExtraExtension()))
+    offers = OffersService(database, clock, catalog, answers)
+    extensions = BookingExtensions(
+        (PickupExtension(), QuestionExtension(), ExtraExtension(), OfferExtension(offers, clock))
+    )
     loader = BookingLoader(clock, policies, settings.tickets_url)
     # Capabilities' parts of a booking's details: the duration rented, a package's includes.
     loader.add_part(RentalDetails())
     loader.add_part(PackageDetails(loader))
+    loader.add_part(OfferDetails(offers, clock))
     steps = BookingSteps(settings, clock, fanout, policies, locks, loader, allotments, extensions)
     bookings = ResellerBookings(database, clock, steps)
     orders = OrderService(database, clock, steps, bookings, fanout)
@@ -192,4 +200,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         shop=shop,
         payments=Payments(database, settings, clock, steps, catalog, provider),
         ledger=LedgerService(database, clock),
+        offers=offers,
     )

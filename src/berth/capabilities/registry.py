@@ -15,6 +15,7 @@ from berth.capabilities.extras.editor import EDITOR_PARTS as EXTRAS_EDITOR
 from berth.capabilities.extras.fields import ExtrasCapability
 from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
 from berth.capabilities.mappings.fields import MappingsCapability
+from berth.capabilities.offers.fields import OffersCapability
 from berth.capabilities.packages.catalog_rules import PackageRules
 from berth.capabilities.packages.editor import EDITOR_PARTS as PACKAGES_EDITOR
 from berth.capabilities.packages.fields import PackagesCapability
@@ -70,6 +71,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     PickupsCapability(),
     QuestionsCapability(),
     ExtrasCapability(),
+    OffersCapability(),  # after octo/pricing: it adds to the pricing objects
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

@@ -76,13 +76,42 @@ class Priceable:
 
 
 @dataclass(frozen=True)
+class LineDiscount:
+    """What an offer took off a line (domain.discounts): of its retail, of its net, and of each
+    included tax's retail and net, by the tax's name."""
+
+    retail: int
+    net: int
+    taxes: tuple[tuple[str, int, int], ...] = ()
+
+    def tax_retail(self, name: str) -> int:
+        return sum(retail for tax, retail, _ in self.taxes if tax == name)
+
+    def tax_net(self, name: str) -> int:
+        return sum(net for tax, _, net in self.taxes if tax == name)
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "retail": self.retail,
+            "net": self.net,
+            "taxes": [{"name": name, "retail": retail, "net": net} for name, retail, net in self.taxes],
+        }
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> LineDiscount:
+        taxes = tuple((t["name"], t["retail"], t["net"]) for t in document.get("taxes", ()))
+        return cls(document["retail"], document["net"], taxes)
+
+
+@dataclass(frozen=True)
 class PriceLine:
-    """A part of a booking as it was sold."""
+    """A part of a booking as it was sold (`discount`: what its offer took off, if any)."""
 
     kind: LineKind
     ref: str | None
     item: str
     price: Price
+    discount: LineDiscount | None = None
 
     @property
     def key(self) -> tuple[LineKind, str | None]:
@@ -94,7 +123,7 @@ class PriceLine:
 
     def to_document(self) -> dict[str, Any]:
         price = self.price
-        document = {
+        document: dict[str, Any] = {
             "kind": self.kind.value,
             "ref": self.ref,
             "item": self.item,
@@ -110,6 +139,8 @@ class PriceLine:
         }
         if self.above_retail:  # only a contract that accepts it prices a line so (module docstring)
             document["acceptedAboveRetail"] = True
+        if self.discount is not None:
+            document["discount"] = self.discount.to_document()
         return document
 
     @classmethod
@@ -124,9 +155,11 @@ class PriceLine:
                 "includedTaxes": document["taxes"],
             }
         )
-        line = cls(LineKind(document["kind"]), document["ref"], document["item"], price)
+        found = document.get("discount")
+        discount = LineDiscount.from_document(found) if found is not None else None
+        line = cls(LineKind(document["kind"]), document["ref"], document["item"], price, discount)
         if line.above_retail and not document.get("acceptedAboveRetail"):
-            return cls(line.kind, line.ref, line.item, with_net(price, price.retail))
+            return cls(line.kind, line.ref, line.item, with_net(price, price.retail), discount)
         return line
 
 
@@ -146,7 +179,8 @@ def price_lines(
     """The booking's lines for the parts it has now (`wanted`, priced from the catalogue as the
     booking's connection buys it: its contract's net): a part it already had keeps its line from
     `kept` (unless `reprice`); a new part, or one that is another item now (a unit item given
-    another unit), is sold at its price of now."""
+    another unit), is sold at its price of now. A kept line keeps its discount; the booking's
+    offer prices the discounts again after (domain.discounts)."""
     previous = {} if reprice else {line.key: line for line in kept}
     lines = []
     for part in wanted:

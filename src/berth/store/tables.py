@@ -91,6 +91,31 @@ contract_versions = Table(
     Column("document", JSONDocument, nullable=False),
 )
 
+# Every offers document ever saved (domain.offers); the current one is the highest version.
+offer_versions = Table(
+    "offer_versions",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("actor", String(254), nullable=False),
+    Column("actor_id", String(36), nullable=True),
+    Column("actor_role", String(16), nullable=False),
+    Column("summary", String(300), nullable=False),
+    Column("document", JSONDocument, nullable=False),
+)
+
+# A booking's use of an offer that counts against its limits (while the booking holds places:
+# a cancelled or expired one gives it back), with the guest's email (lower case) once known.
+offer_uses = Table(
+    "offer_uses",
+    metadata,
+    Column("booking_id", String(36), ForeignKey("bookings.id"), primary_key=True),
+    Column("offer_id", String(100), nullable=False),
+    Column("email", String(254), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_offer_uses_offer_email", "offer_id", "email"),
+)
+
 # Orders (octo/cart) group bookings held, confirmed and cancelled together.
 orders = Table(
     "orders",

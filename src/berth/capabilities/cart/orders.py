@@ -298,6 +298,7 @@ class OrderService:
     ) -> OrderDetails:
         """A new ON_HOLD order, holding every booking in `data.bookings` or none at all; the
         same request repeated answers the order it made."""
+        await self._steps.refresh()
         order, prepared = self._prepare_order(catalog, connection_id, data, test_mode)
         keyed = keyed_by_order(data, prepared)
         try:
@@ -310,6 +311,7 @@ class OrderService:
     ) -> BookingDetails:
         """POST /bookings with the cart: join the order named by `orderId`, or start a new one.
         The booking's uuid is its key, as without the cart: a repeat answers the booking."""
+        await self._steps.refresh()
         if data.order_id is None:
             alone = OrderInput(currency=data.currency, expiration_minutes=data.expiration_minutes,
                                contact=data.contact, bookings=(data,))  # fmt: skip
@@ -355,6 +357,7 @@ class OrderService:
     async def update(
         self, catalog: Catalog, connection_id: str, order_id: str, data: OrderInput, sent: frozenset[str]
     ) -> OrderDetails:
+        await self._steps.refresh()
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             order, stored = await self._owned(conn, connection_id, order_id)
@@ -408,6 +411,7 @@ class OrderService:
     ) -> OrderDetails:
         """Confirm every held booking of the order, or none: the first that cannot be confirmed
         is named in the error and the transaction rolls back."""
+        await self._steps.refresh()
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             order, stored = await self._owned(conn, connection_id, order_id)

@@ -194,6 +194,7 @@ class PackageBookings:
         """Hold the package booking and every chosen include, or nothing."""
         if data.order_id is not None:
             raise UnprocessableEntity("Package bookings cannot join an order (octo/cart) yet")
+        await self._steps.refresh()
         prepared = self.prepare(catalog, connection_id, data, test_mode=test_mode)
         for item in prepared:
             await self._steps.read_ahead(item)

@@ -11,7 +11,11 @@ An extension that counts against a stock of its own (octo/extras: an extra's pie
 departure) takes it in `hold`, inside the step's transaction after the booking's places, under
 the same slot lock row through the lock manager (`read_ahead` is its part of a reservation's
 read ahead, for `locks.NoLocks`); a booking releases it as it releases its places. `priceables`
-are the parts a booking is priced for beside its units (octo/extras: its pieces).
+are the parts a booking is priced for beside its units (octo/extras: its pieces); `lines` may
+change the prices of a booking's lines once they are priced (octo/offers: its discount).
+
+An extension that reads something of its own to answer (octo/offers: the offers document) reads
+it in `refresh`, which every step awaits before it prepares anything (`BookingSteps.refresh`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from berth.domain.bookings import Booking
 from berth.domain.catalog import Option, Product
-from berth.domain.price_lines import Priceable
+from berth.domain.price_lines import Priceable, PriceLines
 from berth.domain.slots import Slot
 from berth.services.bookings.locks import SlotKey, SlotLocks
 from berth.store.connection import DbConnection
@@ -79,6 +83,10 @@ class BookingExtension:
 
     key: str = ""
 
+    async def refresh(self) -> None:
+        """Before a step: read what `apply` and `lines` answer from, if it may have changed."""
+        return None
+
     def apply(self, step: ExtensionStep) -> dict[str, Any] | None:
         """The extension's document for the booking after `step` (None: nothing to keep);
         raises an OCTO error to refuse the step."""
@@ -102,12 +110,20 @@ class BookingExtension:
         in its currency (what a new part is sold at: `domain.price_lines`)."""
         return []
 
+    def lines(self, booking: Booking, lines: PriceLines) -> PriceLines:
+        """The booking's priced lines as the extension prices them (unchanged by default)."""
+        return lines
+
 
 class BookingExtensions:
     """The registered extensions, applied in order."""
 
     def __init__(self, extensions: Sequence[BookingExtension] = ()) -> None:
         self._extensions = tuple(extensions)
+
+    async def refresh(self) -> None:
+        for extension in self._extensions:
+            await extension.refresh()
 
     def apply(
         self,
@@ -142,3 +158,8 @@ class BookingExtensions:
 
     def priceables(self, booking: Booking, product: Product, option: Option) -> list[Priceable]:
         return [part for e in self._extensions for part in e.priceables(booking, product, option)]
+
+    def lines(self, booking: Booking, lines: PriceLines) -> PriceLines:
+        for extension in self._extensions:
+            lines = extension.lines(booking, lines)
+        return lines

@@ -67,6 +67,10 @@ class PreparedBooking:
 
 
 class Preparing(StepsBase):
+    async def refresh(self) -> None:
+        """Before a step: the extensions read what they answer from (`BookingExtension.refresh`)."""
+        await self.extensions.refresh()
+
     # --- checks -----------------------------------------------------------------------------
 
     def priced(
@@ -85,6 +89,7 @@ class Preparing(StepsBase):
             *self.extensions.priceables(booking, product, option),
         ]
         lines = price_lines(wanted, booking.price_lines, reprice=reprice)
+        lines = self.extensions.lines(booking, lines)
         return booking if lines == booking.price_lines else replace(booking, price_lines=lines)
 
     def expiry(self, minutes: int | None, now: datetime) -> datetime:

@@ -72,6 +72,7 @@ class ResellerBookings:
         test_mode: bool = False,
         capabilities: frozenset[str] = frozenset(),
     ) -> BookingDetails:
+        await self._steps.refresh()
         for grouping in self._groupings:
             if grouping.claims(catalog, data, capabilities):
                 return await grouping.reserve(catalog, connection_id, data, test_mode=test_mode)
@@ -160,6 +161,7 @@ class ResellerBookings:
     async def confirm(
         self, catalog: Catalog, connection_id: str, uuid: str, data: ConfirmInput
     ) -> BookingDetails:
+        await self._steps.refresh()
         now = self._clock()
         for_companions = ConfirmInput(contact=data.contact, notes=data.notes)
         return await self._with_companions(
@@ -198,6 +200,7 @@ class ResellerBookings:
     async def update(
         self, catalog: Catalog, connection_id: str, uuid: str, data: UpdateInput
     ) -> BookingDetails:
+        await self._steps.refresh()
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
             booking = await self._owned(conn, connection_id, uuid)

@@ -135,6 +135,7 @@ class Settling(Refunds):
     async def _confirm(self, catalog: Catalog, booking_id: str, *, reinstate: bool) -> None:
         """Confirm the booking (its hold first taken again if it ran out), in one transaction
         whose confirmation claims the payment (`claims.PaidConfirmations`)."""
+        await self._steps.refresh()
         now = self._clock()
         data = ConfirmInput(contact=None, email_receipt=True)
         async with self._db.transaction(write=True) as conn:

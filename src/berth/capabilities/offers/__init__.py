@@ -1,0 +1,1 @@
+"""octo/offers: promotions and promo codes (docs/offers.md)."""
