@@ -107,6 +107,9 @@ async def load_demo(services: Services, catalog: Catalog | None = None) -> None:
         await _agree_contract(services, connection, key)
     await _agree_contract(services, await services.connections.ensure(*BOX_OFFICE), BOX_OFFICE[1])
     await services.shop.open(DEMO_LOADER)
+    await _offer_promotions(
+        services, {key: c.id for c, (_, key, _) in zip(connections, DEMO_CONNECTIONS, strict=True)}
+    )
     await _sell_out_upcoming_departures(services)
     await _upload_mappings(services, connections[0].id)
     await _seat_cruise_guests(services)
@@ -131,6 +134,18 @@ async def _agree_contract(services: Services, connection: Connection, key: str) 
         return
     text = resources.files("berth.demo").joinpath("contracts", f"{key}.yaml").read_text(encoding="utf-8")
     await services.contracts.save(connection.id, read_yaml(text), base_version=0, actor=DEMO_LOADER)
+
+
+async def _offer_promotions(services: Services, connection_ids: dict[str, str]) -> None:
+    """The demo's offers (demo/offers.yaml), unless offers were saved: offers someone changed
+    while trying the demo stay."""
+    if await services.offers.versions(limit=1):
+        return
+    document = read_yaml(resources.files("berth.demo").joinpath("offers.yaml").read_text(encoding="utf-8"))
+    for offer in document["offers"]:
+        if "channels" in offer:
+            offer["channels"] = [connection_ids.get(channel, channel) for channel in offer["channels"]]
+    await services.offers.save(document, base_version=0, actor=DEMO_LOADER)
 
 
 async def _upload_mappings(services: Services, connection_id: str) -> None:

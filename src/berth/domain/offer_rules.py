@@ -67,7 +67,7 @@ def _channel_reason(offer: Offer, sale: Sale) -> str | None:
     return "it is not offered on this sales channel"
 
 
-def _sale_reason(offer: Offer, sale: Sale) -> str | None:
+def sale_reason(offer: Offer, sale: Sale) -> str | None:
     if not offer.active:
         return "it is paused"
     if offer.sale_from is not None and sale.now < offer.sale_from:
@@ -82,7 +82,7 @@ def _travel_reason(offer: Offer, sale: Sale) -> str | None:
         return f"it does not apply to product {sale.product_id!r}, option {sale.option_id!r}"
     day = sale.travel_date
     if day is None:
-        if offer.travel_from or offer.travel_until or offer.weekdays:
+        if offer.travel_from or offer.travel_until or offer.weekdays or offer.min_days_ahead:
             return "it is only for dated travel"
         return None
     if offer.travel_from is not None and day < offer.travel_from:
@@ -91,6 +91,8 @@ def _travel_reason(offer: Offer, sale: Sale) -> str | None:
         return f"it is for travel until {offer.travel_until.isoformat()}"
     if offer.weekdays is not None and WEEKDAYS[day.weekday()] not in offer.weekdays:
         return f"only available on {_day_names(offer.weekdays)}"
+    if offer.min_days_ahead is not None and (day - sale.now.date()).days < offer.min_days_ahead:
+        return f"it is for bookings made at least {offer.min_days_ahead} days before travel"
     return None
 
 
@@ -127,7 +129,7 @@ def uses_reason(offer: Offer, uses: Uses) -> str | None:
 def unusable_reason(offer: Offer, sale: Sale, uses: Uses | None = None) -> str | None:
     """Why `offer` cannot be used on `sale` (None: it can). `uses` None: not counted here."""
     return (
-        _sale_reason(offer, sale)
+        sale_reason(offer, sale)
         or _travel_reason(offer, sale)
         or _booking_reason(offer, sale)
         or (uses_reason(offer, uses) if uses is not None else None)

@@ -104,6 +104,7 @@ class Offer(_Model):
     travel_from: date | None = None  # the travel dates it is for
     travel_until: date | None = None
     weekdays: tuple[Weekday, ...] | None = None  # the travel weekdays it is for (None: all)
+    min_days_ahead: Annotated[int, Field(ge=1, le=3650)] | None = None  # booked this long before travel
     min_units: Count | None = None  # units it applies to, in the booking
     max_units: Count | None = None
     min_total: dict[CurrencyCode, Amount] = {}  # the booking's retail total before the discount

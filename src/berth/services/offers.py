@@ -15,6 +15,7 @@ from berth.services.answers import AnswerCache
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
 from berth.store import audit_repo, connections_repo, offers_repo, shop_repo
+from berth.store.connection import DbConnection
 from berth.store.database import Database
 from berth.store.offers_repo import NEVER_SAVED, OffersVersion
 
@@ -68,9 +69,19 @@ class OffersService:
         self.latest = await self._answers.until_everything_changes((KEPT,), self._read)
         return self.latest
 
+    async def current_in(self, conn: DbConnection) -> CurrentOffers:
+        """`current`, read on `conn` when it must be read (for callers inside a transaction,
+        which must not ask the pool for a second connection)."""
+        self.latest = await self._answers.until_everything_changes((KEPT,), lambda: self._read_in(conn))
+        return self.latest
+
     async def _read(self) -> CurrentOffers:
         async with self._db.transaction(write=False) as conn:
-            return CurrentOffers(await offers_repo.current(conn), await shop_repo.channel_connection_id(conn))
+            return await self._read_in(conn)
+
+    @staticmethod
+    async def _read_in(conn: DbConnection) -> CurrentOffers:
+        return CurrentOffers(await offers_repo.current(conn), await shop_repo.channel_connection_id(conn))
 
     async def versions(self, limit: int = 100) -> list[OffersVersion]:
         async with self._db.transaction(write=False) as conn:

@@ -21,7 +21,7 @@ class OfferDetails:
     async def add(
         self, conn: DbConnection, catalog: Catalog, details: list[BookingDetails], exact: bool
     ) -> list[BookingDetails]:
-        current = self._offers.latest
+        current = await self._offers.current_in(conn)
         if not current.document.offers:
             return details
         now = self._clock()

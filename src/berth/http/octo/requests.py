@@ -229,6 +229,7 @@ class _ExtensionFields(Lenient):
     pickupHotelRoom: Text | None = None
     questionAnswers: QuestionAnswers | None = None  # octo/questions
     extraItems: ExtraItems | None = None  # octo/extras
+    offerCode: Annotated[str, Field(max_length=64)] | None = None  # octo/offers
 
 
 class _BookingFields(_ExtensionFields):

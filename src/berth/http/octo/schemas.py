@@ -51,6 +51,18 @@ class TaxOut(BaseModel):
     net: int | None
 
 
+class DiscountTaxOut(BaseModel):
+    name: str
+    retail: int
+    net: int
+
+
+class OfferDiscountOut(BaseModel):
+    retail: int
+    net: int
+    includedTaxes: list[DiscountTaxOut]
+
+
 class PricingOut(BaseModel):
     original: int
     retail: int
@@ -58,6 +70,29 @@ class PricingOut(BaseModel):
     currency: str
     currencyPrecision: int
     includedTaxes: list[TaxOut]
+    offerDiscount: OfferDiscountOut | None = Field(
+        default=None, description="octo/offers: what the booking's offer took off"
+    )
+
+
+class OfferRestrictionsOut(BaseModel):
+    minUnits: int | None
+    maxUnits: int | None
+    minTotal: int | None
+    maxTotal: int | None
+    unitIds: list[str]
+
+
+class OfferOut(BaseModel):
+    id: str
+    title: str
+    label: str
+    code: str
+    description: str | None
+    netDiscount: str | None
+    restrictions: OfferRestrictionsOut
+    usable: bool
+    unusableReason: str | None
 
 
 class UnitRestrictionsOut(BaseModel):
@@ -446,6 +481,16 @@ class BookingOut(BaseModel):
     extraItems: list[ExtraItemOut] | None = Field(default=None, description="octo/extras")
     extraPricing: list[ExtraPricingOut] | None = Field(
         default=None, description="octo/extras with octo/pricing"
+    )
+    offerCode: str | None = Field(default=None, description="octo/offers")
+    offerTitle: str | None = Field(default=None, description="octo/offers")
+    offerIsCombination: bool | None = Field(default=None, description="octo/offers: always false")
+    offerComparisons: list[dict[str, object]] | None = Field(
+        default=None, description="octo/offers: always empty"
+    )
+    offer: OfferOut | None = Field(default=None, description="octo/offers: the booking's offer")
+    offers: list[OfferOut] | None = Field(
+        default=None, description="octo/offers: the offers this booking's channel may use, usable or not"
     )
 
 

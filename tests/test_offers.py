@@ -1,0 +1,220 @@
+"""octo/offers through the OCTO routes, on the booking tests' catalogue (`bookable`): a code
+applied at reserve, update and confirm; an automatic offer; every refusal naming why; the
+discount kept with the sale; uses given back by a cancellation. Clock: 2026-06-01T08:00Z."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from berth.container import Services
+from berth.domain.staff import COMMAND_LINE
+from tests.bookings_helpers import GUEST, KAYAK, reservation
+from tests.conftest import KEY_B, auth
+
+OFFERS = "octo/offers, octo/pricing"
+KAYAK_SLOT = "2026-06-03T18:00:00+01:00"  # a Wednesday
+
+
+def offer(offer_id: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "id": offer_id,
+        "texts": {"en-GB": {"title": offer_id.title()}},
+        "discount": {"percent": 10},
+        **fields,
+    }
+
+
+async def save(services: Services, *offers: dict[str, Any]) -> None:
+    await services.offers.save({"offers": list(offers)}, base_version=None, actor=COMMAND_LINE)
+
+
+async def post(
+    client: httpx.AsyncClient,
+    path: str,
+    body: dict[str, Any],
+    key: str = "demo-reseller-a",
+    caps: str = OFFERS,
+) -> httpx.Response:
+    return await client.post(path, json=body, headers=auth(key, capabilities=caps))
+
+
+async def booked(client: httpx.AsyncClient, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    response = await post(client, "/octo/bookings", body, **kw)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+async def refused(response: httpx.Response, code: str, why: str) -> None:
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert (body["error"], body["errorMessage"], body["offerCode"]) == (
+        "INVALID_OFFER_CODE",
+        f"Offer code {code!r} cannot be used: {why}",
+        code,
+    )
+
+
+@pytest.fixture
+async def offered(bookable: Services) -> Services:
+    await save(
+        bookable,
+        offer("spring", code="SPRING10", appliesTo=[{"product": "thames-sightseeing", "units": ["adult"]}]),
+        offer("weekend", code="WEEKEND", weekdays=["SAT", "SUN"]),
+        offer("pair", code="PAIR", minUnits=2, discount={"amounts": {"EUR": 1000}, "per": "BOOKING"}),
+        offer("gone", code="GONE", saleUntil="2026-05-31T00:00:00Z"),
+        offer("once", code="ONCE", maxUses=1),
+        offer("b-only", code="BONLY", channels=["SHOP"]),
+    )
+    return bookable
+
+
+async def test_a_code_discounts_the_units_it_applies_to(client: httpx.AsyncClient, offered: Services) -> None:
+    booking = await booked(client, reservation(("adult", "child"), offerCode="spring10"))
+    assert (booking["offerCode"], booking["offerTitle"], booking["offerIsCombination"]) == (
+        "SPRING10",
+        "Spring",
+        False,
+    )
+    assert booking["offer"]["code"] == "SPRING10" and booking["offer"]["usable"] is True
+    adult, child = (item["pricing"] for item in booking["unitItems"])
+    # 10 % of 2500 off the adult (its catalogue original, 2800, stays), nothing off the child.
+    assert (adult["original"], adult["retail"], adult["offerDiscount"]["retail"]) == (2800, 2250, 250)
+    assert adult["includedTaxes"][0]["retail"] == 375  # VAT 417 scaled to 2250 / 2500
+    assert (child["retail"], child["offerDiscount"]) == (1500, None)
+    total = booking["pricing"]
+    assert (total["retail"], total["offerDiscount"]["retail"]) == (3750, 250)
+    assert [(t["name"], t["retail"]) for t in total["offerDiscount"]["includedTaxes"]] == [("VAT", 42)]
+
+
+async def test_a_booking_keeps_its_discount_when_the_offer_changes_or_goes(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    booking = await booked(client, reservation(("adult",), offerCode="SPRING10"))
+    await save(offered, offer("spring", code="SPRING10", discount={"percent": 50}))
+    again = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth(capabilities=OFFERS))).json()
+    assert again["pricing"] == booking["pricing"]
+    await save(offered)
+    gone = (await client.get(f"/octo/bookings/{booking['uuid']}", headers=auth(capabilities=OFFERS))).json()
+    assert gone["pricing"] == booking["pricing"] and gone["offerCode"] == "SPRING10"
+    assert gone["offer"]["title"] == "Spring" and gone["offers"] == []
+
+
+@pytest.mark.parametrize(
+    ("code", "body", "why"),
+    [
+        ("NOPE", reservation(), "no offer has this code"),
+        ("GONE", reservation(), "it expired on 2026-05-31T00:00:00+00:00"),
+        ("WEEKEND", reservation(), "only available on Sat and Sun"),
+        ("PAIR", reservation(("adult",)), "it needs at least 2 units it applies to; the booking has 1"),
+        ("SPRING10", {**reservation(), **KAYAK, "availabilityId": KAYAK_SLOT, "unitItems": [{"unitId": "paddler"}]},
+         "it does not apply to product 'sunset-kayak', option 'DEFAULT'"),
+        ("BONLY", reservation(), "no offer has this code"),
+    ],
+)  # fmt: skip
+async def test_a_code_that_cannot_be_used_is_refused_with_why(
+    client: httpx.AsyncClient, offered: Services, code: str, body: dict[str, Any], why: str
+) -> None:
+    await refused(await post(client, "/octo/bookings", {**body, "offerCode": code}), code, why)
+    listed = (await client.get("/octo/bookings?localDate=2026-06-02", headers=auth())).json()
+    assert listed == []  # nothing was held
+
+
+async def test_a_fixed_amount_per_booking_is_shared_over_its_units(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    booking = await booked(client, reservation(("adult", "child"), offerCode="PAIR"))
+    adult, child = (item["pricing"] for item in booking["unitItems"])
+    # 1000 off 2500 + 1500, in proportion to the retail: 625 and 375.
+    assert (adult["retail"], child["retail"], booking["pricing"]["retail"]) == (1875, 1125, 3000)
+
+
+async def test_uses_are_limited_and_a_cancellation_gives_one_back(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    first = await booked(client, reservation(offerCode="ONCE"))
+    await refused(await post(client, "/octo/bookings", reservation(offerCode="ONCE")), "ONCE",
+                  "it has been used as many times as it may be")  # fmt: skip
+    cancelled = await client.post(f"/octo/bookings/{first['uuid']}/cancel", json={}, headers=auth())
+    assert cancelled.status_code == 200, cancelled.text
+    assert (await booked(client, reservation(offerCode="ONCE")))["offerCode"] == "ONCE"
+
+
+async def test_uses_per_email_are_counted_when_the_email_is_known(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    await save(offered, offer("guest", code="GUEST1", maxUsesPerEmail=1))
+    first = await booked(client, reservation(offerCode="GUEST1"))
+    confirmed = await post(client, f"/octo/bookings/{first['uuid']}/confirm", {"contact": GUEST})
+    assert confirmed.status_code == 200, confirmed.text
+    second = await booked(client, reservation(offerCode="GUEST1"))  # no email yet: not counted
+    other = await post(
+        client,
+        f"/octo/bookings/{second['uuid']}/confirm",
+        {"contact": {**GUEST, "emailAddress": "ADA@example.com"}},
+    )
+    await refused(other, "GUEST1", "this email address has used it as many times as it may")
+    status = (await client.get(f"/octo/bookings/{second['uuid']}", headers=auth())).json()["status"]
+    assert status == "ON_HOLD"
+
+
+async def test_an_update_prices_new_units_with_the_offer_and_can_drop_it(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    booking = await booked(client, reservation(("adult",), offerCode="SPRING10"))
+    path = f"/octo/bookings/{booking['uuid']}"
+    grown = await client.patch(
+        path,
+        json={"unitItems": [{"unitId": "adult"}, {"unitId": "adult"}]},
+        headers=auth(capabilities=OFFERS),
+    )
+    assert grown.status_code == 200, grown.text
+    assert [i["pricing"]["retail"] for i in grown.json()["unitItems"]] == [2250, 2250]
+    dropped = await client.patch(path, json={"offerCode": ""}, headers=auth(capabilities=OFFERS))
+    assert dropped.status_code == 200, dropped.text
+    body = dropped.json()
+    assert (body["offerCode"], body["pricing"]["retail"], body["pricing"]["offerDiscount"]) == (
+        None,
+        5000,
+        None,
+    )
+
+
+async def test_an_automatic_offer_applies_when_offers_are_asked_for(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    await save(offered, offer("early", discount={"percent": 5}), offer("earlier", discount={"percent": 15}))
+    best = await booked(client, reservation(("adult",)))
+    assert (best["offerCode"], best["offerTitle"], best["pricing"]["retail"]) == (None, "Earlier", 2125)
+    assert best["offer"]["code"] == "" and {o["title"] for o in best["offers"]} == {"Early", "Earlier"}
+    plain = await booked(client, reservation(("adult",)), caps="octo/pricing")
+    assert plain["pricing"]["retail"] == 2500 and "offerCode" not in plain
+
+
+async def test_the_offers_route_lists_what_the_connection_may_use(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    listed = (await client.get("/octo/offers", headers=auth(capabilities=OFFERS))).json()
+    assert [(o["code"], o["usable"], o["unusableReason"]) for o in listed] == [
+        ("SPRING10", True, None),
+        ("WEEKEND", True, None),
+        ("PAIR", True, None),
+        ("GONE", False, "it expired on 2026-05-31T00:00:00+00:00"),
+        ("ONCE", True, None),
+    ]
+    other = (await client.get("/octo/offers", headers=auth(KEY_B, capabilities=OFFERS))).json()
+    assert "BONLY" not in [o["code"] for o in other]
+
+
+async def test_offers_that_name_what_the_catalogue_lacks_are_refused(offered: Services) -> None:
+    from berth.domain.errors import BadRequest
+
+    with pytest.raises(BadRequest) as refusal:
+        await save(offered, offer("x", appliesTo=[{"product": "nowhere"}], channels=["no-such-connection"]))
+    assert refusal.value.extra["problems"] == [
+        "offer 'x': channel 'no-such-connection' is neither SHOP nor a connection's id",
+        "offer 'x': product 'nowhere' is not in the catalogue",
+    ]
