@@ -11,8 +11,9 @@ import pytest
 
 from berth.container import Services
 from berth.domain.staff import COMMAND_LINE
-from tests.bookings_helpers import GUEST, KAYAK, reservation
+from tests.bookings_helpers import GUEST, KAYAK, TOUR, reservation
 from tests.conftest import KEY_B, auth
+from tests.ventrata_schema import problems
 
 OFFERS = "octo/offers, octo/pricing"
 KAYAK_SLOT = "2026-06-03T18:00:00+01:00"  # a Wednesday
@@ -218,3 +219,101 @@ async def test_offers_that_name_what_the_catalogue_lacks_are_refused(offered: Se
         "offer 'x': channel 'no-such-connection' is neither SHOP nor a connection's id",
         "offer 'x': product 'nowhere' is not in the catalogue",
     ]
+
+
+# --- availability and calendar ------------------------------------------------------------------
+
+
+async def test_availability_is_priced_at_the_code_and_names_every_offer(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    body = {
+        **TOUR,
+        "localDate": "2026-06-02",
+        "offerCode": "SPRING10",
+        "units": [{"id": "adult", "quantity": 2}],
+    }
+    rows = (await post(client, "/octo/availability", body)).json()
+    first = rows[0]
+    assert (first["offerCode"], first["offerTitle"], first["offer"]["code"]) == (
+        "SPRING10",
+        "Spring",
+        "SPRING10",
+    )
+    adult = next(p for p in first["unitPricing"] if p["unitId"] == "adult")
+    child = next(p for p in first["unitPricing"] if p["unitId"] == "child")
+    assert (adult["retail"], adult["offerDiscount"]["retail"], child["offerDiscount"]) == (2250, 250, None)
+    assert (first["pricing"]["retail"], first["pricing"]["offerDiscount"]["retail"]) == (4500, 500)
+    reasons = {o["code"]: o["unusableReason"] for o in first["offers"]}
+    assert reasons["WEEKEND"] == "only available on Sat and Sun" and reasons["SPRING10"] is None
+
+
+async def test_a_code_that_does_not_fit_a_day_leaves_it_at_its_prices(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    body = {**TOUR, "localDateStart": "2026-06-05", "localDateEnd": "2026-06-07", "offerCode": "WEEKEND"}
+    days = (await post(client, "/octo/availability/calendar", body)).json()
+    assert [(d["localDate"], d["offerCode"]) for d in days] == [
+        ("2026-06-05", None),
+        ("2026-06-06", "WEEKEND"),
+        ("2026-06-07", "WEEKEND"),
+    ]
+    assert (
+        days[0]["pricingFrom"]["offerDiscount"] is None
+        and days[1]["pricingFrom"]["offerDiscount"]["retail"] > 0
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "why"), [("NOPE", "no offer has this code"), ("GONE", "it expired on 2026-05-31T00:00:00+00:00")]
+)
+async def test_availability_with_a_code_that_cannot_be_sold_is_refused(
+    client: httpx.AsyncClient, offered: Services, code: str, why: str
+) -> None:
+    body = {**TOUR, "localDate": "2026-06-02", "offerCode": code}
+    await refused(await post(client, "/octo/availability", body), code, why)
+    await refused(
+        await post(
+            client,
+            "/octo/availability/calendar",
+            {**TOUR, "localDateStart": "2026-06-02", "localDateEnd": "2026-06-03", "offerCode": code},
+        ),
+        code,
+        why,
+    )
+
+
+async def test_without_the_capability_answers_carry_no_offers(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    await save(offered, offer("early", discount={"percent": 5}))
+    body = {**TOUR, "localDate": "2026-06-02", "offerCode": "ANYTHING"}
+    row = (await post(client, "/octo/availability", body, caps="octo/pricing")).json()[0]
+    assert "offerCode" not in row and "offerDiscount" not in row["pricing"]
+
+
+# --- Ventrata's schemas -------------------------------------------------------------------------
+
+
+async def test_every_offer_field_fits_ventratas_schema(client: httpx.AsyncClient, offered: Services) -> None:
+    booking = await booked(client, reservation(("adult", "child"), offerCode="SPRING10"))
+    assert problems("BookingOffers", booking, "octo/offers") == []
+    assert problems("Offer", booking["offer"]) == []
+    assert [problems("Offer", o) for o in booking["offers"]] == [[]] * len(booking["offers"])
+    assert problems("OfferDiscount", booking["pricing"]["offerDiscount"]) == []
+    assert problems("OfferDiscount", booking["unitItems"][0]["pricing"]["offerDiscount"]) == []
+    row = (
+        await post(client, "/octo/availability", {**TOUR, "localDate": "2026-06-02", "offerCode": "SPRING10"})
+    ).json()[0]
+    assert problems("AvailabilityOffers", row, "octo/offers") == []
+    assert problems("OfferDiscount", row["unitPricing"][0]["offerDiscount"]) == []
+    day = (
+        await post(
+            client,
+            "/octo/availability/calendar",
+            {**TOUR, "localDateStart": "2026-06-02", "localDateEnd": "2026-06-02"},
+        )
+    ).json()[0]
+    assert problems("AvailabilityCalendarOffers", day, "octo/offers") == []
+    listed = (await client.get("/octo/offers", headers=auth(capabilities=OFFERS))).json()
+    assert [problems("Offer", o) for o in listed] == [[]] * len(listed)

@@ -223,3 +223,21 @@ def discounted(lines: PriceLines, terms: OfferTerms | None) -> PriceLines:
     for index, off in zip(covered, offs, strict=True):
         result[index] = _discounted(plain[index], off, terms)
     return tuple(result)
+
+
+def taken_off(lines: PriceLines, terms: OfferTerms) -> int:
+    """What the offer's terms take off the retail of `lines`."""
+    return sum(line.discount.retail for line in discounted(lines, terms) if line.discount is not None)
+
+
+def best_offer(
+    offers: Sequence[Offer], product_id: str, option_id: str, currency: str | None, lines: PriceLines
+) -> Offer | None:
+    """Of `offers`, the one that takes most off `lines` (the first of equals; None: none takes
+    anything off)."""
+    best, most = None, 0
+    for offer in offers:
+        off = taken_off(lines, OfferTerms.of(offer, product_id, option_id, currency))
+        if off > most:
+            best, most = offer, off
+    return best

@@ -7,6 +7,8 @@ from datetime import date
 
 from berth.domain.availability import SlotState
 from berth.domain.catalog import Option, Product, RentalDuration
+from berth.domain.offer_rules import OfferChoice
+from berth.domain.offers import Offer
 from berth.domain.slots import Slot
 
 
@@ -23,6 +25,9 @@ class SlotAvailability:
     rental: RentalDuration | None = None
     # octo/packages: for a package option's slot, its includes' slots on the same local date.
     includes: tuple[SlotAvailability, ...] = ()
+    # octo/offers: the offers the asking channel is shown here, and the one its prices are at.
+    offer_choices: tuple[OfferChoice, ...] = ()
+    offer: Offer | None = None
 
 
 @dataclass(frozen=True)
@@ -35,3 +40,6 @@ class CalendarDay:
     units: tuple[tuple[str, int], ...]
     currency: str | None
     rental: RentalDuration | None = None
+    # octo/offers: the offers the asking channel is shown on the day, and the one its prices are at.
+    offer_choices: tuple[OfferChoice, ...] = ()
+    offer: Offer | None = None

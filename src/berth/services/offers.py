@@ -4,13 +4,21 @@ refused on a stale base), restore; and which offers a sale may use."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any, TypeVar
 
 from berth.domain.audit import Target
+from berth.domain.catalog import PricingPer
+from berth.domain.discounts import best_offer
 from berth.domain.errors import BadRequest, Conflict, NotFound
-from berth.domain.offers import OffersDocument, catalog_problems, parse_offers
+from berth.domain.offer_rules import Sale, choices, sale_reason, unusable_reason, visible
+from berth.domain.offers import Offer, OfferRefused, OffersDocument, catalog_problems, parse_offers
+from berth.domain.price_lines import LineKind, PriceLine, PriceLines
+from berth.domain.pricing import price_for
 from berth.domain.staff import Actor
+from berth.read_models.availability import CalendarDay, SlotAvailability
 from berth.services.answers import AnswerCache
 from berth.services.catalog import CatalogService
 from berth.services.clock import Clock
@@ -20,6 +28,30 @@ from berth.store.database import Database
 from berth.store.offers_repo import NEVER_SAVED, OffersVersion
 
 KEPT = "offers"  # the document's key in the answers kept until everything changes
+Departure = TypeVar("Departure", SlotAvailability, CalendarDay)
+
+
+def _day(item: SlotAvailability | CalendarDay) -> date:
+    return item.slot.local_date if isinstance(item, SlotAvailability) else item.local_date
+
+
+def departure_lines(item: SlotAvailability | CalendarDay) -> PriceLines:
+    """What a departure's prices would be sold at: one line per unit asked for (each unit of
+    the option once when none are), or the booking's price for per-booking pricing."""
+    currency, day, option = item.currency, _day(item), item.option
+    if currency is None:
+        return ()
+    if item.product.pricing_per is PricingPer.BOOKING:
+        price = price_for(option.booking_prices, currency, day, item.rental)
+        return (PriceLine(LineKind.BOOKING, None, option.id, price),) if price is not None else ()
+    asked = [unit_id for unit_id, count in item.units for _ in range(count)] or [u.id for u in option.units]
+    lines = []
+    for index, unit_id in enumerate(asked):
+        unit = option.unit(unit_id)
+        price = price_for(unit.prices, currency, day, item.rental) if unit is not None else None
+        if price is not None:
+            lines.append(PriceLine(LineKind.UNIT, f"{index}", unit_id, price))
+    return tuple(lines)
 
 
 @dataclass(frozen=True)
@@ -132,3 +164,43 @@ class OffersService:
                 at=now,
             )
         return OffersVersion(number, now, actor.name, actor.role.value, summary, document)
+
+    async def on_departures(
+        self, items: Sequence[Departure], connection_id: str, code: str | None
+    ) -> list[Departure]:
+        """`items` with the offers `connection_id` is shown on each, and the one its prices
+        are at: the code's where it can be used there, else the automatic offer that takes
+        most off. A code that does not exist for the connection or cannot be sold now is
+        refused (`OfferRefused`); one that does not fit a departure leaves that departure at
+        its prices, the code listed there as unusable with why."""
+        current = await self.current()
+        document = current.document
+        shop = connection_id == current.shop_connection_id
+        now = self._clock()
+        coded: Offer | None = None
+        applied: Offer | None
+        if code:
+            coded = document.by_code(code)
+            anywhere = Sale(connection_id, shop, "", "", None, now)
+            if coded is None or (coded.active and not visible(coded, anywhere)):
+                raise OfferRefused(code, "no offer has this code")
+            reason = sale_reason(coded, anywhere)
+            if reason is not None:
+                raise OfferRefused(code, reason)
+        if not document.offers:
+            return list(items)
+        found = []
+        for item in items:
+            sale = Sale(
+                connection_id, shop, item.product.id, item.option.id, _day(item), now, currency=item.currency
+            )
+            shown = choices(document, sale)
+            if coded is not None:
+                applied = coded if unusable_reason(coded, sale) is None else None
+            else:
+                automatic = [c.offer for c in shown if c.offer.automatic and c.reason is None]
+                applied = best_offer(
+                    automatic, item.product.id, item.option.id, item.currency, departure_lines(item)
+                )
+            found.append(replace(item, offer_choices=shown, offer=applied))
+        return found

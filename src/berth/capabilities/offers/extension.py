@@ -13,7 +13,7 @@ from typing import Any
 
 from berth.capabilities.ids import OFFERS
 from berth.domain.bookings import Booking, BookingStatus
-from berth.domain.discounts import OfferTerms, discounted
+from berth.domain.discounts import OfferTerms, best_offer, discounted
 from berth.domain.errors import BadRequest
 from berth.domain.offer_rules import Sale, Uses, automatic_offers, offer_for_code, uses_reason
 from berth.domain.offers import Offer, OfferRefused
@@ -80,18 +80,11 @@ class OfferExtension(BookingExtension):
     def _terms(self, offer: Offer, step: ExtensionStep) -> OfferTerms:
         return OfferTerms.of(offer, step.product.id, step.option.id, step.booking.currency)
 
-    def _best(self, offers: list[Offer], step: ExtensionStep) -> Offer | None:
-        """The automatic offer that takes most off this booking (the first of equals)."""
-        parts = booking_parts(step.product, step.option, step.booking)
-        lines = price_lines(parts, ())
-
-        def off(offer: Offer) -> int:
-            return sum(
-                line.discount.retail for line in discounted(lines, self._terms(offer, step)) if line.discount
-            )
-
-        best = max(offers, key=off, default=None)
-        return best if best is not None and off(best) > 0 else None
+    @staticmethod
+    def _best(offers: list[Offer], step: ExtensionStep) -> Offer | None:
+        """The automatic offer that takes most off this booking."""
+        lines = price_lines(booking_parts(step.product, step.option, step.booking), ())
+        return best_offer(offers, step.product.id, step.option.id, step.booking.currency, lines)
 
     def apply(self, step: ExtensionStep) -> dict[str, Any] | None:
         kept = terms_of(step.booking)

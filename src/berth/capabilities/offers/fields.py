@@ -10,12 +10,18 @@ from berth.capabilities.base import JSON, Capability, Nested, View
 from berth.capabilities.ids import OFFERS, PRICING
 from berth.capabilities.offers.extension import CODE, terms_of
 from berth.domain.bookings import UnitItem
-from berth.domain.discounts import OfferTerms
+from berth.domain.catalog import Price, PricingPer
+from berth.domain.discounts import OfferTerms, discounted
 from berth.domain.offers import ALL, Offer
-from berth.domain.price_lines import LineDiscount, LineKind, line_of
+from berth.domain.price_lines import LineDiscount, LineKind, PriceLine, PriceLines, line_of
+from berth.domain.pricing import pricing_json, total_json
+from berth.services.offers import departure_lines
 
 if TYPE_CHECKING:
+    from berth.read_models.availability import CalendarDay, SlotAvailability
     from berth.read_models.bookings import BookingDetails
+
+PRICE_KEYS = ("currency", "currencyPrecision", "retail", "original", "net", "includedTaxes")
 
 
 def _label(offer: Offer, language: str | None) -> str:
@@ -84,7 +90,7 @@ def discount_json(discounts: list[LineDiscount]) -> JSON | None:
     taxes: dict[str, JSON] = {}
     for discount in discounts:
         for name, retail, net in discount.taxes:
-            entry = taxes.setdefault(name, {"name": name, "retail": 0, "net": 0})
+            entry = taxes.setdefault(name, {"name": name, "retail": 0, "net": 0, "shortDescription": None})
             entry["retail"] += retail
             entry["net"] += net
     return {
@@ -94,11 +100,70 @@ def discount_json(discounts: list[LineDiscount]) -> JSON | None:
     }
 
 
+def _priced(entry: JSON) -> Price:
+    """A pricing object of an answer as a price."""
+    return Price.model_validate({key: entry[key] for key in PRICE_KEYS})
+
+
+def _discounted_entry(entry: JSON, terms: OfferTerms, kind: LineKind) -> JSON:
+    """A pricing object (of one unit, or of a per-booking price) at the offer's terms."""
+    line = discounted((PriceLine(kind, None, entry.get("unitId") or "", _priced(entry)),), terms)[0]
+    found = line.discount
+    return {**entry, **pricing_json(line.price), "offerDiscount": discount_json([found] if found else [])}
+
+
+def _discounted_total(lines: PriceLines, terms: OfferTerms, currency: str) -> JSON:
+    priced = discounted(lines, terms)
+    total = total_json([line.price for line in priced], currency)
+    total["offerDiscount"] = discount_json([line.discount for line in priced if line.discount is not None])
+    return total
+
+
+def _departure_fields(
+    item: SlotAvailability | CalendarDay, out: JSON, view: View, total_key: str, units_key: str
+) -> None:
+    """The offer fields of an availability or a calendar day, and with octo/pricing its
+    prices at the offer (`offerDiscount` on each pricing object: null without an offer)."""
+    offer, currency = item.offer, item.currency
+    out[CODE] = offer.code if offer is not None else None
+    out["offerTitle"] = offer.text(view.language).title if offer is not None else None
+    out["offer"] = offer_json(offer, view, currency, None) if offer is not None else None
+    out["offers"] = [offer_json(c.offer, view, currency, c.reason) for c in item.offer_choices]
+    if not view.has(PRICING) or currency is None:
+        return
+    terms = OfferTerms.of(offer, item.product.id, item.option.id, currency) if offer is not None else None
+    per_booking = item.product.pricing_per is PricingPer.BOOKING
+    entries = out.get(units_key)
+    if isinstance(entries, list):
+        out[units_key] = [
+            _discounted_entry(e, terms, LineKind.UNIT) if terms else {**e, "offerDiscount": None}
+            for e in entries
+        ]
+    total = out.get(total_key)
+    if isinstance(total, dict):
+        if terms is None:
+            total["offerDiscount"] = None
+        elif per_booking:
+            out[total_key] = _discounted_entry(total, terms, LineKind.BOOKING)
+        elif item.units:
+            out[total_key] = _discounted_total(departure_lines(item), terms, currency)
+        else:  # the lowest unit price: at the offer as one unit
+            out[total_key] = _discounted_entry(total, terms, LineKind.UNIT)
+
+
 class OffersCapability(Capability):
     id = OFFERS
     docs = "https://docs.ventrata.com/capabilities/offers"
     dependencies = (PRICING,)
     booking_request_fields = frozenset({CODE})
+
+    def availability_fields(
+        self, item: SlotAvailability, out: JSON, view: View, nested: Nested[SlotAvailability]
+    ) -> None:
+        _departure_fields(item, out, view, "pricing", "unitPricing")
+
+    def calendar_fields(self, day: CalendarDay, out: JSON, view: View) -> None:
+        _departure_fields(day, out, view, "pricingFrom", "unitPricingFrom")
 
     def booking_fields(
         self, details: BookingDetails, out: JSON, view: View, nested: Nested[BookingDetails]

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Depends
 from pydantic import Field
 from starlette.responses import Response
 
-from berth.capabilities.ids import RENTALS
+from berth.capabilities.ids import OFFERS, RENTALS
 from berth.container import Services
 from berth.domain.errors import OctoError
 from berth.http.context import OctoRequest, current_services, octo_request, octo_request_with_mappings
@@ -18,6 +18,7 @@ from berth.http.octo.common import octo_response
 from berth.http.octo.requests import AvailabilityBody, CalendarBody
 from berth.http.octo.routing import Call, OctoRoute, add_routes
 from berth.http.octo.schemas import ERROR_RESPONSES, AvailabilityOut, CalendarDayOut
+from berth.read_models.availability import CalendarDay, SlotAvailability
 from berth.services.allotments import Viewer
 from berth.services.availability import AvailabilityQuery
 from berth.views.availability import availability_view, calendar_view
@@ -60,14 +61,36 @@ async def _answer_key(kind: str, octo: OctoRequest, svc: Services, query: Availa
     )
 
 
+def _offered(octo: OctoRequest, body: AvailabilityBody | CalendarBody) -> tuple[str, str | None] | None:
+    """What an answer's offers depend on (octo/offers): the connection, and the code sent."""
+    return (octo.connection.id, body.offerCode) if octo.view.has(OFFERS) else None
+
+
+async def _check(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> list[SlotAvailability]:
+    items = await svc.availability.check(
+        octo.snapshot.catalog, body.query(octo.view.has(RENTALS)), viewer_of(octo)
+    )
+    if octo.view.has(OFFERS):
+        return await svc.offers.on_departures(items, octo.connection.id, body.offerCode)
+    return items
+
+
+async def _days(octo: OctoRequest, svc: Services, body: CalendarBody) -> list[CalendarDay]:
+    days = await svc.availability.calendar(
+        octo.snapshot.catalog, body.query(octo.view.has(RENTALS)), viewer_of(octo)
+    )
+    if octo.view.has(OFFERS):
+        return await svc.offers.on_departures(days, octo.connection.id, body.offerCode)
+    return days
+
+
 async def availability_answer(octo: OctoRequest, svc: Services, body: AvailabilityBody) -> Response:
     query = body.query(octo.view.has(RENTALS))
 
     async def compute() -> bytes:
-        items = await svc.availability.check(octo.snapshot.catalog, query, viewer_of(octo))
-        return orjson.dumps([availability_view(item, octo.view) for item in items])
+        return orjson.dumps([availability_view(item, octo.view) for item in await _check(octo, svc, body)])
 
-    key = await _answer_key("check", octo, svc, query)
+    key = (await _answer_key("check", octo, svc, query), _offered(octo, body))
     reach = svc.availability.reach(octo.snapshot.catalog, query)
     return octo_response(octo, encoded=await svc.answers.answer(key, compute, reach))
 
@@ -76,10 +99,9 @@ async def calendar_answer(octo: OctoRequest, svc: Services, body: CalendarBody) 
     query = body.query(octo.view.has(RENTALS))
 
     async def compute() -> bytes:
-        days = await svc.availability.calendar(octo.snapshot.catalog, query, viewer_of(octo))
-        return orjson.dumps([calendar_view(day, octo.view) for day in days])
+        return orjson.dumps([calendar_view(day, octo.view) for day in await _days(octo, svc, body)])
 
-    key = await _answer_key("calendar", octo, svc, query)
+    key = (await _answer_key("calendar", octo, svc, query), _offered(octo, body))
     reach = svc.availability.reach(octo.snapshot.catalog, query)
     return octo_response(octo, encoded=await svc.answers.answer(key, compute, reach))
 
@@ -114,11 +136,8 @@ async def check_availability_batch(
     svc: Services = Depends(current_services),
 ) -> Response:
     rows: list[dict[str, Any]] = []
-    rentals = octo.view.has(RENTALS)
     for index, request in enumerate(body):
-        items = await _numbered(
-            index, svc.availability.check(octo.snapshot.catalog, request.query(rentals), viewer_of(octo))
-        )
+        items = await _numbered(index, _check(octo, svc, request))
         rows.extend(
             {"productId": item.product.id, "optionId": item.option.id, **availability_view(item, octo.view)}
             for item in items
@@ -137,11 +156,8 @@ async def availability_calendar_batch(
     svc: Services = Depends(current_services),
 ) -> Response:
     rows: list[dict[str, Any]] = []
-    rentals = octo.view.has(RENTALS)
     for index, request in enumerate(body):
-        days = await _numbered(
-            index, svc.availability.calendar(octo.snapshot.catalog, request.query(rentals), viewer_of(octo))
-        )
+        days = await _numbered(index, _days(octo, svc, request))
         rows.extend(
             {"productId": day.product.id, "optionId": day.option.id, **calendar_view(day, octo.view)}
             for day in days

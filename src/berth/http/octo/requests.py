@@ -55,6 +55,9 @@ class UnitQuantity(Lenient):
     quantity: Annotated[Whole, Field(ge=0, le=1000)]
 
 
+OfferCode = Annotated[str, Field(max_length=64)]
+
+
 class AvailabilityBody(Lenient):
     productId: Identifier | None = None
     optionId: Identifier | None = None
@@ -65,6 +68,7 @@ class AvailabilityBody(Lenient):
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Currency | None = None
     rentalDurationId: Identifier | None = None  # octo/rentals
+    offerCode: OfferCode | None = None  # octo/offers
 
     def query(self, rentals: bool = False) -> AvailabilityQuery:
         return AvailabilityQuery(
@@ -88,6 +92,7 @@ class CalendarBody(Lenient):
     units: Annotated[list[UnitQuantity], Field(max_length=100)] | None = None
     currency: Currency | None = None
     rentalDurationId: Identifier | None = None  # octo/rentals
+    offerCode: OfferCode | None = None  # octo/offers
 
     def query(self, rentals: bool = False) -> AvailabilityQuery:
         return AvailabilityQuery(
@@ -229,7 +234,7 @@ class _ExtensionFields(Lenient):
     pickupHotelRoom: Text | None = None
     questionAnswers: QuestionAnswers | None = None  # octo/questions
     extraItems: ExtraItems | None = None  # octo/extras
-    offerCode: Annotated[str, Field(max_length=64)] | None = None  # octo/offers
+    offerCode: OfferCode | None = None  # octo/offers
 
 
 class _BookingFields(_ExtensionFields):

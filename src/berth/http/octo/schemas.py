@@ -55,6 +55,7 @@ class DiscountTaxOut(BaseModel):
     name: str
     retail: int
     net: int
+    shortDescription: str | None
 
 
 class OfferDiscountOut(BaseModel):
