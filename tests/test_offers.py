@@ -317,3 +317,32 @@ async def test_every_offer_field_fits_ventratas_schema(client: httpx.AsyncClient
     assert problems("AvailabilityCalendarOffers", day, "octo/offers") == []
     listed = (await client.get("/octo/offers", headers=auth(capabilities=OFFERS))).json()
     assert [problems("Offer", o) for o in listed] == [[]] * len(listed)
+
+
+# --- orders (octo/cart) ---------------------------------------------------------------------------
+
+
+async def test_each_booking_of_an_order_takes_its_own_code(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    bookings = [reservation(("adult",), offerCode="SPRING10"), reservation(("adult",))]
+    response = await client.post(
+        "/octo/orders", json={"bookings": bookings}, headers=auth(capabilities=f"octo/cart, {OFFERS}")
+    )
+    assert response.status_code == 200, response.text
+    order = response.json()
+    assert [b["offerCode"] for b in order["bookings"]] == ["SPRING10", None]
+    assert (order["pricing"]["retail"], order["offerCombinations"]) == (2250 + 2500, [])
+    refused_order = await client.post(
+        "/octo/orders",
+        json={
+            "bookings": [
+                reservation(("adult",)),
+                reservation(("adult",), offerCode="ONCE"),
+                reservation(offerCode="ONCE"),
+            ]
+        },
+        headers=auth(capabilities=f"octo/cart, {OFFERS}"),
+    )
+    assert refused_order.status_code == 400 and refused_order.json()["error"] == "INVALID_OFFER_CODE"
+    assert "ONCE" in refused_order.json()["errorMessage"]

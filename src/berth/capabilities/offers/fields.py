@@ -20,6 +20,7 @@ from berth.services.offers import departure_lines
 if TYPE_CHECKING:
     from berth.read_models.availability import CalendarDay, SlotAvailability
     from berth.read_models.bookings import BookingDetails
+    from berth.read_models.orders import OrderDetails
 
 PRICE_KEYS = ("currency", "currencyPrecision", "retail", "original", "net", "includedTaxes")
 
@@ -188,6 +189,9 @@ class OffersCapability(Capability):
         if isinstance(pricing, dict):
             lines = [line.discount for line in details.booking.price_lines if line.discount is not None]
             pricing["offerDiscount"] = discount_json(lines)
+
+    def order_fields(self, details: OrderDetails, out: JSON, view: View) -> None:
+        out["offerCombinations"] = []  # Berth sells no combinations of offers
 
     def unit_item_fields(self, details: BookingDetails, item: UnitItem, out: JSON, view: View) -> None:
         pricing = out.get("pricing")

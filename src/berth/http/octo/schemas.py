@@ -520,3 +520,6 @@ class OrderOut(BaseModel):
     voucher: TicketOut | None
     bookings: list[BookingOut]
     pricing: PricingOut | None = Field(default=None, description="octo/pricing")
+    offerCombinations: list[dict[str, object]] | None = Field(
+        default=None, description="octo/offers: always empty (no combinations are sold)"
+    )
