@@ -261,10 +261,12 @@ class ShopService:
             return await self._packages.set_contact(
                 shop.catalog, shop.connection.id, details.booking.uuid, contact
             )
-        return await self._bookings.update(
-            shop.catalog, shop.connection.id, details.booking.uuid,
-            UpdateInput(contact=contact, sent=frozenset({"contact"})),
-        )  # fmt: skip
+        return await self.update(shop, details, UpdateInput(contact=contact, sent=frozenset({"contact"})))
+
+    async def update(self, shop: Shop, details: BookingDetails, change: UpdateInput) -> BookingDetails:
+        """A change of the guest's booking through the booking core's update, as a reseller's
+        PATCH (a promo code applied or dropped: octo/offers' fields in `change.extensions`)."""
+        return await self._bookings.update(shop.catalog, shop.connection.id, details.booking.uuid, change)
 
     async def release(self, shop: Shop, details: BookingDetails) -> BookingDetails:
         """The guest gives up a hold before paying: its places go back on sale."""

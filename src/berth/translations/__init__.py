@@ -12,10 +12,10 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from babel import Locale, UnknownLocaleError
-from babel.dates import format_date, format_time
+from babel.dates import format_date, format_time, get_day_names
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from babel.numbers import format_currency, get_currency_precision
+from babel.numbers import format_currency, format_percent, get_currency_precision
 from babel.support import NullTranslations, Translations
 
 from berth.domain.addresses import address_parts
@@ -98,6 +98,14 @@ class Words:
     def month(self, day: date) -> str:
         """`June 2026`, `Juni 2026`: a calendar's heading."""
         return format_date(day, "LLLL yyyy", locale=self.locale)
+
+    def day_name(self, weekday: int) -> str:
+        """`Saturday`, `Samstag`: a weekday by its number (0 is Monday)."""
+        return str(get_day_names("wide", locale=self.locale)[weekday])
+
+    def percent(self, value: Decimal) -> str:
+        """`15%`, `12,5 %`: `value` per cent, in the language's style."""
+        return format_percent(value / 100, locale=self.locale, decimal_quantization=False)
 
     def short_date(self, day: date) -> str:
         """`Tue 2 Jun`, `Di., 2. Juni`: a day among others of the same year."""

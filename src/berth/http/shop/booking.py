@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from starlette.datastructures import FormData
 from starlette.responses import Response
 
-from berth.capabilities.ids import EXTRAS, PICKUPS, QUESTIONS
+from berth.capabilities.ids import EXTRAS, OFFERS, PICKUPS, QUESTIONS
 from berth.capabilities.registry import asked_fields
 from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.catalog import Product
 from berth.domain.errors import InvalidAvailabilityId, OctoError
+from berth.domain.offers import OfferRefused
 from berth.domain.pickups import address_of, pickup_window
 from berth.domain.pricing import price_for
 from berth.domain.questions import booking_questions, unit_questions
@@ -48,6 +49,7 @@ from berth.http.shop.session import Guest, guest, guest_form
 from berth.http.shop.views import extra_title, option_title, product_text, slot_time, unit_title
 from berth.http.shop.wording import REFUSALS, problem_text, refused_text
 from berth.read_models.availability import SlotAvailability
+from berth.read_models.bookings import BookingDetails
 from berth.services.availability import AvailabilityQuery
 from berth.services.bookings.inputs import ReserveInput, UnitItemInput
 from berth.services.shop import Holder, HoldRefused, Shop
@@ -108,7 +110,8 @@ def reservation(selection: Selection, slot_id: str, hold: str, choice: Choice, r
                 language: str) -> ReserveInput:  # fmt: skip
     """What the booking core is asked to hold: the party's unit items, the extras (per unit item
     ones shared out over the items), the pickup and the answers, as a reseller would send them
-    with octo/extras, octo/pickups and octo/questions requested."""
+    with octo/extras, octo/pickups and octo/questions requested; and octo/offers with no code, so
+    that the best automatic offer applies."""
     option = selection.option
     unit_ids = unit_items(option, choice.units)
     per_item: list[list[dict[str, str]]] = [[] for _ in unit_ids]
@@ -144,6 +147,7 @@ def reservation(selection: Selection, slot_id: str, hold: str, choice: Choice, r
             EXTRAS: {"extraItems": own, "unitItems": [{"extraItems": pieces} for pieces in per_item]},
             PICKUPS: pickup,
             QUESTIONS: {"questionAnswers": answers, "unitItems": item_answers},
+            OFFERS: {},
         },
     )
 
@@ -264,6 +268,16 @@ def _includes_refused(request: Request, me: Guest, shop: Shop, selection: Select
     )  # fmt: skip
 
 
+async def _hold(svc: Services, shop: Shop, wanted: ReserveInput, holder: Holder) -> BookingDetails:
+    """The places held. An automatic offer is chosen before its uses are counted, so one used up
+    meanwhile refuses the reservation: the places are then held at their full price."""
+    try:
+        return await svc.shop.hold(shop, wanted, holder)
+    except OfferRefused:
+        plain = {key: fields for key, fields in wanted.extensions.items() if key != OFFERS}
+        return await svc.shop.hold(shop, replace(wanted, extensions=plain), holder)
+
+
 @router.post("/shop/{product_id}/book")
 async def hold_places(
     product_id: str,
@@ -291,7 +305,7 @@ async def hold_places(
     holder = Holder(me.session_hash, client_of(request.scope, svc.settings), me.language)
     wanted = reservation(selection, slot_id, hold, choice, resources, me.language)
     try:
-        held = await svc.shop.hold(shop, wanted, holder)
+        held = await _hold(svc, shop, wanted, holder)
     except HoldRefused as refused:
         return await _form_page(request, me, svc, shop, selection, departure, status_code=429,
                                 refusal=words(REFUSALS[refused.refusal]), **context)  # fmt: skip

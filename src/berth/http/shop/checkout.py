@@ -1,7 +1,8 @@
 """A held booking's way to confirmation: the guest's details and the terms, with every priced
-line of the booking and its VAT (the booking's own, as held); payment by card in Stripe's own
-card element (no card number reaches Berth); then the confirmation with the tickets. Each
-page is the session's own booking's (another browser's is not found)."""
+line of the booking, its discount and its VAT (the booking's own, as held), and a promo code
+applied to the held booking or removed; payment by card in Stripe's own card element (no card
+number reaches Berth); then the confirmation with the tickets. Each page is the session's own
+booking's (another browser's is not found)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,23 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
+from berth.capabilities.ids import OFFERS
 from berth.container import Services
 from berth.delivery.mail.compose import mail_address
 from berth.domain.bookings import BookingStatus, Contact
 from berth.domain.catalog import ContactField, DeliveryFormat
+from berth.domain.offers import OfferRefused
 from berth.domain.shop_party import CONTACT_FIELDS, Problem, contact_problems, required_contact
 from berth.domain.tickets import VOUCHER
 from berth.http.context import current_services, services
 from berth.http.shop.errors import ShopRoute
+from berth.http.shop.offer_words import NO_CODE, asks_for_code, booking_offer, offer_label, refusal_text
 from berth.http.shop.rendering import page, redirect, shop_words
 from berth.http.shop.session import Guest, guest, guest_form
 from berth.http.shop.views import booking_cancellation_text, product_text, summary, when_text
 from berth.http.shop.wording import problem_text
 from berth.read_models.bookings import BookingDetails
+from berth.services.bookings.inputs import UpdateInput
 from berth.services.shop import Shop
 from berth.translations import N_, Words
 
@@ -48,6 +53,7 @@ AUTOCOMPLETE = {
     "postalCode": "postal-code",
 }
 PAID = (BookingStatus.CONFIRMED, BookingStatus.PENDING, BookingStatus.REDEEMED)
+CODE_LENGTH = 64  # the field's; an offer's code has at most 32 characters
 
 
 def contact_fields(
@@ -133,9 +139,40 @@ def _ended(request: Request, me: Guest, shop: Shop, details: BookingDetails, wor
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Promotion:
+    """The details step's promo code: the booking's offer (`applied`, its label; `code`, None
+    for an automatic offer), what the guest typed and why it was refused."""
+
+    applied: str | None
+    code: str | None
+    typed: str = ""
+    problem: str | None = None
+
+    @property
+    def removable(self) -> bool:
+        """A code can be removed; an automatic offer only once it is refused (a per-email limit
+        met when the guest's email is given)."""
+        return self.applied is not None and (self.code is not None or self.problem is not None)
+
+
+def promotion(
+    details: BookingDetails, words: Words, typed: str = "", problem: str | None = None
+) -> Promotion | None:
+    """What the details step shows of promo codes (None: nothing, no code can be used here)."""
+    terms = booking_offer(details.booking)
+    found = Promotion(
+        offer_label(words, terms) if terms else None, terms.code if terms else None, typed, problem
+    )
+    if found.removable or (terms is None and (problem is not None or asks_for_code(details))):
+        return found
+    return None
+
+
 async def _details_page(
     request: Request, me: Guest, shop: Shop, details: BookingDetails, *, status_code: int = 200,
     values: dict[str, str] | None = None, problems: list[Problem] | None = None, accepted: bool = False,
+    typed: str = "", offer_problem: str | None = None,
 ) -> Response:  # fmt: skip
     words = shop_words(me, shop.snapshot.languages)
     booking = details.booking
@@ -152,6 +189,7 @@ async def _details_page(
     return page(
         request, me, "details.html", words=words, status_code=status_code, **booking_context(details, words, me.at),
         fields=fields, errors=errors, accepted=accepted, held_until=held_until(details, words),
+        promotion=promotion(details, words, typed, offer_problem),
         terms_url=services(request).settings.shop_terms_url, supplier=shop.catalog.supplier,
     )  # fmt: skip
 
@@ -189,8 +227,39 @@ async def save_details(
             request, me, shop, details, status_code=400, values=values, problems=problems, accepted=accepted
         )
     contact = Contact(values={key: value for key, value in values.items() if value}, locales=(me.language,))
-    await svc.shop.set_contact(shop, details, contact)
+    try:
+        await svc.shop.set_contact(shop, details, contact)
+    except OfferRefused as refused:  # the offer's uses by this email are used up
+        words = shop_words(me, shop.snapshot.languages)
+        why = refusal_text(words, refused.reason, product_text(details.product, words, details.option).title)
+        return await _details_page(
+            request, me, shop, details, status_code=400, values=values, accepted=accepted, offer_problem=why
+        )
     return redirect(checkout_url(details, "pay"), me)
+
+
+@router.post("/shop/checkout/{uuid}/offer")
+async def promo_code(
+    uuid: str, request: Request, me: Guest = Depends(guest_form), svc: Services = Depends(current_services)
+) -> Response:
+    """A promo code applied to the held booking (`remove`: its offer dropped), through the
+    booking core's update; a code refused leaves the booking as it was and says why."""
+    shop = await svc.shop.shop()
+    details = await svc.shop.held(shop, uuid, me.session_hash)
+    if details.booking.status is not BookingStatus.ON_HOLD or details.product.is_package:
+        return redirect(checkout_url(details), me)
+    form = await request.form()
+    remove = form.get("remove") == "yes"
+    code = "" if remove else str(form.get("offerCode", "")).strip()[:CODE_LENGTH]
+    words = shop_words(me, shop.snapshot.languages)
+    if not code and not remove:
+        return await _details_page(request, me, shop, details, status_code=400, offer_problem=words(NO_CODE))
+    try:
+        await svc.shop.update(shop, details, UpdateInput(extensions={OFFERS: {"offerCode": code}}))
+    except OfferRefused as refused:
+        why = refusal_text(words, refused.reason, product_text(details.product, words, details.option).title)
+        return await _details_page(request, me, shop, details, status_code=400, typed=code, offer_problem=why)
+    return redirect(checkout_url(details) + "#promotion", me)
 
 
 @router.post("/shop/checkout/{uuid}/release")

@@ -1,7 +1,7 @@
 """What the shop's pages show of the catalogue and of a booking, in the guest's language: the
 product's texts (the guest's language field by field, else the product's own), its pictures,
 meeting point, duration, inclusions and cancellation terms, a departure's time, a booking's
-priced lines with their VAT."""
+priced lines with their discount and VAT."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from berth.domain.languages import choose_language
 from berth.domain.price_lines import LineKind
 from berth.domain.shop_prices import Amount
 from berth.domain.slots import Slot, cancellation_cutoff
+from berth.http.shop.offer_words import booking_offer, offer_label
 from berth.read_models.bookings import BookingDetails
 from berth.translations import Words
 
@@ -182,10 +183,24 @@ def when_text(words: Words, details: BookingDetails) -> str:
 
 
 @dataclass(frozen=True)
+class SummaryDiscount:
+    """What the booking's offer takes off a line: its label (`Early bird -15%`), the amount, and
+    the line's price after it."""
+
+    label: str
+    amount: Amount
+    paid: Amount
+
+
+@dataclass(frozen=True)
 class SummaryLine:
+    """A priced line: `amount` is its price before any discount, `taxes` those its price paid
+    includes."""
+
     label: str
     amount: Amount
     taxes: list[tuple[str, Amount]] = field(default_factory=list)
+    discount: SummaryDiscount | None = None
 
 
 @dataclass(frozen=True)
@@ -196,10 +211,13 @@ class Summary:
 
 
 def summary(details: BookingDetails, words: Words) -> Summary:
-    """Every priced line of the booking as it was sold (a sale keeps its price), each with the
-    taxes it includes, and the totals: what the guest pays."""
+    """Every priced line of the booking as it was sold (a sale keeps its price), each at its
+    price before the discount with what its offer took off, and the taxes it includes; the
+    totals: what the guest pays."""
     booking, product, option = details.booking, details.product, details.option
     units = {item.uuid: item.unit_id for item in booking.unit_items}
+    terms = booking_offer(booking)
+    offer = offer_label(words, terms) if terms is not None else ""
     counts: Counter[str] = Counter()
     lines = []
     taxes: dict[str, int] = {}
@@ -220,7 +238,12 @@ def summary(details: BookingDetails, words: Words) -> Summary:
         line_taxes = [(t.name, Amount(t.retail, price.currency, precision)) for t in price.included_taxes]
         for name, amount in line_taxes:
             taxes[name] = taxes.get(name, 0) + amount.minor
-        lines.append(SummaryLine(label, Amount(price.retail, price.currency, precision), line_taxes))
+        paid = Amount(price.retail, price.currency, precision)
+        off = line.discount.retail if line.discount is not None else 0
+        discount = SummaryDiscount(offer, Amount(off, price.currency, precision), paid) if off else None
+        lines.append(
+            SummaryLine(label, Amount(price.retail + off, price.currency, precision), line_taxes, discount)
+        )
         total += price.retail
     if currency is None:
         return Summary(lines, None, [])
