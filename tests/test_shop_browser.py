@@ -1,8 +1,8 @@
 """The web shop on a phone (390 x 844) in headless Chromium, against a real `berth serve --demo`
 with its fake Stripe (localstripe): a guest browses, books and pays with 4242 4242 4242 4242
 and gets the confirmation, the tickets and the receipt email; a declined card, then a good
-one; 3-D Secure passed and failed; the guest's cancellation from the manage page with its
-refund. axe checks every page the guest sees (Stripe's own card element excepted: in
+one; a promo code mistyped, then applied, and 3-D Secure failed and passed; the guest's
+cancellation from the manage page with its refund. axe checks every page the guest sees (Stripe's own card element excepted: in
 production it is Stripe's frame, here localstripe's stand-in). Each step's screenshot goes to
 test-artifacts/screenshots/shop-*.png (and to SHOP_SCREENSHOTS_TO as well, when it names a
 folder: docs/screenshots keeps them)."""
@@ -194,10 +194,25 @@ def test_a_declined_card_keeps_the_places_and_a_good_card_pays(page: Page) -> No
     expect(page.get_by_role("heading", name="Booking confirmed")).to_be_visible()
 
 
-def test_three_d_secure_failed_then_passed(page: Page) -> None:
+def test_a_promo_code_then_three_d_secure_failed_then_passed(page: Page) -> None:
     choose_a_departure(page, "Harbour Seat Cruise")
     page.get_by_role("button", name="Hold these places").click()
+    code = page.get_by_label("Promo code")
+    code.fill("HARBOUR1")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.get_by_text("We do not know this code. Please check it and try again.")).to_be_visible()
+    expect(code).to_be_focused()
+    step(page, "5-details-code-refused")
+    code.fill("harbour10")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.get_by_text("Promo code HARBOUR10 applied: Harbour 10 \N{MINUS SIGN}10%")).to_be_visible()
+    # Two adults at €32.00, each €3.20 off.
+    expect(page.locator(".lines .discount")).to_have_count(2)
+    expect(page.locator(".lines .total td")).to_have_text("€57.60")
+    step(page, "5-details-code")
     details(page)
+    expect(page.get_by_role("button", name="Pay €57.60")).to_be_visible()
+    step(page, "6-pay-code")
     give_card(page, THREE_D_SECURE)
     challenge = page.get_by_role("button", name="Fail authentication")
     expect(challenge).to_be_visible()
@@ -211,6 +226,7 @@ def test_three_d_secure_failed_then_passed(page: Page) -> None:
     page.get_by_role("button", name="Complete authentication").click()
     page.get_by_role("button", name="Complete authentication").click()
     expect(page.get_by_role("heading", name="Booking confirmed")).to_be_visible()
+    expect(page.locator(".lines .total td")).to_have_text("€57.60")
 
 
 def test_the_guest_cancels_from_the_manage_page_and_is_refunded(page: Page, server: tuple[str, Path]) -> None:
