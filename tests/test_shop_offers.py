@@ -7,6 +7,7 @@ of every reason domain.offer_rules gives back into the guest's words (no databas
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -20,6 +21,7 @@ from berth.domain.bookings import Booking
 from berth.domain.discounts import OfferTerms
 from berth.domain.offer_rules import Sale, Uses, offer_for_code, unusable_reason, uses_reason
 from berth.domain.offers import OfferRefused, parse_offers
+from berth.domain.payments import Outcome, PaymentStatus
 from berth.domain.shop_offers import OfferProblem, Why, offer_problem
 from berth.domain.staff import COMMAND_LINE
 from berth.fake_stripe import FakeStripe
@@ -63,7 +65,7 @@ async def offered(shop: Services) -> Services:
 
 
 @pytest.fixture
-async def other(app: FastAPI) -> Any:
+async def other(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """Another browser (its own cookies)."""
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://berth.test") as browser:
@@ -111,7 +113,9 @@ async def test_a_code_discounts_each_line_on_every_page_and_the_card_is_charged_
     client: httpx.AsyncClient, offered: Services, localstripe: FakeStripe
 ) -> None:
     checkout = await held(client)
-    page = await client.get(checkout)
+    await with_details(client, checkout)
+    assert "Pay €50.00" in (await client.get(checkout + "/pay")).text  # a payment opened at full price
+    page = await client.get(checkout)  # "Change your details": back to the details step
     assert '<label for="offerCode">Promo code' in page.text and 'name="offerCode"' in page.text
     applied = await _code(client, checkout, " cruise10 ")
     assert (applied.status_code, applied.headers["location"]) == (303, checkout + "#promotion")
@@ -121,16 +125,21 @@ async def test_a_code_discounts_each_line_on_every_page_and_the_card_is_charged_
     assert _rows(page.text) == DISCOUNTED
     booking = await _booking(offered, checkout)
     assert sum(line.price.retail for line in booking.price_lines) == 4500
-    await with_details(client, checkout)
     pay = await client.get(checkout + "/pay")
     assert _rows(pay.text) == DISCOUNTED and "Pay €45.00" in pay.text
     assert await pay_with(client, checkout, localstripe, VISA) == {"next": checkout + "/done"}
-    (intent,) = [
+    intents = [
         i for i in listed(localstripe, "payment_intents") if i["metadata"].get("berth_booking") == booking.id
     ]
-    assert (intent["amount"], intent["currency"], intent["status"]) == (4500, "eur", "succeeded")
+    assert sorted((i["amount"], i["currency"], i["status"]) for i in intents) == [
+        (4500, "eur", "succeeded"),
+        (5000, "eur", "canceled"),  # the one opened before the code: given up
+    ]
     ledger = await offered.payments.payments_for_booking(booking.id)
-    assert [p.amount for p in ledger.payments] == [4500]
+    assert sorted((p.amount, p.status, p.outcome) for p in ledger.payments) == [
+        (4500, PaymentStatus.SUCCEEDED, Outcome.CLAIMED),
+        (5000, PaymentStatus.CANCELED, None),
+    ]
     done = await client.get(checkout + "/done")
     assert "Booking confirmed" in done.text and _rows(done.text) == DISCOUNTED
     manage = re.search(r'href="http://[^"]+(/shop/manage/[A-Za-z0-9_-]{43})"', done.text)
