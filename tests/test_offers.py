@@ -195,6 +195,24 @@ async def test_an_automatic_offer_applies_when_offers_are_asked_for(
     assert plain["pricing"]["retail"] == 2500 and "offerCode" not in plain
 
 
+async def test_an_automatic_offer_used_up_is_passed_over_and_a_dropped_code_brings_it_back(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    await save(
+        offered,
+        offer("first", discount={"percent": 20}, maxUses=1),
+        offer("always", discount={"percent": 5}),
+        offer("spring", code="SPRING10"),
+    )
+    assert (await booked(client, reservation(("adult",))))["offerTitle"] == "First"
+    second = await booked(client, reservation(("adult",), offerCode="SPRING10"))
+    assert second["offerTitle"] == "Spring"
+    path = f"/octo/bookings/{second['uuid']}"
+    dropped = await client.patch(path, json={"offerCode": ""}, headers=auth(capabilities=OFFERS))
+    assert dropped.status_code == 200, dropped.text
+    assert (dropped.json()["offerTitle"], dropped.json()["pricing"]["retail"]) == ("Always", 2375)
+
+
 async def test_the_offers_route_lists_what_the_connection_may_use(
     client: httpx.AsyncClient, offered: Services
 ) -> None:

@@ -115,6 +115,17 @@ class OffersService:
     async def _read_in(conn: DbConnection) -> CurrentOffers:
         return CurrentOffers(await offers_repo.current(conn), await shop_repo.channel_connection_id(conn))
 
+    async def automatic_uses(self) -> dict[str, int]:
+        """The live uses of each automatic offer with a use limit in the current document (none
+        read when it has none): what a step leaves out of the automatic offers it may apply.
+        The limit itself is checked under the offer's lock when the booking is written."""
+        limited = [o.id for o in self.latest.document.automatic if o.max_uses is not None]
+        if not limited:
+            return {}
+        async with self._db.transaction(write=False) as conn:
+            counts = await offers_repo.use_counts(conn, self._clock())
+        return {offer_id: counts.get(offer_id, 0) for offer_id in limited}
+
     async def versions(self, limit: int = 100) -> list[OffersVersion]:
         async with self._db.transaction(write=False) as conn:
             return await offers_repo.versions(conn, limit)

@@ -4,7 +4,9 @@ its lines' discount; its use counted against the offer's limits in the step's tr
 
 A request that does not ask for octo/offers keeps the booking's offer and gets no automatic
 one: a reseller that does not know offers sells at the prices it was shown (docs/offers.md).
-`offerCode: ""` drops the booking's offer.
+`offerCode: ""` drops the booking's code: it gets the best automatic offer, as a reservation
+without a code does. An automatic offer whose uses are all taken is passed over (counted when
+the step begins; its limit is checked again under its lock when the booking is written).
 """
 
 from __future__ import annotations
@@ -45,9 +47,23 @@ class OfferExtension(BookingExtension):
     def __init__(self, offers: OffersService, clock: Clock) -> None:
         self._offers = offers
         self._clock = clock
+        self._automatic_uses: dict[str, int] = {}
 
     async def refresh(self) -> None:
         await self._offers.current()
+        self._automatic_uses = await self._offers.automatic_uses()
+
+    def _automatic(self, step: ExtensionStep) -> OfferTerms | None:
+        """The automatic offer that takes most off the booking, of those with uses left when
+        the step began."""
+        document = self._offers.latest.document
+        usable = [
+            offer
+            for offer in automatic_offers(document, self._sale(step))
+            if offer.max_uses is None or self._automatic_uses.get(offer.id, 0) < offer.max_uses
+        ]
+        best = self._best(usable, step)
+        return self._terms(best, step) if best is not None else None
 
     def _sale(self, step: ExtensionStep) -> Sale:
         booking = step.booking
@@ -98,13 +114,12 @@ class OfferExtension(BookingExtension):
                 terms: OfferTerms | None = kept
             else:
                 terms = self._terms(offer_for_code(document, code, self._sale(step)), step)
-        elif code is not None:  # "": the booking drops its offer
-            terms = None
+        elif code is not None:  # "": the booking drops its code, and gets what it would without one
+            terms = kept if kept is not None and kept.code is None else self._automatic(step)
         elif kept is not None:
             terms = kept
         elif step.stage is Stage.RESERVE and sent is not None:
-            best = self._best(automatic_offers(document, self._sale(step)), step)
-            terms = self._terms(best, step) if best is not None else None
+            terms = self._automatic(step)
         else:
             terms = None
         if terms is not None and terms is kept:
