@@ -100,8 +100,8 @@ KEYS = (
     ),
     KeyHelp(
         "maxUses",
-        "How many bookings may use it, in all. A cancelled or expired booking gives its use back; "
-        "the list above shows the live uses.",
+        "How many bookings may use it, in all. A cancelled, rejected or expired booking gives its "
+        "use back; the list above shows the live uses.",
         "maxUses: 500",
     ),
     KeyHelp(
