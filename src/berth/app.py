@@ -21,6 +21,7 @@ from berth.http.admin.checkin import router as admin_checkin_router
 from berth.http.admin.departures import router as admin_departures_router
 from berth.http.admin.mail import router as admin_mail_router
 from berth.http.admin.mappings import router as admin_mappings_router
+from berth.http.admin.offers import router as admin_offers_router
 from berth.http.admin.pages import router as backoffice_router
 from berth.http.admin.pickups import router as admin_pickups_router
 from berth.http.admin.resources import router as admin_resources_router
@@ -114,7 +115,7 @@ def create_app(
     admin_routers = (
         admin_router, admin_bookings_router, admin_departures_router, admin_webhooks_router, admin_mappings_router,
         admin_resources_router, admin_staff_router, admin_pickups_router, admin_mail_router,
-        admin_checkin_router, admin_statements_router,
+        admin_checkin_router, admin_statements_router, admin_offers_router,
     )  # fmt: skip
     for router in admin_routers:
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])

@@ -1,18 +1,22 @@
 """The office in headless Chromium (Debian's), on the demo served on a test clock (issue 49 §4):
 the catalogue editor warns before unsaved changes are left and its Save is a few keys away; the
 contract page fits 1280 and 1400 px windows without scrolling sideways; a block's Release now
-asks first."""
+asks first; the Offers page fits a phone and a desktop with no axe violation in its content, checks,
+saves with Ctrl+S and asks before it restores a version."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from urllib.parse import quote
 
+import httpx
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from tests.backoffice.server import berth_on_clock
-from tests.backoffice.test_browser import browser, open_page, sign_in
+from tests.backoffice.test_browser import ADMIN, browser, open_page, sign_in
 from tests.conftest import START, Clock
 
 __all__ = ["browser"]  # the module's browser fixture, shared
@@ -107,4 +111,51 @@ def test_release_now_asks_first(tab: Page) -> None:
     expect(tab.locator(".blocks-card")).to_contain_text("released early")
     assert seen == [
         ("confirm", "Release Demo reseller B's 10 unused places to general sale now? This cannot be undone.")
+    ]
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_offers_page_fits_and_its_content_passes_axe(browser: Browser, served: str, width: int) -> None:
+    page, problems = open_page(browser, served, width=width)
+    sign_in(page)
+    page.get_by_role("link", name="Offers").click()
+    expect(page.get_by_role("heading", name="Every key of an offer")).to_be_visible()
+    page.fill("#document", "offers:\n  - {id: a, code: x}\n")
+    page.get_by_role("button", name="Check").click()
+    expect(page.get_by_role("alert")).to_contain_text("Nothing was saved: 3 problems to fix.")
+    widths = page.evaluate("[document.scrollingElement.scrollWidth, document.scrollingElement.clientWidth]")
+    # The page's own content (the menu's colours are the whole back office's).
+    results = Axe().run(page, context={"include": [["main"]]})
+    page.context.close()
+    assert widths[0] <= widths[1], f"{widths[0]} px wide in a {widths[1]} px window"
+    assert results.violations_count == 0, results.generate_report()
+    assert problems == []
+
+
+def test_offers_are_checked_saved_with_ctrl_s_and_a_restore_asks_first(tab: Page, served: str) -> None:
+    seen = dialogs_of(tab)
+    current = httpx.get(served + "/admin/api/offers", headers=ADMIN).json()
+    start = current["version"]
+    mine = {"id": "browser", "code": "BROWSER5", "texts": {"en-GB": {"title": "Browser 5"}}}
+    mine |= {"discount": {"percent": 5}, "channels": ["SHOP"]}
+
+    def typed(code: str) -> str:
+        return json.dumps({"offers": [*current["document"]["offers"], {**mine, "code": code}]}, indent=2)
+
+    tab.goto("/admin/offers")
+    tab.fill("#document", typed("BROWSER5"))
+    tab.get_by_role("button", name="Check").click()
+    expect(tab.get_by_role("status")).to_contain_text("The offers read well")
+    tab.keyboard.press("Control+s")
+    expect(tab.get_by_role("status")).to_contain_text(f"Offers saved as version {start + 1}.")
+    expect(tab.locator("table.offer-list")).to_contain_text("BROWSER5")
+    tab.fill("#document", typed("BROWSER6"))
+    tab.keyboard.press("Control+s")
+    expect(tab.locator("table.offer-list")).to_contain_text("BROWSER6")
+    assert seen == []
+    tab.get_by_role("button", name=f"Restore version {start + 1}").click()
+    expect(tab.get_by_role("status")).to_contain_text(f"Version {start + 1} restored as version {start + 3}.")
+    expect(tab.locator("table.offer-list")).to_contain_text("BROWSER5")
+    assert seen == [
+        ("confirm", f"Restore version {start + 1} of the offers? It is saved as version {start + 3}.")
     ]

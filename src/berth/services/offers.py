@@ -130,6 +130,11 @@ class OffersService:
         async with self._db.transaction(write=False) as conn:
             return await offers_repo.versions(conn, limit)
 
+    async def use_counts(self) -> dict[str, int]:
+        """Each offer's uses by live bookings (an offer without one is left out)."""
+        async with self._db.transaction(write=False) as conn:
+            return await offers_repo.use_counts(conn, self._clock())
+
     async def save(self, document: Any, *, base_version: int | None, actor: Actor) -> OffersVersion:
         return await self._save(parse_offers(document), base_version=base_version, actor=actor, restored=None)
 

@@ -17,7 +17,7 @@ from berth.domain.staff import Actor
 from berth.store import availability_changes_repo
 from berth.store.change_marks import EVERYTHING
 from berth.store.connection import DbConnection
-from berth.store.tables import bookings, offer_uses, offer_versions
+from berth.store.tables import LAST_VERSION, bookings, offer_uses, offer_versions
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ async def current_number(conn: DbConnection) -> int:
 
 
 async def version(conn: DbConnection, number: int) -> OffersVersion | None:
+    if not 0 < number <= LAST_VERSION:  # no version, and beyond the column's integers
+        return None
     row = (await conn.execute(select(offer_versions).where(offer_versions.c.version == number))).first()
     return _version(row) if row is not None else None
 

@@ -19,6 +19,7 @@ from berth.http.admin.pages import (
     departures,
     manifest,
     mappings,
+    offers,
     outbox,
     payments,
     sign_in,
@@ -29,7 +30,7 @@ from berth.http.admin.pages import (
 
 router = APIRouter(include_in_schema=False)
 for module in (
-    static, sign_in, dashboard, bookings, booking_money, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, connection, contracts, audit,
+    static, sign_in, dashboard, bookings, booking_money, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, connection, contracts, offers, audit,
     staff, departure_list, outbox, checkin, payments,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")

@@ -47,6 +47,7 @@ ACTIONS = {
     "catalog.import": "Imported the catalogue as",
     "catalog.edit": "Edited the catalogue:",
     "catalog.restore": "Restored an older catalogue as",
+    "offers.save": "Saved a new version of",
     "staff.create": "Created staff account",
     "staff.token": "Issued an API token to",
     "staff.disable": "Disabled staff account",
@@ -67,6 +68,7 @@ def target_path(entry: AuditEntry) -> str | None:
         "delivery": f"/admin/deliveries/{quote(target.id)}",
         "connection": "/admin/connections",
         "catalog": "/admin/catalog",
+        "offers": "/admin/offers",
         "catalog_version": f"/admin/catalog/history/{quote(target.id)}",
     }
     return pages.get(target.kind)

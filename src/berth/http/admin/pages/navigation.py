@@ -22,6 +22,7 @@ NAVIGATION = (
     Section("payments", "Payments", "/admin/payments"),
     Section("departures", "Departures", "/admin/departures"),
     Section("catalog", "Catalogue", "/admin/catalog"),
+    Section("offers", "Offers", "/admin/offers"),
     Section("mappings", "Mappings", "/admin/mappings"),
     Section("webhooks", "Webhooks", "/admin/webhooks"),
     Section("connections", "Connections", "/admin/connections"),
