@@ -20,7 +20,15 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from berth.domain.catalog import Catalog
@@ -35,7 +43,18 @@ _OCTO_IDS = uuid.UUID("0b0e6f1c-7d63-4a36-9a6e-2f4f3c1d5e80")
 MAX_OFFERS = 500
 
 OfferCode = Annotated[str, Field(min_length=3, max_length=32, pattern=r"^[A-Z0-9][A-Z0-9_-]*$")]
-Percent = Annotated[Decimal, Field(gt=0, le=100, max_digits=5, decimal_places=2)]
+
+
+def _percent_written(value: Decimal) -> int | float:
+    """A percent as the document writes it: `10`, `12.5` (two decimals at most: the float is exact in text)."""
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+Percent = Annotated[
+    Decimal,
+    Field(gt=0, le=100, max_digits=5, decimal_places=2),
+    PlainSerializer(_percent_written, when_used="json"),
+]
 Count = Annotated[int, Field(ge=1)]
 
 
