@@ -169,8 +169,8 @@ async def test_the_back_office_shows_the_months_the_pdf_and_this_months_net_sale
     page = await client.get(f"/admin/connections/{sales['a']}")
     assert page.status_code == 200, page.text
     text = text_of(page.text)
-    assert "July 2026 EUR 1 25.00 EUR 20.00 EUR 5.00 EUR PDF · CSV · JSON" in text
-    assert "June 2026 EUR 2 65.00 EUR 52.00 EUR 13.00 EUR PDF · CSV · JSON" in text
+    assert "July 2026 EUR 1 0.00 EUR 25.00 EUR 20.00 EUR 5.00 EUR PDF · CSV · JSON" in text
+    assert "June 2026 EUR 2 0.00 EUR 65.00 EUR 52.00 EUR 13.00 EUR PDF · CSV · JSON" in text
     assert text.index("July 2026") < text.index("June 2026")
     base = f"/admin/connections/{sales['a']}/statements/{JUNE}"
     for suffix in (".pdf", ".csv", ".json"):
@@ -304,8 +304,8 @@ async def test_a_discounted_sale_shows_the_retail_before_its_discount_everywhere
 ) -> None:
     """Issue 51: reseller A also sells two adults and a child on 3 June with a 10 % offer whose
     net falls in proportion to the retail (PRORATED): 65.00 before the discount, 6.50 off, 58.50
-    retail, 46.80 net, 11.70 margin; the JSON, the CSV, the PDF and `berth statements` show it,
-    and the totals are the sums of the lines."""
+    retail, 46.80 net, 11.70 margin; the JSON, the CSV, the PDF, the channel report and `berth
+    statements` show it, and the totals are the sums of the lines."""
     sold = await _sold(client, ("adult", "adult", "child"), "2026-06-03T10:00:00+01:00")
     await with_offer(bookable, sold["id"], offer(NetDiscount.PRORATED, percent=Decimal(10)))
     path = f"/admin/api/connections/{sales['a']}/statements/{JUNE}"
@@ -334,6 +334,21 @@ async def test_a_discounted_sale_shows_the_retail_before_its_discount_everywhere
                      "EUR 65.00 6.50 58.50", "46.80", "11.70 20.0 %",
                      "Total, 3 lines EUR 130.00 6.50 123.50"):  # fmt: skip
         assert expected in words, (expected, words)
+
+    page = text_of((await client.get(f"/admin/connections/{sales['a']}")).text)
+    assert "June 2026 EUR 3 6.50 EUR 123.50 EUR 98.80 EUR 24.70 EUR PDF · CSV · JSON" in page
+    # the channel report sells what the statements sell: B's one adult beside A's three lines
+    report = text_of((await client.get(f"/admin/sales?month={JUNE}")).text)
+    assert "Reseller A EUR 3 130.00 EUR 6.50 EUR 123.50 EUR 98.80 EUR 24.70 EUR" in report, report
+    assert "Reseller B EUR 1 25.00 EUR 0.00 EUR 25.00 EUR 20.00 EUR 5.00 EUR" in report
+    assert "Total EUR 4 155.00 EUR 6.50 EUR 148.50 EUR 118.80 EUR 29.70 EUR" in report
+    exported = csv.DictReader(
+        io.StringIO((await client.get(f"/admin/sales.csv?month={JUNE}")).text.lstrip("\ufeff"))
+    )
+    assert [(row["Channel"], *(row[c] for c in ("Bookings sold", *columns[:-1], "Commission"))) for row in exported] == [
+        ("Reseller A", "3", "130.00", "6.50", "123.50", "98.80", "24.70"),
+        ("Reseller B", "1", "25.00", "0.00", "25.00", "20.00", "5.00"),
+    ]  # fmt: skip
 
     done = await asyncio.to_thread(
         lambda: berth("statements", JUNE, "--connection", sales["a"], "--out", str(tmp_path),

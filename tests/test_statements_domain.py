@@ -20,6 +20,7 @@ from berth.domain.catalog import Price
 from berth.domain.contracts import PaymentTerms
 from berth.domain.discounts import OfferTerms, discounted, without_discount
 from berth.domain.errors import BadRequest
+from berth.domain.ledger import ChannelSales, channel_lines, sold_totals
 from berth.domain.offers import DiscountPer, NetDiscount
 from berth.domain.price_lines import LineKind, PriceLine
 from berth.domain.statements import Basis, LineStatus, Month, Statement, amount_text, month_of, statement
@@ -398,3 +399,64 @@ def test_a_catalogue_original_is_not_the_statements_original() -> None:
         CATALOG,
     ).lines
     assert (line.original, line.discount, line.retail) == (2500, 0, 2500)
+
+
+money = st.builds(
+    ChannelSales,
+    st.sampled_from((CONNECTION, "connection-b", "web-shop")),
+    st.sampled_from(("EUR", "GBP", "JPY")),
+    st.integers(0, 5),
+    st.integers(0, 10**9),
+    st.integers(0, 5),
+    st.integers(0, 10**9),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(bookings, max_size=25, unique_by=lambda b: b.id),
+    st.lists(money, max_size=6, unique_by=lambda m: (m.connection_id, m.currency)),
+)
+def test_the_channel_report_sells_what_the_statements_sell_and_its_totals_add_up(
+    found: list[Booking], moved: list[ChannelSales]
+) -> None:
+    """The channel report's sold columns are each channel's statement totals, one line per
+    channel and currency that sold or took money; its totals per currency are the sums of its
+    lines; original - discount = retail on every line and total."""
+    statements = [
+        statement(connection, connection, JUNE, Basis.TRAVEL, found, CATALOG)
+        for connection in (CONNECTION, "connection-b")
+    ]
+    lines = channel_lines(moved, statements)
+    keys = [(line.connection_id, line.currency) for line in lines]
+    expected = {(m.connection_id, m.currency) for m in moved}
+    expected |= {(s.connection_id, t.currency or "") for s in statements for t in s.totals}
+    assert sorted(keys) == keys and set(keys) == expected and len(keys) == len(expected)
+    for line in lines:
+        assert line.moved == next(
+            (m for m in moved if (m.connection_id, m.currency) == (line.connection_id, line.currency)), None
+        )
+        own = [t for s in statements if s.connection_id == line.connection_id for t in s.totals]
+        assert line.sold == next((t for t in own if (t.currency or "") == line.currency), None)
+    totals = sold_totals(lines)
+    assert [t.currency for t in totals] == sorted(
+        {line.sold.currency for line in lines if line.sold}, key=lambda c: c or ""
+    )
+    for total in totals:
+        sold = [line.sold for line in lines if line.sold is not None and line.sold.currency == total.currency]
+        for field in (
+            "count",
+            "original",
+            "discount",
+            "retail",
+            "net",
+            "commission",
+            "tax_retail",
+            "tax_net",
+        ):
+            assert getattr(total, field) == sum(getattr(t, field) for t in sold), field
+        assert total.original - total.discount == total.retail
+        assert total.commission == total.retail - total.net
+    for line in lines:
+        if line.sold is not None:
+            assert line.sold.original - line.sold.discount == line.sold.retail

@@ -155,6 +155,21 @@ class Total:
     original: int = 0  # the retail before the discount
     discount: int = 0
 
+    def plus(self, other: Total) -> Total:
+        """This total and `other` (of the same currency) added up."""
+        return Total(
+            self.currency,
+            self.precision,
+            self.retail + other.retail,
+            self.net + other.net,
+            self.commission + other.commission,
+            self.count + other.count,
+            self.tax_retail + other.tax_retail,
+            self.tax_net + other.tax_net,
+            self.original + other.original,
+            self.discount + other.discount,
+        )
+
 
 COMMISSION_KIND = "COMMISSION"
 
@@ -315,24 +330,32 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
     return lines
 
 
+def per_currency(totals: Iterable[Total]) -> tuple[Total, ...]:
+    """`totals` added up per currency (in order of currency code): several statements' together."""
+    sums: dict[str | None, Total] = {}
+    for total in totals:
+        found = sums.get(total.currency)
+        sums[total.currency] = total if found is None else found.plus(total)
+    return tuple(sums[key] for key in sorted(sums, key=lambda currency: currency or ""))
+
+
 def totals_of(lines: Iterable[StatementLine]) -> tuple[Total, ...]:
     """One total per currency (in order of currency code): the sums of its lines, and their count."""
-    totals: dict[str | None, Total] = {}
-    for line in lines:
-        found = totals.get(line.currency) or Total(line.currency, line.precision, 0, 0, 0, 0)
-        totals[line.currency] = Total(
+    return per_currency(
+        Total(
             line.currency,
-            found.precision,
-            found.retail + line.retail,
-            found.net + line.net,
-            found.commission + line.commission,
-            found.count + 1,
-            found.tax_retail + line.tax_retail,
-            found.tax_net + line.tax_net,
-            found.original + line.original,
-            found.discount + line.discount,
+            line.precision,
+            line.retail,
+            line.net,
+            line.commission,
+            1,
+            line.tax_retail,
+            line.tax_net,
+            line.original,
+            line.discount,
         )
-    return tuple(totals[key] for key in sorted(totals, key=lambda currency: currency or ""))
+        for line in lines
+    )
 
 
 def statement_lines(
