@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,16 @@ import pypdf
 import pytest
 
 from berth.container import Services
+from berth.domain.offers import NetDiscount
 from berth.domain.staff import COMMAND_LINE, Role
 from tests.backoffice.helpers import sign_in, text_of
 from tests.berth_process import berth
 from tests.bookings_helpers import confirm, reservation, reserve
 from tests.conftest import ADMIN, KEY_B, auth
+from tests.statements_helpers import with_offer
 from tests.test_contracts import put_contract
 from tests.test_staff_roles import staff_token
+from tests.test_statements_domain import offer
 
 JUNE = "2026-06"
 
@@ -75,7 +79,7 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
         "travelDate": "2026-06-02", "localTime": "10:00", "timeZone": "Europe/London",
         "units": [{"unit": "Adult", "quantity": 2}, {"unit": "Child", "quantity": 1}], "unitCount": 3,
         "status": "NOT_REDEEMED", "currency": "EUR", "currencyPrecision": 2,
-        "retail": 6500, "net": 5200, "commission": 1300, "netMissing": False,
+        "original": 6500, "discount": 0, "retail": 6500, "net": 5200, "commission": 1300, "netMissing": False,
         "rate": "20.0 %", "taxRetail": 1084, "taxNet": 866, "includes": [],
     }  # fmt: skip
     assert (found["rateKind"], found["paymentTerms"], found["createdAt"]) == (
@@ -89,6 +93,8 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
         {
             "currency": "EUR",
             "currencyPrecision": 2,
+            "original": 6500,
+            "discount": 0,
             "retail": 6500,
             "net": 5200,
             "commission": 1300,
@@ -124,21 +130,17 @@ async def test_the_statement_as_csv_goes_through_the_guarded_writer(
     # the catalogue's net is a net rate: retail - net is the reseller's margin, not a commission
     assert header == [
         "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
-        "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Retail", "Net", "Margin",
-        "Margin %", "Tax in retail", "Tax in net", "Net missing",
+        "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Original", "Discount",
+        "Retail", "Net", "Margin", "Margin %", "Tax in retail", "Tax in net", "Net missing",
     ]  # fmt: skip
     assert first == [
         sales["first"]["supplierReference"], "", "Thames Sightseeing", "DEFAULT", "2026-06-02", "10:00",
         "Europe/London", "2 \N{MULTIPLICATION SIGN} Adult, 1 \N{MULTIPLICATION SIGN} Child", "3", "",
-        "NOT_REDEEMED", "EUR", "65.00", "52.00", "13.00", "20.0 %", "10.84", "8.66", "",
+        "NOT_REDEEMED", "EUR", "65.00", "0.00", "65.00", "52.00", "13.00", "20.0 %", "10.84", "8.66", "",
     ]  # fmt: skip
-    assert cancelled[1] == "'=cmd|' /C calc'!A0" and cancelled[10:15] == [
-        "CANCELLED",
-        "EUR",
-        "0.00",
-        "0.00",
-        "0.00",
-    ]
+    assert cancelled[1] == "'=cmd|' /C calc'!A0" and cancelled[10:17] == [
+        "CANCELLED", "EUR", "0.00", "0.00", "0.00", "0.00", "0.00",
+    ]  # fmt: skip
 
 
 async def test_a_bad_month_or_connection_is_refused_and_viewers_read(
@@ -167,8 +169,8 @@ async def test_the_back_office_shows_the_months_the_pdf_and_this_months_net_sale
     page = await client.get(f"/admin/connections/{sales['a']}")
     assert page.status_code == 200, page.text
     text = text_of(page.text)
-    assert "July 2026 EUR 1 25.00 EUR 20.00 EUR 5.00 EUR PDF · CSV · JSON" in text
-    assert "June 2026 EUR 2 65.00 EUR 52.00 EUR 13.00 EUR PDF · CSV · JSON" in text
+    assert "July 2026 EUR 1 0.00 EUR 25.00 EUR 20.00 EUR 5.00 EUR PDF · CSV · JSON" in text
+    assert "June 2026 EUR 2 0.00 EUR 65.00 EUR 52.00 EUR 13.00 EUR PDF · CSV · JSON" in text
     assert text.index("July 2026") < text.index("June 2026")
     base = f"/admin/connections/{sales['a']}/statements/{JUNE}"
     for suffix in (".pdf", ".csv", ".json"):
@@ -219,7 +221,7 @@ async def test_berth_statements_writes_csv_and_pdf_per_connection(
             io.StringIO((tmp_path / "all" / f"statement-Reseller-A-{JUNE}.csv").read_text("utf-8-sig"))
         )
     )
-    assert len(rows) == 3 and rows[1][12:15] == ["65.00", "52.00", "13.00"]
+    assert len(rows) == 3 and rows[1][12:17] == ["65.00", "0.00", "65.00", "52.00", "13.00"]
     assert (tmp_path / "all" / f"statement-Reseller-B-{JUNE}.pdf").read_bytes().startswith(b"%PDF")
     one = await run(JUNE, "--connection", sales["b"], "--out", str(tmp_path / "one"))
     assert one.returncode == 0, one.stderr
@@ -295,3 +297,65 @@ async def test_the_contract_gives_the_statement_its_terms_rate_and_the_resellers
         assert expected in words, (expected, words)
     page = text_of((await client.get(f"/admin/connections/{sales['a']}/contract")).text)
     assert "Reseller's address Reseller A Ltd 1 Quay Street Bristol BS1 4DJ" in page, page
+
+
+async def test_a_discounted_sale_shows_the_retail_before_its_discount_everywhere(
+    client: httpx.AsyncClient, sales: dict[str, Any], bookable: Services, database_url: str, tmp_path: Path
+) -> None:
+    """Issue 51: reseller A also sells two adults and a child on 3 June with a 10 % offer whose
+    net falls in proportion to the retail (PRORATED): 65.00 before the discount, 6.50 off, 58.50
+    retail, 46.80 net, 11.70 margin; the JSON, the CSV, the PDF, the channel report and `berth
+    statements` show it, and the totals are the sums of the lines."""
+    sold = await _sold(client, ("adult", "adult", "child"), "2026-06-03T10:00:00+01:00")
+    await with_offer(bookable, sold["id"], offer(NetDiscount.PRORATED, percent=Decimal(10)))
+    path = f"/admin/api/connections/{sales['a']}/statements/{JUNE}"
+    found = (await client.get(path, headers=ADMIN)).json()
+    amounts = ("original", "discount", "retail", "net", "commission")
+    assert [tuple(line[key] for key in amounts) for line in found["lines"]] == [
+        (6500, 0, 6500, 5200, 1300), (0, 0, 0, 0, 0), (6500, 650, 5850, 4680, 1170),
+    ]  # fmt: skip
+    (total,) = found["totals"]
+    assert tuple(total[key] for key in amounts) == (13000, 650, 12350, 9880, 2470) and total["count"] == 3
+
+    response = await client.get(path, headers={**ADMIN, "Accept": "text/csv"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+    columns = ("Original", "Discount", "Retail", "Net", "Margin")
+    assert [rows[-1][column] for column in columns] == ["65.00", "6.50", "58.50", "46.80", "11.70"]
+    assert [sum(Decimal(row[column]) for row in rows) for column in columns] == [
+        Decimal(total[key]).scaleb(-2) for key in amounts
+    ]
+
+    await sign_in(client)
+    pdf = await client.get(f"/admin/connections/{sales['a']}/statements/{JUNE}.pdf")
+    words = " ".join(
+        " ".join(p.extract_text().split()) for p in pypdf.PdfReader(io.BytesIO(pdf.content)).pages
+    )
+    for expected in ("Currency Original Discount Retail Tax in retail Net Tax in net Margin Rate",
+                     "EUR 65.00 6.50 58.50", "46.80", "11.70 20.0 %",
+                     "Total, 3 lines EUR 130.00 6.50 123.50"):  # fmt: skip
+        assert expected in words, (expected, words)
+
+    page = text_of((await client.get(f"/admin/connections/{sales['a']}")).text)
+    assert "June 2026 EUR 3 6.50 EUR 123.50 EUR 98.80 EUR 24.70 EUR PDF · CSV · JSON" in page
+    # the channel report sells what the statements sell: B's one adult beside A's three lines
+    report = text_of((await client.get(f"/admin/sales?month={JUNE}")).text)
+    assert "Reseller A EUR 3 130.00 EUR 6.50 EUR 123.50 EUR 98.80 EUR 24.70 EUR" in report, report
+    assert "Reseller B EUR 1 25.00 EUR 0.00 EUR 25.00 EUR 20.00 EUR 5.00 EUR" in report
+    assert "Total EUR 4 155.00 EUR 6.50 EUR 148.50 EUR 118.80 EUR 29.70 EUR" in report
+    exported = csv.DictReader(
+        io.StringIO((await client.get(f"/admin/sales.csv?month={JUNE}")).text.lstrip("\ufeff"))
+    )
+    assert [(row["Channel"], *(row[c] for c in ("Bookings sold", *columns[:-1], "Commission"))) for row in exported] == [
+        ("Reseller A", "3", "130.00", "6.50", "123.50", "98.80", "24.70"),
+        ("Reseller B", "1", "25.00", "0.00", "25.00", "20.00", "5.00"),
+    ]  # fmt: skip
+
+    done = await asyncio.to_thread(
+        lambda: berth("statements", JUNE, "--connection", sales["a"], "--out", str(tmp_path),
+                      database_url=database_url, timeout=60)
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        "Reseller A: 3 line(s); EUR original 130.00, discount 6.50, retail 123.50, net 98.80, "
+        "commission 24.70 (3 booking(s))" in done.stdout
+    ), done.stdout

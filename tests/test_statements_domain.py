@@ -1,12 +1,14 @@
 """The monthly statement's rules (domain.statements, issue 37), as properties: for random
-bookings, prices and cancellations, the totals are the exact sums of the lines and of the sold
-bookings' stored prices, in integers; the month a booking counts in follows the basis."""
+bookings, prices, offers' discounts (issue 51) and cancellations, the totals are the exact sums of
+the lines and of the sold bookings' stored prices, in integers, and original - discount = retail
+for every line and total; the month a booking counts in follows the basis."""
 
 from __future__ import annotations
 
 import io
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 
 import pypdf
 import pytest
@@ -16,7 +18,10 @@ from hypothesis import strategies as st
 from berth.domain.bookings import Booking, BookingStatus, Cancellation, Contact, UnitItem
 from berth.domain.catalog import Price
 from berth.domain.contracts import PaymentTerms
+from berth.domain.discounts import OfferTerms, discounted, without_discount
 from berth.domain.errors import BadRequest
+from berth.domain.ledger import ChannelSales, channel_lines, sold_totals
+from berth.domain.offers import DiscountPer, NetDiscount
 from berth.domain.price_lines import LineKind, PriceLine
 from berth.domain.statements import Basis, LineStatus, Month, Statement, amount_text, month_of, statement
 from tests.bookings_helpers import booking_catalog
@@ -75,8 +80,21 @@ def booking(
     )
 
 
-def unit_line(i: int, sold_at: Price) -> PriceLine:
-    return PriceLine(LineKind.UNIT, f"u-{i}", "adult", sold_at)
+def unit_line(i: int, sold_at: Price, unit: str = "adult") -> PriceLine:
+    return PriceLine(LineKind.UNIT, f"u-{i}", unit, sold_at)
+
+
+def offer(
+    net_discount: NetDiscount,
+    percent: Decimal | None = None,
+    amount: int | None = None,
+    per: DiscountPer = DiscountPer.UNIT,
+    units: frozenset[str] | None = None,
+) -> OfferTerms:
+    """A booking's offer terms, as the offers service keeps them with it."""
+    return OfferTerms(
+        "offer-1", "offer-1", "SUMMER10", {"en": "Summer"}, net_discount, percent, amount, per, units
+    )
 
 
 prices = st.builds(
@@ -88,11 +106,23 @@ prices = st.builds(
     st.sampled_from(("EUR", "GBP", "JPY")),
     st.booleans(),
 )
+# An offer of a percent, or of an amount per unit or per booking, for every unit or the adults only.
+offers = st.one_of(
+    st.none(),
+    st.builds(
+        lambda net_discount, percent, amount, per, units: offer(net_discount, percent, amount, per, units),
+        st.sampled_from(list(NetDiscount)),
+        st.one_of(st.none(), st.decimals(0, 100, places=2)),
+        st.integers(0, 10**9),
+        st.sampled_from(list(DiscountPer)),
+        st.sampled_from([None, frozenset({"adult"})]),
+    ),
+)
 bookings = st.builds(
-    lambda n, status, sold, day, confirmed, test, other: booking(
+    lambda n, status, sold, terms, day, confirmed, test, other: booking(
         n,
         status,
-        tuple(unit_line(i, p) for i, p in enumerate(sold)),
+        discounted(tuple(unit_line(i, p, unit) for i, (p, unit) in enumerate(sold)), terms),
         day=day,
         confirmed_at=confirmed,
         test_mode=test,
@@ -100,7 +130,8 @@ bookings = st.builds(
     ),
     st.integers(0, 10**6),
     st.sampled_from(list(BookingStatus)),
-    st.lists(prices, max_size=4),
+    st.lists(st.tuples(prices, st.sampled_from(("adult", "child"))), max_size=4),
+    offers,
     st.one_of(st.none(), st.dates(date(2026, 5, 25), date(2026, 7, 5))),
     st.one_of(st.none(), st.datetimes(datetime(2026, 5, 1), datetime(2026, 7, 1), timezones=st.just(UTC))),
     st.booleans(),
@@ -109,9 +140,11 @@ bookings = st.builds(
 
 
 def _ints(found: Statement) -> None:
-    amounts = [(t.retail, t.net, t.commission) for t in found.totals]
-    amounts += [(line.retail, line.net, line.commission) for line in found.lines]
-    assert all(type(amount) is int for triple in amounts for amount in triple)
+    amounts = [(t.original, t.discount, t.retail, t.net, t.commission) for t in found.totals]
+    amounts += [
+        (line.original, line.discount, line.retail, line.net, line.commission) for line in found.lines
+    ]
+    assert all(type(amount) is int for five in amounts for amount in five)
 
 
 @settings(max_examples=300, deadline=None)
@@ -129,18 +162,28 @@ def test_totals_are_the_sums_of_the_lines_and_of_the_stored_prices(
         assert total.retail == sum(line.retail for line in lines)
         assert total.net == sum(line.net for line in lines)
         assert total.commission == sum(line.commission for line in lines) == total.retail - total.net
-        stored = [
-            line.price
+        assert total.original == sum(line.original for line in lines)
+        assert total.discount == sum(line.discount for line in lines)
+        assert total.original - total.discount == total.retail
+        sold = [
+            line
             for b in listed
             if b.status is not BookingStatus.CANCELLED
             for line in b.price_lines
             if line.price.currency == total.currency
         ]
+        stored = [line.price for line in sold]
         assert total.retail == sum(p.retail for p in stored)
         assert total.net == sum(p.retail if p.net is None else p.net for p in stored)
+        # the retail before the discount, as the offers' own undoing of a discount has it
+        assert total.original == sum(without_discount(line).price.retail for line in sold)
+        assert total.discount == sum(line.discount.retail for line in sold if line.discount is not None)
     for line in made.lines:
+        assert line.original - line.discount == line.retail and 0 <= line.discount <= line.original
         if line.status is LineStatus.CANCELLED:
-            assert (line.retail, line.net, line.commission, line.net_missing) == (0, 0, 0, False)
+            assert (line.original, line.discount, line.retail, line.net, line.commission, line.net_missing) == (
+                0, 0, 0, 0, 0, False,
+            )  # fmt: skip
     assert sum(t.count for t in made.totals) == len(made.lines)
 
 
@@ -315,3 +358,105 @@ def test_a_rental_line_names_its_duration() -> None:
     )
     (line,) = statement(CONNECTION, "Reseller A", JUNE, Basis.TRAVEL, [hired], catalog(bike_hire())).lines
     assert line.includes == ("Rental: Half day",)
+
+
+@pytest.mark.parametrize(
+    ("net_discount", "net", "commission"),
+    [(NetDiscount.NONE, 8000, 1000), (NetDiscount.FULL, 7000, 2000), (NetDiscount.SPLIT, 7500, 1500),
+     (NetDiscount.PRORATED, 7200, 1800)],
+)  # fmt: skip
+def test_a_discounted_sale_shows_its_original_discount_retail_net_and_commission(
+    net_discount: NetDiscount, net: int, commission: int
+) -> None:
+    """docs/contracts.md's worked example: retail 100.00 at a 20 % commission (net 80.00), a 10 %
+    offer: original 100.00, discount 10.00, retail 90.00, and the net as the offer's netDiscount
+    says; a cancelled discounted booking is at zero."""
+    lines = discounted((unit_line(0, price(10000, 8000)),), offer(net_discount, percent=Decimal(10)))
+    sold = booking(1, BookingStatus.CONFIRMED, lines)
+    cancelled = booking(2, BookingStatus.CANCELLED, lines)
+    made = statement(CONNECTION, "Reseller A", JUNE, Basis.TRAVEL, [sold, cancelled], CATALOG)
+    first, second = made.lines
+    assert (first.original, first.discount, first.retail, first.net, first.commission) == (
+        10000, 1000, 9000, net, commission,
+    )  # fmt: skip
+    assert (second.original, second.discount, second.retail) == (0, 0, 0)
+    (total,) = made.totals
+    assert (total.original, total.discount, total.retail, total.net, total.commission, total.count) == (
+        10000, 1000, 9000, net, commission, 2,
+    )  # fmt: skip
+
+
+def test_a_catalogue_original_is_not_the_statements_original() -> None:
+    """A price sold with an `original` of its own (a 'was' price in the catalogue) and no offer
+    has no discount on the statement: its original there is its retail."""
+    was = Price.model_validate({"currency": "EUR", "retail": 2500, "original": 3000, "net": 2000})
+    (line,) = statement(
+        CONNECTION,
+        "A",
+        JUNE,
+        Basis.TRAVEL,
+        [booking(1, BookingStatus.CONFIRMED, (unit_line(0, was),))],
+        CATALOG,
+    ).lines
+    assert (line.original, line.discount, line.retail) == (2500, 0, 2500)
+
+
+money = st.builds(
+    ChannelSales,
+    st.sampled_from((CONNECTION, "connection-b", "web-shop")),
+    st.sampled_from(("EUR", "GBP", "JPY")),
+    st.integers(0, 5),
+    st.integers(0, 10**9),
+    st.integers(0, 5),
+    st.integers(0, 10**9),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(bookings, max_size=25, unique_by=lambda b: b.id),
+    st.lists(money, max_size=6, unique_by=lambda m: (m.connection_id, m.currency)),
+)
+def test_the_channel_report_sells_what_the_statements_sell_and_its_totals_add_up(
+    found: list[Booking], moved: list[ChannelSales]
+) -> None:
+    """The channel report's sold columns are each channel's statement totals, one line per
+    channel and currency that sold or took money; its totals per currency are the sums of its
+    lines; original - discount = retail on every line and total."""
+    statements = [
+        statement(connection, connection, JUNE, Basis.TRAVEL, found, CATALOG)
+        for connection in (CONNECTION, "connection-b")
+    ]
+    lines = channel_lines(moved, statements)
+    keys = [(line.connection_id, line.currency) for line in lines]
+    expected = {(m.connection_id, m.currency) for m in moved}
+    expected |= {(s.connection_id, t.currency or "") for s in statements for t in s.totals}
+    assert sorted(keys) == keys and set(keys) == expected and len(keys) == len(expected)
+    for line in lines:
+        assert line.moved == next(
+            (m for m in moved if (m.connection_id, m.currency) == (line.connection_id, line.currency)), None
+        )
+        own = [t for s in statements if s.connection_id == line.connection_id for t in s.totals]
+        assert line.sold == next((t for t in own if (t.currency or "") == line.currency), None)
+    totals = sold_totals(lines)
+    assert [t.currency for t in totals] == sorted(
+        {line.sold.currency for line in lines if line.sold}, key=lambda c: c or ""
+    )
+    for total in totals:
+        sold = [line.sold for line in lines if line.sold is not None and line.sold.currency == total.currency]
+        for field in (
+            "count",
+            "original",
+            "discount",
+            "retail",
+            "net",
+            "commission",
+            "tax_retail",
+            "tax_net",
+        ):
+            assert getattr(total, field) == sum(getattr(t, field) for t in sold), field
+        assert total.original - total.discount == total.retail
+        assert total.commission == total.retail - total.net
+    for line in lines:
+        if line.sold is not None:
+            assert line.sold.original - line.sold.discount == line.sold.retail

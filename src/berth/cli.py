@@ -840,8 +840,11 @@ def _total_text(total: Total) -> str:
     def amount(value: int) -> str:
         return amount_text(value, total.precision)
 
+    discount = (
+        f"original {amount(total.original)}, discount {amount(total.discount)}, " if total.discount else ""
+    )
     return (
-        f"{total.currency or 'no currency'} retail {amount(total.retail)}, net {amount(total.net)}, "
+        f"{total.currency or 'no currency'} {discount}retail {amount(total.retail)}, net {amount(total.net)}, "
         f"commission {amount(total.commission)} ({total.count} booking(s))"
     )
 

@@ -10,16 +10,24 @@ what succeeded payments took in the month, *refunds* what succeeded refunds gave
 *net* the one less the other. A refund counts in the month it was made, whatever the month of
 its payment, as on the provider's reports. Money still moving (a refund requested or pending)
 and attempts that took nothing are not sales.
+
+The report also shows, per channel and currency, what the channel sold as its statement of the
+month counts it (domain.statements: its bookings, their retail before the discount of their
+offers, the discount, retail, net and commission): the statement's own total, so that the
+report's sold columns and the statements always agree, and its totals per currency are the sums
+of its lines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
 from berth.domain.errors import BadRequest
+from berth.domain.statements import Statement, Total, per_currency
 
 SUCCEEDED = "succeeded"  # a payment's and a refund's status when the money moved
 
@@ -95,6 +103,34 @@ def currency_totals(lines: list[ChannelSales]) -> list[CurrencyTotal]:
         for index, value in enumerate((line.payments, line.gross, line.refunds, line.refunded)):
             found[index] += value
     return [CurrencyTotal(currency, *found) for currency, found in sorted(sums.items())]
+
+
+@dataclass(frozen=True)
+class ChannelLine:
+    """A line of a month's channel report: one channel's sales in one currency, as its statement
+    of the month counts them (`sold`), and the money that moved in the month (`moved`); None
+    where it sold nothing or no money moved."""
+
+    connection_id: str
+    currency: str
+    sold: Total | None
+    moved: ChannelSales | None
+
+
+def channel_lines(moved: Iterable[ChannelSales], statements: Iterable[Statement]) -> list[ChannelLine]:
+    """One line per channel and currency that sold or took money in the month, in the order of
+    the channel's id and currency (a line of a statement without a currency under "")."""
+    sold = {(s.connection_id, t.currency or ""): t for s in statements for t in s.totals}
+    money = {(m.connection_id, m.currency): m for m in moved}
+    return [
+        ChannelLine(channel, currency, sold.get((channel, currency)), money.get((channel, currency)))
+        for channel, currency in sorted(sold.keys() | money.keys())
+    ]
+
+
+def sold_totals(lines: Iterable[ChannelLine]) -> tuple[Total, ...]:
+    """The channel report's sales per currency: the exact sums of its lines' `sold`."""
+    return per_currency(line.sold for line in lines if line.sold is not None)
 
 
 def typed_amount(text: str, precision: int, what: str = "The amount") -> int:

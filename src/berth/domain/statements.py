@@ -12,6 +12,9 @@ Rules (docs/contracts.md, "Monthly statements"):
 - one line per booking (per currency, should a booking's lines ever carry two): retail and net
   are the sums of its lines, commission = retail - net; a line without a net counts its retail
   as net (no commission) and is flagged; a cancelled booking is listed with zero amounts;
+- the discount is what the booking's offer took off its lines' retail (`LineDiscount.retail`),
+  and original = retail + discount, the retail before the discount (not a catalogue price's own
+  `original`), so original - discount = retail for every line and every total;
   the tax included in its retail and in its net are the sums of its lines' included taxes
   (a tax without a net counts its retail); it says what it includes besides its units (its
   extras, its rental duration) and the rate applied: the commission (or, under a net rate, the
@@ -111,6 +114,8 @@ class StatementLine:
     status: LineStatus
     currency: str | None
     precision: int
+    original: int  # the retail before the discount
+    discount: int  # what the offer took off the retail
     retail: int
     net: int
     commission: int
@@ -147,6 +152,23 @@ class Total:
     count: int
     tax_retail: int = 0
     tax_net: int = 0
+    original: int = 0  # the retail before the discount
+    discount: int = 0
+
+    def plus(self, other: Total) -> Total:
+        """This total and `other` (of the same currency) added up."""
+        return Total(
+            self.currency,
+            self.precision,
+            self.retail + other.retail,
+            self.net + other.net,
+            self.commission + other.commission,
+            self.count + other.count,
+            self.tax_retail + other.tax_retail,
+            self.tax_net + other.tax_net,
+            self.original + other.original,
+            self.discount + other.discount,
+        )
 
 
 COMMISSION_KIND = "COMMISSION"
@@ -226,6 +248,7 @@ def _status(booking: Booking) -> LineStatus:
 class _Sums:
     precision: int
     retail: int = 0
+    discount: int = 0
     net: int = 0
     missing: bool = False
     tax_retail: int = 0
@@ -239,6 +262,7 @@ def _sums(booking: Booking) -> dict[str | None, _Sums]:
         price = line.price
         found = sums.setdefault(price.currency, _Sums(price.currency_precision))
         found.retail += price.retail
+        found.discount += line.discount.retail if line.discount is not None else 0
         found.net += price.retail if price.net is None else price.net
         found.missing = found.missing or price.net is None
         found.tax_retail += sum(tax.retail for tax in price.included_taxes)
@@ -275,7 +299,7 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
     cancelled = status is LineStatus.CANCELLED
     lines = []
     for currency, sums in _sums(booking).items():
-        retail, net = (0, 0) if cancelled else (sums.retail, sums.net)
+        retail, discount, net = (0, 0, 0) if cancelled else (sums.retail, sums.discount, sums.net)
         tax_retail, tax_net = (0, 0) if cancelled else (sums.tax_retail, sums.tax_net)
         lines.append(
             StatementLine(
@@ -292,6 +316,8 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
                 status=status,
                 currency=currency,
                 precision=sums.precision,
+                original=retail + discount,
+                discount=discount,
                 retail=retail,
                 net=net,
                 commission=retail - net,
@@ -304,22 +330,32 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
     return lines
 
 
+def per_currency(totals: Iterable[Total]) -> tuple[Total, ...]:
+    """`totals` added up per currency (in order of currency code): several statements' together."""
+    sums: dict[str | None, Total] = {}
+    for total in totals:
+        found = sums.get(total.currency)
+        sums[total.currency] = total if found is None else found.plus(total)
+    return tuple(sums[key] for key in sorted(sums, key=lambda currency: currency or ""))
+
+
 def totals_of(lines: Iterable[StatementLine]) -> tuple[Total, ...]:
     """One total per currency (in order of currency code): the sums of its lines, and their count."""
-    totals: dict[str | None, Total] = {}
-    for line in lines:
-        found = totals.get(line.currency) or Total(line.currency, line.precision, 0, 0, 0, 0)
-        totals[line.currency] = Total(
+    return per_currency(
+        Total(
             line.currency,
-            found.precision,
-            found.retail + line.retail,
-            found.net + line.net,
-            found.commission + line.commission,
-            found.count + 1,
-            found.tax_retail + line.tax_retail,
-            found.tax_net + line.tax_net,
+            line.precision,
+            line.retail,
+            line.net,
+            line.commission,
+            1,
+            line.tax_retail,
+            line.tax_net,
+            line.original,
+            line.discount,
         )
-    return tuple(totals[key] for key in sorted(totals, key=lambda currency: currency or ""))
+        for line in lines
+    )
 
 
 def statement_lines(

@@ -51,6 +51,14 @@ class StatementService:
             reseller_address=contract.reseller_address,
         )
 
+    async def sold_in(self, catalog: Catalog, month: Month) -> list[Statement]:
+        """The statements of `month` that have a line, one per connection (revoked ones too:
+        they may have sold in it), in the order the connections were made."""
+        async with self._db.transaction(write=False) as conn:
+            connections = await connections_repo.list_connections(conn)
+        found = [await self.of(catalog, connection, month) for connection in connections]
+        return [statement for statement in found if statement.lines]
+
     async def months(self, catalog: Catalog, connection: Connection) -> list[Statement]:
         """The statements of the connection's newest months with bookings, newest first."""
         async with self._db.transaction(write=False) as conn:

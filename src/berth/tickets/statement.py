@@ -1,8 +1,9 @@
 """The PDF of a connection's monthly statement (reportlab), in the tickets' house style: their
 fonts, colours and band, landscape so that a line fits on one row. The supplier's name and
 address head it, then the reseller, the period, when it was made, the payment terms and who owes
-whom, the lines (a table repeated under the band on every page: what each includes, its tax and
-the rate applied) and the totals per currency. Every page's foot names the reseller and says
+whom, the lines (a table repeated under the band on every page: what each includes, its retail
+before and after the discount of its offer, its tax and the rate applied) and the totals per
+currency. Every page's foot names the reseller and says
 "Page N of M"."""
 
 from __future__ import annotations
@@ -36,36 +37,45 @@ FIRST_AMOUNT = 6  # the columns from Retail on are amounts, right-aligned
 
 
 def columns(statement: Statement) -> tuple[str, ...]:
-    """The table's columns; Rate: the commission (or margin) as a percentage of retail."""
+    """The table's columns; Original - Discount = Retail (before and after the booking's offer);
+    Rate: the commission (or margin) as a percentage of retail."""
     margin = statement.margin_label
     return (
         "Reference", "Travel", "Product · option", "Units · includes", "Status", "Currency",
-        "Retail", "Tax in retail", "Net", "Tax in net", margin, "Rate",
+        "Original", "Discount", "Retail", "Tax in retail", "Net", "Tax in net", margin, "Rate",
     )  # fmt: skip
 
 
-# The columns' shares of the frame's width (A4 or Letter).
-SHARES = (28, 24, 38, 36, 22, 22, 19, 17, 19, 17, 27, 16)
+# The columns' widths in points, the same on A4 and Letter: a date, a status word, a column's
+# name and an amount up to 10000.00 fit on a line. Product · option and Units · includes (None)
+# share what the others leave, 55 to 45.
+WIDTHS = (58, 53, None, None, 55, 47, 46, 46, 46, 42, 46, 42, 61, 40)
+SHARES = (55, 45)
 FRAME_PADDING = 6  # points, each side: reportlab's default
-CELL_PADDING = 6  # points, left and right: reportlab's default
+CELL_PADDING = 3  # points, left and right: half reportlab's default, for fourteen columns
 FONT_SIZE = 8
 CHUNK_ROWS = 100
 
 
-def _cell(text: str, width: float) -> str:
+def _cell(text: str, width: float, font: str = REGULAR) -> str:
     """`text` as lines that fit `width` at the lines' size, broken at spaces and inside a word
     longer than a line: a table sets a cell's lines as they are. (Plain lines rather than a
     Paragraph per cell: a Paragraph costs several times as much to make, measure and draw.)"""
     lines = []
-    for line in simpleSplit(clean(text, 200), REGULAR, FONT_SIZE, width):
-        while len(line) > 1 and stringWidth(line, REGULAR, FONT_SIZE) > width:
+    for line in simpleSplit(clean(text, 200), font, FONT_SIZE, width):
+        while len(line) > 1 and stringWidth(line, font, FONT_SIZE) > width:
             cut = len(line) - 1
-            while cut > 1 and stringWidth(line[:cut], REGULAR, FONT_SIZE) > width:
+            while cut > 1 and stringWidth(line[:cut], font, FONT_SIZE) > width:
                 cut -= 1
             lines.append(line[:cut])
             line = line[cut:]
         lines.append(line)
     return "\n".join(lines)
+
+
+def _room(widths: list[float]) -> list[float]:
+    """What a cell of each column has for its text, inside its padding."""
+    return [w - 2 * CELL_PADDING for w in widths]
 
 
 def _row(line: StatementLine, widths: list[float]) -> list[str]:
@@ -74,14 +84,16 @@ def _row(line: StatementLine, widths: list[float]) -> list[str]:
     if line.travel_time:
         travel += f" {line.travel_time}"
     net = amount_text(line.net, line.precision) + (" *" if line.net_missing else "")
-    room = [w - 2 * CELL_PADDING for w in widths]
+    room = _room(widths)
     return [
         _cell(reference, room[0]),
         _cell(travel, room[1]),
         _cell(f"{line.product} · {line.option}", room[2]),
         _cell("; ".join((line.units_text, *line.includes)), room[3]),
-        line.status.value.replace("_", " "),
+        _cell(line.status.value.replace("_", " "), room[4]),
         line.currency or "",
+        amount_text(line.original, line.precision),
+        amount_text(line.discount, line.precision),
         amount_text(line.retail, line.precision),
         amount_text(line.tax_retail, line.precision),
         net,
@@ -95,6 +107,8 @@ def _total_row(total: Total) -> list[str]:
     return [
         f"Total, {total.count} line{'s' if total.count != 1 else ''}", "", "", "", "",
         total.currency or "",
+        amount_text(total.original, total.precision),
+        amount_text(total.discount, total.precision),
         amount_text(total.retail, total.precision),
         amount_text(total.tax_retail, total.precision),
         amount_text(total.net, total.precision),
@@ -105,13 +119,16 @@ def _total_row(total: Total) -> list[str]:
 
 
 def _widths(width: float) -> list[float]:
-    return [width * share / sum(SHARES) for share in SHARES]
+    left = width - sum(w for w in WIDTHS if w is not None)
+    shares = iter(SHARES)
+    return [w if w is not None else left * next(shares) / sum(SHARES) for w in WIDTHS]
 
 
 def _header(statement: Statement, widths: list[float]) -> Table:
     """The columns' names, in the band's colours: above the lines on the first page, and drawn
     by the page's decoration at the top of every later one."""
-    header = Table([list(columns(statement))], colWidths=widths)
+    names = [_cell(name, room, BOLD) for name, room in zip(columns(statement), _room(widths), strict=True)]
+    header = Table([names], colWidths=widths)
     header.setStyle(
         TableStyle(
             [
@@ -119,15 +136,21 @@ def _header(statement: Statement, widths: list[float]) -> Table:
                 ("TEXTCOLOR", (0, 0), (-1, -1), white),
                 ("BACKGROUND", (0, 0), (-1, -1), BAND),
                 ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("VALIGN", (0, 0), (-1, -1), "BOTTOM"),
+                *_PADDING,
             ]
         )
     )
     return header
 
 
+_PADDING = (
+    ("LEFTPADDING", (0, 0), (-1, -1), CELL_PADDING),
+    ("RIGHTPADDING", (0, 0), (-1, -1), CELL_PADDING),
+)
 _LINES = TableStyle(
     [
+        *_PADDING,
         ("FONT", (0, 0), (-1, -1), REGULAR, FONT_SIZE, 10),
         ("TEXTCOLOR", (0, 0), (-1, -1), INK),
         ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
@@ -156,6 +179,7 @@ def _tables(statement: Statement, width: float) -> list[Flowable]:
                     ("TEXTCOLOR", (0, 0), (-1, -1), INK),
                     ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
                     ("LINEABOVE", (0, 0), (-1, 0), 1, INK),
+                    *_PADDING,
                     *(("SPAN", (0, row), (4, row)) for row in range(len(statement.totals))),
                 ]
             )

@@ -1,14 +1,14 @@
 """The payments ledger as CSV, through the one CSV writer (views.exports): its movements, with
 the columns a supplier matches to Stripe's balance and payout reports (the provider's id, the
 type, the signed gross in the currency's units, the time in UTC), and a month's sales report
-per channel."""
+per channel: the money that moved, then what each channel sold as its statement counts it."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 
-from berth.domain.ledger import ChannelSales, Movement
-from berth.domain.statements import Month, amount_value
+from berth.domain.ledger import ChannelLine, ChannelSales, Movement
+from berth.domain.statements import Month, Total, amount_value
 from berth.translations import currency_precision
 from berth.views.exports import Row, csv_file
 
@@ -17,7 +17,12 @@ MOVEMENTS_HEADER = (
     "Channel", "Method", "Status", "Provider", "Berth id", "Desk reference", "Reason", "Failure reason",
     "By",
 )  # fmt: skip
-SALES_HEADER = ("Month", "Channel", "Currency", "Payments", "Gross", "Refunds", "Refunded", "Net of refunds")
+# The money that moved, then what was sold (the statements' totals; Original - Discount = Retail,
+# Commission = Retail - Net).
+SALES_HEADER = (
+    "Month", "Channel", "Currency", "Payments", "Gross", "Refunds", "Refunded", "Net of refunds",
+    "Bookings sold", "Original", "Discount", "Retail", "Net", "Commission",
+)  # fmt: skip
 
 
 def utc_text(movement: Movement) -> str:
@@ -61,7 +66,27 @@ def movements_csv(
     return csv_file(MOVEMENTS_HEADER, _movement_rows(batches, channels))
 
 
-def sales_rows(month: Month, lines: list[ChannelSales], channels: Mapping[str, str]) -> list[Row]:
+def _moved_cells(moved: ChannelSales | None, precision: int) -> Row:
+    if moved is None:
+        return [0, amount_value(0, precision), 0, amount_value(0, precision), amount_value(0, precision)]
+    return [
+        moved.payments,
+        amount_value(moved.gross, precision),
+        moved.refunds,
+        amount_value(moved.refunded, precision),
+        amount_value(moved.net, precision),
+    ]
+
+
+def _sold_cells(sold: Total | None, precision: int) -> Row:
+    if sold is None:
+        return [0, *(amount_value(0, precision) for _ in range(5))]
+    amounts = (sold.original, sold.discount, sold.retail, sold.net, sold.commission)
+    return [sold.count, *(amount_value(amount, sold.precision) for amount in amounts)]
+
+
+def sales_rows(month: Month, lines: list[ChannelLine], channels: Mapping[str, str]) -> list[Row]:
+    """A row per line, at zero where the channel took no money, or sold nothing, in the currency."""
     rows: list[Row] = []
     for line in lines:
         precision = currency_precision(line.currency)
@@ -70,11 +95,8 @@ def sales_rows(month: Month, lines: list[ChannelSales], channels: Mapping[str, s
                 str(month),
                 channels.get(line.connection_id, line.connection_id),
                 line.currency,
-                line.payments,
-                amount_value(line.gross, precision),
-                line.refunds,
-                amount_value(line.refunded, precision),
-                amount_value(line.net, precision),
+                *_moved_cells(line.moved, precision),
+                *_sold_cells(line.sold, precision),
             ]
         )
     return rows
@@ -84,6 +106,6 @@ async def _once(rows: list[Row]) -> AsyncIterator[Iterable[Row]]:
     yield rows
 
 
-def sales_csv(month: Month, lines: list[ChannelSales], channels: Mapping[str, str]) -> AsyncIterator[bytes]:
+def sales_csv(month: Month, lines: list[ChannelLine], channels: Mapping[str, str]) -> AsyncIterator[bytes]:
     """A month's sales report as a CSV file: one line per channel and currency."""
     return csv_file(SALES_HEADER, _once(sales_rows(month, lines, channels)))

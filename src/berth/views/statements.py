@@ -25,12 +25,13 @@ def statement_file_name(statement: Statement) -> str:
 
 
 def csv_header(statement: Statement) -> tuple[str, ...]:
-    """The CSV's columns; retail - net is the commission, or under a net rate the margin."""
+    """The CSV's columns; retail - net is the commission, or under a net rate the margin;
+    Original - Discount = Retail (the retail before and after the booking's offer)."""
     margin = statement.margin_label
     return (
         "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
-        "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Retail", "Net", margin,
-        f"{margin} %", "Tax in retail", "Tax in net", "Net missing",
+        "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Original", "Discount",
+        "Retail", "Net", margin, f"{margin} %", "Tax in retail", "Tax in net", "Net missing",
     )  # fmt: skip
 
 
@@ -50,6 +51,8 @@ def _line_json(line: StatementLine) -> dict[str, Any]:
         "status": line.status.value,
         "currency": line.currency,
         "currencyPrecision": line.precision,
+        "original": line.original,
+        "discount": line.discount,
         "retail": line.retail,
         "net": line.net,
         "commission": line.commission,
@@ -65,6 +68,8 @@ def _total_json(total: Total) -> dict[str, Any]:
     return {
         "currency": total.currency,
         "currencyPrecision": total.precision,
+        "original": total.original,
+        "discount": total.discount,
         "retail": total.retail,
         "net": total.net,
         "commission": total.commission,
@@ -113,6 +118,8 @@ def statement_rows(lines: Iterable[StatementLine]) -> list[Row]:
             "; ".join(line.includes),
             line.status.value,
             line.currency or "",
+            amount_value(line.original, line.precision),
+            amount_value(line.discount, line.precision),
             amount_value(line.retail, line.precision),
             amount_value(line.net, line.precision),
             amount_value(line.commission, line.precision),

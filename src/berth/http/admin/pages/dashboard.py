@@ -53,13 +53,7 @@ async def occupancy_chart(me: Staff, local: Local) -> Chart:
 async def net_sales(me: Staff, local: Local) -> tuple[Month, list[Statement]]:
     """This month's statement (in the supplier's time zone) of every connection that sold in it."""
     month = Month.of(me.services.clock().astimezone(local.tz).date())
-    catalog = me.catalog.catalog
-    found = []
-    for connection in await me.services.connections.list():
-        statement = await me.services.statements.of(catalog, connection, month)
-        if statement.lines:
-            found.append(statement)
-    return month, found
+    return month, await me.services.statements.sold_in(me.catalog.catalog, month)
 
 
 @router.get("")

@@ -1,6 +1,6 @@
 """The payments ledger for staff: every payment and refund with its filters, totals and CSV
 export (to reconcile with Stripe's balance and payout reports), and the monthly sales report per
-channel beside the resellers' statements. Every staff role reads them; times are UTC, as
+channel: the money each took, and what each sold as its statement counts it. Every staff role reads them; times are UTC, as
 Stripe's reports write them."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from berth.domain.calendar import out_of_range, supported
 from berth.domain.errors import BadRequest
-from berth.domain.ledger import ChannelSales, Kind, currency_totals
+from berth.domain.ledger import ChannelLine, Kind, channel_lines, currency_totals, sold_totals
 from berth.domain.payments import PaymentStatus, RefundStatus
 from berth.domain.statements import Month
 from berth.http.admin.exports import csv_download, file_name
@@ -181,7 +181,10 @@ async def payments_export(
     return csv_download(movements_csv(me.services.ledger.export(where), await _channels(me)), name)
 
 
-def _by_name(lines: list[ChannelSales], channels: dict[str, str]) -> list[ChannelSales]:
+async def _report(me: Staff, month: Month, channels: dict[str, str]) -> list[ChannelLine]:
+    """The month's lines by channel name and currency: money moved, and sold (the statements)."""
+    sold = await me.services.statements.sold_in(me.catalog.catalog, month)
+    lines = channel_lines(await me.services.ledger.sales(month), sold)
     return sorted(
         lines, key=lambda line: (channels.get(line.connection_id, line.connection_id), line.currency)
     )
@@ -199,7 +202,8 @@ async def sales_page(request: Request, month: str = "", me: Staff = Depends(staf
     except BadRequest as exc:
         return redirect("/admin/sales", me, Notice("error", exc.message))
     channels = await _channels(me)
-    lines = _by_name(await me.services.ledger.sales(period), channels)
+    lines = await _report(me, period, channels)
+    moved = [line.moved for line in lines if line.moved is not None]
     previous = Month(period.year - 1, 12) if period.month == 1 else Month(period.year, period.month - 1)
     days = {"from": period.first.isoformat(), "to": period.last.isoformat()}
     return page(
@@ -210,9 +214,12 @@ async def sales_page(request: Request, month: str = "", me: Staff = Depends(staf
         month=period,
         previous=previous,
         following=period.next,
-        lines=lines,
-        totals=currency_totals(lines),
+        sold=[line for line in lines if line.sold is not None],
+        sold_totals=sold_totals(lines),
+        lines=moved,
+        totals=currency_totals(moved),
         channels=channels,
+        basis=me.services.statements.basis.value,
         months=await me.services.ledger.months(),
         payments_url=lambda **more: "/admin/payments?" + urlencode({**days, "status": "succeeded", **more}),
     )
@@ -225,5 +232,5 @@ async def sales_export(month: str = "", me: Staff = Depends(staff)) -> Response:
     except BadRequest as exc:
         return redirect("/admin/sales", me, Notice("error", f"Nothing exported: {exc.message}"))
     channels = await _channels(me)
-    lines = _by_name(await me.services.ledger.sales(period), channels)
+    lines = await _report(me, period, channels)
     return csv_download(sales_csv(period, lines, channels), f"sales-{period}.csv")
