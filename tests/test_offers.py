@@ -12,7 +12,7 @@ import pytest
 from berth.container import Services
 from berth.domain.staff import COMMAND_LINE
 from tests.bookings_helpers import GUEST, KAYAK, TOUR, reservation
-from tests.conftest import KEY_B, auth
+from tests.conftest import ADMIN, KEY_B, auth
 from tests.ventrata_schema import problems
 
 OFFERS = "octo/offers, octo/pricing"
@@ -364,3 +364,18 @@ async def test_each_booking_of_an_order_takes_its_own_code(
     )
     assert refused_order.status_code == 400 and refused_order.json()["error"] == "INVALID_OFFER_CODE"
     assert "ONCE" in refused_order.json()["errorMessage"]
+
+
+async def test_a_sale_through_an_offer_shows_its_discount_on_the_statement(
+    client: httpx.AsyncClient, offered: Services
+) -> None:
+    booking = await booked(client, reservation(("adult", "child"), offerCode="SPRING10"))
+    confirmed = await post(client, f"/octo/bookings/{booking['uuid']}/confirm", {"contact": GUEST})
+    assert confirmed.status_code == 200, confirmed.text
+    ids = {c["name"]: c["id"] for c in (await client.get("/admin/api/connections", headers=ADMIN)).json()}
+    statement = await client.get(
+        f"/admin/api/connections/{ids['Reseller A']}/statements/2026-06", headers=ADMIN
+    )
+    assert statement.status_code == 200, statement.text
+    (line,) = statement.json()["lines"]
+    assert (line["original"], line["discount"], line["retail"]) == (4000, 250, 3750)
