@@ -35,6 +35,7 @@ from berth.http.octo.availability import router as octo_availability_router
 from berth.http.octo.bookings import router as octo_bookings_router
 from berth.http.octo.catalog import router as octo_catalog_router
 from berth.http.octo.common import bearer
+from berth.http.octo.gifts import router as octo_gifts_router
 from berth.http.octo.mappings import router as octo_mappings_router
 from berth.http.octo.offers import router as octo_offers_router
 from berth.http.octo.orders import router as octo_orders_router
@@ -108,7 +109,7 @@ def create_app(
     app.include_router(shop_router)
     octo_routers = (
         octo_catalog_router, octo_availability_router, octo_bookings_router, octo_orders_router,
-        octo_webhooks_router, octo_mappings_router, octo_resources_router, octo_offers_router,
+        octo_webhooks_router, octo_mappings_router, octo_resources_router, octo_offers_router, octo_gifts_router,
     )  # fmt: skip
     for router in octo_routers:
         app.include_router(router, prefix="/octo", tags=["octo"], dependencies=[Depends(bearer)])

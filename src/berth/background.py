@@ -42,9 +42,10 @@ def log_start(process: str, settings: Settings) -> None:
 
 
 async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
-    """Until `stop` is set: mark due holds EXPIRED every `expiry_sweep_seconds`, and record
-    (and announce) the allotment blocks whose release time has come. Reads never count an
-    expired hold or a block past its release anyway; this makes the stored state catch up."""
+    """Until `stop` is set: mark due holds EXPIRED every `expiry_sweep_seconds` (gift vouchers'
+    holds and vouchers past their validity too), and record (and announce) the allotment blocks
+    whose release time has come. Reads never count an expired hold or a block past its release
+    anyway; this makes the stored state catch up."""
     interval = services.settings.expiry_sweep_seconds
     while not stop.is_set():
         try:
@@ -52,6 +53,9 @@ async def sweep_expired_holds(services: Services, stop: asyncio.Event) -> None:
             expired = await services.orders.expire_due(catalog) + await services.expiry.expire_due()
             if expired:
                 log.info("expired holds", count=expired)
+            gifts = await services.gifts.expire_due()
+            if gifts:
+                log.info("expired gifts", count=gifts)
             released = await services.allotments.release_due(catalog)
             if released:
                 log.info("allotment blocks released", count=released)

@@ -21,6 +21,7 @@ from berth.capabilities.resources.policy import ResourcePolicy
 from berth.capabilities.resources.service import ResourceService
 from berth.capabilities.webhooks.service import WebhookService
 from berth.delivery.fanout import WebhookFanout
+from berth.delivery.mail.gift_letter import GiftLetters
 from berth.delivery.mail.outbox import GuestMail
 from berth.delivery.mail.worker import MailWorker
 from berth.delivery.worker import DeliveryWorker
@@ -44,6 +45,7 @@ from berth.services.clock import Clock, system_clock
 from berth.services.connections import ConnectionService
 from berth.services.contracts import ContractService
 from berth.services.departures import DepartureService
+from berth.services.gifts import GiftService
 from berth.services.guessing import GuessingGuard
 from berth.services.ledger import LedgerService
 from berth.services.limits import RateLimiter, seconds_of
@@ -96,6 +98,7 @@ class Services:
     payments: Payments
     ledger: LedgerService
     offers: OffersService
+    gifts: GiftService
     # Requests stopped at their deadline that are still unwinding (rolling back) in the
     # background; closing waits for them before it closes the database.
     unwinding: set[asyncio.Task[None]] = field(default_factory=set)
@@ -168,6 +171,9 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         database, settings, clock, catalog, connections, contracts, bookings, packages, answers
     )
     mail.links = shop
+    gifts = GiftService(database, settings, clock, catalog, box)
+    gifts.notices = mail
+    mail.gifts = GiftLetters(database, catalog, box, settings.ticket_paper)
     return Services(
         settings=settings,
         database=database,
@@ -201,4 +207,5 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         payments=Payments(database, settings, clock, steps, catalog, provider),
         ledger=LedgerService(database, clock),
         offers=offers,
+        gifts=gifts,
     )

@@ -68,6 +68,18 @@ class Settings(BaseSettings):
         default=False,
         description="DEBUG ONLY: check capacity outside the slot lock. Exists so a test can show the race it closes.",
     )
+    debug_disable_gift_lock: bool = Field(
+        default=False,
+        description="DEBUG ONLY: redeem gift vouchers without locking them. Exists so a test can show the race "
+        "it closes.",
+    )
+    gift_validity_months: int = Field(
+        default=36,
+        ge=1,
+        le=1200,
+        description="How long a gift voucher can be spent: this many months after it is issued (confirmed); "
+        "what is left then expires",
+    )
     retry_schedule: str = Field(
         default="5,60,300,1800,7200,18000,36000,43200,43200,43200,43200,43200",
         description="Seconds between delivery attempts (about 3.3 days in all by default)",

@@ -13,6 +13,7 @@ from berth.capabilities.content.fields import ContentCapability
 from berth.capabilities.extras.catalog_rules import ExtraRules
 from berth.capabilities.extras.editor import EDITOR_PARTS as EXTRAS_EDITOR
 from berth.capabilities.extras.fields import ExtrasCapability
+from berth.capabilities.gifts.fields import GiftsCapability
 from berth.capabilities.ids import MAPPINGS, MAPPINGS_ALIAS
 from berth.capabilities.mappings.fields import MappingsCapability
 from berth.capabilities.offers.fields import OffersCapability
@@ -72,6 +73,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     QuestionsCapability(),
     ExtrasCapability(),
     OffersCapability(),  # after octo/pricing: it adds to the pricing objects
+    GiftsCapability(),
 )
 BY_ID: dict[str, Capability] = {c.id: c for c in CAPABILITIES}
 ALIASES: dict[str, str] = {MAPPINGS_ALIAS: MAPPINGS}

@@ -152,6 +152,8 @@ class Contract(_Model):
     # A paying channel (the web shop): its bookings are confirmed only for a captured card
     # payment of their price (docs/payments.md), never by a confirm call alone.
     takes_payment: bool = False
+    # May sell gift vouchers (octo/gifts), at the face value less the rate's commission.
+    sells_gifts: bool = False
     notes: Annotated[str, Field(max_length=5000)] = ""
 
     @field_validator("products", mode="before")
@@ -213,6 +215,14 @@ def _half_up(value: Decimal) -> int:
 def commission_price(price: Price, percent: Decimal) -> Price:
     """`price` less a commission of `percent` of its retail, rounded half up."""
     return with_net(price, price.retail - _half_up(Decimal(price.retail) * percent / 100))
+
+
+def gift_net(amount: int, contract: Contract) -> int:
+    """What a connection owes for a gift voucher of `amount` it sold: the amount less the
+    contract's commission (rounded half up, as a price's). A net price list names products'
+    prices, and a gift is none: under one, and without a commission, the net is the amount."""
+    percent = contract.rate.commission
+    return amount if percent is None else amount - _half_up(Decimal(amount) * percent / 100)
 
 
 def _overlap(
@@ -362,7 +372,7 @@ def parse_contract(data: Any) -> Contract:
     if not isinstance(data, dict):
         raise BadRequest(
             "A contract is a mapping (products, rate, validFrom, validUntil, paymentTerms, resellerAddress, notes, "
-            "allotments, stopSells)"
+            "allotments, stopSells, sellsGifts)"
         )
     try:
         return Contract.model_validate(data)

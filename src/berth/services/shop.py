@@ -52,6 +52,7 @@ SHOP_CONTRACT = {
     "rate": {"commission": 0},
     "boxOffice": True,
     "takesPayment": True,
+    "sellsGifts": True,
     "notes": "The supplier's own web shop (/shop): sold at retail, paid by card.",
 }
 # How long a process trusts what it read of the shop's connection (a revocation elsewhere

@@ -21,7 +21,8 @@ FAILED = "failed"  # given up after the retry schedule
 UNDELIVERABLE = "undeliverable"  # no valid address: never sent, `error` says why
 STATUSES = (PENDING, SENDING, SENT, MAILBOX, FAILED, UNDELIVERABLE)
 RECEIPT = "receipt"
-KINDS = (RECEIPT, "cancelled", "changed")
+GIFT_VOUCHER = "gift voucher"  # a gift voucher issued (octo/gifts), its PDF attached
+KINDS = (RECEIPT, "cancelled", "changed", GIFT_VOUCHER)
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,14 @@ class NewMessage:
     order_id: str | None
     requested_by: str
     facts: dict[str, Any]
+    gift_id: str | None = None  # a gift voucher's email (octo/gifts): no booking, no order
+
+
+def subject_key(new: NewMessage) -> str:
+    """What a message is about: a guest gets the messages of one subject in the order queued."""
+    if new.gift_id is not None:
+        return f"gift:{new.gift_id}"
+    return f"booking:{new.booking_id}" if new.booking_id else f"order:{new.order_id}"
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,8 @@ class Written:
     text_body: str
     html_body: str
     error: str | None = None  # set: it cannot be sent (no valid address)
-    # The PDFs it attaches, rendered when it is sent: [{"bookingId": ..., "filename": ...}]
+    # The PDFs it attaches, rendered when it is sent: [{"bookingId": ..., "filename": ...}], or a
+    # gift voucher's [{"giftId": ..., "filename": ...}]
     attachments: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -69,6 +79,7 @@ class Message:
     sent_at: datetime | None
     written: Written | None  # None until the worker has written it
     attachments: list[dict[str, str]]
+    gift_id: str | None = None
 
     @property
     def recipient(self) -> str | None:
@@ -95,7 +106,7 @@ def _message(row: Any) -> Message:
         id=row.id, sequence=row.sequence, kind=row.kind, booking_id=row.booking_id, order_id=row.order_id,
         requested_by=row.requested_by, facts=dict(row.facts), status=row.status, attempts=row.attempts,
         error=row.error, created_at=row.created_at, next_attempt_at=row.next_attempt_at, sent_at=row.sent_at,
-        written=written, attachments=list(row.attachments),
+        written=written, attachments=list(row.attachments), gift_id=row.gift_id,
     )  # fmt: skip
 
 
@@ -106,7 +117,8 @@ async def add_message(conn: DbConnection, new: NewMessage, now: datetime) -> Non
             kind=new.kind,
             booking_id=new.booking_id,
             order_id=new.order_id,
-            subject_key=f"booking:{new.booking_id}" if new.booking_id else f"order:{new.order_id}",
+            gift_id=new.gift_id,
+            subject_key=subject_key(new),
             requested_by=new.requested_by[:254],
             facts=new.facts,
             attachments=[],
@@ -270,6 +282,16 @@ async def messages_of(conn: DbConnection, booking_id: str, order_id: str | None)
     if order_id is not None:
         whose = or_(whose, mail_messages.c.order_id == order_id)
     rows = await conn.execute(select(mail_messages).where(whose).order_by(mail_messages.c.sequence.desc()))
+    return [_message(row) for row in rows]
+
+
+async def messages_of_gift(conn: DbConnection, gift_id: str) -> list[Message]:
+    """A gift voucher's messages, newest first."""
+    rows = await conn.execute(
+        select(mail_messages)
+        .where(mail_messages.c.gift_id == gift_id)
+        .order_by(mail_messages.c.sequence.desc())
+    )
     return [_message(row) for row in rows]
 
 

@@ -561,7 +561,8 @@ mail_messages = Table(
     Column("kind", String(16), nullable=False),
     Column("booking_id", String(36), nullable=True),
     Column("order_id", String(36), nullable=True),
-    Column("subject_key", String(60), nullable=False),  # booking:ID or order:ID: sent in order
+    Column("gift_id", String(36), nullable=True),  # a gift voucher's email (octo/gifts)
+    Column("subject_key", String(60), nullable=False),  # booking:ID, order:ID or gift:ID: sent in order
     Column("recipient", String(320), nullable=True),
     Column("recipient_name", String(200), nullable=True),
     Column("language", String(35), nullable=True),
@@ -581,6 +582,7 @@ mail_messages = Table(
     Index("ix_mail_messages_due", "status", "next_attempt_at"),
     Index("ix_mail_messages_booking_id", "booking_id"),
     Index("ix_mail_messages_order_id", "order_id"),
+    Index("ix_mail_messages_gift_id", "gift_id"),
     Index("ix_mail_messages_subject", "subject_key", "sequence"),
 )
 
@@ -695,4 +697,57 @@ shop_bookings = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_shop_bookings_session_hash", "session_hash"),
     Index("ix_shop_bookings_address", "address"),
+)
+
+# Gift vouchers (octo/gifts, domain.gifts): sold by a connection like a booking (its uuid an
+# idempotency key), their code kept as a digest (what finds it) and sealed (what shows it).
+gifts = Table(
+    "gifts",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("connection_id", String(36), ForeignKey("connections.id"), nullable=False),
+    Column("uuid", String(64), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("supplier_reference", String(16), nullable=False, unique=True),
+    Column("reseller_reference", String(1000), nullable=True),
+    Column("alias", String(1000), nullable=True),
+    Column("currency", String(3), nullable=False),
+    Column("currency_precision", Integer, nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("net", BigInteger, nullable=False),
+    Column("contact", JSONDocument, nullable=False),
+    Column("recipient", JSONDocument, nullable=True),
+    Column("message", Text, nullable=True),
+    Column("notes", Text, nullable=True),
+    Column("test_mode", Boolean, nullable=False),
+    Column("email_receipt", Boolean, nullable=False),
+    Column("settlement_method", String(16), nullable=False),
+    Column("request_fingerprint", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("confirmed_at", UTCDateTime, nullable=True),
+    Column("cancelled_at", UTCDateTime, nullable=True),
+    Column("cancellation_reason", Text, nullable=True),
+    Column("code_digest", String(64), nullable=True, unique=True),
+    Column("code_sealed", String(200), nullable=True),
+    Column("code_hint", String(4), nullable=True),
+    UniqueConstraint("connection_id", "uuid", name="uq_gifts_connection_uuid"),
+    Index("ix_gifts_status_expires", "status", "expires_at"),
+    Index("ix_gifts_connection_created", "connection_id", "created_at"),
+)
+
+# A gift's balance, as the ledger of its movements (domain.gifts): appended, never changed.
+gift_movements = Table(
+    "gift_movements",
+    metadata,
+    Column("sequence", Integer, primary_key=True, autoincrement=True),
+    Column("gift_id", String(36), ForeignKey("gifts.id"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("booking_id", String(36), ForeignKey("bookings.id"), nullable=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("actor", String(254), nullable=False),
+    Index("ix_gift_movements_gift_id", "gift_id", "sequence"),
+    Index("ix_gift_movements_booking_id", "booking_id"),
 )

@@ -29,10 +29,12 @@ from berth.delivery.mail.compose import (
     why_cancelled,
     why_refunded,
 )
+from berth.delivery.mail.gift_letter import GiftLetters
 from berth.domain.bookings import Booking, BookingStatus, Contact
 from berth.domain.catalog import Catalog
 from berth.domain.checkin import TICKETS_CANCELLED
 from berth.domain.errors import BadRequest, NotFound, UnprocessableEntity
+from berth.domain.gifts import Gift
 from berth.domain.orders import Order, OrderStatus
 from berth.domain.staff import Actor
 from berth.domain.tickets import ISSUED, VOUCHER
@@ -46,7 +48,7 @@ from berth.services.tickets import IssuedTicket
 from berth.store import audit_repo, bookings_reads, bookings_repo, connections_repo, mail_repo, orders_repo
 from berth.store.connection import DbConnection, after_commit
 from berth.store.database import Database
-from berth.store.mail_repo import RECEIPT, Message, NewMessage, Written
+from berth.store.mail_repo import GIFT_VOUCHER, RECEIPT, Message, NewMessage, Written
 
 CONFIRMED = (BookingStatus.CONFIRMED, BookingStatus.PENDING)
 ORDER_CONFIRMED = (OrderStatus.CONFIRMED, OrderStatus.PENDING)
@@ -86,6 +88,8 @@ class ManageLinks(Protocol):
 class GuestMail:
     # The web shop's "manage my booking" links, set by the composition root.
     links: ManageLinks | None = None
+    # Gift vouchers' emails and PDFs (octo/gifts), set by the composition root.
+    gifts: GiftLetters | None = None
 
     def __init__(
         self, database: Database, clock: Clock, catalogs: CatalogService, loader: BookingLoader
@@ -131,12 +135,16 @@ class GuestMail:
         if after.email_receipt and after.status in ORDER_CONFIRMED and before.status not in ORDER_CONFIRMED:
             await self._queue(conn, RECEIPT, None, after.id, "reseller", {})
 
+    async def gift_issued(self, conn: DbConnection, gift: Gift, actor: str) -> None:
+        """A gift voucher issued with `emailReceipt`: its email, with the voucher attached."""
+        await self._queue(conn, GIFT_VOUCHER, None, None, actor, {}, gift_id=gift.id)
+
     async def _queue(
         self, conn: DbConnection, kind: str, booking_id: str | None, order_id: str | None, actor: str,
-        facts: dict[str, Any],
+        facts: dict[str, Any], gift_id: str | None = None,
     ) -> str:  # fmt: skip
         message_id = new_message_id()
-        new = NewMessage(message_id, kind, booking_id, order_id, actor, facts)
+        new = NewMessage(message_id, kind, booking_id, order_id, actor, facts, gift_id)
         await mail_repo.add_message(conn, new, self._clock())
         after_commit(conn, self.wakeup.set)
         return message_id
@@ -217,6 +225,11 @@ class GuestMail:
         return batch
 
     async def write(self, conn: DbConnection, message: Message) -> Written:
+        if message.gift_id is not None:
+            written = await self.gifts.write_in(conn, message) if self.gifts is not None else None
+            if written is None:
+                raise Unwritable(f"gift {message.gift_id} is no longer stored, or was never issued")
+            return written
         catalog = (await self._catalogs.snapshot_in(conn)).catalog
         order: Order | None = None
         if message.booking_id is not None:
@@ -302,6 +315,10 @@ class GuestMail:
     async def messages_of(self, booking: Booking) -> list[Message]:
         async with self._db.transaction(write=False) as conn:
             return await mail_repo.messages_of(conn, booking.id, booking.order_id)
+
+    async def messages_of_gift(self, gift_id: str) -> list[Message]:
+        async with self._db.transaction(write=False) as conn:
+            return await mail_repo.messages_of_gift(conn, gift_id)
 
     async def message(self, message_id: str) -> Message:
         async with self._db.transaction(write=False) as conn:

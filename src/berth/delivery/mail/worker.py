@@ -190,10 +190,16 @@ class MailWorker:
     async def _attachments(
         self, written: Written, issued: dict[str, IssuedTicket]
     ) -> list[tuple[str, bytes]]:
-        """The tickets' PDFs, rendered now; a booking no longer issued (cancelled since) has none.
+        """The tickets' PDFs (a gift voucher's), rendered now; a booking no longer issued
+        (cancelled since) has none, nor a voucher cancelled or expired.
         A booking read to write the email out now is not read again."""
         found = []
         for attachment in written.attachments:
+            if "giftId" in attachment:
+                voucher = await self._mail.gifts.pdf(attachment["giftId"]) if self._mail.gifts else None
+                if voucher is not None:
+                    found.append((attachment["filename"], voucher))
+                continue
             booking_id = attachment["bookingId"]
             ticket = issued.get(booking_id)
             tickets = (

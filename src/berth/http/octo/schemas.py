@@ -26,6 +26,7 @@ class OctoErrorBody(BaseModel):
     pickupPointId: str | None = None
     questionId: str | None = None
     extraId: str | None = None
+    giftCode: str | None = Field(default=None, description="octo/gifts: the code that cannot pay")
 
 
 class SupplierContactOut(BaseModel):
@@ -398,6 +399,68 @@ class CancellationOut(BaseModel):
     refund: str
     reason: str | None
     utcCancelledAt: str
+
+
+class CustomerContactOut(BaseModel):
+    """Ventrata's CustomerContact (a gift's buyer and recipient)."""
+
+    fullName: str | None
+    firstName: str | None
+    lastName: str | None
+    emailAddress: str | None
+    phoneNumber: str | None
+    locales: list[str]
+    postalCode: str | None
+    country: str | None
+    notes: str | None
+    taxId: str | None
+    title: str | None
+    streetAddress: str | None
+    city: str | None
+    state: str | None
+    allowMarketing: bool
+    company: str | None
+    age: int | None
+    birthdate: str | None
+
+
+class GiftOut(BaseModel):
+    """octo/gifts: a gift voucher (Ventrata's Gift); `amount` in minor units of `currency`. Its
+    code is `voucher.deliveryOptions`' QRCODE value while it can be spent."""
+
+    id: str
+    uuid: str
+    alias: str | None
+    status: str = Field(description="ON_HOLD, CONFIRMED, CANCELLED or EXPIRED")
+    testMode: bool | None
+    supplierReference: str
+    resellerReference: str | None
+    amount: int
+    currency: str
+    updatable: bool
+    confirmable: bool
+    cancellable: bool
+    cancellation: CancellationOut | None
+    contact: CustomerContactOut | None
+    recipient: CustomerContactOut | None
+    message: str | None
+    notes: str | None
+    deliveryMethods: list[str]
+    giftPayment: dict[str, Any] | None
+    requiredContactFields: list[str]
+    VisibleContactFields: list[str]
+    settlementMethod: str
+    agent: dict[str, Any] | None
+    reseller: dict[str, Any] | None
+    seller: dict[str, Any] | None
+    user: dict[str, Any] | None
+    utcCreatedAt: str
+    utcUpdatedAt: str
+    utcExpiresAt: str | None
+    utcConfirmedAt: str | None
+    utcRedeemedAt: str | None
+    voucher: TicketOut
+    pricing: PricingOut | None = Field(default=None, description="octo/pricing")
 
 
 class UnitItemOut(BaseModel):

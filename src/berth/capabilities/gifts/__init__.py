@@ -1,0 +1,1 @@
+"""octo/gifts: everything of this capability lives in this package."""
