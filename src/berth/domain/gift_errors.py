@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from berth.domain.errors import OctoError
@@ -37,14 +38,21 @@ class GiftCurrencyMismatch(OctoError):
         )
 
 
+def _money(amount: int, currency: str, precision: int) -> str:
+    return f"{currency} {Decimal(amount).scaleb(-precision):.{precision}f}"
+
+
 class GiftInsufficientBalance(OctoError):
+    """`balance` and `amount` (what was asked for) are echoed in minor units."""
+
     code = "GIFT_INSUFFICIENT_BALANCE"
 
-    def __init__(self, balance: int, wanted: int, currency: str) -> None:
+    def __init__(self, balance: int, wanted: int, currency: str, precision: int) -> None:
         message = (
             "The gift voucher has no balance left"
             if balance == 0
-            else f"The gift voucher has {balance} ({currency}, minor units) left, less than the {wanted} asked for"
+            else f"The gift voucher has {_money(balance, currency, precision)} left, less than the "
+            f"{_money(wanted, currency, precision)} asked for"
         )
         super().__init__(message, balance=balance, amount=wanted, currency=currency)
 

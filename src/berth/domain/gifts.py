@@ -202,7 +202,7 @@ def to_take(
         raise GiftCurrencyMismatch(gift.currency, currency)
     left = balance(movements)
     if left <= 0 or (exact and left < wanted):
-        raise GiftInsufficientBalance(max(left, 0), wanted, gift.currency)
+        raise GiftInsufficientBalance(max(left, 0), wanted, gift.currency, gift.currency_precision)
     return min(left, wanted)
 
 
