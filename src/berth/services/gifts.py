@@ -186,7 +186,7 @@ class GiftService:
         (BERTH_GIFT_VALIDITY_MONTHS from now) and, when asked for, the voucher's email. The
         details sent are applied first. Confirming a confirmed gift answers it as it is.
         `request_locales`: the request's Accept-Language, what the voucher is written in when
-        the contact names no locales."""
+        its buyer and recipient name no locales."""
         async with self._db.transaction(write=True) as conn:
             gift = await self._owned(conn, connection.id, uuid, lock=True)
             now = self._clock()
@@ -198,8 +198,12 @@ class GiftService:
                     uuid=uuid,
                 )
             changed = self._changed(gift, data, now)
-            if request_locales and not changed.contact.locales:
-                changed = replace(changed, contact=replace(changed.contact, request_locales=request_locales))
+            if request_locales:
+                changed = replace(
+                    changed,
+                    contact=_reading(changed.contact, request_locales),
+                    recipient=_reading(changed.recipient, request_locales) if changed.recipient else None,
+                )
             code = new_code()
             issued = replace(
                 changed,
@@ -391,6 +395,11 @@ class GiftService:
                 await gifts_repo.add_movement(conn, Movement(gift_id, MovementKind.EXPIRY, -kept, now, actor))
             given += kept
         return given
+
+
+def _reading(contact: Contact, request_locales: tuple[str, ...]) -> Contact:
+    """`contact` reading the confirming request's languages when it names none of its own."""
+    return contact if contact.locales else replace(contact, request_locales=request_locales)
 
 
 def _context(gift: Gift) -> str:

@@ -21,6 +21,7 @@ def voucher_page(gift: Gift, code: str, supplier: Supplier, words: Words) -> Tic
         TicketLine(words("For"), recipient) if recipient else None,
         TicketLine(words("From"), buyer) if buyer else None,
         TicketLine(words("Message"), gift.message[:MAX_TEXT]) if gift.message else None,
+        TicketLine(words("Gift code"), code),
         TicketLine(words("Reference"), gift.supplier_reference),
     ]
     return TicketPage(

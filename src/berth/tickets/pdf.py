@@ -146,9 +146,26 @@ def _draw_codes(canvas: Canvas, page: TicketPage, right: float, top: float) -> f
             _draw_bars(canvas, bars, left + (CODES_WIDTH - width) / 2, y, width, height)
     canvas.setFont(BOLD, 12)
     canvas.setFillColor(INK)
-    y -= 7 * mm
-    canvas.drawCentredString(left + CODES_WIDTH / 2, y, clean(page.code, 40))
+    for index, line in enumerate(_code_lines(clean(page.code, 40), CODES_WIDTH)):
+        y -= (5 if index else 7) * mm
+        canvas.drawCentredString(left + CODES_WIDTH / 2, y, line)
     return y
+
+
+def _code_lines(code: str, width: float) -> list[str]:
+    """The code as printed under its barcodes: one line, or, wider than the column (a gift
+    voucher's seven groups), broken after its dashes into lines that fit."""
+    lines: list[str] = []
+    for group in code.split("-"):
+        joined = f"{lines[-1]}-{group}" if lines else group
+        if lines and pdfmetrics.stringWidth(joined, BOLD, 12) <= width:
+            lines[-1] = joined
+        elif lines:
+            lines[-1] += "-"
+            lines.append(group)
+        else:
+            lines.append(group)
+    return lines
 
 
 def _fitted(text: str, font: str, size: float, width: float) -> str:

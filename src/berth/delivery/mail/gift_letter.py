@@ -103,11 +103,12 @@ class GiftLetters:
         return None if gift.code_sealed is None else self._box.open(gift.code_sealed, f"gift:{gift.id}")
 
     async def write_in(self, conn: DbConnection, message: Message) -> Written | None:
-        """The message's email, written out (None: its gift is gone, or was never issued)."""
+        """The message's email, written out (None: its gift is gone, or not to be spent: never
+        issued, cancelled or expired since)."""
         assert message.gift_id is not None
         gift = await gifts_repo.by_id(conn, message.gift_id)
         code = self._code(gift) if gift is not None else None
-        if gift is None or code is None:
+        if gift is None or code is None or gift.status is not GiftStatus.CONFIRMED:
             return None
         catalog = (await self._catalogs.snapshot_in(conn)).catalog
         return gift_written(gift, code, catalog)

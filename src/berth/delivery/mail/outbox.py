@@ -228,7 +228,9 @@ class GuestMail:
         if message.gift_id is not None:
             written = await self.gifts.write_in(conn, message) if self.gifts is not None else None
             if written is None:
-                raise Unwritable(f"gift {message.gift_id} is no longer stored, or was never issued")
+                raise Unwritable(
+                    f"gift {message.gift_id} is not to be spent (cancelled or expired since), or is gone"
+                )
             return written
         catalog = (await self._catalogs.snapshot_in(conn)).catalog
         order: Order | None = None
