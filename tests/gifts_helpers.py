@@ -73,12 +73,13 @@ def code_of(gift: dict[str, Any]) -> str:
     return code
 
 
-async def held_booking(services: Services, connection: str = KEY_A) -> str:
-    """A booking held on the booking tests' cruise: what a gift pays for."""
+async def held_booking(services: Services, day: int = 2) -> str:
+    """A booking of reseller A held on the booking tests' cruise (on the 10:00 of June `day`):
+    what a gift pays for."""
     catalog = (await services.catalog.snapshot()).catalog
-    booker = await services.connections.ensure("Reseller A", connection)
+    booker = await services.connections.ensure("Reseller A", KEY_A)
     reservation = ReserveInput(
-        product_id=TOUR["productId"], option_id=TOUR["optionId"], availability_id=SLOT,
+        product_id=TOUR["productId"], option_id=TOUR["optionId"], availability_id=SLOT.replace("06-02", f"06-{day:02d}"),
         unit_items=(UnitItemInput("adult"),), contact=Contact(),
     )  # fmt: skip
     held = await services.bookings.reserve(catalog, booker.id, reservation)

@@ -6,6 +6,7 @@ voucher, and the supplier's outstanding liability. Clock: 2026-06-01T08:00Z."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 
 import httpx
@@ -14,7 +15,7 @@ import pytest
 from berth.container import Services
 from berth.domain.audit import AuditFilter
 from berth.domain.gift_errors import GiftCurrencyMismatch, GiftInsufficientBalance, InvalidGiftCode
-from berth.domain.gifts import MovementKind
+from berth.domain.gifts import Movement, MovementKind
 from berth.domain.staff import COMMAND_LINE
 from tests.conftest import Clock
 from tests.gifts_helpers import answered, code_of, gift_body, held_booking, issued, refused, sell_gifts, send
@@ -41,8 +42,8 @@ async def reverse(services: Services, booking_id: str) -> int:
         return await services.gifts.reverse_in(conn, booking_id, services.clock())
 
 
-def kinds(movements: list[object]) -> list[tuple[str, int]]:
-    return [(m.kind.value, m.amount) for m in movements]  # type: ignore[attr-defined]
+def kinds(movements: Sequence[Movement]) -> list[tuple[str, int]]:
+    return [(m.kind.value, m.amount) for m in movements]
 
 
 async def test_a_voucher_pays_in_parts_and_never_more_than_it_holds(

@@ -164,7 +164,7 @@ async def test_unknown_and_foreign_gifts_do_not_exist(client: httpx.AsyncClient,
     mine = answered(await send(client, "POST", "/gifts", gift_body()))
     unknown = "9b1d2c3e-0000-4000-8000-000000000000"
     for method, path in (("GET", ""), ("PATCH", ""), ("POST", "/confirm"), ("POST", "/cancel")):
-        body = {} if method != "GET" else None
+        body: dict[str, object] | None = {} if method != "GET" else None
         refused(
             await send(client, method, f"/gifts/{unknown}{path}", body), "INVALID_GIFT_UUID", "does not exist"
         )
