@@ -20,7 +20,8 @@ decide otherwise (OCTO.md says which source wins), the schemas are adjusted, eac
   (OCTO.md §3.9), so when present it must be a boolean;
 - `CapabilityId` also takes the capability ids requirements.md names (`octo/resources`,
   `octo/rentals`, `vendor/mappings`): the requirements win over the core enum; and
-  `octo/extras`, which issue 22 asks for from the Ventrata document (its CapabilityId lists it);
+  `octo/extras`, which issue 22 asks for from the Ventrata document (its CapabilityId lists it),
+  and `octo/gifts`, which issue 51 asks for from the same document;
 - `Option.availabilityLocalStartTimes` may be empty: an OPENING_HOURS option has no start
   times, and the OCTO validator warns unless it is `[]` (OCTO.md §3.3; core says at least 1).
 """
@@ -40,7 +41,7 @@ DOCUMENT = Path(__file__).resolve().parent / "octo" / "octo-core.openapi.yaml"
 SHA256 = "cd5cb533e506bf04e09bf08404c565e9180a7ffe3ae17a0e3cf84f7d1705bf33"  # tests/octo/README.md
 CONTENT = "octo/content"
 SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
-REQUIREMENTS_CAPABILITIES = ["octo/resources", "octo/rentals", "vendor/mappings", "octo/extras"]
+REQUIREMENTS_CAPABILITIES = ["octo/resources", "octo/rentals", "vendor/mappings", "octo/extras", "octo/gifts"]
 DROPPED = {"nullable", "example", "examples", "description", "x-capability-data", "discriminator"}
 
 

@@ -63,7 +63,10 @@ def test_every_action_the_code_records_is_named() -> None:
         source = path.read_text(encoding="utf-8")
         if "audit_repo" not in source:  # only what writes the audit trail
             continue
-        kinds = "booking|payment|mapping|connection|webhook|delivery|departure|allotment|catalog|offers|staff|checkin|guessing"
+        kinds = (
+            "booking|payment|gift|mapping|connection|webhook|delivery|departure|allotment|catalog|offers|staff"
+            "|checkin|guessing"
+        )
         recorded.update(re.findall(rf"\"((?:{kinds})\.(?!html|yaml|csv|json)[a-z_]+)\"", source))
     assert recorded, "no audit action found in the code: the search above is wrong"
     assert recorded - set(ACTIONS) == set()

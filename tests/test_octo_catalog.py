@@ -224,6 +224,7 @@ async def test_capabilities_route(client: httpx.AsyncClient, listed: Services) -
         "octo/questions",
         "octo/extras",
         "octo/offers",
+        "octo/gifts",
     ]
     assert set(response.json()[0]) == {"id", "revision", "required", "dependencies", "docs"}
 

@@ -30,6 +30,7 @@ ACTIONS = {
     "booking.receipt": "Sent the guest a receipt of booking",
     "payment.refund": "Refunded a card payment of booking",
     "payment.desk": "Recorded a payment taken at the desk on booking",
+    "gift.cancel": "Cancelled gift voucher",
     "checkin.admit": "Admitted at the gate: booking",
     "checkin.undo": "Took back an admission of booking",
     "mapping.complete": "Mapped listing",
