@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from berth.capabilities.cart.orders import OrderService
 from berth.capabilities.extras.extension import ExtraExtension
+from berth.capabilities.gifts.payment import GiftPaymentExtension
 from berth.capabilities.offers.details import OfferDetails
 from berth.capabilities.offers.extension import OfferExtension
 from berth.capabilities.packages.availability import PackageAvailability
@@ -141,8 +142,15 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
     locks = slot_locks(database, disabled=settings.debug_disable_slot_lock)
     # Booking extensions: what capabilities keep of a booking beside the core's fields.
     offers = OffersService(database, clock, catalog, answers)
+    gifts = GiftService(database, settings, clock, catalog, box)
     extensions = BookingExtensions(
-        (PickupExtension(), QuestionExtension(), ExtraExtension(), OfferExtension(offers, clock))
+        (
+            PickupExtension(),
+            QuestionExtension(),
+            ExtraExtension(),
+            OfferExtension(offers, clock),
+            GiftPaymentExtension(gifts),
+        )
     )
     loader = BookingLoader(clock, policies, settings.tickets_url)
     # Capabilities' parts of a booking's details: the duration rented, a package's includes.
@@ -171,7 +179,6 @@ def build_services(settings: Settings, clock: Clock = system_clock) -> Services:
         database, settings, clock, catalog, connections, contracts, bookings, packages, answers
     )
     mail.links = shop
-    gifts = GiftService(database, settings, clock, catalog, box)
     gifts.notices = mail
     mail.gifts = GiftLetters(database, catalog, box, settings.ticket_paper)
     return Services(

@@ -223,6 +223,12 @@ def extension_fields(
     return found
 
 
+class GiftPaymentBody(Lenient):
+    giftCode: Annotated[str, Field(max_length=64)]
+    amount: Annotated[int, Field(ge=1, le=1_000_000_000_000)]
+    currency: Currency
+
+
 class _ExtensionFields(Lenient):
     """What a reservation, an update and a confirmation carry for booking extensions (read by
     `extension_fields` for the capabilities requested)."""
@@ -235,6 +241,7 @@ class _ExtensionFields(Lenient):
     questionAnswers: QuestionAnswers | None = None  # octo/questions
     extraItems: ExtraItems | None = None  # octo/extras
     offerCode: OfferCode | None = None  # octo/offers
+    giftPayment: GiftPaymentBody | None = None  # octo/gifts, on a confirmation
 
 
 class _BookingFields(_ExtensionFields):

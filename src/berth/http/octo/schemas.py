@@ -553,6 +553,9 @@ class BookingOut(BaseModel):
         default=None, description="octo/offers: always empty"
     )
     offer: OfferOut | None = Field(default=None, description="octo/offers: the booking's offer")
+    giftPayment: dict[str, object] | None = Field(
+        default=None, description="octo/gifts: what a gift voucher paid (giftCode: its last characters)"
+    )
     offers: list[OfferOut] | None = Field(
         default=None, description="octo/offers: the offers this booking's channel may use, usable or not"
     )

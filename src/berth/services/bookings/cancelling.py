@@ -60,6 +60,12 @@ class Cancelling(HoldingPlaces):
             updated_at=now,
         )
         await bookings_repo.save_booking(conn, cancelled, booking)
+        # What extensions hold for the booking and do not count from its status goes back with it.
+        await self.extensions.hold(
+            conn,
+            self.locks,
+            self._holding(details.product, details.option, details.slot, booking, cancelled, now),
+        )
         detail = {"reason": reason} if cause is None else {"reason": reason, "cause": cause}
         await self.changed(conn, catalog, booking, cancelled, "cancelled", actor, detail)
         return cancelled

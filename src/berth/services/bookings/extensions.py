@@ -10,7 +10,9 @@ stored with the booking (`Booking.extensions[key]`) in the step's transaction.
 An extension that counts against a stock of its own (octo/extras: an extra's pieces per
 departure) takes it in `hold`, inside the step's transaction after the booking's places, under
 the same slot lock row through the lock manager (`read_ahead` is its part of a reservation's
-read ahead, for `locks.NoLocks`); a booking releases it as it releases its places. `priceables`
+read ahead, for `locks.NoLocks`); a booking releases it as it releases its places. `hold` is also
+called when a booking is cancelled, for what an extension takes that is not counted from the
+booking's status (it gives it back there). `priceables`
 are the parts a booking is priced for beside its units (octo/extras: its pieces); `lines` may
 change the prices of a booking's lines once they are priced (octo/offers: its discount).
 
