@@ -123,3 +123,32 @@ async def test_a_voucher_pays_no_more_than_the_booking_costs(
     assert over.json()["errorMessage"] == "giftPayment.amount 5001 is more than the booking's price, 5000 EUR"
     wrong = await _confirm(client, booking["uuid"], {"giftCode": code, "amount": 100, "currency": "GBP"})
     assert wrong.json()["error"] == "GIFT_CURRENCY_MISMATCH", wrong.text
+
+
+async def test_an_orders_gift_payment_is_shared_over_its_bookings_in_order(
+    client: httpx.AsyncClient, bookable: Services
+) -> None:
+    code = await _voucher(client, 8000)
+    caps = f"octo/cart, {CAPS}"
+    bookings = [reservation(("adult", "adult")), reservation(("adult", "adult"))]
+    order = (
+        await client.post("/octo/orders", json={"bookings": bookings}, headers=auth(capabilities=caps))
+    ).json()
+    path = f"/octo/orders/{order['id']}/confirm"
+    too_much = await client.post(
+        path, json={"contact": GUEST, "giftPayment": {"giftCode": code, "amount": 10001, "currency": "EUR"}},
+        headers=auth(capabilities=caps),
+    )  # fmt: skip
+    assert (
+        too_much.status_code == 400
+        and "more than the order's price, 10000" in too_much.json()["errorMessage"]
+    )
+    paid = await client.post(
+        path, json={"contact": GUEST, "giftPayment": {"giftCode": code, "amount": 6000, "currency": "EUR"}},
+        headers=auth(capabilities=caps),
+    )  # fmt: skip
+    assert paid.status_code == 200, paid.text
+    assert [b["giftPayment"]["amount"] for b in paid.json()["bookings"]] == [5000, 1000]
+    rest = await _hold(client)
+    short = await _confirm(client, rest["uuid"], {"giftCode": code, "amount": 2001, "currency": "EUR"})
+    assert short.json()["error"] == "GIFT_INSUFFICIENT_BALANCE", short.text

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid as uuidlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 from sqlalchemy.exc import IntegrityError
 
-from berth.capabilities.ids import CART
+from berth.capabilities.ids import CART, GIFTS
 from berth.domain.bookings import (
     ENDED,
     Booking,
@@ -408,9 +408,13 @@ class OrderService:
         order_id: str,
         contact: Contact | None,
         email_receipt: bool | None,
+        *,
+        gift_payment: Mapping[str, Any] | None = None,
     ) -> OrderDetails:
         """Confirm every held booking of the order, or none: the first that cannot be confirmed
-        is named in the error and the transaction rolls back."""
+        is named in the error and the transaction rolls back. A `gift_payment` (octo/gifts'
+        `giftPayment`) pays its amount over the bookings in the order's order, each at most its
+        price (`gift_shares`)."""
         await self._steps.refresh()
         now = self._clock()
         async with self._db.transaction(write=True) as conn:
@@ -425,11 +429,16 @@ class OrderService:
             if not any(b.status is BookingStatus.ON_HOLD for b in members):
                 raise UnprocessableEntity(f"Order {order_id!r} has no bookings to confirm")
             lead = merge_contact(order.contact, contact) if contact else order.contact
+            shares = gift_shares(members, gift_payment) if gift_payment is not None else {}
             after: list[Booking] = []
             for booking in members:
                 if booking.status is BookingStatus.ON_HOLD:
                     try:
-                        data = ConfirmInput(contact=merge_contact(lead, booking.contact))
+                        share = shares.get(booking.id)
+                        extensions = {GIFTS: {"giftPayment": share}} if share is not None else {}
+                        data = ConfirmInput(
+                            contact=merge_contact(lead, booking.contact), extensions=extensions
+                        )
                         booking = await self._steps.confirm_in(conn, catalog, booking, data, now)
                     except OctoError as exc:
                         raise UnprocessableEntity(
@@ -563,3 +572,20 @@ def _moved_hold(changes: Sequence[Change], now: datetime) -> datetime | None:
         if held and after.expires_at != before.expires_at:
             return after.expires_at
     return None
+
+
+def gift_shares(members: Sequence[Booking], payment: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """An order's gift payment as each held booking's own: the amount over the bookings in the
+    order's order, each at most its price; refused when it is more than they cost together."""
+    left = int(payment["amount"])
+    held = [b for b in members if b.status is BookingStatus.ON_HOLD]
+    price = sum(line.price.retail for b in held for line in b.price_lines)
+    if left > price:
+        raise UnprocessableEntity(f"giftPayment.amount {left} is more than the order's price, {price}")
+    shares: dict[str, dict[str, Any]] = {}
+    for booking in held:
+        share = min(left, sum(line.price.retail for line in booking.price_lines))
+        if share > 0:
+            shares[booking.id] = {**payment, "amount": share}
+            left -= share
+    return shares

@@ -10,13 +10,13 @@ from pydantic import Field
 from starlette.responses import Response
 
 from berth.capabilities.cart.orders import OrderInput
-from berth.capabilities.ids import RENTALS, RESOURCES
+from berth.capabilities.ids import GIFTS, RENTALS, RESOURCES
 from berth.container import Services
 from berth.domain.bookings import Contact
 from berth.domain.languages import accepted_locales
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
-from berth.http.octo.requests import ContactBody, Currency, Lenient, ReserveBody, Text
+from berth.http.octo.requests import ContactBody, Currency, GiftPaymentBody, Lenient, ReserveBody, Text
 from berth.http.octo.schemas import ERROR_RESPONSES, OrderOut
 from berth.http.types import Flag, Whole
 from berth.read_models.orders import OrderDetails
@@ -47,6 +47,7 @@ class OrderBody(Lenient):
 class OrderConfirmBody(Lenient):
     contact: ContactBody | None = None
     emailReceipt: Flag | None = None
+    giftPayment: GiftPaymentBody | None = None  # octo/gifts
 
 
 class OrderExtendBody(Lenient):
@@ -135,8 +136,14 @@ async def confirm_order(
     request_locales = accepted_locales(accept_language)
     if request_locales:
         contact = replace(contact or Contact(), request_locales=request_locales)
+    paid = body.giftPayment if body is not None and octo.view.has(GIFTS) else None
     details = await svc.orders.confirm(
-        octo.snapshot.catalog, octo.connection.id, orderId, contact, body.emailReceipt if body else None
+        octo.snapshot.catalog,
+        octo.connection.id,
+        orderId,
+        contact,
+        body.emailReceipt if body else None,
+        gift_payment=paid.model_dump() if paid is not None else None,
     )
     return _order(octo, details)
 
