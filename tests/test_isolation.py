@@ -157,6 +157,11 @@ PROBES: tuple[Probe, ...] = (
     Probe("DELETE", "/octo/webhooks/{id}", "webhook"),
     Probe("DELETE", "/octo/webhooks", "webhook_url", params=lambda url: {"url": url}, note="url in query"),
     Probe("DELETE", "/octo/webhooks", "webhook_url", body=lambda url: {"url": url}, note="url in body"),
+    # --- gift vouchers (octo/gifts) --------------------------------------------------------
+    Probe("GET", "/octo/gifts/{id}", "gift"),
+    Probe("PATCH", "/octo/gifts/{id}", "gift", body=lambda _: {"message": "From Mallory"}),
+    Probe("POST", "/octo/gifts/{id}/confirm", "gift", body=lambda _: {}),
+    Probe("POST", "/octo/gifts/{id}/cancel", "gift", body=lambda _: {"reason": "A says so"}),
     # --- mappings (vendor/mappings, issue 9): GET/PATCH/DELETE /octo/mappings/{id} go here,
     #     with the mapping B owns created in `_owned_by_b` and listed in `_owner_view`.
     # --- resources (octo/resources, issue 5): previews and allocations of B's bookings go
@@ -176,6 +181,25 @@ async def _owned_by_b(client: httpx.AsyncClient) -> Owned:
         "/octo/webhooks", json={"event": "booking_update", "url": FOREIGN_URL}, headers=auth(KEY_B)
     )
     assert hook.status_code == 200, hook.text
+    for name in ("Reseller A", "Reseller B"):  # both sell gift vouchers: A is refused B's, not all
+        sells = await client.put(
+            f"/admin/api/connections/{name}/contract",
+            json={"products": "ALL", "sellsGifts": True},
+            headers=ADMIN,
+        )
+        assert sells.status_code == 200, sells.text
+    gift = await client.post(
+        "/octo/gifts",
+        json={
+            "uuid": str(uuid.uuid4()),
+            "amount": 5000,
+            "currency": "EUR",
+            "emailReceipt": False,
+            "contact": GUEST,
+        },
+        headers=auth(KEY_B),
+    )
+    assert gift.status_code == 200, gift.text
     return Owned(
         ids={
             "booking": held["uuid"],
@@ -184,6 +208,7 @@ async def _owned_by_b(client: httpx.AsyncClient) -> Owned:
             "order": order.json()["id"],
             "webhook": hook.json()["id"],
             "webhook_url": FOREIGN_URL,
+            "gift": gift.json()["uuid"],
         },
         unknown={
             "booking": str(uuid.uuid4()),
@@ -192,6 +217,7 @@ async def _owned_by_b(client: httpx.AsyncClient) -> Owned:
             "order": str(uuid.uuid4()),
             "webhook": str(uuid.uuid4()),
             "webhook_url": "https://hooks.example/nobody",
+            "gift": str(uuid.uuid4()),
         },
     )
 
@@ -210,6 +236,7 @@ async def _owner_view(client: httpx.AsyncClient, owned: Owned) -> dict[str, Any]
         "booking": booking,
         "order": order,
         "webhooks": (await client.get("/octo/webhooks", headers=b)).json(),
+        "gift": (await client.get(f"/octo/gifts/{owned.ids['gift']}", headers=b)).json(),
         "histories": histories,
         "vacancies": [await vacancies(client), await vacancies(client, "2026-06-02T14:00:00+01:00")],
     }
@@ -258,6 +285,11 @@ async def test_another_connections_ids_are_answered_as_unknown(
     assert outcomes["DELETE /octo/orders/{id}"] == (400, "INVALID_ORDER_ID")
     assert outcomes["POST /octo/bookings (joining B's order)"] == (400, "INVALID_ORDER_ID")
     assert outcomes["DELETE /octo/webhooks/{id}"] == (400, "BAD_REQUEST")
+    assert (
+        outcomes["GET /octo/gifts/{id}"]
+        == outcomes["POST /octo/gifts/{id}/cancel"]
+        == (400, "INVALID_GIFT_UUID")
+    )
     assert outcomes["POST /octo/bookings (reusing B's uuid)"] == (200, "-")
     assert (
         outcomes["GET /octo/bookings (by supplierReference)"]
