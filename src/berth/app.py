@@ -19,6 +19,7 @@ from berth.http.admin.api import router as admin_router
 from berth.http.admin.bookings import router as admin_bookings_router
 from berth.http.admin.checkin import router as admin_checkin_router
 from berth.http.admin.departures import router as admin_departures_router
+from berth.http.admin.gifts import router as admin_gifts_router
 from berth.http.admin.mail import router as admin_mail_router
 from berth.http.admin.mappings import router as admin_mappings_router
 from berth.http.admin.offers import router as admin_offers_router
@@ -116,7 +117,7 @@ def create_app(
     admin_routers = (
         admin_router, admin_bookings_router, admin_departures_router, admin_webhooks_router, admin_mappings_router,
         admin_resources_router, admin_staff_router, admin_pickups_router, admin_mail_router,
-        admin_checkin_router, admin_statements_router, admin_offers_router,
+        admin_checkin_router, admin_statements_router, admin_offers_router, admin_gifts_router,
     )  # fmt: skip
     for router in admin_routers:
         app.include_router(router, prefix="/admin/api", tags=["admin"], dependencies=[Depends(bearer)])

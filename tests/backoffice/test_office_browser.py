@@ -2,11 +2,13 @@
 the catalogue editor warns before unsaved changes are left and its Save is a few keys away; the
 contract page fits 1280 and 1400 px windows without scrolling sideways; a block's Release now
 asks first; the Offers page fits a phone and a desktop with no axe violation in its content, checks,
-saves with Ctrl+S and asks before it restores a version."""
+saves with Ctrl+S and asks before it restores a version; the Gifts pages (the list, a voucher) fit
+and pass axe likewise, and cancelling a voucher asks first."""
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -158,4 +160,71 @@ def test_offers_are_checked_saved_with_ctrl_s_and_a_restore_asks_first(tab: Page
     expect(tab.locator("table.offer-list")).to_contain_text("BROWSER5")
     assert seen == [
         ("confirm", f"Restore version {start + 1} of the offers? It is saved as version {start + 3}.")
+    ]
+
+
+def _voucher(served: str) -> str:
+    """A voucher Demo reseller A sold (its contract made to sell gifts): its supplier reference."""
+    contract = httpx.get(served + "/admin/api/connections/Demo reseller A/contract", headers=ADMIN).json()
+    saved = httpx.put(
+        served + "/admin/api/connections/Demo reseller A/contract",
+        json={**contract["contract"], "sellsGifts": True},
+        headers=ADMIN,
+    )
+    assert saved.status_code == 200, saved.text
+    octo = {"Authorization": "Bearer demo-reseller-a", "Octo-Capabilities": "octo/gifts"}
+    body = {
+        "uuid": str(uuid.uuid4()),
+        "amount": 5000,
+        "currency": "EUR",
+        "contact": {"fullName": "Ada Lovelace"},
+    }
+    created = httpx.post(served + "/octo/gifts", json=body, headers=octo)
+    assert created.status_code == 200, created.text
+    confirmed = httpx.post(served + f"/octo/gifts/{body['uuid']}/confirm", json={}, headers=octo)
+    assert confirmed.status_code == 200, confirmed.text
+    reference: str = confirmed.json()["supplierReference"]
+    return reference
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_gifts_pages_fit_and_their_content_passes_axe(browser: Browser, served: str, width: int) -> None:
+    reference = _voucher(served)
+    page, problems = open_page(browser, served, width=width)
+    sign_in(page)
+    page.get_by_role("link", name="Gifts", exact=True).click()
+    page.fill("#code", reference.lower())
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator("table.gifts")).to_contain_text(reference)
+    checked = []
+    for step in ("list", "voucher"):
+        if step == "voucher":
+            page.get_by_role("link", name=reference).click()
+            expect(page.get_by_role("heading", name="Balance history")).to_be_visible()
+        widths = page.evaluate(
+            "[document.scrollingElement.scrollWidth, document.scrollingElement.clientWidth]"
+        )
+        checked.append((step, widths, Axe().run(page, context={"include": [["main"]]})))
+    page.context.close()
+    for url, widths, results in checked:
+        assert widths[0] <= widths[1], f"{url}: {widths[0]} px wide in a {widths[1]} px window"
+        assert results.violations_count == 0, results.generate_report()
+    assert problems == []
+
+
+def test_cancelling_a_voucher_asks_first(tab: Page, served: str) -> None:
+    reference = _voucher(served)
+    seen = dialogs_of(tab)
+    tab.goto("/admin/gifts?code=" + reference)
+    tab.get_by_role("link", name=reference).click()
+    tab.fill("#cancel-reason", "bought twice")
+    tab.get_by_role("button", name="Cancel the voucher").click()
+    expect(tab.get_by_role("status")).to_contain_text("refund it by hand")
+    expect(tab.locator(".gift-movements")).to_contain_text("Cancelled")
+    assert seen == [
+        (
+            "confirm",
+            f"Cancel gift voucher {reference}? Its balance of 50.00 EUR is cancelled and the code pays "
+            "nothing more. This cannot be undone.",
+        )
     ]

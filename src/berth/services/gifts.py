@@ -24,6 +24,8 @@ from berth.domain.contracts import gift_net
 from berth.domain.errors import BadRequest
 from berth.domain.gift_codes import NotAGiftCode, code_digest, code_hint, new_code, parse_code
 from berth.domain.gift_errors import GiftRefused, GiftsNotSold, InvalidGiftCode, InvalidGiftUuid
+from berth.domain.gift_report import LiabilityLine, liability_lines
+from berth.domain.gift_search import GiftSearch, matches
 from berth.domain.gifts import (
     Gift,
     GiftDetails,
@@ -301,6 +303,27 @@ class GiftService:
                 at=self._clock(),
             )  # fmt: skip
             return details
+
+    async def search(self, search: GiftSearch, limit: int, offset: int) -> tuple[list[GiftDetails], int]:
+        """Any connection's gifts `search` finds, newest first: a page of them with their ledgers
+        (no codes), and how many it found in all."""
+        now = self._clock()
+        canonical = search.canonical_code()
+        async with self._db.transaction(write=False) as conn:
+            candidates = await gifts_repo.staff_candidates(
+                conn, digest=code_digest(canonical) if canonical else None,
+                sold_from=search.sold_from, sold_before=search.sold_before,
+            )  # fmt: skip
+            found = [g for g in candidates if matches(g, search, now)]
+            shown = found[offset : offset + limit]
+            ledgers = await gifts_repo.movements_of(conn, [g.id for g in shown])
+        return [GiftDetails(g, tuple(ledgers[g.id]), None) for g in shown], len(found)
+
+    async def liability(self, starts_at: datetime, ends_at: datetime) -> list[LiabilityLine]:
+        """The gifts report of [starts_at, ends_at): the liability per currency and its movements."""
+        async with self._db.transaction(write=False) as conn:
+            movements = await gifts_repo.ledger_before(conn, ends_at)
+        return liability_lines(movements, starts_at, ends_at)
 
     async def outstanding_by_currency(self) -> dict[str, int]:
         """The supplier's liability: what confirmed, unexpired vouchers still hold, by currency."""

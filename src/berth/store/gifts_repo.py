@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, func, insert, select, update
+from sqlalchemy import Select, and_, func, insert, select, true, update
 
 from berth.domain.bookings import Contact
 from berth.domain.gifts import Gift, GiftStatus, Movement, MovementKind, SettlementMethod
@@ -203,3 +203,31 @@ async def outstanding_by_currency(conn: DbConnection, now: datetime) -> dict[str
         .group_by(gifts.c.currency)
     )
     return {currency: int(amount) for currency, amount in sorted(await conn.execute(query))}
+
+
+async def staff_candidates(
+    conn: DbConnection, *, digest: str | None, sold_from: datetime | None, sold_before: datetime | None
+) -> list[Gift]:
+    """Every connection's gifts, newest first: the one whose code has `digest` when given, sold
+    in [sold_from, sold_before) when given. The back office filters the rest (domain.gift_search)."""
+    conditions = []
+    if digest is not None:
+        conditions.append(gifts.c.code_digest == digest)
+    if sold_from is not None:
+        conditions.append(gifts.c.created_at >= sold_from)
+    if sold_before is not None:
+        conditions.append(gifts.c.created_at < sold_before)
+    query = select(gifts).where(and_(true(), *conditions)).order_by(gifts.c.created_at.desc(), gifts.c.id)
+    return [_gift(row) for row in await conn.execute(query)]
+
+
+async def ledger_before(conn: DbConnection, ends_at: datetime) -> list[tuple[str, Movement]]:
+    """Every movement before `ends_at` of the gifts not sold in test mode, each with its gift's
+    currency: what the monthly report (domain.gift_report) adds up."""
+    query = (
+        select(gifts.c.currency, gift_movements)
+        .select_from(gift_movements.join(gifts, gifts.c.id == gift_movements.c.gift_id))
+        .where(gift_movements.c.at < ends_at, gifts.c.test_mode.is_(False))
+        .order_by(gift_movements.c.sequence)
+    )
+    return [(row.currency, _movement(row)) for row in await conn.execute(query)]

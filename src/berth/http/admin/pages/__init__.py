@@ -17,6 +17,7 @@ from berth.http.admin.pages import (
     dashboard,
     departure_list,
     departures,
+    gifts,
     manifest,
     mappings,
     offers,
@@ -31,7 +32,7 @@ from berth.http.admin.pages import (
 router = APIRouter(include_in_schema=False)
 for module in (
     static, sign_in, dashboard, bookings, booking_money, manifest, departures, catalog_editor, catalog, mappings, webhooks, connections, connection, contracts, offers, audit,
-    staff, departure_list, outbox, checkin, payments,
+    staff, departure_list, outbox, checkin, payments, gifts,
 ):  # fmt: skip
     router.include_router(module.router, prefix="/admin")
 router.include_router(checkin.api, prefix="/admin")

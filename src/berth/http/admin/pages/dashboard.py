@@ -1,6 +1,6 @@
 """The dashboard: today's and tomorrow's slots with their occupancy, what needs a decision (refunds
 that failed among them), this month's net sales per channel (from their statements: the resellers,
-the web shop, the box office), and two charts: bookings per day over
+the web shop, the box office), what the gift vouchers still hold per currency (the liability), and two charts: bookings per day over
 the last 30 days by reseller, and the next 14 days' occupancy by product."""
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ async def dashboard(request: Request, me: Staff = Depends(staff)) -> Response:
         month=month,
         sales=sales,
         failed_refunds=failed_refunds,
+        gifts_outstanding=await me.services.gifts.outstanding_by_currency(),
         failed_refunds_url=f"/admin/payments?from={since:%Y-%m-%d}&type=refund&status=failed",
         bookings_chart=await bookings_chart(me, local),
         occupancy_chart=await occupancy_chart(me, local) if catalog.products else None,

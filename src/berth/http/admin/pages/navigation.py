@@ -23,6 +23,7 @@ NAVIGATION = (
     Section("departures", "Departures", "/admin/departures"),
     Section("catalog", "Catalogue", "/admin/catalog"),
     Section("offers", "Offers", "/admin/offers"),
+    Section("gifts", "Gifts", "/admin/gifts"),
     Section("mappings", "Mappings", "/admin/mappings"),
     Section("webhooks", "Webhooks", "/admin/webhooks"),
     Section("connections", "Connections", "/admin/connections"),
