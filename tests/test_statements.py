@@ -348,7 +348,7 @@ async def test_a_discounted_sale_shows_the_retail_before_its_discount_everywhere
     exported = csv.DictReader(
         io.StringIO((await client.get(f"/admin/sales.csv?month={JUNE}")).text.lstrip("\ufeff"))
     )
-    assert [(row["Channel"], *(row[c] for c in ("Bookings sold", *columns[:-1], "Commission"))) for row in exported] == [
+    assert [(row["Channel"], *(row[c] for c in ("Lines sold", *columns[:-1], "Commission"))) for row in exported] == [
         ("Reseller A", "3", "130.00", "6.50", "123.50", "98.80", "24.70"),
         ("Reseller B", "1", "25.00", "0.00", "25.00", "20.00", "5.00"),
     ]  # fmt: skip

@@ -125,3 +125,15 @@ async def test_the_csv_and_the_pdf_show_the_vouchers_and_the_owed_total(
     assert "net total less what gift vouchers paid" in text
     owed = bought["totals"][0]["owed"]
     assert f"EUR {owed / 100:.2f}" in text
+    # the channel report's sold columns are the statements' totals
+    report = csv.DictReader(
+        io.StringIO((await client.get(f"/admin/sales.csv?month={JUNE}")).text.lstrip("\ufeff"))
+    )
+    channels = {row["Channel"]: row for row in report}
+    a = bought["totals"][0]
+    assert [channels["Reseller A"][k] for k in ("Lines sold", "Net", "Paid by gift voucher", "Owed")] == [
+        "4", f"{a['net'] / 100:.2f}", "30.00", f"{owed / 100:.2f}",
+    ]  # fmt: skip
+    assert channels["Reseller B"]["Paid by gift voucher"] == "5.00"
+    page = (await client.get(f"/admin/sales?month={JUNE}")).text
+    assert "Paid by gift voucher" in page and "Owed" in page
