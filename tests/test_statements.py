@@ -81,6 +81,7 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
         "status": "NOT_REDEEMED", "currency": "EUR", "currencyPrecision": 2,
         "original": 6500, "discount": 0, "retail": 6500, "net": 5200, "commission": 1300, "netMissing": False,
         "rate": "20.0 %", "taxRetail": 1084, "taxNet": 866, "includes": [],
+        "kind": "BOOKING", "giftPaid": 0, "owed": 5200,
     }  # fmt: skip
     assert (found["rateKind"], found["paymentTerms"], found["createdAt"]) == (
         "CATALOG_NET", "MONTHLY_INVOICE", "2026-06-01T08:00:00+00:00",
@@ -100,6 +101,8 @@ async def test_the_statement_lists_what_was_sold_in_the_month(
             "commission": 1300,
             "taxRetail": 1084,
             "taxNet": 866,
+            "giftPaid": 0,
+            "owed": 5200,
             "count": 2,
         }
     ]
@@ -132,11 +135,13 @@ async def test_the_statement_as_csv_goes_through_the_guarded_writer(
         "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
         "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Original", "Discount",
         "Retail", "Net", "Margin", "Margin %", "Tax in retail", "Tax in net", "Net missing",
+        "Kind", "Paid by gift voucher", "Owed",
     ]  # fmt: skip
     assert first == [
         sales["first"]["supplierReference"], "", "Thames Sightseeing", "DEFAULT", "2026-06-02", "10:00",
         "Europe/London", "2 \N{MULTIPLICATION SIGN} Adult, 1 \N{MULTIPLICATION SIGN} Child", "3", "",
         "NOT_REDEEMED", "EUR", "65.00", "0.00", "65.00", "52.00", "13.00", "20.0 %", "10.84", "8.66", "",
+        "BOOKING", "0.00", "52.00",
     ]  # fmt: skip
     assert cancelled[1] == "'=cmd|' /C calc'!A0" and cancelled[10:17] == [
         "CANCELLED", "EUR", "0.00", "0.00", "0.00", "0.00", "0.00",
@@ -188,7 +193,7 @@ async def test_the_back_office_shows_the_months_the_pdf_and_this_months_net_sale
     for expected in (supplier, "Reseller: Reseller A", "Period: June 2026", sales["first"]["supplierReference"],
                      "65.00", "52.00", "13.00", "Total, 2 lines", "CANCELLED",
                      # issue 49 §4: the tax, a net rate's margin, when it was made, who owes whom, the pages
-                     "Tax in retail", "10.84", "8.66", "Margin Rate", "20.0 %", "Created: 01 Jun 2026 08:00 UTC",
+                     "Tax in retail", "10.84", "8.66", "Margin · rate", "20.0 %", "Created: 01 Jun 2026 08:00 UTC",
                      f"Payment terms: Monthly invoice: Reseller A owes {supplier} the net total (EUR 52.00)",
                      "Statement 2026-06 · Reseller A · Page 1 of 1"):  # fmt: skip
         assert expected in words, (expected, words)
@@ -209,9 +214,7 @@ async def test_berth_statements_writes_csv_and_pdf_per_connection(
 
     done = await run(JUNE, "--out", str(tmp_path / "all"))
     assert done.returncode == 0, done.stderr
-    assert (
-        "Reseller A: 2 line(s); EUR retail 65.00, net 52.00, commission 13.00 (2 booking(s))" in done.stdout
-    )
+    assert "Reseller A: 2 line(s); EUR retail 65.00, net 52.00, commission 13.00 (2 line(s))" in done.stdout
     assert sorted(p.name for p in (tmp_path / "all").iterdir()) == [
         f"statement-Reseller-A-{JUNE}.csv", f"statement-Reseller-A-{JUNE}.pdf",
         f"statement-Reseller-B-{JUNE}.csv", f"statement-Reseller-B-{JUNE}.pdf",
@@ -292,7 +295,7 @@ async def test_the_contract_gives_the_statement_its_terms_rate_and_the_resellers
         "Reseller: Reseller A Reseller A Ltd 1 Quay Street Bristol BS1 4DJ",
         f"Payment terms: Prepaid: Reseller A paid the net of these bookings (EUR 52.00) in advance; "
         f"nothing more is owed to {supplier} for them.",
-        "Commission Rate",
+        "Commission · rate",
     ):
         assert expected in words, (expected, words)
     page = text_of((await client.get(f"/admin/connections/{sales['a']}/contract")).text)
@@ -330,7 +333,7 @@ async def test_a_discounted_sale_shows_the_retail_before_its_discount_everywhere
     words = " ".join(
         " ".join(p.extract_text().split()) for p in pypdf.PdfReader(io.BytesIO(pdf.content)).pages
     )
-    for expected in ("Currency Original Discount Retail Tax in retail Net Tax in net Margin Rate",
+    for expected in ("Currency Original Discount Retail Tax in retail Net Tax in net Margin · rate Paid by gift voucher",
                      "EUR 65.00 6.50 58.50", "46.80", "11.70 20.0 %",
                      "Total, 3 lines EUR 130.00 6.50 123.50"):  # fmt: skip
         assert expected in words, (expected, words)
@@ -345,7 +348,7 @@ async def test_a_discounted_sale_shows_the_retail_before_its_discount_everywhere
     exported = csv.DictReader(
         io.StringIO((await client.get(f"/admin/sales.csv?month={JUNE}")).text.lstrip("\ufeff"))
     )
-    assert [(row["Channel"], *(row[c] for c in ("Bookings sold", *columns[:-1], "Commission"))) for row in exported] == [
+    assert [(row["Channel"], *(row[c] for c in ("Lines sold", *columns[:-1], "Commission"))) for row in exported] == [
         ("Reseller A", "3", "130.00", "6.50", "123.50", "98.80", "24.70"),
         ("Reseller B", "1", "25.00", "0.00", "25.00", "20.00", "5.00"),
     ]  # fmt: skip
@@ -357,5 +360,5 @@ async def test_a_discounted_sale_shows_the_retail_before_its_discount_everywhere
     assert done.returncode == 0, done.stderr
     assert (
         "Reseller A: 3 line(s); EUR original 130.00, discount 6.50, retail 123.50, net 98.80, "
-        "commission 24.70 (3 booking(s))" in done.stdout
+        "commission 24.70 (3 line(s))" in done.stdout
     ), done.stdout

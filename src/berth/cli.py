@@ -843,9 +843,14 @@ def _total_text(total: Total) -> str:
     discount = (
         f"original {amount(total.original)}, discount {amount(total.discount)}, " if total.discount else ""
     )
+    paid = (
+        f", paid by gift voucher {amount(total.gift_paid)}, owed {amount(total.owed)}"
+        if total.gift_paid
+        else ""
+    )
     return (
         f"{total.currency or 'no currency'} {discount}retail {amount(total.retail)}, net {amount(total.net)}, "
-        f"commission {amount(total.commission)} ({total.count} booking(s))"
+        f"commission {amount(total.commission)}{paid} ({total.count} line(s))"
     )
 
 

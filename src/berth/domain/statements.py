@@ -19,6 +19,15 @@ Rules (docs/contracts.md, "Monthly statements"):
   (a tax without a net counts its retail); it says what it includes besides its units (its
   extras, its rental duration) and the rate applied: the commission (or, under a net rate, the
   margin) as a percentage of retail;
+- a gift voucher the connection sold (domain.gifts) is a line of its own kind (GIFT) in the
+  month of its confirmation in UTC under either basis (it has no travel date): its amount as
+  retail, its net as stored at its sale (the contract's commission off), no discount nor tax; a
+  voucher cancelled is listed at zero, an expired one at its amount (it was sold). Gift lines
+  come after the bookings;
+- a booking paid in part with gift vouchers shows what they paid (`gift_paid`: its redemptions
+  less their reversals, in the vouchers' currency): the supplier holds that money already, so
+  the connection owes net - gift_paid for it (`owed`, below zero when the vouchers paid more
+  than the net: the supplier then owes the difference). A cancelled booking's is zero;
 - totals per currency are the exact sums of the lines, with their count;
 - the statement carries the contract's rate kind (which names the retail - net column:
   "Commission" under a commission, "Margin" under a net rate) and payment terms, which say
@@ -30,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -41,6 +50,7 @@ from berth.domain.bookings import Booking, BookingStatus
 from berth.domain.catalog import AvailabilityType, Catalog
 from berth.domain.contracts import PaymentTerms
 from berth.domain.errors import BadRequest
+from berth.domain.gifts import Gift, GiftStatus
 from berth.domain.price_lines import LineKind
 
 SOLD = (BookingStatus.CONFIRMED, BookingStatus.REDEEMED, BookingStatus.CANCELLED)
@@ -56,6 +66,12 @@ class LineStatus(StrEnum):
     REDEEMED = "REDEEMED"
     NOT_REDEEMED = "NOT_REDEEMED"
     CANCELLED = "CANCELLED"
+    ISSUED = "ISSUED"  # a gift voucher sold and not cancelled
+
+
+class StatementKind(StrEnum):
+    BOOKING = "BOOKING"
+    GIFT = "GIFT"
 
 
 @dataclass(frozen=True, order=True)
@@ -125,6 +141,13 @@ class StatementLine:
     includes: tuple[
         str, ...
     ] = ()  # besides its units: `2 x Lunch box` (a multiplication sign), `Rental: Half day`
+    kind: StatementKind = StatementKind.BOOKING
+    gift_paid: int = 0  # what gift vouchers paid of a booking
+
+    @property
+    def owed(self) -> int:
+        """What the connection owes for the line: its net less what gift vouchers paid."""
+        return self.net - self.gift_paid
 
     @property
     def rate_text(self) -> str:
@@ -154,6 +177,11 @@ class Total:
     tax_net: int = 0
     original: int = 0  # the retail before the discount
     discount: int = 0
+    gift_paid: int = 0
+
+    @property
+    def owed(self) -> int:
+        return self.net - self.gift_paid
 
     def plus(self, other: Total) -> Total:
         """This total and `other` (of the same currency) added up."""
@@ -168,6 +196,7 @@ class Total:
             self.tax_net + other.tax_net,
             self.original + other.original,
             self.discount + other.discount,
+            self.gift_paid + other.gift_paid,
         )
 
 
@@ -198,6 +227,11 @@ class Statement:
             f"{total.currency or ''} {amount_text(total.net, total.precision)}".strip()
             for total in self.totals
         )
+        owed = "; ".join(
+            f"{total.currency or ''} {amount_text(total.owed, total.precision)}".strip()
+            for total in self.totals
+        )
+        paid = any(total.gift_paid for total in self.totals)
         if self.payment_terms is PaymentTerms.PREPAID:
             return (
                 f"Prepaid: {self.connection_name} paid the net of these bookings ({due or 'nothing'}) "
@@ -206,6 +240,11 @@ class Statement:
         kept = (
             "keeps its commission" if self.rate_kind == COMMISSION_KIND else "keeps its margin over the net"
         )
+        if paid:
+            return (
+                f"Monthly invoice: {self.connection_name} owes {supplier} the net total less what "
+                f"gift vouchers paid ({owed}) on {supplier}'s invoice for {self.month.title}; it {kept}."
+            )
         return (
             f"Monthly invoice: {self.connection_name} owes {supplier} the net total ({due or 'nothing'}) "
             f"on {supplier}'s invoice for {self.month.title}; it {kept}."
@@ -270,8 +309,11 @@ def _sums(booking: Booking) -> dict[str | None, _Sums]:
     return sums or {booking.currency: _Sums(2)}
 
 
-def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
-    """The booking's statement line (one per currency of its stored lines)."""
+def booking_lines(
+    booking: Booking, catalog: Catalog, gift_paid: Mapping[str, int] | None = None
+) -> list[StatementLine]:
+    """The booking's statement line (one per currency of its stored lines), with what gift
+    vouchers paid of it per currency (`gift_paid`)."""
     product = catalog.product(booking.product_id)
     option = product.option(booking.option_id) if product is not None else None
     zone = product.time_zone if product is not None else None
@@ -301,6 +343,7 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
     for currency, sums in _sums(booking).items():
         retail, discount, net = (0, 0, 0) if cancelled else (sums.retail, sums.discount, sums.net)
         tax_retail, tax_net = (0, 0) if cancelled else (sums.tax_retail, sums.tax_net)
+        paid = 0 if cancelled or currency is None else (gift_paid or {}).get(currency, 0)
         lines.append(
             StatementLine(
                 supplier_reference=booking.supplier_reference,
@@ -325,9 +368,53 @@ def booking_lines(booking: Booking, catalog: Catalog) -> list[StatementLine]:
                 tax_retail=tax_retail,
                 tax_net=tax_net,
                 includes=tuple(includes),
+                gift_paid=paid,
             )
         )
     return lines
+
+
+def gift_month(gift: Gift) -> Month | None:
+    """The month whose statement lists the gift voucher: that of its confirmation in UTC; None
+    if it was never sold (a hold, a test voucher)."""
+    if gift.test_mode or gift.confirmed_at is None:
+        return None
+    return Month.of(gift.confirmed_at.astimezone(UTC).date())
+
+
+def gift_line(gift: Gift) -> StatementLine:
+    """A gift voucher's statement line: its amount as retail, its net, zero once cancelled."""
+    cancelled = gift.status is GiftStatus.CANCELLED
+    retail, net = (0, 0) if cancelled else (gift.amount, gift.net)
+    return StatementLine(
+        supplier_reference=gift.supplier_reference,
+        reseller_reference=gift.reseller_reference,
+        product_id="",
+        product="Gift voucher",
+        option_id="",
+        option="",
+        travel_date=None,
+        travel_time=None,
+        time_zone=None,
+        units=(),
+        status=LineStatus.CANCELLED if cancelled else LineStatus.ISSUED,
+        currency=gift.currency,
+        precision=gift.currency_precision,
+        original=retail,
+        discount=0,
+        retail=retail,
+        net=net,
+        commission=retail - net,
+        net_missing=False,
+        kind=StatementKind.GIFT,
+    )
+
+
+def gift_lines(connection_id: str, month: Month, gifts: Iterable[Gift]) -> list[StatementLine]:
+    """The lines of the gift vouchers of `gifts` the connection sold in `month` (others left out)."""
+    return [
+        gift_line(gift) for gift in gifts if gift.connection_id == connection_id and gift_month(gift) == month
+    ]
 
 
 def per_currency(totals: Iterable[Total]) -> tuple[Total, ...]:
@@ -353,22 +440,30 @@ def totals_of(lines: Iterable[StatementLine]) -> tuple[Total, ...]:
             line.tax_net,
             line.original,
             line.discount,
+            line.gift_paid,
         )
         for line in lines
     )
 
 
 def statement_lines(
-    connection_id: str, month: Month, basis: Basis, bookings: Iterable[Booking], catalog: Catalog
+    connection_id: str,
+    month: Month,
+    basis: Basis,
+    bookings: Iterable[Booking],
+    catalog: Catalog,
+    gift_paid: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[StatementLine]:
     """The lines of `bookings` that belong on the connection's statement of `month` (any
     superset of the connection's bookings of the month: those of another connection or month,
-    or never sold, are left out), unsorted."""
+    or never sold, are left out), unsorted; `gift_paid`: what gift vouchers paid of each
+    booking (by its id), per currency."""
+    paid = gift_paid or {}
     return [
         line
         for booking in bookings
         if booking.connection_id == connection_id and month_of(booking, basis) == month
-        for line in booking_lines(booking, catalog)
+        for line in booking_lines(booking, catalog, paid.get(booking.id))
     ]
 
 
@@ -385,10 +480,11 @@ def statement_of(
     reseller_address: str = "",
 ) -> Statement:
     """The statement of these lines: in the order of travel date and time, then supplier
-    reference; open-dated bookings last; with their totals."""
+    reference; open-dated bookings after, gift vouchers last; with their totals."""
     ordered = sorted(
         lines,
         key=lambda line: (
+            line.kind is StatementKind.GIFT,
             line.travel_date or date.max,
             line.travel_time or "",
             line.supplier_reference,
@@ -417,14 +513,17 @@ def statement(
     bookings: Iterable[Booking],
     catalog: Catalog,
     *,
+    gifts: Iterable[Gift] = (),
+    gift_paid: Mapping[str, Mapping[str, int]] | None = None,
     rate_kind: str = COMMISSION_KIND,
     payment_terms: PaymentTerms = PaymentTerms.MONTHLY_INVOICE,
     created_at: datetime | None = None,
     reseller_address: str = "",
 ) -> Statement:
-    """The statement of `month` from `bookings` (see `statement_lines`), under the contract's
-    `rate_kind` and `payment_terms`, made at `created_at`."""
-    lines = statement_lines(connection_id, month, basis, bookings, catalog)
+    """The statement of `month` from `bookings` (see `statement_lines`) and `gifts` (see
+    `gift_lines`), under the contract's `rate_kind` and `payment_terms`, made at `created_at`."""
+    lines = statement_lines(connection_id, month, basis, bookings, catalog, gift_paid)
+    lines += gift_lines(connection_id, month, gifts)
     return statement_of(
         connection_id,
         connection_name,

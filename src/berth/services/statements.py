@@ -7,9 +7,17 @@ import asyncio
 from berth.domain.catalog import Catalog
 from berth.domain.connections import Connection
 from berth.domain.errors import NotFound
-from berth.domain.statements import Basis, Month, Statement, StatementLine, statement_lines, statement_of
+from berth.domain.statements import (
+    Basis,
+    Month,
+    Statement,
+    StatementLine,
+    gift_lines,
+    statement_lines,
+    statement_of,
+)
 from berth.services.clock import Clock
-from berth.store import connections_repo, statements_repo
+from berth.store import connections_repo, gifts_repo, statements_repo
 from berth.store.database import Database
 
 # The connection page lists this many of its newest months; older ones are a URL away.
@@ -31,13 +39,19 @@ class StatementService:
 
     async def of(self, catalog: Catalog, connection: Connection, month: Month) -> Statement:
         """The connection's statement of `month`, read in one transaction, batch by batch, each
-        batch made into lines before the next is read. Other requests get the event loop
+        batch made into lines (with what gift vouchers paid of its bookings) before the next is
+        read, then the gift vouchers it sold in the month. Other requests get the event loop
         between batches: SQLite reads in the loop's thread, and a month may hold thousands."""
         lines: list[StatementLine] = []
         async with self._db.transaction(write=False) as conn:
             async for batch in statements_repo.month_bookings(conn, connection.id, month, self.basis):
-                lines += statement_lines(connection.id, month, self.basis, batch, catalog)
+                paid = await gifts_repo.paid_for_bookings(conn, [booking.id for booking in batch])
+                lines += statement_lines(connection.id, month, self.basis, batch, catalog, paid)
                 await asyncio.sleep(0)
+            gifts = await gifts_repo.confirmed_between(
+                conn, connection.id, month.starts_at(), month.next.starts_at()
+            )
+            lines += gift_lines(connection.id, month, gifts)
         contract = connection.contract
         return statement_of(
             connection.id,
@@ -63,5 +77,8 @@ class StatementService:
         """The statements of the connection's newest months with bookings, newest first."""
         async with self._db.transaction(write=False) as conn:
             months = await statements_repo.months_with_bookings(conn, connection.id, self.basis)
+            months.update(
+                Month.of(at.date()) for at in await gifts_repo.confirmation_times(conn, connection.id)
+            )
         newest = sorted(months, reverse=True)[:LISTED_MONTHS]
         return [await self.of(catalog, connection, month) for month in newest]

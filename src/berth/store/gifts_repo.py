@@ -231,3 +231,50 @@ async def ledger_before(conn: DbConnection, ends_at: datetime) -> list[tuple[str
         .order_by(gift_movements.c.sequence)
     )
     return [(row.currency, _movement(row)) for row in await conn.execute(query)]
+
+
+async def confirmed_between(
+    conn: DbConnection, connection_id: str, start: datetime, end: datetime
+) -> list[Gift]:
+    """The connection's gifts confirmed in [start, end) (a statement's month), test ones aside,
+    by their time of confirmation."""
+    rows = await conn.execute(
+        select(gifts)
+        .where(
+            gifts.c.connection_id == connection_id,
+            gifts.c.confirmed_at >= start,
+            gifts.c.confirmed_at < end,
+            gifts.c.test_mode.is_(False),
+        )
+        .order_by(gifts.c.confirmed_at, gifts.c.id)
+    )
+    return [_gift(row) for row in rows]
+
+
+async def confirmation_times(conn: DbConnection, connection_id: str) -> list[datetime]:
+    """When the connection's gifts (test ones aside) were confirmed."""
+    query = select(gifts.c.confirmed_at).where(
+        gifts.c.connection_id == connection_id,
+        gifts.c.confirmed_at.is_not(None),
+        gifts.c.test_mode.is_(False),
+    )
+    return list((await conn.scalars(query)).all())
+
+
+async def paid_for_bookings(conn: DbConnection, booking_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+    """What gifts paid of each of these bookings and kept (redemptions less their reversals), per
+    currency; a booking no gift paid for is left out."""
+    if not booking_ids:
+        return {}
+    kinds = [MovementKind.REDEMPTION.value, MovementKind.REVERSAL.value]
+    query = (
+        select(gift_movements.c.booking_id, gifts.c.currency, func.sum(gift_movements.c.amount))
+        .select_from(gift_movements.join(gifts, gifts.c.id == gift_movements.c.gift_id))
+        .where(gift_movements.c.booking_id.in_(list(booking_ids)), gift_movements.c.kind.in_(kinds))
+        .group_by(gift_movements.c.booking_id, gifts.c.currency)
+    )
+    found: dict[str, dict[str, int]] = {}
+    for booking_id, currency, amount in await conn.execute(query):
+        if amount:
+            found.setdefault(booking_id, {})[currency] = -int(amount)
+    return found

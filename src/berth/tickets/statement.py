@@ -23,7 +23,7 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from berth.domain.catalog import Supplier
-from berth.domain.statements import Statement, StatementLine, Total, amount_text
+from berth.domain.statements import Statement, StatementKind, StatementLine, Total, amount_text
 from berth.tickets.pdf import BAND, BOLD, INK, MARGIN, MUTED, PAPER_SIZES, REGULAR, Paper, clean
 
 RULE = HexColor("#d5dde5")
@@ -38,18 +38,21 @@ FIRST_AMOUNT = 6  # the columns from Retail on are amounts, right-aligned
 
 def columns(statement: Statement) -> tuple[str, ...]:
     """The table's columns; Original - Discount = Retail (before and after the booking's offer);
-    Rate: the commission (or margin) as a percentage of retail."""
+    under the commission (or margin), its rate: as a percentage of retail; Paid by gift voucher:
+    what the supplier holds already of the booking's price."""
     margin = statement.margin_label
     return (
         "Reference", "Travel", "Product · option", "Units · includes", "Status", "Currency",
-        "Original", "Discount", "Retail", "Tax in retail", "Net", "Tax in net", margin, "Rate",
+        "Original", "Discount", "Retail", "Tax in retail", "Net", "Tax in net", f"{margin} · rate",
+        "Paid by gift voucher",
     )  # fmt: skip
 
 
 # The columns' widths in points, the same on A4 and Letter: a date, a status word, a column's
 # name and an amount up to 10000.00 fit on a line. Product · option and Units · includes (None)
-# share what the others leave, 55 to 45.
-WIDTHS = (58, 53, None, None, 55, 47, 46, 46, 46, 42, 46, 42, 61, 40)
+# share what the others leave, 55 to 45. The rate sits under the commission (its own column
+# would leave Product · option too narrow on Letter beside Paid by gift voucher).
+WIDTHS = (58, 53, None, None, 55, 47, 46, 46, 46, 42, 46, 42, 61, 46)
 SHARES = (55, 45)
 FRAME_PADDING = 6  # points, each side: reportlab's default
 CELL_PADDING = 3  # points, left and right: half reportlab's default, for fourteen columns
@@ -81,6 +84,8 @@ def _room(widths: list[float]) -> list[float]:
 def _row(line: StatementLine, widths: list[float]) -> list[str]:
     reference = line.supplier_reference + (f" / {line.reseller_reference}" if line.reseller_reference else "")
     travel = line.travel_date.isoformat() if line.travel_date else "open-dated"
+    if line.kind is StatementKind.GIFT:
+        travel = ""
     if line.travel_time:
         travel += f" {line.travel_time}"
     net = amount_text(line.net, line.precision) + (" *" if line.net_missing else "")
@@ -88,8 +93,8 @@ def _row(line: StatementLine, widths: list[float]) -> list[str]:
     return [
         _cell(reference, room[0]),
         _cell(travel, room[1]),
-        _cell(f"{line.product} · {line.option}", room[2]),
-        _cell("; ".join((line.units_text, *line.includes)), room[3]),
+        _cell(f"{line.product} · {line.option}" if line.option else line.product, room[2]),
+        _cell("; ".join(part for part in (line.units_text, *line.includes) if part), room[3]),
         _cell(line.status.value.replace("_", " "), room[4]),
         line.currency or "",
         amount_text(line.original, line.precision),
@@ -98,8 +103,8 @@ def _row(line: StatementLine, widths: list[float]) -> list[str]:
         amount_text(line.tax_retail, line.precision),
         net,
         amount_text(line.tax_net, line.precision),
-        amount_text(line.commission, line.precision),
-        line.rate_text,
+        "\n".join(part for part in (amount_text(line.commission, line.precision), line.rate_text) if part),
+        amount_text(line.gift_paid, line.precision) if line.gift_paid else "",
     ]
 
 
@@ -114,7 +119,15 @@ def _total_row(total: Total) -> list[str]:
         amount_text(total.net, total.precision),
         amount_text(total.tax_net, total.precision),
         amount_text(total.commission, total.precision),
-        "",
+        amount_text(total.gift_paid, total.precision),
+    ]  # fmt: skip
+
+
+def _owed_row(total: Total) -> list[str]:
+    """Under a total, what the reseller owes in its currency: the net less what gift vouchers paid."""
+    return [
+        "Owed: net - paid by gift voucher", "", "", "", "", total.currency or "", "", "", "", "",
+        amount_text(total.owed, total.precision), "", "", "",
     ]  # fmt: skip
 
 
@@ -171,7 +184,10 @@ def _tables(statement: Statement, width: float) -> list[Flowable]:
         chunk.setStyle(_LINES)
         flow.append(chunk)
     if statement.totals:
-        totals = Table([_total_row(total) for total in statement.totals], colWidths=widths)
+        rows = [_total_row(total) for total in statement.totals]
+        if any(total.gift_paid for total in statement.totals):
+            rows += [_owed_row(total) for total in statement.totals]
+        totals = Table(rows, colWidths=widths)
         totals.setStyle(
             TableStyle(
                 [
@@ -180,7 +196,7 @@ def _tables(statement: Statement, width: float) -> list[Flowable]:
                     ("ALIGN", (FIRST_AMOUNT, 0), (-1, -1), "RIGHT"),
                     ("LINEABOVE", (0, 0), (-1, 0), 1, INK),
                     *_PADDING,
-                    *(("SPAN", (0, row), (4, row)) for row in range(len(statement.totals))),
+                    *(("SPAN", (0, row), (4, row)) for row in range(len(rows))),
                 ]
             )
         )
@@ -275,7 +291,7 @@ def render_statement(statement: Statement, supplier: Supplier, paper: Paper = "A
         canvas.drawString(
             MARGIN,
             MARGIN,
-            "Amounts from each booking as sold. Cancelled bookings at zero. * sold without a net: retail counted as net.",
+            "Amounts from each booking and gift voucher as sold. Cancelled ones at zero. * sold without a net: retail counted as net.",
         )
         canvas.restoreState()
 

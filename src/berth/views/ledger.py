@@ -21,7 +21,7 @@ MOVEMENTS_HEADER = (
 # Commission = Retail - Net).
 SALES_HEADER = (
     "Month", "Channel", "Currency", "Payments", "Gross", "Refunds", "Refunded", "Net of refunds",
-    "Bookings sold", "Original", "Discount", "Retail", "Net", "Commission",
+    "Lines sold", "Original", "Discount", "Retail", "Net", "Commission", "Paid by gift voucher", "Owed",
 )  # fmt: skip
 
 
@@ -80,8 +80,16 @@ def _moved_cells(moved: ChannelSales | None, precision: int) -> Row:
 
 def _sold_cells(sold: Total | None, precision: int) -> Row:
     if sold is None:
-        return [0, *(amount_value(0, precision) for _ in range(5))]
-    amounts = (sold.original, sold.discount, sold.retail, sold.net, sold.commission)
+        return [0, *(amount_value(0, precision) for _ in range(7))]
+    amounts = (
+        sold.original,
+        sold.discount,
+        sold.retail,
+        sold.net,
+        sold.commission,
+        sold.gift_paid,
+        sold.owed,
+    )
     return [sold.count, *(amount_value(amount, sold.precision) for amount in amounts)]
 
 

@@ -26,12 +26,15 @@ def statement_file_name(statement: Statement) -> str:
 
 def csv_header(statement: Statement) -> tuple[str, ...]:
     """The CSV's columns; retail - net is the commission, or under a net rate the margin;
-    Original - Discount = Retail (the retail before and after the booking's offer)."""
+    Original - Discount = Retail (the retail before and after the booking's offer); Owed = Net -
+    Paid by gift voucher. The columns added since the first statements come last (Kind, ...),
+    so a reader of the older columns by position still reads them."""
     margin = statement.margin_label
     return (
         "Supplier reference", "Reseller reference", "Product", "Option", "Travel date", "Local time",
         "Time zone", "Units", "Unit count", "Includes", "Status", "Currency", "Original", "Discount",
         "Retail", "Net", margin, f"{margin} %", "Tax in retail", "Tax in net", "Net missing",
+        "Kind", "Paid by gift voucher", "Owed",
     )  # fmt: skip
 
 
@@ -61,6 +64,9 @@ def _line_json(line: StatementLine) -> dict[str, Any]:
         "taxNet": line.tax_net,
         "includes": list(line.includes),
         "netMissing": line.net_missing,
+        "kind": line.kind.value,
+        "giftPaid": line.gift_paid,
+        "owed": line.owed,
     }
 
 
@@ -75,6 +81,8 @@ def _total_json(total: Total) -> dict[str, Any]:
         "commission": total.commission,
         "taxRetail": total.tax_retail,
         "taxNet": total.tax_net,
+        "giftPaid": total.gift_paid,
+        "owed": total.owed,
         "count": total.count,
     }
 
@@ -127,6 +135,9 @@ def statement_rows(lines: Iterable[StatementLine]) -> list[Row]:
             amount_value(line.tax_retail, line.precision),
             amount_value(line.tax_net, line.precision),
             "yes" if line.net_missing else "",
+            line.kind.value,
+            amount_value(line.gift_paid, line.precision),
+            amount_value(line.owed, line.precision),
         ]
         for line in lines
     ]
