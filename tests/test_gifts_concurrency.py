@@ -20,7 +20,6 @@ from berth.settings import Settings
 from tests.bookings_helpers import booking_catalog
 from tests.builders import load
 from tests.conftest import KEY_A, Clock
-from tests.databases import POSTGRES_URL
 from tests.gifts_helpers import held_booking, sell_gifts
 from tests.test_concurrency import replace_settings
 
@@ -70,9 +69,7 @@ async def test_a_voucher_never_pays_more_than_its_balance(settings: Settings, cl
     assert (paid, refused, taken) == (VALUE // EACH, RACERS - VALUE // EACH, VALUE // EACH * EACH)
 
 
-@pytest.mark.skipif(
-    POSTGRES_URL is None, reason="SQLite's write transaction serialises the race without the lock"
-)
+@pytest.mark.postgresql  # SQLite's write transaction serialises the race without the lock
 async def test_without_the_lock_a_voucher_pays_more_than_it_holds(settings: Settings, clock: Clock) -> None:
     paid, _, taken = await race(replace_settings(settings, debug_disable_gift_lock=True), clock)
     assert taken > VALUE, "the race did not happen: this test would not catch a missing lock"

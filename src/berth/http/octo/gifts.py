@@ -18,7 +18,15 @@ from berth.domain.gifts import GiftDetails, GiftInput, SettlementMethod
 from berth.domain.languages import accepted_locales
 from berth.http.context import OctoRequest, current_services, octo_request
 from berth.http.octo.common import octo_response
-from berth.http.octo.requests import ClientUuid, ContactBody, Currency, Lenient, Text, is_uuid
+from berth.http.octo.requests import (
+    ClientUuid,
+    ContactBody,
+    Currency,
+    GiftPaymentBody,
+    Lenient,
+    Text,
+    is_uuid,
+)
 from berth.http.octo.schemas import ERROR_RESPONSES, GiftOut
 from berth.http.types import Flag, IsoDateTime, Whole
 from berth.store.gifts_repo import GiftFilter
@@ -43,7 +51,7 @@ class GiftBody(Lenient):
     emailReceipt: Flag | None = None
     expirationMinutes: Annotated[Whole, Field(ge=1)] | None = None
     settlementMethod: SettlementMethod | None = None
-    giftPayment: dict[str, object] | None = None
+    giftPayment: GiftPaymentBody | None = None
     offerCode: Text | None = None
 
     def input(self) -> GiftInput:
